@@ -1,0 +1,113 @@
+//! The SQLite index of runs: one row per run, refreshed on every save.
+
+use crate::record::RunRecord;
+use rusqlite::{Connection, params};
+use std::path::Path;
+
+/// One line of `perflab runs`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RunSummary {
+    pub id: String,
+    pub started_at: String,
+    pub status: String,
+    pub workload: String,
+    pub target: String,
+    pub suite: Option<String>,
+    pub steps: u64,
+    /// The best headline figure and its name, if the run has an analysis.
+    pub peak_metric: String,
+    pub peak_value: Option<f64>,
+    pub command: String,
+}
+
+impl RunSummary {
+    pub fn of(r: &RunRecord) -> Self {
+        let peak = r
+            .analysis
+            .as_ref()
+            .and_then(|a| a.peak_step)
+            .and_then(|i| r.steps.iter().find(|s| s.index == i))
+            .map(|s| s.summary.headline.mean);
+        RunSummary {
+            id: r.id.clone(),
+            started_at: r.started_at.clone(),
+            status: r.status.as_str().to_string(),
+            workload: r.workload.clone(),
+            target: r.target.clone(),
+            suite: r.suite.clone(),
+            steps: r.steps.len() as u64,
+            peak_metric: r.headline.metric.clone(),
+            peak_value: peak,
+            command: r.command.join(" "),
+        }
+    }
+}
+
+pub struct Index {
+    conn: Connection,
+}
+
+const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY, started_at TEXT NOT NULL, status TEXT NOT NULL, workload TEXT NOT NULL,
+    target TEXT NOT NULL, suite TEXT, steps INTEGER NOT NULL, peak_metric TEXT NOT NULL,
+    peak_value REAL, command TEXT NOT NULL)";
+
+impl Index {
+    /// Opens the index, recreating it if the file is not a usable database (it is only a
+    /// cache of the record files, and perflab created it).
+    pub fn open(root: &Path) -> rusqlite::Result<Index> {
+        let path = root.join("index.sqlite");
+        match Self::open_at(&path) {
+            Ok(i) => Ok(i),
+            Err(_) => {
+                let _ = std::fs::remove_file(&path);
+                Self::open_at(&path)
+            }
+        }
+    }
+
+    fn open_at(path: &Path) -> rusqlite::Result<Index> {
+        let conn = Connection::open(path)?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.execute_batch(SCHEMA)?;
+        Ok(Index { conn })
+    }
+
+    pub fn upsert(&self, r: &RunSummary) -> rusqlite::Result<()> {
+        self.conn.execute(
+            "INSERT OR REPLACE INTO runs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![r.id, r.started_at, r.status, r.workload, r.target, r.suite, r.steps as i64, r.peak_metric, r.peak_value, r.command],
+        )?;
+        Ok(())
+    }
+
+    pub fn replace_all(&self, rows: &[RunSummary]) -> rusqlite::Result<()> {
+        self.conn.execute("DELETE FROM runs", [])?;
+        for r in rows {
+            self.upsert(r)?;
+        }
+        Ok(())
+    }
+
+    pub fn list(&self) -> rusqlite::Result<Vec<RunSummary>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, started_at, status, workload, target, suite, steps, peak_metric, peak_value, command
+             FROM runs ORDER BY started_at, id",
+        )?;
+        let rows = stmt.query_map([], |row| {
+            Ok(RunSummary {
+                id: row.get(0)?,
+                started_at: row.get(1)?,
+                status: row.get(2)?,
+                workload: row.get(3)?,
+                target: row.get(4)?,
+                suite: row.get(5)?,
+                steps: row.get::<_, i64>(6)? as u64,
+                peak_metric: row.get(7)?,
+                peak_value: row.get(8)?,
+                command: row.get(9)?,
+            })
+        })?;
+        rows.collect()
+    }
+}

@@ -1,0 +1,210 @@
+//! The archive: one folder per run, each holding its `run.json`, plus an SQLite index.
+//!
+//! ```text
+//! <results>/index.sqlite          runs, for `perflab runs` and lookups (rebuilt from the folders when stale)
+//! <results>/runs/<id>/run.json    the record, rewritten atomically after every step
+//! ```
+//! The results folder is `--results DIR`, else `$PERFLAB_RESULTS`, else
+//! `$XDG_DATA_HOME/perflab`, else `~/.local/share/perflab`. The record files are the truth;
+//! the index is a cache of them and is rebuilt whenever it disagrees with the folders.
+
+mod index;
+mod store;
+
+pub use index::RunSummary;
+
+use crate::record::{RunRecord, SCHEMA_VERSION};
+use std::path::{Path, PathBuf};
+
+/// What can go wrong with the archive. Each message names the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum ArchiveError {
+    #[error("{path}: {source} (check the folder's permissions, or choose another with --results DIR)")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("no run matches {0:?}; list the archive with 'perflab runs'")]
+    NotFound(String),
+    #[error("{query:?} matches several runs ({}); give more of the id", candidates.join(", "))]
+    Ambiguous { query: String, candidates: Vec<String> },
+    #[error("the archive is empty; record a run first, e.g. 'perflab run --quick'")]
+    Empty,
+    #[error("{path}: not a perflab record ({reason})")]
+    Corrupt { path: PathBuf, reason: String },
+    #[error("{path}: written by a newer perflab (schema {version}, this one reads up to {SCHEMA_VERSION}); upgrade perflab")]
+    NewerSchema { path: PathBuf, version: u64 },
+    #[error("no results folder: set --results DIR or PERFLAB_RESULTS (HOME is not set)")]
+    NoHome,
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ArchiveError + '_ {
+    move |source| ArchiveError::Io { path: path.to_path_buf(), source }
+}
+
+/// An opened results folder.
+pub struct Archive {
+    root: PathBuf,
+}
+
+impl Archive {
+    /// Opens (creating if needed) the results folder: `dir`, else the default.
+    pub fn open(dir: Option<&Path>) -> Result<Archive, ArchiveError> {
+        let root = match dir {
+            Some(d) => d.to_path_buf(),
+            None => default_root()?,
+        };
+        let runs = root.join("runs");
+        std::fs::create_dir_all(&runs).map_err(io(&runs))?;
+        Ok(Archive { root })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn run_dir(&self, id: &str) -> PathBuf {
+        self.root.join("runs").join(id)
+    }
+
+    /// Where a run's record lives.
+    pub fn record_path(&self, id: &str) -> PathBuf {
+        self.run_dir(id).join("run.json")
+    }
+
+    /// Writes the record (atomically: a crash leaves the previous version) and indexes it.
+    /// A failure to index is not fatal: the index is rebuilt from the records when stale.
+    pub fn save(&self, record: &RunRecord) -> Result<PathBuf, ArchiveError> {
+        let dir = self.run_dir(&record.id);
+        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+        let path = dir.join("run.json");
+        let json = serde_json::to_vec_pretty(record).map_err(|e| ArchiveError::Corrupt {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+        store::write_atomic(&path, &json).map_err(io(&path))?;
+        let _ = index::Index::open(&self.root).and_then(|i| i.upsert(&RunSummary::of(record)));
+        Ok(path)
+    }
+
+    /// Loads a run by id, unique id prefix, or `last`.
+    pub fn load(&self, query: &str) -> Result<RunRecord, ArchiveError> {
+        let id = self.resolve(query)?;
+        store::read_record(&self.record_path(&id))
+    }
+
+    /// The runs, oldest first.
+    pub fn list(&self) -> Result<Vec<RunSummary>, ArchiveError> {
+        let ids = self.ids()?;
+        if let Ok(index) = index::Index::open(&self.root)
+            && let Ok(rows) = index.list()
+            && rows.len() == ids.len()
+            && rows.iter().all(|r| ids.binary_search(&r.id).is_ok())
+        {
+            return Ok(rows);
+        }
+        self.reindex(&ids)
+    }
+
+    /// Rebuilds the index from the record files; unreadable records are skipped.
+    fn reindex(&self, ids: &[String]) -> Result<Vec<RunSummary>, ArchiveError> {
+        let mut rows: Vec<RunSummary> = ids
+            .iter()
+            .filter_map(|id| store::read_record(&self.record_path(id)).ok())
+            .map(|r| RunSummary::of(&r))
+            .collect();
+        rows.sort_by(|a, b| a.started_at.cmp(&b.started_at).then(a.id.cmp(&b.id)));
+        if let Ok(index) = index::Index::open(&self.root) {
+            let _ = index.replace_all(&rows);
+        }
+        Ok(rows)
+    }
+
+    /// Run folders present, sorted.
+    fn ids(&self) -> Result<Vec<String>, ArchiveError> {
+        let runs = self.root.join("runs");
+        let mut ids: Vec<String> = std::fs::read_dir(&runs)
+            .map_err(io(&runs))?
+            .filter_map(Result::ok)
+            .filter(|e| e.path().join("run.json").is_file())
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect();
+        ids.sort();
+        Ok(ids)
+    }
+
+    /// Turns `last`, an id or a unique prefix of one into an id.
+    pub fn resolve(&self, query: &str) -> Result<String, ArchiveError> {
+        let query = query.trim();
+        if query == "last" {
+            return self.list()?.pop().map(|r| r.id).ok_or(ArchiveError::Empty);
+        }
+        let ids = self.ids()?;
+        if ids.iter().any(|id| id == query) {
+            return Ok(query.to_string());
+        }
+        let matches: Vec<String> = ids.into_iter().filter(|id| !query.is_empty() && id.starts_with(query)).collect();
+        match matches.len() {
+            0 => Err(ArchiveError::NotFound(query.to_string())),
+            1 => Ok(matches.into_iter().next().unwrap_or_default()),
+            _ => Err(ArchiveError::Ambiguous { query: query.to_string(), candidates: matches }),
+        }
+    }
+}
+
+fn default_root() -> Result<PathBuf, ArchiveError> {
+    if let Some(dir) = std::env::var_os("PERFLAB_RESULTS").filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(dir));
+    }
+    if let Some(dir) = std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(dir).join("perflab"));
+    }
+    let home = std::env::var_os("HOME").filter(|d| !d.is_empty()).ok_or(ArchiveError::NoHome)?;
+    Ok(PathBuf::from(home).join(".local/share/perflab"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Status;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("perflab-archive-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    fn record(id: &str, started: &str) -> RunRecord {
+        RunRecord { id: id.into(), started_at: started.into(), workload: "null".into(), ..Default::default() }
+    }
+
+    #[test]
+    fn save_list_resolve_and_load() {
+        let dir = temp_dir("basic");
+        let a = Archive::open(Some(&dir)).unwrap();
+        assert!(matches!(a.resolve("last"), Err(ArchiveError::Empty)));
+        a.save(&record("20260101-000000-aaaa", "2026-01-01T00:00:00.000Z")).unwrap();
+        let mut r = record("20260102-000000-bbbb", "2026-01-02T00:00:00.000Z");
+        a.save(&r).unwrap();
+        r.status = Status::Complete;
+        a.save(&r).unwrap();
+        let list = a.list().unwrap();
+        assert_eq!(list.len(), 2);
+        assert_eq!(list[1].status, "complete");
+        assert_eq!(a.resolve("last").unwrap(), "20260102-000000-bbbb");
+        assert_eq!(a.resolve("20260101").unwrap(), "20260101-000000-aaaa");
+        assert!(matches!(a.resolve("2026"), Err(ArchiveError::Ambiguous { .. })));
+        assert!(matches!(a.resolve("1999"), Err(ArchiveError::NotFound(_))));
+        assert_eq!(a.load("last").unwrap().status, Status::Complete);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_lost_index_is_rebuilt_from_the_records() {
+        let dir = temp_dir("reindex");
+        let a = Archive::open(Some(&dir)).unwrap();
+        a.save(&record("20260101-000000-aaaa", "2026-01-01T00:00:00.000Z")).unwrap();
+        std::fs::write(dir.join("index.sqlite"), b"not a database").unwrap();
+        assert_eq!(a.list().unwrap().len(), 1);
+        std::fs::remove_file(dir.join("index.sqlite")).unwrap();
+        assert_eq!(a.list().unwrap().len(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,111 @@
+//! One file per command. [`main_with_args`] parses, dispatches, and turns any error into one
+//! line on stderr and an exit code: 0 done, 1 the run failed, 2 bad usage or refused,
+//! 130 interrupted.
+
+mod archive_cmds;
+mod build;
+mod info;
+mod suite_cmd;
+mod workload_cmd;
+
+pub use build::build_spec;
+
+use crate::archive::ArchiveError;
+use crate::cli::{Cli, Command};
+use crate::run::RunError;
+use crate::run::interrupt::EXIT_INTERRUPTED;
+use crate::spec::SpecError;
+use clap::Parser;
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+/// Everything a command can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// Bad usage outside one option's value; the message names the fix.
+    #[error("{0}")]
+    Usage(String),
+    #[error(transparent)]
+    Run(#[from] RunError),
+    #[error(transparent)]
+    Archive(#[from] ArchiveError),
+    /// Writing output failed.
+    #[error("{0}")]
+    Output(String),
+}
+
+impl AppError {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            AppError::Spec(_) | AppError::Usage(_) => 2,
+            AppError::Run(RunError::Interrupted { .. }) => EXIT_INTERRUPTED,
+            AppError::Run(RunError::Archive(e)) | AppError::Archive(e) => match e {
+                ArchiveError::NotFound(_) | ArchiveError::Ambiguous { .. } | ArchiveError::Empty => 2,
+                _ => 1,
+            },
+            AppError::Run(_) | AppError::Output(_) => 1,
+        }
+    }
+}
+
+/// The whole program, from arguments to exit code.
+pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => return clap_error(e),
+    };
+    match dispatch(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(AppError::Output(m)) if m.contains("Broken pipe") => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("perflab: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<(), AppError> {
+    let g = &cli.global;
+    match &cli.command {
+        Command::Run(args) => suite_cmd::run(g, args),
+        Command::Memory(args) => workload_cmd::memory(g, args),
+        Command::Cpu(args) => workload_cmd::cpu(g, args),
+        Command::Null(args) => workload_cmd::null(g, args),
+        Command::Runs => archive_cmds::runs(g),
+        Command::Show(args) => archive_cmds::show(g, args),
+        Command::Export(args) => archive_cmds::export(g, args),
+        Command::Sysinfo => info::sysinfo(g),
+        Command::Targets => info::targets(g),
+    }
+}
+
+/// clap's errors span several lines; a usage error here is one line (with clap's tip, if any).
+fn clap_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                return ExitCode::from(2);
+            }
+            ExitCode::SUCCESS
+        }
+        _ => {
+            let text = e.render().to_string();
+            let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+            let first = lines.next().unwrap_or("bad usage").trim_start_matches("error: ").to_string();
+            let tip = lines.find(|l| l.starts_with("tip:")).map(|t| format!("; {}", t.trim_start_matches("tip: ")));
+            eprintln!("perflab: {first}{} (see 'perflab --help')", tip.unwrap_or_default());
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Writes text to stdout, reporting a closed pipe as such.
+pub(crate) fn print(text: &str) -> Result<(), AppError> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes()).and_then(|_| out.flush()).map_err(|e| AppError::Output(format!("stdout: {e}")))
+}

@@ -1,0 +1,64 @@
+//! `perflab memory | cpu | null`: one workload, one run, one record.
+
+use super::build::{cpu_spec, memory_spec, null_spec};
+use super::{AppError, print};
+use crate::archive::Archive;
+use crate::cli::{CpuArgs, GlobalArgs, MemoryArgs, NullArgs};
+use crate::env::Environment;
+use crate::record::RunRecord;
+use crate::run::{self, RunError, RunOptions, interrupt};
+use crate::spec::RunSpec;
+use crate::ui::{Progress, report};
+
+pub fn memory(g: &GlobalArgs, args: &MemoryArgs) -> Result<(), AppError> {
+    let env = Environment::collect();
+    let spec = memory_spec(args, &env)?;
+    execute(g, &spec, env)
+}
+
+pub fn cpu(g: &GlobalArgs, args: &CpuArgs) -> Result<(), AppError> {
+    let env = Environment::collect();
+    let spec = cpu_spec(args, &env)?;
+    execute(g, &spec, env)
+}
+
+pub fn null(g: &GlobalArgs, args: &NullArgs) -> Result<(), AppError> {
+    let spec = null_spec(args)?;
+    execute(g, &spec, Environment::collect())
+}
+
+/// Runs a spec, saving its record; prints the record (tables, or JSON with `--json`), also
+/// when the run stopped early, then reports why it stopped.
+fn execute(g: &GlobalArgs, spec: &RunSpec, env: Environment) -> Result<(), AppError> {
+    let archive = Archive::open(g.results.as_deref())?;
+    interrupt::install();
+    let progress = Progress::new(g.quiet);
+    let options = RunOptions { command: command_line(), suite: None };
+    let result = run::run(spec, &env, &archive, &options, &progress);
+    progress.finish();
+    let saved = match &result {
+        Ok(record) => Some(record.clone()),
+        Err(RunError::Interrupted { id, .. } | RunError::Failed { id, .. }) => archive.load(id).ok(),
+        Err(RunError::Archive(_)) => None,
+    };
+    if let Some(record) = &saved {
+        show(g, record)?;
+    }
+    result.map(|_| ()).map_err(AppError::from)
+}
+
+/// The record on stdout: tables, or JSON with `--json`.
+pub(crate) fn show(g: &GlobalArgs, record: &RunRecord) -> Result<(), AppError> {
+    if g.json {
+        let text = serde_json::to_string_pretty(record).map_err(|e| AppError::Output(e.to_string()))?;
+        print(&(text + "\n"))
+    } else {
+        print(&report::render(record))
+    }
+}
+
+/// The command line as given, for the record. Workload commands take no secrets (yet); when
+/// targets with passwords come, they are redacted here.
+pub(crate) fn command_line() -> Vec<String> {
+    std::env::args().collect()
+}

@@ -1,0 +1,48 @@
+//! perflab: a performance workbench that draws curves of throughput and response time
+//! against concurrency, finds the peak and the sweet spot, and archives every run.
+//!
+//! # Map
+//!
+//! ```text
+//! cli ──► commands ──► spec::RunSpec ──► run::run ──► for each step: run::trial
+//!  (clap)   (validate,                     (sweep,        workers { pacer ► Session::execute
+//!            defaults                       record,                  ► record::Recorder }
+//!            from env)                      archive)      merge ► record::Trial
+//!                                               │
+//!                                               ▼
+//!                              archive (run.json + SQLite index) ──► ui / export
+//! ```
+//!
+//! - [`cli`]: clap definitions only.
+//! - [`commands`]: one file per command; turns arguments into a validated [`spec::RunSpec`].
+//! - [`spec`]: the run specification, units and sweep syntax.
+//! - [`workload`]: what ops are issued (null, memory, cpu); one [`workload::Session`] per worker.
+//! - [`target`]: the registry of systems under test, for `perflab targets`.
+//! - [`run`]: the sweep, trials, worker threads, load models, Ctrl-C.
+//! - [`record`]: the record type, HDR histograms, per-worker recorders, time series.
+//! - [`stats`]: estimates with confidence intervals; peak, sweet spot, scaling.
+//! - [`env`]: the machine's disclosure and CPU-time sampling.
+//! - [`archive`]: saving, listing and loading records.
+//! - [`export`]: one file per output format.
+//! - [`ui`]: progress, tables, the balance sheet, warnings.
+//! - [`suite`]: named lists of runs (`perflab run`).
+//!
+//! Only `crate::engine` (storage I/O, to come) may use `unsafe`.
+
+#![deny(unsafe_code)]
+
+pub mod archive;
+pub mod cli;
+pub mod commands;
+pub mod env;
+pub mod export;
+pub mod record;
+pub mod run;
+pub mod spec;
+pub mod stats;
+pub mod suite;
+pub mod target;
+pub mod ui;
+pub mod workload;
+
+pub use commands::{AppError, main_with_args};

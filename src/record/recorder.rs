@@ -1,0 +1,240 @@
+//! What one worker records while it runs.
+//!
+//! The hot path is [`Recorder::record`]: one histogram update and four additions. Every
+//! interval the worker hands its histogram and counters to the coordinator (one channel send
+//! per second, not per op) and starts afresh, so a run of any length keeps the same memory.
+
+use super::histogram::{LatencyHistogram, new_histogram};
+use std::sync::mpsc::Sender;
+use std::time::{Duration, Instant};
+
+/// Ops later than this behind their intended start count as late starts (open loop).
+pub const LATE_THRESHOLD: Duration = Duration::from_millis(1);
+/// How many distinct error messages a worker keeps.
+const ERROR_SAMPLES: usize = 5;
+
+/// Sums over a stretch of time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub ops: u64,
+    pub items: u64,
+    pub bytes: u64,
+    pub errors: u64,
+}
+
+impl Counts {
+    pub fn add(&mut self, other: &Counts) {
+        self.ops += other.ops;
+        self.items += other.items;
+        self.bytes += other.bytes;
+        self.errors += other.errors;
+    }
+}
+
+/// One worker's figures for one interval, sent to the coordinator.
+pub struct IntervalReport {
+    pub index: u64,
+    pub counts: Counts,
+    pub response: LatencyHistogram,
+    pub service: Option<LatencyHistogram>,
+}
+
+/// Schedule lag of an open-loop worker.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Lag {
+    pub late: u64,
+    pub sum_ns: u128,
+    pub max_ns: u64,
+    pub count: u64,
+}
+
+/// What a worker returns at the end of a step, beyond its interval reports.
+#[derive(Debug, Default)]
+pub struct WorkerTotals {
+    pub counts: Counts,
+    /// From the start of the worker's first measured op to the end of its last.
+    pub window: Duration,
+    pub lag: Lag,
+    pub error_samples: Vec<String>,
+}
+
+/// Per-worker measurement state for the measure phase of one step.
+pub struct Recorder {
+    tx: Sender<IntervalReport>,
+    open_loop: bool,
+    response: LatencyHistogram,
+    service: Option<LatencyHistogram>,
+    interval_counts: Counts,
+    total: Counts,
+    measure_start: Instant,
+    interval: Duration,
+    index: u64,
+    next_tick: Instant,
+    window_start: Instant,
+    last_end: Instant,
+    lag: Lag,
+    error_samples: Vec<String>,
+}
+
+impl Recorder {
+    /// Starts recording. `measure_start` is shared by all workers so their intervals line up;
+    /// `now` is when this worker's first measured op starts.
+    pub fn new(
+        tx: Sender<IntervalReport>,
+        open_loop: bool,
+        measure_start: Instant,
+        interval: Duration,
+        now: Instant,
+    ) -> Self {
+        // A worker that sees the measure phase late starts in a later interval.
+        let behind = now.saturating_duration_since(measure_start);
+        let index = (behind.as_nanos() / interval.as_nanos().max(1)) as u64;
+        Recorder {
+            tx,
+            open_loop,
+            response: new_histogram(),
+            service: open_loop.then(new_histogram),
+            interval_counts: Counts::default(),
+            total: Counts::default(),
+            measure_start,
+            interval,
+            index,
+            next_tick: measure_start + interval * (index as u32 + 1),
+            window_start: now,
+            last_end: now,
+            lag: Lag::default(),
+            error_samples: Vec::new(),
+        }
+    }
+
+    /// Records a successful op. `intended` equals `start` in a closed loop.
+    #[inline]
+    pub fn record(&mut self, intended: Instant, start: Instant, end: Instant, items: u64, bytes: u64) {
+        let response = end.saturating_duration_since(intended).as_nanos() as u64;
+        self.response.saturating_record(response);
+        if self.open_loop {
+            self.record_schedule(intended, start, end);
+        }
+        self.interval_counts.ops += 1;
+        self.interval_counts.items += items;
+        self.interval_counts.bytes += bytes;
+        self.last_end = end;
+        if end >= self.next_tick {
+            self.tick(end);
+        }
+    }
+
+    /// Records a failed op: counted, its message sampled, its time not in the histogram.
+    pub fn record_error(&mut self, intended: Instant, start: Instant, end: Instant, message: &str) {
+        if self.open_loop {
+            self.record_schedule(intended, start, end);
+        }
+        self.interval_counts.errors += 1;
+        if self.error_samples.len() < ERROR_SAMPLES && !self.error_samples.iter().any(|m| m == message) {
+            self.error_samples.push(message.to_string());
+        }
+        self.last_end = end;
+        if end >= self.next_tick {
+            self.tick(end);
+        }
+    }
+
+    fn record_schedule(&mut self, intended: Instant, start: Instant, end: Instant) {
+        if let Some(service) = &mut self.service {
+            service.saturating_record(end.saturating_duration_since(start).as_nanos() as u64);
+        }
+        let lag = start.saturating_duration_since(intended);
+        let lag_ns = lag.as_nanos() as u64;
+        self.lag.count += 1;
+        self.lag.sum_ns += lag_ns as u128;
+        self.lag.max_ns = self.lag.max_ns.max(lag_ns);
+        if lag > LATE_THRESHOLD {
+            self.lag.late += 1;
+        }
+    }
+
+    /// Hands the finished interval to the coordinator and starts the next one (skipping any
+    /// intervals in which this worker completed nothing).
+    fn tick(&mut self, now: Instant) {
+        self.flush();
+        let since = now.saturating_duration_since(self.measure_start);
+        self.index = (since.as_nanos() / self.interval.as_nanos().max(1)) as u64;
+        self.next_tick = self.measure_start + self.interval * (self.index as u32 + 1);
+    }
+
+    fn flush(&mut self) {
+        let fresh = self.open_loop.then(new_histogram);
+        let report = IntervalReport {
+            index: self.index,
+            counts: self.interval_counts,
+            response: std::mem::replace(&mut self.response, new_histogram()),
+            service: std::mem::replace(&mut self.service, fresh),
+        };
+        self.total.add(&self.interval_counts);
+        self.interval_counts = Counts::default();
+        // The coordinator outlives its workers; a send can only fail if it gave up, and then
+        // there is nobody left to tell.
+        let _ = self.tx.send(report);
+    }
+
+    /// Ends recording: flushes the last, partial interval and returns the totals.
+    pub fn finish(mut self) -> WorkerTotals {
+        if self.interval_counts != Counts::default() {
+            self.flush();
+        }
+        WorkerTotals {
+            counts: self.total,
+            window: self.last_end.saturating_duration_since(self.window_start),
+            lag: self.lag,
+            error_samples: std::mem::take(&mut self.error_samples),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc::channel;
+
+    #[test]
+    fn intervals_are_flushed_and_totals_kept() {
+        let (tx, rx) = channel();
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut r = Recorder::new(tx, false, t0, ms(100), t0);
+        r.record(t0, t0, t0 + ms(10), 1, 8);
+        r.record(t0 + ms(10), t0 + ms(10), t0 + ms(20), 1, 8);
+        r.record(t0 + ms(20), t0 + ms(20), t0 + ms(150), 1, 8); // crosses into interval 1
+        r.record_error(t0, t0 + ms(150), t0 + ms(160), "boom");
+        r.record_error(t0, t0 + ms(160), t0 + ms(170), "boom");
+        let totals = r.finish();
+        let reports: Vec<_> = rx.try_iter().collect();
+        assert_eq!(reports.len(), 2);
+        assert_eq!((reports[0].index, reports[0].counts.ops), (0, 3));
+        assert_eq!((reports[1].index, reports[1].counts.errors), (1, 2));
+        assert_eq!(totals.counts.ops, 3);
+        assert_eq!(totals.counts.bytes, 24);
+        assert_eq!(totals.counts.errors, 2);
+        assert_eq!(totals.error_samples, vec!["boom".to_string()]);
+        assert_eq!(totals.window, ms(170));
+    }
+
+    #[test]
+    fn open_loop_counts_late_starts_from_the_schedule() {
+        let (tx, rx) = channel();
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut r = Recorder::new(tx, true, t0, ms(1000), t0);
+        r.record(t0, t0, t0 + ms(1), 1, 0); // on time
+        r.record(t0 + ms(2), t0 + ms(7), t0 + ms(8), 1, 0); // 5 ms late
+        let totals = r.finish();
+        assert_eq!(totals.lag.late, 1);
+        assert_eq!(totals.lag.max_ns, 5_000_000);
+        let report = rx.try_iter().next().unwrap();
+        // Response time counts from the intended start, service time from the actual start.
+        let h = &report.response;
+        assert_eq!(h.max(), h.highest_equivalent(6_000_000));
+        let service = report.service.as_ref().unwrap();
+        assert_eq!(service.max(), service.highest_equivalent(1_000_000));
+    }
+}

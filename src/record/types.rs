@@ -1,0 +1,288 @@
+//! `run.json`: the archived, versioned result of a run. See docs/output-format.md.
+
+use crate::env::{CpuUsage, Environment};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Bumped when a field changes meaning or disappears (adding a field does not bump it).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One run: its specification, the machine, and one entry per step of the sweep.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct RunRecord {
+    pub schema_version: u32,
+    pub tool: ToolInfo,
+    pub id: String,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub status: Status,
+    /// The workload family (`memory`, `cpu`, `null` ...).
+    pub workload: String,
+    /// The system under test, with any password removed.
+    pub target: String,
+    /// The suite this run belongs to, if it was started by `perflab run`.
+    pub suite: Option<String>,
+    /// The command line, with secrets removed.
+    pub command: Vec<String>,
+    /// The exact specification, as the workload serializes it.
+    pub spec: serde_json::Value,
+    /// Which figure the sweep analysis ranks steps by, and how to show it.
+    pub headline: Headline,
+    pub env: Environment,
+    pub steps: Vec<StepResult>,
+    pub analysis: Option<Analysis>,
+    pub warnings: Vec<Warning>,
+}
+
+impl Default for RunRecord {
+    fn default() -> Self {
+        RunRecord {
+            schema_version: SCHEMA_VERSION,
+            tool: ToolInfo::default(),
+            id: String::new(),
+            started_at: String::new(),
+            finished_at: None,
+            status: Status::Incomplete,
+            workload: String::new(),
+            target: String::new(),
+            suite: None,
+            command: Vec::new(),
+            spec: serde_json::Value::Null,
+            headline: Headline::default(),
+            env: Environment::default(),
+            steps: Vec::new(),
+            analysis: None,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct ToolInfo {
+    pub name: String,
+    pub version: String,
+}
+
+impl Default for ToolInfo {
+    fn default() -> Self {
+        ToolInfo { name: "perflab".into(), version: env!("CARGO_PKG_VERSION").into() }
+    }
+}
+
+/// Where a run stands. A record is saved after every step, `incomplete` until the end.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Complete,
+    /// Still running, interrupted (Ctrl-C) or killed: the steps present are finished.
+    #[default]
+    Incomplete,
+    /// Stopped by an error; `warnings` says which.
+    Failed,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Complete => "complete",
+            Status::Incomplete => "incomplete",
+            Status::Failed => "failed",
+        }
+    }
+}
+
+/// The figure that ranks the steps of a run: a field of [`Trial`] or one of its `figures`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct Headline {
+    /// Field name, e.g. `bytes_per_sec`, `ops_per_sec`, `ns_per_load`.
+    pub metric: String,
+    /// What one op is called in output (`fractals`, `searches`, `passes`).
+    pub op_name: String,
+    pub higher_is_better: bool,
+}
+
+/// One point of the sweep.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct StepResult {
+    pub index: usize,
+    /// Every option's value at this step (swept or not), in the run's option order.
+    pub params: BTreeMap<String, serde_json::Value>,
+    /// The options that sweep, in order (outer first), so renderers know the curve's axes.
+    pub swept: Vec<String>,
+    /// One per repeat.
+    pub trials: Vec<Trial>,
+    /// Across repeats: mean and 95% confidence interval of the main figures.
+    pub summary: StepSummary,
+}
+
+/// One measurement of one step.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct Trial {
+    pub repeat: u32,
+    pub started_at: String,
+    pub workers: u64,
+    /// Length of the measure phase.
+    pub elapsed_ns: u64,
+    pub ops: u64,
+    pub items: u64,
+    pub bytes: u64,
+    pub errors: u64,
+    pub ops_per_sec: f64,
+    pub items_per_sec: f64,
+    pub bytes_per_sec: f64,
+    /// Response time: from the intended start in an open loop, from the actual start in a
+    /// closed loop (where the two are the same).
+    pub latency: LatencySummary,
+    /// Open loop only: time from the actual start to the end.
+    pub service_latency: Option<LatencySummary>,
+    /// Open loop only: how far actual starts fell behind the schedule.
+    pub schedule: Option<ScheduleSummary>,
+    /// Workload-specific figures, each named with its unit (`ns_per_load`, `alloc_ns`).
+    pub figures: BTreeMap<String, f64>,
+    /// What the machine and perflab itself did during the measure phase.
+    pub resources: Resources,
+    /// The first few distinct error messages.
+    pub error_samples: Vec<String>,
+    /// Response-time histogram: base64 of the compressed HDR V2 format, values in ns.
+    pub latency_hdr: String,
+    /// Service-time histogram (open loop only), same encoding.
+    pub service_latency_hdr: Option<String>,
+    /// One point per interval of the measure phase.
+    pub series: Vec<IntervalPoint>,
+}
+
+impl Trial {
+    /// A figure by name: a standard field or one of `figures`.
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        match name {
+            "ops_per_sec" => Some(self.ops_per_sec),
+            "items_per_sec" => Some(self.items_per_sec),
+            "bytes_per_sec" => Some(self.bytes_per_sec),
+            "mean_ns" | "latency_mean_ns" => Some(self.latency.mean_ns),
+            "p99_ns" => Some(self.latency.p99_ns as f64),
+            "errors" => Some(self.errors as f64),
+            other => self.figures.get(other).copied(),
+        }
+    }
+}
+
+/// Latency percentiles, all in nanoseconds.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub min_ns: u64,
+    pub mean_ns: f64,
+    pub stdev_ns: f64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub max_ns: u64,
+}
+
+/// How well an open loop kept its schedule.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct ScheduleSummary {
+    /// The rate asked for, ops/s over all workers.
+    pub target_ops_per_sec: f64,
+    /// Ops that started more than `late_threshold_ns` after their intended start.
+    pub late_starts: u64,
+    pub late_threshold_ns: u64,
+    pub mean_lag_ns: f64,
+    pub max_lag_ns: u64,
+}
+
+/// Machine and process figures over the measure phase.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct Resources {
+    /// Whole machine, percent of all CPUs.
+    pub cpu: CpuUsage,
+    /// perflab's own CPU time (user + system) per op.
+    pub process_cpu_ns_per_op: Option<f64>,
+}
+
+/// One interval of a step's time series.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct IntervalPoint {
+    /// Start of the interval, from the start of the measure phase.
+    pub start_ns: u64,
+    pub duration_ns: u64,
+    pub ops: u64,
+    pub errors: u64,
+    pub ops_per_sec: f64,
+    pub bytes_per_sec: f64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+}
+
+/// Across the repeats of a step.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct StepSummary {
+    /// The headline figure.
+    pub headline: Estimate,
+    pub ops_per_sec: Estimate,
+    pub bytes_per_sec: Estimate,
+    pub latency_mean_ns: Estimate,
+    pub latency_p99_ns: Estimate,
+    pub errors: u64,
+}
+
+/// A mean over repeats with its 95% confidence interval (Student's t). With one repeat the
+/// interval is absent.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct Estimate {
+    pub mean: f64,
+    pub ci95_low: Option<f64>,
+    pub ci95_high: Option<f64>,
+    /// (max - min) / mean over the repeats; 0 with one repeat.
+    pub spread: f64,
+    pub n: u32,
+}
+
+/// What the sweep as a whole shows.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct Analysis {
+    /// The step with the best headline figure.
+    pub peak_step: Option<usize>,
+    /// The step that maximizes throughput divided by mean response time: the last level
+    /// before response time grows faster than throughput.
+    pub sweet_spot_step: Option<usize>,
+    /// Per step, against the first step of the same curve.
+    pub scaling: Vec<Scaling>,
+}
+
+/// Scaling of one step against the first step of its curve.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct Scaling {
+    pub step: usize,
+    /// headline / headline of the base step.
+    pub speedup: f64,
+    /// speedup / (parameter / parameter of the base step); 1.0 is linear.
+    pub efficiency: Option<f64>,
+}
+
+/// Something the user should know about the run, with what to do about it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct Warning {
+    /// Stable identifier, e.g. `steal_time`, `repeat_spread`, `interrupted`.
+    pub code: String,
+    pub message: String,
+    /// The step it concerns, if any.
+    pub step: Option<usize>,
+}

@@ -1,0 +1,20 @@
+//! Running a specification: the sweep, its steps and trials, and the workers.
+//!
+//! - [`runner`]: the sweep. Builds the record, runs every step (`repeat` trials each), saves
+//!   the record after every step, analyzes the sweep at the end.
+//! - [`trial`]: one trial: starts the workers, moves them through warmup and measure, merges
+//!   their recordings.
+//! - [`worker`]: one worker thread's loop (the hot path).
+//! - [`pacer`]: closed loop with think time, or open loop at a target rate.
+//! - [`observer`]: live events for progress displays.
+//! - [`interrupt`]: Ctrl-C.
+
+pub mod interrupt;
+pub mod observer;
+pub mod pacer;
+pub mod runner;
+pub mod trial;
+pub mod worker;
+
+pub use observer::{Observer, Silent};
+pub use runner::{RunError, RunOptions, run};

@@ -1,0 +1,27 @@
+//! Live events of a run, for progress displays. Every method has an empty default, so an
+//! observer implements only what it shows.
+
+use crate::record::recorder::Counts;
+use crate::record::{RunRecord, StepResult, Trial, Warning};
+use std::time::Duration;
+
+pub trait Observer {
+    /// A run begins; `steps` points of the sweep, each `repeat` times.
+    fn run_started(&self, _record: &RunRecord, _steps: usize, _repeat: u32) {}
+    /// A trial of step `index` begins; `label` names its parameters (`threads=2 kernel=triad`).
+    fn trial_started(&self, _index: usize, _repeat: u32, _label: &str) {}
+    /// The trial entered a phase (`warmup`, `measure`) that lasts about `length` (None: until
+    /// an op count is reached).
+    fn phase(&self, _name: &str, _length: Option<Duration>) {}
+    /// About ten times a second while measuring: elapsed time, ops so far, and the latest
+    /// interval's index and counts (for a live rate).
+    fn progress(&self, _elapsed: Duration, _ops: u64, _latest: Option<(u64, Counts)>) {}
+    fn trial_finished(&self, _trial: &Trial) {}
+    fn step_finished(&self, _step: &StepResult, _record: &RunRecord) {}
+    fn warning(&self, _warning: &Warning) {}
+    fn run_finished(&self, _record: &RunRecord) {}
+}
+
+/// Shows nothing.
+pub struct Silent;
+impl Observer for Silent {}

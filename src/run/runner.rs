@@ -1,0 +1,201 @@
+//! The sweep: every step of the grid, `repeat` trials each, the record saved after each step.
+
+use super::interrupt::is_interrupted;
+use super::observer::Observer;
+use super::trial::{TrialError, run_trial};
+use crate::archive::{Archive, ArchiveError};
+use crate::env::Environment;
+use crate::record::timestamp::{now_rfc3339, run_id};
+use crate::record::{RunRecord, Status, StepResult, StepSummary, Trial, Warning};
+use crate::spec::RunSpec;
+use crate::spec::sweep::{grid, step_params};
+use crate::stats::{analyze, estimate};
+use std::time::SystemTime;
+
+/// Steal time above this share of the CPUs makes figures unreliable.
+const STEAL_WARN_PCT: f64 = 2.0;
+/// Repeats spreading wider than this (max - min over mean) make a comparison doubtful.
+const SPREAD_WARN: f64 = 0.05;
+
+/// Why a run stopped early. The record is saved in every case.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("interrupted; the {steps} finished step(s) are saved as run {id} (status incomplete)")]
+    Interrupted { id: String, steps: usize },
+    #[error("step {step} failed: {message} (run {id} saved with status failed)")]
+    Failed { id: String, step: usize, message: String },
+    #[error(transparent)]
+    Archive(#[from] ArchiveError),
+}
+
+/// Who asked for the run, for the record.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// The command line, with secrets removed.
+    pub command: Vec<String>,
+    /// The suite this run belongs to.
+    pub suite: Option<String>,
+}
+
+/// Runs `spec`, saving its record in `archive` after every step, and returns the record.
+pub fn run(
+    spec: &RunSpec,
+    env: &Environment,
+    archive: &Archive,
+    options: &RunOptions,
+    observer: &dyn Observer,
+) -> Result<RunRecord, RunError> {
+    let workload = spec.workload.workload();
+    let started = SystemTime::now();
+    let mut record = RunRecord {
+        id: run_id(started),
+        started_at: crate::record::timestamp::rfc3339(started),
+        workload: workload.name().to_string(),
+        target: workload.target(),
+        suite: options.suite.clone(),
+        command: options.command.clone(),
+        spec: serde_json::to_value(spec).unwrap_or_default(),
+        headline: workload.headline(),
+        env: env.clone(),
+        status: Status::Incomplete,
+        ..Default::default()
+    };
+    let axes = spec.axes();
+    let points = grid(&axes);
+    let swept: Vec<String> = axes.iter().filter(|a| a.len() > 1).map(|a| a.axis_name().to_string()).collect();
+    archive.save(&record)?;
+    observer.run_started(&record, points.len(), spec.repeat);
+
+    for (index, point) in points.iter().enumerate() {
+        let params = step_params(&axes, point);
+        let label = params
+            .iter()
+            .filter(|(k, _)| swept.contains(k))
+            .map(|(k, v)| format!("{k}={}", v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut trials = Vec::with_capacity(spec.repeat as usize);
+        for repeat in 0..spec.repeat {
+            observer.trial_started(index, repeat, &label);
+            match run_trial(spec, workload, point, repeat, observer) {
+                Ok(trial) => {
+                    observer.trial_finished(&trial);
+                    trials.push(trial);
+                }
+                Err(TrialError::Interrupted) => {
+                    return Err(stop(&mut record, archive, observer, None));
+                }
+                Err(TrialError::Setup(message)) => {
+                    return Err(stop(&mut record, archive, observer, Some((index, message))));
+                }
+            }
+            if is_interrupted() {
+                return Err(stop(&mut record, archive, observer, None));
+            }
+        }
+        let step = StepResult {
+            index,
+            params: params.into_iter().collect(),
+            swept: swept.clone(),
+            summary: summarize(&trials, &record.headline.metric),
+            trials,
+        };
+        for w in step_warnings(&step) {
+            observer.warning(&w);
+            record.warnings.push(w);
+        }
+        record.steps.push(step);
+        archive.save(&record)?;
+        if let Some(step) = record.steps.last() {
+            observer.step_finished(step, &record);
+        }
+    }
+    record.analysis = Some(analyze(&record.steps, &record.headline));
+    record.status = Status::Complete;
+    record.finished_at = Some(now_rfc3339());
+    archive.save(&record)?;
+    observer.run_finished(&record);
+    Ok(record)
+}
+
+/// Saves what has finished, marked incomplete (interrupt) or failed (error), and says which.
+fn stop(
+    record: &mut RunRecord,
+    archive: &Archive,
+    observer: &dyn Observer,
+    failure: Option<(usize, String)>,
+) -> RunError {
+    let (status, warning, error) = match failure {
+        None => (
+            Status::Incomplete,
+            Warning { code: "interrupted".into(), message: "the run was interrupted; the step in progress was discarded".into(), step: Some(record.steps.len()) },
+            RunError::Interrupted { id: record.id.clone(), steps: record.steps.len() },
+        ),
+        Some((step, message)) => (
+            Status::Failed,
+            Warning { code: "step_failed".into(), message: message.clone(), step: Some(step) },
+            RunError::Failed { id: record.id.clone(), step, message },
+        ),
+    };
+    record.status = status;
+    record.finished_at = Some(now_rfc3339());
+    if !record.steps.is_empty() {
+        record.analysis = Some(analyze(&record.steps, &record.headline));
+    }
+    observer.warning(&warning);
+    record.warnings.push(warning);
+    match archive.save(record) {
+        Ok(_) => error,
+        Err(e) => RunError::Archive(e),
+    }
+}
+
+/// Mean and confidence interval over the trials of a step.
+fn summarize(trials: &[Trial], headline: &str) -> StepSummary {
+    let of = |f: &dyn Fn(&Trial) -> f64| estimate(&trials.iter().map(f).collect::<Vec<_>>());
+    StepSummary {
+        headline: of(&|t| t.metric(headline).unwrap_or(f64::NAN)),
+        ops_per_sec: of(&|t| t.ops_per_sec),
+        bytes_per_sec: of(&|t| t.bytes_per_sec),
+        latency_mean_ns: of(&|t| t.latency.mean_ns),
+        latency_p99_ns: of(&|t| t.latency.p99_ns as f64),
+        errors: trials.iter().map(|t| t.errors).sum(),
+    }
+}
+
+/// Warnings about the quality of a step's measurement, each saying what to do.
+fn step_warnings(step: &StepResult) -> Vec<Warning> {
+    let mut out = Vec::new();
+    let steal = step.trials.iter().map(|t| t.resources.cpu.steal_pct).fold(0.0, f64::max);
+    if steal > STEAL_WARN_PCT {
+        out.push(Warning {
+            code: "steal_time".into(),
+            message: format!(
+                "the hypervisor took {steal:.1}% of CPU time (steal) during step {}; figures may be low and noisy. Run on an idle host or use --repeat 3 to see the noise",
+                step.index
+            ),
+            step: Some(step.index),
+        });
+    }
+    let spread = step.summary.headline.spread;
+    if step.trials.len() > 1 && spread > SPREAD_WARN {
+        out.push(Warning {
+            code: "repeat_spread".into(),
+            message: format!(
+                "repeats of step {} differ by {:.0}% (max-min over mean); the machine looks noisy. Close other work, lengthen --duration, or add --repeat",
+                step.index,
+                spread * 100.0
+            ),
+            step: Some(step.index),
+        });
+    }
+    if step.summary.errors > 0 {
+        let sample = step.trials.iter().flat_map(|t| &t.error_samples).next().cloned().unwrap_or_default();
+        out.push(Warning {
+            code: "errors".into(),
+            message: format!("step {} had {} failed ops, e.g. {sample}", step.index, step.summary.errors),
+            step: Some(step.index),
+        });
+    }
+    out
+}

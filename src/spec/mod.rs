@@ -1,0 +1,28 @@
+//! The validated, serializable run specification.
+//!
+//! The command line (or a suite) fills a [`RunSpec`]; nothing here touches a device, a
+//! network or a thread. `units` reads values with units, `sweep` reads lists and ranges, and
+//! `run_spec` holds the options every workload shares (threads, phases, load model, repeats).
+//! Each workload's own options live beside the workload, in `crate::workload`.
+
+pub mod run_spec;
+pub mod sweep;
+pub mod units;
+
+pub use run_spec::{Arrival, LoadSpec, RateScope, RunSpec, StopSpec};
+pub use sweep::{Axis, StepPoint, Sweep};
+
+/// A value the user gave that cannot be used. Displays as one line naming the fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--{option} {value:?}: {hint}")]
+pub struct SpecError {
+    pub option: String,
+    pub value: String,
+    pub hint: String,
+}
+
+impl SpecError {
+    pub fn new(option: &str, value: &str, hint: &str) -> Self {
+        SpecError { option: option.to_string(), value: value.to_string(), hint: hint.to_string() }
+    }
+}

@@ -1,0 +1,107 @@
+//! Options every workload shares: workers, phases, stop condition, load model, repeats.
+
+use super::sweep::{Axis, Sweep};
+use crate::workload::WorkloadSpec;
+use serde::Serialize;
+use std::time::Duration;
+
+/// Everything that decides what a run does. Serialized into the record as given.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSpec {
+    #[serde(flatten)]
+    pub workload: WorkloadSpec,
+    /// Worker threads (fio `numjobs`, pgbench `--jobs`).
+    pub threads: Sweep<u64>,
+    /// Phase before measuring, not recorded in the figures.
+    #[serde(rename = "warmup_ns", serialize_with = "as_ns")]
+    pub warmup: Duration,
+    pub stop: StopSpec,
+    pub load: LoadSpec,
+    /// Each step is run this many times in a row; the step reports mean and 95% CI.
+    pub repeat: u32,
+    /// Seed of every random choice of the workload (keys, offsets, arrivals).
+    pub seed: u64,
+    /// Length of one point of the per-step time series.
+    #[serde(rename = "interval_ns", serialize_with = "as_ns")]
+    pub interval: Duration,
+}
+
+/// When the measure phase of a step ends.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopSpec {
+    /// After this long (fio `runtime`, pgbench `--time`).
+    Duration(#[serde(serialize_with = "as_ns")] Duration),
+    /// After this many ops in total over all workers (fio `number_ios`, pgbench `--transactions` x clients).
+    Ops(u64),
+}
+
+/// How ops are started.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "model", rename_all = "snake_case")]
+pub enum LoadSpec {
+    /// Each worker starts its next op when the last one ends, after an optional think time.
+    Closed {
+        #[serde(rename = "think_ns", serialize_with = "as_ns")]
+        think: Duration,
+    },
+    /// Ops start on a schedule at a target rate, whether or not earlier ones have finished
+    /// on time; response time counts from the intended start (no coordinated omission).
+    Open { rate: Sweep<f64>, scope: RateScope, arrival: Arrival },
+}
+
+/// Whether `--rate` is for all workers together or for each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum RateScope {
+    Total,
+    Worker,
+}
+
+/// How intended start times are spaced in an open loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrival {
+    /// Evenly spaced (fio `rate_process=linear`).
+    Uniform,
+    /// Exponential gaps, as independent users arrive (fio `rate_process=poisson`, pgbench `--rate`).
+    Poisson,
+}
+
+impl RunSpec {
+    /// Every option that may sweep, workload options first (they usually are the outer loop
+    /// the user thinks of), then threads and rate.
+    pub fn axes(&self) -> Vec<&dyn Axis> {
+        let mut axes = self.workload.axes();
+        axes.push(&self.threads);
+        if let LoadSpec::Open { rate, .. } = &self.load {
+            axes.push(rate);
+        }
+        axes
+    }
+
+    /// A short description of the load model for output headers.
+    pub fn load_label(&self) -> String {
+        match &self.load {
+            LoadSpec::Closed { think } if think.is_zero() => "closed loop".to_string(),
+            LoadSpec::Closed { think } => {
+                format!("closed loop, think {}", super::units::format_duration(*think))
+            }
+            LoadSpec::Open { scope, arrival, .. } => format!(
+                "open loop, {} arrivals, rate per {}",
+                match arrival {
+                    Arrival::Uniform => "uniform",
+                    Arrival::Poisson => "Poisson",
+                },
+                match scope {
+                    RateScope::Total => "run",
+                    RateScope::Worker => "worker",
+                }
+            ),
+        }
+    }
+}
+
+fn as_ns<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}

@@ -1,0 +1,8 @@
+//! Pure functions over results: estimates with confidence intervals, and what a sweep shows
+//! (peak, sweet spot, scaling). Nothing here does I/O; everything is unit-tested.
+
+pub mod estimate;
+pub mod sweep;
+
+pub use estimate::estimate;
+pub use sweep::analyze;

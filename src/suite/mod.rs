@@ -1,0 +1,90 @@
+//! Suites: named lists of runs. A suite entry is a command line, so a suite runs exactly what
+//! a user could type, through the same validation.
+//!
+//! The default suite is the machine's balance sheet: memory bandwidth, memory latency, the
+//! lotto test and CPU scaling. `--quick` shortens every step so the whole suite takes about
+//! half a minute on two cores; the full suite takes a few minutes.
+
+use crate::env::Environment;
+use crate::spec::units::format_bytes;
+
+/// One run of a suite.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SuiteEntry {
+    /// The capability it measures, for progress lines.
+    pub capability: &'static str,
+    /// The command line after `perflab`.
+    pub args: Vec<String>,
+}
+
+pub const SUITES: [&str; 1] = ["default"];
+
+/// The entries of suite `name`, sized for this machine.
+pub fn entries(name: &str, quick: bool, env: &Environment) -> Option<Vec<SuiteEntry>> {
+    (name == "default").then(|| default_suite(quick, env))
+}
+
+fn default_suite(quick: bool, env: &Environment) -> Vec<SuiteEntry> {
+    let n = env.cpu.logical_cpus.filter(|&n| n > 0).unwrap_or(1);
+    let one_and_all = if n > 1 { format!("1,{n}") } else { "1".into() };
+    let llc4 = env.llc_total_bytes().filter(|&b| b > 0).map_or(128 << 20, |c| (4 * c).next_power_of_two());
+    let (warmup, duration) = if quick { ("500ms", "2s") } else { ("1s", "5s") };
+    let latency_sizes = if quick {
+        // 16 KiB, then every 8x, then 4x the last-level cache: each cache level and DRAM.
+        let mut sizes = Vec::new();
+        let mut s: u64 = 16 << 10;
+        while s < llc4 {
+            sizes.push(s);
+            s *= 8;
+        }
+        sizes.push(llc4);
+        sizes.iter().map(|&b| b.to_string()).collect::<Vec<_>>().join(",")
+    } else {
+        format!("16k..{llc4}:x2")
+    };
+    let common = |extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        v.extend(["--warmup", warmup, "--duration", duration].map(String::from));
+        v
+    };
+    let kernels = if quick { "copy,triad" } else { "read,write,copy,scale,add,triad" };
+    let lotto_size = if quick { 256 << 20 } else { 1 << 30 };
+    vec![
+        SuiteEntry {
+            capability: "memory bandwidth",
+            args: common(&["memory", "--kernel", kernels, "--threads", &one_and_all]),
+        },
+        SuiteEntry {
+            capability: "memory latency",
+            args: {
+                let mut a = common(&["memory", "--kernel", "latency", "--size", &latency_sizes]);
+                // Latency steps need less time: each op is thousands of loads.
+                let d = if quick { "1s" } else { "2s" };
+                let i = a.iter().position(|x| x == "--duration").unwrap_or(0);
+                a[i + 1] = d.into();
+                a
+            },
+        },
+        SuiteEntry {
+            capability: "memory lotto",
+            args: common(&["memory", "--kernel", "lotto", "--size", &format_bytes(lotto_size).replace(' ', ""), "--threads", &format!("1..{n}")]),
+        },
+        SuiteEntry { capability: "cpu", args: common(&["cpu", "--threads", &format!("1..{n}")]) },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_suite_fits_the_machine() {
+        let mut env = Environment::default();
+        env.cpu.logical_cpus = Some(2);
+        let quick = entries("default", true, &env).unwrap();
+        assert_eq!(quick.len(), 4);
+        assert!(quick[0].args.contains(&"1,2".to_string()));
+        assert!(quick[1].args.iter().any(|a| a.starts_with("16384,")));
+        assert!(entries("nope", true, &env).is_none());
+    }
+}

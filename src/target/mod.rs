@@ -1,0 +1,39 @@
+//! The registry of targets (systems under test), for `perflab targets` and for checking a
+//! `--target` URL. Adding a target kind is adding a line to [`registry`] and its file.
+
+use serde::Serialize;
+
+/// One kind of target and what it can do.
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetInfo {
+    /// How it is named on the command line (`memory`, `postgres://...`).
+    pub name: &'static str,
+    /// The commands that measure it.
+    pub workloads: &'static [&'static str],
+    pub description: &'static str,
+    /// Whether this build can use it now.
+    pub available: bool,
+}
+
+pub fn registry() -> Vec<TargetInfo> {
+    vec![
+        TargetInfo {
+            name: "memory",
+            workloads: &["memory"],
+            description: "main memory and caches: STREAM bandwidth, pointer-chase latency, lotto",
+            available: true,
+        },
+        TargetInfo {
+            name: "cpu",
+            workloads: &["cpu"],
+            description: "the processors: Mandelbrot fractals (half integer, half floating point)",
+            available: true,
+        },
+        TargetInfo {
+            name: "null",
+            workloads: &["null"],
+            description: "does nothing: measures perflab's own overhead per op",
+            available: true,
+        },
+    ]
+}

@@ -1,0 +1,20 @@
+//! What people see: progress on stderr, tables and the balance sheet on stdout, warnings that
+//! say what to do. Renderers work from records only, so archived runs re-render unchanged.
+//!
+//! - [`format`]: numbers with units (`14.1 GB/s`, `92 ns`).
+//! - [`table`]: aligned text tables.
+//! - [`report`]: a record as tables; the run list; the target list.
+//! - [`balance`]: the one-line-per-capability balance sheet of a suite.
+//! - [`progress`]: the live progress display (an [`crate::run::Observer`]).
+//! - [`sysinfo`]: the machine's disclosure.
+//! - [`style`]: colour, only on terminals and never with NO_COLOR.
+
+pub mod balance;
+pub mod format;
+pub mod progress;
+pub mod report;
+pub mod style;
+pub mod sysinfo;
+pub mod table;
+
+pub use progress::Progress;

@@ -1,0 +1,160 @@
+//! Live progress on stderr: a bar with the current step, its phase and live rate on a
+//! terminal; one plain line per finished step otherwise (logs, CI). Silent with `--quiet`.
+
+use super::format::{metric, ns};
+use super::style;
+use crate::record::recorder::Counts;
+use crate::record::{RunRecord, StepResult, Warning};
+use crate::run::Observer;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::cell::RefCell;
+use std::io::IsTerminal;
+use std::time::Duration;
+
+struct State {
+    steps: usize,
+    repeat: u32,
+    label: String,
+    step: usize,
+    trial: u32,
+    headline: String,
+    op_name: String,
+    interval: Duration,
+    phase: String,
+}
+
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    quiet: bool,
+    state: RefCell<State>,
+}
+
+impl Progress {
+    pub fn new(quiet: bool) -> Self {
+        let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+            let bar = ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::stderr_with_hz(10));
+            bar.set_style(
+                ProgressStyle::with_template("{bar:24.cyan/blue} {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("=> "),
+            );
+            bar
+        });
+        Progress {
+            bar,
+            quiet,
+            state: RefCell::new(State {
+                steps: 0,
+                repeat: 1,
+                label: String::new(),
+                step: 0,
+                trial: 0,
+                headline: String::new(),
+                op_name: "ops".into(),
+                interval: Duration::from_secs(1),
+                phase: String::new(),
+            }),
+        }
+    }
+
+    /// Prints a line above the bar (or plainly without one).
+    pub fn line(&self, text: &str) {
+        if self.quiet {
+            return;
+        }
+        match &self.bar {
+            Some(bar) => bar.println(text),
+            None => eprintln!("{text}"),
+        }
+    }
+
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+
+    fn prefix(&self) -> String {
+        let s = self.state.borrow();
+        let rep = if s.repeat > 1 { format!(" repeat {}/{}", s.trial + 1, s.repeat) } else { String::new() };
+        format!("step {}/{}{rep} {}", s.step + 1, s.steps, s.label)
+    }
+}
+
+impl Observer for Progress {
+    fn run_started(&self, record: &RunRecord, steps: usize, repeat: u32) {
+        let mut s = self.state.borrow_mut();
+        s.steps = steps;
+        s.repeat = repeat;
+        s.headline = record.headline.metric.clone();
+        s.op_name = record.headline.op_name.clone();
+        if let Some(i) = record.spec.get("interval_ns").and_then(|v| v.as_u64()) {
+            s.interval = Duration::from_nanos(i.max(1));
+        }
+        drop(s);
+        self.line(&format!("perflab {}: run {} ({} step{})", record.workload, record.id, steps, if steps == 1 { "" } else { "s" }));
+    }
+
+    fn trial_started(&self, index: usize, repeat: u32, label: &str) {
+        let mut s = self.state.borrow_mut();
+        s.step = index;
+        s.trial = repeat;
+        s.label = label.to_string();
+    }
+
+    fn phase(&self, name: &str, length: Option<Duration>) {
+        self.state.borrow_mut().phase = name.to_string();
+        if let Some(bar) = &self.bar {
+            bar.set_length(length.map_or(0, |d| d.as_millis() as u64).max(1));
+            bar.set_position(0);
+            bar.set_message(format!("{} · {name}", self.prefix()));
+        }
+    }
+
+    fn progress(&self, elapsed: Duration, ops: u64, latest: Option<(u64, Counts)>) {
+        let Some(bar) = &self.bar else { return };
+        let s = self.state.borrow();
+        let secs = s.interval.as_secs_f64();
+        let live = latest.map(|(_, c)| {
+            if s.headline.starts_with("bytes") {
+                metric("bytes_per_sec", c.bytes as f64 / secs)
+            } else {
+                format!("{} {}/s", super::format::sig3(c.ops as f64 / secs), s.op_name)
+            }
+        });
+        let phase = s.phase.clone();
+        drop(s);
+        bar.set_position(elapsed.as_millis() as u64);
+        bar.set_message(format!(
+            "{} · {phase} {:.0}s · {} ops{}",
+            self.prefix(),
+            elapsed.as_secs_f64(),
+            super::format::count(ops as f64),
+            live.map(|l| format!(" · {l}")).unwrap_or_default()
+        ));
+    }
+
+    fn step_finished(&self, step: &StepResult, record: &RunRecord) {
+        let h = &record.headline;
+        let t = step.trials.first();
+        let lat = t.map(|t| t.latency).unwrap_or_default();
+        let ci = match (step.summary.headline.ci95_low, step.summary.headline.ci95_high) {
+            (Some(lo), Some(hi)) => format!(" ±{}", metric(&h.metric, (hi - lo) / 2.0)),
+            _ => String::new(),
+        };
+        self.line(&format!(
+            "  {}: {}{ci}, mean {} p99 {}{}",
+            self.prefix(),
+            metric(&h.metric, step.summary.headline.mean),
+            ns(lat.mean_ns),
+            ns(lat.p99_ns as f64),
+            if step.summary.errors > 0 { format!(", {} errors", step.summary.errors) } else { String::new() }
+        ));
+    }
+
+    fn warning(&self, w: &Warning) {
+        if !self.quiet {
+            self.line(&style::warning(&w.message));
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! Workloads: what operations are issued, in what mix, against which target.
+//!
+//! A workload's specification type *is* the workload: it holds the workload's own options
+//! (some of them [`Sweep`]s) and implements [`Workload`], which tells the runner which options
+//! sweep, how to open one [`Session`] per worker for a step, and which figure ranks the steps.
+//! [`WorkloadSpec`] is the registry: adding a workload is adding a file and a variant here.
+//!
+//! - [`null`]: does nothing, to measure the harness itself.
+//! - [`memory`]: STREAM bandwidth kernels, pointer-chase latency, the "lotto" test.
+//! - [`cpu`]: Mandelbrot fractals with a hand-written complex type (iGenCPU).
+
+pub mod cpu;
+pub mod memory;
+pub mod null;
+pub mod rng;
+pub mod session;
+
+pub use session::{Figures, OpError, OpOutcome, Session};
+
+use crate::record::{Headline, Trial};
+use crate::spec::{Axis, StepPoint};
+use serde::Serialize;
+use std::sync::Arc;
+
+/// Opens the session of worker `worker` (of `workers`) for one step, inside that worker's thread.
+pub type SessionFactory =
+    Arc<dyn Fn(usize, usize) -> Result<Box<dyn Session>, OpError> + Send + Sync>;
+
+/// What the runner needs from a workload.
+pub trait Workload {
+    /// The workload family, as in the command (`memory`).
+    fn name(&self) -> &'static str;
+    /// The system under test, with secrets removed (`memory`, `sqlite:///tmp/x.db`).
+    fn target(&self) -> String;
+    /// The workload's own options that may sweep, in the order the user thinks of them.
+    fn axes(&self) -> Vec<&dyn Axis>;
+    /// The figure that ranks steps.
+    fn headline(&self) -> Headline;
+    /// How to open sessions for the step at `point`. `seed` is the run's seed.
+    fn sessions(&self, point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError>;
+    /// Adds figures derived from a finished trial (e.g. ns per load from the mean op time).
+    fn derive(&self, _point: &StepPoint, _trial: &mut Trial) {}
+}
+
+/// The registry of workloads, and what the record's `spec` holds.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "workload", rename_all = "snake_case")]
+pub enum WorkloadSpec {
+    Null(null::NullSpec),
+    Memory(memory::MemorySpec),
+    Cpu(cpu::CpuSpec),
+}
+
+impl WorkloadSpec {
+    pub fn workload(&self) -> &dyn Workload {
+        match self {
+            WorkloadSpec::Null(w) => w,
+            WorkloadSpec::Memory(w) => w,
+            WorkloadSpec::Cpu(w) => w,
+        }
+    }
+
+    pub fn axes(&self) -> Vec<&dyn Axis> {
+        self.workload().axes()
+    }
+}

@@ -1,0 +1,65 @@
+//! The `null` workload: ops that do nothing (or spin for a set time), so that what is measured
+//! is perflab itself: timing, recording and the loop. Its figure is the harness overhead per op
+//! (docs/performance.md); tests use it to exercise the engine without any hardware.
+
+use super::{OpError, OpOutcome, Session, SessionFactory, Workload};
+use crate::record::Headline;
+use crate::spec::{Axis, StepPoint, Sweep};
+use serde::Serialize;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NullSpec {
+    /// Busy time per op, in ns (0: return at once).
+    pub spin_ns: Sweep<u64>,
+    /// Every Nth op of each worker fails, to test error accounting (0: never).
+    pub fail_every: u64,
+}
+
+impl Workload for NullSpec {
+    fn name(&self) -> &'static str {
+        "null"
+    }
+
+    fn target(&self) -> String {
+        "null".into()
+    }
+
+    fn axes(&self) -> Vec<&dyn Axis> {
+        vec![&self.spin_ns]
+    }
+
+    fn headline(&self) -> Headline {
+        Headline { metric: "ops_per_sec".into(), op_name: "ops".into(), higher_is_better: true }
+    }
+
+    fn sessions(&self, point: &StepPoint, _seed: u64) -> Result<SessionFactory, OpError> {
+        let spin = Duration::from_nanos(self.spin_ns.at(point));
+        let fail_every = self.fail_every;
+        Ok(Arc::new(move |_, _| Ok(Box::new(NullSession { spin, fail_every, done: 0 }) as Box<dyn Session>)))
+    }
+}
+
+struct NullSession {
+    spin: Duration,
+    fail_every: u64,
+    done: u64,
+}
+
+impl Session for NullSession {
+    #[inline]
+    fn execute(&mut self) -> Result<OpOutcome, OpError> {
+        self.done += 1;
+        if !self.spin.is_zero() {
+            let until = Instant::now() + self.spin;
+            while Instant::now() < until {
+                std::hint::spin_loop();
+            }
+        }
+        if self.fail_every > 0 && self.done % self.fail_every == 0 {
+            return Err(OpError("null: deliberate failure (--fail-every)".into()));
+        }
+        Ok(OpOutcome { bytes: 0, items: 1 })
+    }
+}
