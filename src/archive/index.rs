@@ -76,7 +76,18 @@ impl Index {
     pub fn upsert(&self, r: &RunSummary) -> rusqlite::Result<()> {
         self.conn.execute(
             "INSERT OR REPLACE INTO runs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            params![r.id, r.started_at, r.status, r.workload, r.target, r.suite, r.steps as i64, r.peak_metric, r.peak_value, r.command],
+            params![
+                r.id,
+                r.started_at,
+                r.status,
+                r.workload,
+                r.target,
+                r.suite,
+                r.steps as i64,
+                r.peak_metric,
+                r.peak_value,
+                r.command
+            ],
         )?;
         Ok(())
     }

@@ -12,6 +12,7 @@ mod index;
 mod store;
 
 pub use index::RunSummary;
+pub use store::parse_record;
 
 use crate::record::{RunRecord, SCHEMA_VERSION};
 use std::path::{Path, PathBuf};
@@ -19,24 +20,37 @@ use std::path::{Path, PathBuf};
 /// What can go wrong with the archive. Each message names the fix.
 #[derive(Debug, thiserror::Error)]
 pub enum ArchiveError {
-    #[error("{path}: {source} (check the folder's permissions, or choose another with --results DIR)")]
-    Io { path: PathBuf, source: std::io::Error },
+    #[error(
+        "{path}: {source} (check the folder's permissions, or choose another with --results DIR)"
+    )]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("no run matches {0:?}; list the archive with 'perflab runs'")]
     NotFound(String),
     #[error("{query:?} matches several runs ({}); give more of the id", candidates.join(", "))]
-    Ambiguous { query: String, candidates: Vec<String> },
+    Ambiguous {
+        query: String,
+        candidates: Vec<String>,
+    },
     #[error("the archive is empty; record a run first, e.g. 'perflab run --quick'")]
     Empty,
     #[error("{path}: not a perflab record ({reason})")]
     Corrupt { path: PathBuf, reason: String },
-    #[error("{path}: written by a newer perflab (schema {version}, this one reads up to {SCHEMA_VERSION}); upgrade perflab")]
+    #[error(
+        "{path}: written by a newer perflab (schema {version}, this one reads up to {SCHEMA_VERSION}); upgrade perflab"
+    )]
     NewerSchema { path: PathBuf, version: u64 },
     #[error("no results folder: set --results DIR or PERFLAB_RESULTS (HOME is not set)")]
     NoHome,
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ArchiveError + '_ {
-    move |source| ArchiveError::Io { path: path.to_path_buf(), source }
+    move |source| ArchiveError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// An opened results folder.
@@ -140,11 +154,17 @@ impl Archive {
         if ids.iter().any(|id| id == query) {
             return Ok(query.to_string());
         }
-        let matches: Vec<String> = ids.into_iter().filter(|id| !query.is_empty() && id.starts_with(query)).collect();
+        let matches: Vec<String> = ids
+            .into_iter()
+            .filter(|id| !query.is_empty() && id.starts_with(query))
+            .collect();
         match matches.len() {
             0 => Err(ArchiveError::NotFound(query.to_string())),
             1 => Ok(matches.into_iter().next().unwrap_or_default()),
-            _ => Err(ArchiveError::Ambiguous { query: query.to_string(), candidates: matches }),
+            _ => Err(ArchiveError::Ambiguous {
+                query: query.to_string(),
+                candidates: matches,
+            }),
         }
     }
 }
@@ -156,7 +176,9 @@ fn default_root() -> Result<PathBuf, ArchiveError> {
     if let Some(dir) = std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
         return Ok(PathBuf::from(dir).join("perflab"));
     }
-    let home = std::env::var_os("HOME").filter(|d| !d.is_empty()).ok_or(ArchiveError::NoHome)?;
+    let home = std::env::var_os("HOME")
+        .filter(|d| !d.is_empty())
+        .ok_or(ArchiveError::NoHome)?;
     Ok(PathBuf::from(home).join(".local/share/perflab"))
 }
 
@@ -166,13 +188,19 @@ mod tests {
     use crate::record::Status;
 
     fn temp_dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("perflab-archive-{name}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("perflab-archive-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         dir
     }
 
     fn record(id: &str, started: &str) -> RunRecord {
-        RunRecord { id: id.into(), started_at: started.into(), workload: "null".into(), ..Default::default() }
+        RunRecord {
+            id: id.into(),
+            started_at: started.into(),
+            workload: "null".into(),
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -180,7 +208,8 @@ mod tests {
         let dir = temp_dir("basic");
         let a = Archive::open(Some(&dir)).unwrap();
         assert!(matches!(a.resolve("last"), Err(ArchiveError::Empty)));
-        a.save(&record("20260101-000000-aaaa", "2026-01-01T00:00:00.000Z")).unwrap();
+        a.save(&record("20260101-000000-aaaa", "2026-01-01T00:00:00.000Z"))
+            .unwrap();
         let mut r = record("20260102-000000-bbbb", "2026-01-02T00:00:00.000Z");
         a.save(&r).unwrap();
         r.status = Status::Complete;
@@ -190,7 +219,10 @@ mod tests {
         assert_eq!(list[1].status, "complete");
         assert_eq!(a.resolve("last").unwrap(), "20260102-000000-bbbb");
         assert_eq!(a.resolve("20260101").unwrap(), "20260101-000000-aaaa");
-        assert!(matches!(a.resolve("2026"), Err(ArchiveError::Ambiguous { .. })));
+        assert!(matches!(
+            a.resolve("2026"),
+            Err(ArchiveError::Ambiguous { .. })
+        ));
         assert!(matches!(a.resolve("1999"), Err(ArchiveError::NotFound(_))));
         assert_eq!(a.load("last").unwrap().status, Status::Complete);
         let _ = std::fs::remove_dir_all(&dir);
@@ -200,7 +232,8 @@ mod tests {
     fn a_lost_index_is_rebuilt_from_the_records() {
         let dir = temp_dir("reindex");
         let a = Archive::open(Some(&dir)).unwrap();
-        a.save(&record("20260101-000000-aaaa", "2026-01-01T00:00:00.000Z")).unwrap();
+        a.save(&record("20260101-000000-aaaa", "2026-01-01T00:00:00.000Z"))
+            .unwrap();
         std::fs::write(dir.join("index.sqlite"), b"not a database").unwrap();
         assert_eq!(a.list().unwrap().len(), 1);
         std::fs::remove_file(dir.join("index.sqlite")).unwrap();

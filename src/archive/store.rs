@@ -32,11 +32,21 @@ pub fn read_record(path: &Path) -> Result<RunRecord, ArchiveError> {
 
 /// Parses a record's text (`path` only names it in errors).
 pub fn parse_record(path: &Path, text: &str) -> Result<RunRecord, ArchiveError> {
-    let corrupt = |reason: String| ArchiveError::Corrupt { path: path.to_path_buf(), reason };
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| corrupt(e.to_string()))?;
-    let version = value.get("schema_version").and_then(|v| v.as_u64()).ok_or_else(|| corrupt("no schema_version".into()))?;
+    let corrupt = |reason: String| ArchiveError::Corrupt {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| corrupt(e.to_string()))?;
+    let version = value
+        .get("schema_version")
+        .and_then(|v| v.as_u64())
+        .ok_or_else(|| corrupt("no schema_version".into()))?;
     if version > u64::from(SCHEMA_VERSION) {
-        return Err(ArchiveError::NewerSchema { path: path.to_path_buf(), version });
+        return Err(ArchiveError::NewerSchema {
+            path: path.to_path_buf(),
+            version,
+        });
     }
     // Version 1 is the first; older versions would be migrated here, field by field.
     serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))

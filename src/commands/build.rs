@@ -6,11 +6,11 @@ use crate::env::Environment;
 use crate::spec::sweep::{parse_names, parse_numeric, parse_u64};
 use crate::spec::units::{format_bytes, parse_count, parse_duration, parse_rate, parse_size};
 use crate::spec::{LoadSpec, RunSpec, SpecError, StopSpec, Sweep};
+use crate::workload::WorkloadSpec;
 use crate::workload::cpu::CpuSpec;
 use crate::workload::cpu::fractal::{DEFAULT_MAX_ITER, DEFAULT_SIDE};
 use crate::workload::memory::{KernelClass, LOADS_PER_OP, MemoryKernel, MemorySpec};
 use crate::workload::null::NullSpec;
-use crate::workload::WorkloadSpec;
 
 /// More threads than this is a typo, not a test.
 const MAX_THREADS: u64 = 4096;
@@ -25,10 +25,26 @@ pub struct Defaults {
 }
 
 /// The shared options plus a workload: the run specification.
-pub fn build_spec(args: &RunArgs, workload: WorkloadSpec, defaults: &Defaults) -> Result<RunSpec, SpecError> {
-    let threads = parse_u64("threads", args.threads.as_deref().unwrap_or(&defaults.threads), parse_count)?;
-    if let Some(&bad) = threads.values().iter().find(|&&t| t == 0 || t > MAX_THREADS) {
-        return Err(SpecError::new("threads", &bad.to_string(), "threads must be between 1 and 4096"));
+pub fn build_spec(
+    args: &RunArgs,
+    workload: WorkloadSpec,
+    defaults: &Defaults,
+) -> Result<RunSpec, SpecError> {
+    let threads = parse_u64(
+        "threads",
+        args.threads.as_deref().unwrap_or(&defaults.threads),
+        parse_count,
+    )?;
+    if let Some(&bad) = threads
+        .values()
+        .iter()
+        .find(|&&t| t == 0 || t > MAX_THREADS)
+    {
+        return Err(SpecError::new(
+            "threads",
+            &bad.to_string(),
+            "threads must be between 1 and 4096",
+        ));
     }
     let warmup = parse_duration("warmup", args.warmup.as_deref().unwrap_or(defaults.warmup))?;
     let stop = match (&args.ops, &args.duration) {
@@ -43,43 +59,84 @@ pub fn build_spec(args: &RunArgs, workload: WorkloadSpec, defaults: &Defaults) -
             let text = d.as_deref().unwrap_or(defaults.duration);
             let d = parse_duration("duration", text)?;
             if d.as_millis() < 10 {
-                return Err(SpecError::new("duration", text, "measure for at least 10ms"));
+                return Err(SpecError::new(
+                    "duration",
+                    text,
+                    "measure for at least 10ms",
+                ));
             }
             StopSpec::Duration(d)
         }
     };
     let repeat = parse_count("repeat", &args.repeat)?;
     if repeat == 0 || repeat > 1000 {
-        return Err(SpecError::new("repeat", &args.repeat, "repeat between 1 and 1000 times"));
+        return Err(SpecError::new(
+            "repeat",
+            &args.repeat,
+            "repeat between 1 and 1000 times",
+        ));
     }
     let load = match (&args.rate, &args.think) {
         (Some(rate), _) => {
             let rate = parse_numeric("rate", rate, |s| parse_rate("rate", s), |v| *v, |f| f)?;
-            LoadSpec::Open { rate, scope: args.rate_scope, arrival: args.arrival }
+            LoadSpec::Open {
+                rate,
+                scope: args.rate_scope,
+                arrival: args.arrival,
+            }
         }
         (None, think) => LoadSpec::Closed {
-            think: think.as_deref().map(|t| parse_duration("think", t)).transpose()?.unwrap_or_default(),
+            think: think
+                .as_deref()
+                .map(|t| parse_duration("think", t))
+                .transpose()?
+                .unwrap_or_default(),
         },
     };
     let seed = parse_count("seed", &args.seed)?;
     let interval = parse_duration("interval", &args.interval)?;
     if interval.as_millis() < 10 {
-        return Err(SpecError::new("interval", &args.interval, "use an interval of at least 10ms"));
+        return Err(SpecError::new(
+            "interval",
+            &args.interval,
+            "use an interval of at least 10ms",
+        ));
     }
-    let spec = RunSpec { workload, threads, warmup, stop, load, repeat: repeat as u32, seed, interval };
-    let swept: Vec<&str> = spec.axes().iter().filter(|a| a.len() > 1).map(|a| a.axis_name()).collect();
+    let spec = RunSpec {
+        workload,
+        threads,
+        warmup,
+        stop,
+        load,
+        repeat: repeat as u32,
+        seed,
+        interval,
+    };
+    let swept: Vec<&str> = spec
+        .axes()
+        .iter()
+        .filter(|a| a.count() > 1)
+        .map(|a| a.axis_name())
+        .collect();
     if swept.len() > 2 {
         return Err(SpecError::new(
             swept[2],
             "",
-            &format!("at most two options sweep at once ({} do); fix all but two to one value", swept.join(", ")),
+            &format!(
+                "at most two options sweep at once ({} do); fix all but two to one value",
+                swept.join(", ")
+            ),
         ));
     }
     Ok(spec)
 }
 
 fn all_threads(env: &Environment) -> u64 {
-    env.cpu.logical_cpus.map(u64::from).filter(|&n| n > 0).unwrap_or(1)
+    env.cpu
+        .logical_cpus
+        .map(u64::from)
+        .filter(|&n| n > 0)
+        .unwrap_or(1)
 }
 
 /// `1,N` for the machine's N logical CPUs (just `1` on one CPU).
@@ -101,11 +158,20 @@ pub fn memory_spec(args: &MemoryArgs, env: &Environment) -> Result<RunSpec, Spec
     let llc = env.llc_total_bytes().filter(|&b| b > 0);
     let default_size = match class {
         // STREAM's rule: each array at least four times the last-level cache.
-        KernelClass::Bandwidth => pow2_at_least(llc.map_or(256 << 20, |c| 4 * c)).max(64 << 20).to_string(),
-        KernelClass::Latency => format!("16k..{}:x2", pow2_at_least(llc.map_or(128 << 20, |c| 4 * c)).max(1 << 20)),
+        KernelClass::Bandwidth => pow2_at_least(llc.map_or(256 << 20, |c| 4 * c))
+            .max(64 << 20)
+            .to_string(),
+        KernelClass::Latency => format!(
+            "16k..{}:x2",
+            pow2_at_least(llc.map_or(128 << 20, |c| 4 * c)).max(1 << 20)
+        ),
         KernelClass::Lotto => "1g".into(),
     };
-    let size_bytes = parse_u64("size", args.size.as_deref().unwrap_or(&default_size), parse_size)?;
+    let size_bytes = parse_u64(
+        "size",
+        args.size.as_deref().unwrap_or(&default_size),
+        parse_size,
+    )?;
     let threads_default = match class {
         KernelClass::Bandwidth => one_and_all(env),
         KernelClass::Latency => "1".into(),
@@ -113,27 +179,60 @@ pub fn memory_spec(args: &MemoryArgs, env: &Environment) -> Result<RunSpec, Spec
     };
     let spec = build_spec(
         &args.run,
-        WorkloadSpec::Memory(MemorySpec { kernel, size_bytes: size_bytes.clone(), loads_per_op: LOADS_PER_OP }),
-        &Defaults { threads: threads_default, warmup: "1s", duration: "5s" },
+        WorkloadSpec::Memory(MemorySpec {
+            kernel,
+            size_bytes: size_bytes.clone(),
+            loads_per_op: LOADS_PER_OP,
+        }),
+        &Defaults {
+            threads: threads_default,
+            warmup: "1s",
+            duration: "5s",
+        },
     )?;
     check_memory(&spec, &size_bytes, class, env)?;
     Ok(spec)
 }
 
 /// Refuses a memory test that would not fit in available memory.
-fn check_memory(spec: &RunSpec, size: &Sweep<u64>, class: KernelClass, env: &Environment) -> Result<(), SpecError> {
-    let WorkloadSpec::Memory(m) = &spec.workload else { return Ok(()) };
+fn check_memory(
+    spec: &RunSpec,
+    size: &Sweep<u64>,
+    class: KernelClass,
+    env: &Environment,
+) -> Result<(), SpecError> {
+    let WorkloadSpec::Memory(m) = &spec.workload else {
+        return Ok(());
+    };
     let max_threads = spec.threads.values().iter().copied().max().unwrap_or(1);
-    let arrays = m.kernel.values().iter().map(|k| k.arrays()).max().unwrap_or(1);
+    let arrays = m
+        .kernel
+        .values()
+        .iter()
+        .map(|k| k.arrays())
+        .max()
+        .unwrap_or(1);
     for &bytes in size.values() {
         if bytes == 0 {
-            return Err(SpecError::new("size", "0", "give a size above zero, e.g. 64m"));
+            return Err(SpecError::new(
+                "size",
+                "0",
+                "give a size above zero, e.g. 64m",
+            ));
         }
         if class == KernelClass::Bandwidth && bytes / 8 < max_threads {
-            return Err(SpecError::new("size", &bytes.to_string(), "each thread needs at least one element; give a larger --size"));
+            return Err(SpecError::new(
+                "size",
+                &bytes.to_string(),
+                "each thread needs at least one element; give a larger --size",
+            ));
         }
         if class == KernelClass::Latency && bytes < 4096 {
-            return Err(SpecError::new("size", &bytes.to_string(), "a latency working set is at least 4k"));
+            return Err(SpecError::new(
+                "size",
+                &bytes.to_string(),
+                "a latency working set is at least 4k",
+            ));
         }
         let needed = match class {
             KernelClass::Bandwidth => bytes.saturating_mul(arrays),
@@ -157,18 +256,44 @@ fn check_memory(spec: &RunSpec, size: &Sweep<u64>, class: KernelClass, env: &Env
 }
 
 pub fn cpu_spec(args: &CpuArgs, env: &Environment) -> Result<RunSpec, SpecError> {
-    let side = parse_u64("side", args.side.as_deref().unwrap_or(&DEFAULT_SIDE.to_string()), parse_count)?;
-    let max_iter = parse_u64("max-iter", args.max_iter.as_deref().unwrap_or(&DEFAULT_MAX_ITER.to_string()), parse_count)?;
+    let side = parse_u64(
+        "side",
+        args.side.as_deref().unwrap_or(&DEFAULT_SIDE.to_string()),
+        parse_count,
+    )?;
+    let max_iter = parse_u64(
+        "max-iter",
+        args.max_iter
+            .as_deref()
+            .unwrap_or(&DEFAULT_MAX_ITER.to_string()),
+        parse_count,
+    )?;
     if side.values().iter().any(|&s| !(2..=16384).contains(&s)) {
-        return Err(SpecError::new("side", args.side.as_deref().unwrap_or(""), "give a side between 2 and 16384 pixels"));
+        return Err(SpecError::new(
+            "side",
+            args.side.as_deref().unwrap_or(""),
+            "give a side between 2 and 16384 pixels",
+        ));
     }
-    if max_iter.values().iter().any(|&m| !(1..=1_000_000).contains(&m)) {
-        return Err(SpecError::new("max-iter", args.max_iter.as_deref().unwrap_or(""), "give between 1 and 1000000 iterations"));
+    if max_iter
+        .values()
+        .iter()
+        .any(|&m| !(1..=1_000_000).contains(&m))
+    {
+        return Err(SpecError::new(
+            "max-iter",
+            args.max_iter.as_deref().unwrap_or(""),
+            "give between 1 and 1000000 iterations",
+        ));
     }
     build_spec(
         &args.run,
         WorkloadSpec::Cpu(CpuSpec { side, max_iter }),
-        &Defaults { threads: format!("1..{}", all_threads(env)), warmup: "1s", duration: "5s" },
+        &Defaults {
+            threads: format!("1..{}", all_threads(env)),
+            warmup: "1s",
+            duration: "5s",
+        },
     )
 }
 
@@ -183,11 +308,18 @@ pub fn null_spec(args: &NullArgs) -> Result<RunSpec, SpecError> {
     let spin_ns = spin.map(|d| d.as_nanos() as u64);
     let spin_ns = Sweep::list("spin_ns", spin_ns.values().to_vec());
     let fail_every = parse_count("fail-every", &args.fail_every)?;
-    build_spec(&args.run, WorkloadSpec::Null(NullSpec { spin_ns, fail_every }), &Defaults {
-        threads: "1".into(),
-        warmup: "1s",
-        duration: "5s",
-    })
+    build_spec(
+        &args.run,
+        WorkloadSpec::Null(NullSpec {
+            spin_ns,
+            fail_every,
+        }),
+        &Defaults {
+            threads: "1".into(),
+            warmup: "1s",
+            duration: "5s",
+        },
+    )
 }
 
 #[cfg(test)]
@@ -205,7 +337,9 @@ mod tests {
 
     fn memory(args: &[&str]) -> Result<RunSpec, SpecError> {
         let cli = Cli::try_parse_from(["perflab", "memory"].iter().chain(args)).unwrap();
-        let Command::Memory(m) = cli.command else { unreachable!() };
+        let Command::Memory(m) = cli.command else {
+            unreachable!()
+        };
         memory_spec(&m, &env())
     }
 
@@ -225,7 +359,17 @@ mod tests {
         assert!(e.to_string().contains("lower --size"), "{e}");
         let e = memory(&["--threads", "0"]).unwrap_err();
         assert!(e.to_string().contains("between 1 and"), "{e}");
-        let e = memory(&["--kernel", "triad,copy", "--threads", "1,2", "--size", "1m,2m", "--rate", "1/s,2/s"]).unwrap_err();
+        let e = memory(&[
+            "--kernel",
+            "triad,copy",
+            "--threads",
+            "1,2",
+            "--size",
+            "1m,2m",
+            "--rate",
+            "1/s,2/s",
+        ])
+        .unwrap_err();
         assert!(e.to_string().contains("at most two"), "{e}");
         let e = memory(&["--duration", "1ms"]).unwrap_err();
         assert!(e.to_string().contains("at least 10ms"), "{e}");

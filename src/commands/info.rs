@@ -9,7 +9,8 @@ use crate::ui::sysinfo::render_sysinfo;
 pub fn sysinfo(g: &GlobalArgs) -> Result<(), AppError> {
     let env = Environment::collect();
     if g.json {
-        let text = serde_json::to_string_pretty(&env).map_err(|e| AppError::Output(e.to_string()))?;
+        let text =
+            serde_json::to_string_pretty(&env).map_err(|e| AppError::Output(e.to_string()))?;
         return print(&(text + "\n"));
     }
     print(&render_sysinfo(&env))
@@ -18,7 +19,8 @@ pub fn sysinfo(g: &GlobalArgs) -> Result<(), AppError> {
 pub fn targets(g: &GlobalArgs) -> Result<(), AppError> {
     let targets = target::registry();
     if g.json {
-        let text = serde_json::to_string_pretty(&targets).map_err(|e| AppError::Output(e.to_string()))?;
+        let text =
+            serde_json::to_string_pretty(&targets).map_err(|e| AppError::Output(e.to_string()))?;
         return print(&(text + "\n"));
     }
     print(&crate::ui::report::render_targets(&targets))

@@ -42,7 +42,9 @@ impl AppError {
             AppError::Spec(_) | AppError::Usage(_) => 2,
             AppError::Run(RunError::Interrupted { .. }) => EXIT_INTERRUPTED,
             AppError::Run(RunError::Archive(e)) | AppError::Archive(e) => match e {
-                ArchiveError::NotFound(_) | ArchiveError::Ambiguous { .. } | ArchiveError::Empty => 2,
+                ArchiveError::NotFound(_)
+                | ArchiveError::Ambiguous { .. }
+                | ArchiveError::Empty => 2,
                 _ => 1,
             },
             AppError::Run(_) | AppError::Output(_) => 1,
@@ -85,7 +87,9 @@ fn dispatch(cli: Cli) -> Result<(), AppError> {
 fn clap_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     match e.kind() {
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             let _ = e.print();
             if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
                 return ExitCode::from(2);
@@ -95,9 +99,18 @@ fn clap_error(e: clap::Error) -> ExitCode {
         _ => {
             let text = e.render().to_string();
             let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-            let first = lines.next().unwrap_or("bad usage").trim_start_matches("error: ").to_string();
-            let tip = lines.find(|l| l.starts_with("tip:")).map(|t| format!("; {}", t.trim_start_matches("tip: ")));
-            eprintln!("perflab: {first}{} (see 'perflab --help')", tip.unwrap_or_default());
+            let first = lines
+                .next()
+                .unwrap_or("bad usage")
+                .trim_start_matches("error: ")
+                .to_string();
+            let tip = lines
+                .find(|l| l.starts_with("tip:"))
+                .map(|t| format!("; {}", t.trim_start_matches("tip: ")));
+            eprintln!(
+                "perflab: {first}{} (see 'perflab --help')",
+                tip.unwrap_or_default()
+            );
             ExitCode::from(2)
         }
     }
@@ -107,5 +120,7 @@ fn clap_error(e: clap::Error) -> ExitCode {
 pub(crate) fn print(text: &str) -> Result<(), AppError> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes()).and_then(|_| out.flush()).map_err(|e| AppError::Output(format!("stdout: {e}")))
+    out.write_all(text.as_bytes())
+        .and_then(|_| out.flush())
+        .map_err(|e| AppError::Output(format!("stdout: {e}")))
 }

@@ -14,19 +14,36 @@ use clap::Parser;
 pub fn run(g: &GlobalArgs, args: &SuiteArgs) -> Result<(), AppError> {
     let env = Environment::collect();
     let entries = suite::entries(&args.suite, args.quick, &env).ok_or_else(|| {
-        AppError::Usage(format!("unknown suite {:?}; the suites are: {}", args.suite, SUITES.join(", ")))
+        AppError::Usage(format!(
+            "unknown suite {:?}; the suites are: {}",
+            args.suite,
+            SUITES.join(", ")
+        ))
     })?;
     // Validate every entry before running any, so a bad entry cannot waste the first ones.
     let specs = entries
         .iter()
         .map(|e| {
-            let cli = Cli::try_parse_from(std::iter::once("perflab".to_string()).chain(e.args.iter().cloned()))
-                .map_err(|err| AppError::Usage(format!("suite entry '{}': {}", e.args.join(" "), err.kind())))?;
+            let cli = Cli::try_parse_from(
+                std::iter::once("perflab".to_string()).chain(e.args.iter().cloned()),
+            )
+            .map_err(|err| {
+                AppError::Usage(format!(
+                    "suite entry '{}': {}",
+                    e.args.join(" "),
+                    err.kind()
+                ))
+            })?;
             Ok(match &cli.command {
                 Command::Memory(a) => memory_spec(a, &env)?,
                 Command::Cpu(a) => cpu_spec(a, &env)?,
                 Command::Null(a) => null_spec(a)?,
-                _ => return Err(AppError::Usage(format!("suite entry '{}' is not a workload", e.args.join(" ")))),
+                _ => {
+                    return Err(AppError::Usage(format!(
+                        "suite entry '{}' is not a workload",
+                        e.args.join(" ")
+                    )));
+                }
             })
         })
         .collect::<Result<Vec<_>, AppError>>()?;
@@ -38,9 +55,15 @@ pub fn run(g: &GlobalArgs, args: &SuiteArgs) -> Result<(), AppError> {
     let mut records: Vec<RunRecord> = Vec::new();
     let mut outcome = Ok(());
     for (entry, spec) in entries.iter().zip(&specs) {
-        progress.line(&format!("== {}: perflab {}", entry.capability, entry.args.join(" ")));
+        progress.line(&format!(
+            "== {}: perflab {}",
+            entry.capability,
+            entry.args.join(" ")
+        ));
         let options = RunOptions {
-            command: std::iter::once("perflab".to_string()).chain(entry.args.iter().cloned()).collect(),
+            command: std::iter::once("perflab".to_string())
+                .chain(entry.args.iter().cloned())
+                .collect(),
             suite: Some(suite_name.clone()),
         };
         match run::run(spec, &env, &archive, &options, &progress) {
@@ -51,11 +74,17 @@ pub fn run(g: &GlobalArgs, args: &SuiteArgs) -> Result<(), AppError> {
             }
             Err(RunError::Failed { id, step, message }) => {
                 // One capability failing should not hide the others: note it and go on.
-                progress.line(&style::warning(&format!("{}: step {step} failed: {message} (run {id})", entry.capability)));
+                progress.line(&style::warning(&format!(
+                    "{}: step {step} failed: {message} (run {id})",
+                    entry.capability
+                )));
                 if let Ok(r) = archive.load(&id) {
                     records.push(r);
                 }
-                outcome = Err(AppError::Usage(format!("{} failed; the other capabilities ran", entry.capability)));
+                outcome = Err(AppError::Usage(format!(
+                    "{} failed; the other capabilities ran",
+                    entry.capability
+                )));
             }
             Err(e) => return Err(e.into()),
         }
@@ -63,13 +92,18 @@ pub fn run(g: &GlobalArgs, args: &SuiteArgs) -> Result<(), AppError> {
     progress.finish();
     if g.json {
         let value = serde_json::json!({ "suite": suite_name, "runs": records });
-        let text = serde_json::to_string_pretty(&value).map_err(|e| AppError::Output(e.to_string()))?;
+        let text =
+            serde_json::to_string_pretty(&value).map_err(|e| AppError::Output(e.to_string()))?;
         print(&(text + "\n"))?;
     } else {
         print(&balance::render(&suite_name, &env, &records))?;
     }
     match outcome {
-        Err(AppError::Usage(m)) => Err(AppError::Run(RunError::Failed { id: String::new(), step: 0, message: m })),
+        Err(AppError::Usage(m)) => Err(AppError::Run(RunError::Failed {
+            id: String::new(),
+            step: 0,
+            message: m,
+        })),
         other => other,
     }
 }

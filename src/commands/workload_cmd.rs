@@ -33,12 +33,17 @@ fn execute(g: &GlobalArgs, spec: &RunSpec, env: Environment) -> Result<(), AppEr
     let archive = Archive::open(g.results.as_deref())?;
     interrupt::install();
     let progress = Progress::new(g.quiet);
-    let options = RunOptions { command: command_line(), suite: None };
+    let options = RunOptions {
+        command: command_line(),
+        suite: None,
+    };
     let result = run::run(spec, &env, &archive, &options, &progress);
     progress.finish();
     let saved = match &result {
         Ok(record) => Some(record.clone()),
-        Err(RunError::Interrupted { id, .. } | RunError::Failed { id, .. }) => archive.load(id).ok(),
+        Err(RunError::Interrupted { id, .. } | RunError::Failed { id, .. }) => {
+            archive.load(id).ok()
+        }
         Err(RunError::Archive(_)) => None,
     };
     if let Some(record) = &saved {
@@ -50,7 +55,8 @@ fn execute(g: &GlobalArgs, spec: &RunSpec, env: Environment) -> Result<(), AppEr
 /// The record on stdout: tables, or JSON with `--json`.
 pub(crate) fn show(g: &GlobalArgs, record: &RunRecord) -> Result<(), AppError> {
     if g.json {
-        let text = serde_json::to_string_pretty(record).map_err(|e| AppError::Output(e.to_string()))?;
+        let text =
+            serde_json::to_string_pretty(record).map_err(|e| AppError::Output(e.to_string()))?;
         print(&(text + "\n"))
     } else {
         print(&report::render(record))

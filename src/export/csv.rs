@@ -6,14 +6,37 @@ use std::collections::BTreeSet;
 use std::io::Write;
 
 const FIXED: [&str; 21] = [
-    "run_id", "workload", "step", "repeat", "workers", "elapsed_ns", "ops", "items", "bytes", "errors",
-    "ops_per_sec", "items_per_sec", "bytes_per_sec", "latency_mean_ns", "latency_p50_ns", "latency_p90_ns",
-    "latency_p99_ns", "latency_p999_ns", "latency_max_ns", "cpu_busy_pct", "cpu_steal_pct",
+    "run_id",
+    "workload",
+    "step",
+    "repeat",
+    "workers",
+    "elapsed_ns",
+    "ops",
+    "items",
+    "bytes",
+    "errors",
+    "ops_per_sec",
+    "items_per_sec",
+    "bytes_per_sec",
+    "latency_mean_ns",
+    "latency_p50_ns",
+    "latency_p90_ns",
+    "latency_p99_ns",
+    "latency_p999_ns",
+    "latency_max_ns",
+    "cpu_busy_pct",
+    "cpu_steal_pct",
 ];
 
 pub fn write(r: &RunRecord, out: &mut dyn Write) -> std::io::Result<()> {
     let params: BTreeSet<&String> = r.steps.iter().flat_map(|s| s.params.keys()).collect();
-    let figures: BTreeSet<&String> = r.steps.iter().flat_map(|s| &s.trials).flat_map(|t| t.figures.keys()).collect();
+    let figures: BTreeSet<&String> = r
+        .steps
+        .iter()
+        .flat_map(|s| &s.trials)
+        .flat_map(|t| t.figures.keys())
+        .collect();
     let mut header: Vec<String> = FIXED.iter().map(|s| s.to_string()).collect();
     header.extend(params.iter().map(|p| format!("param_{p}")));
     header.extend(figures.iter().map(|f| f.to_string()));
@@ -49,8 +72,17 @@ pub fn write(r: &RunRecord, out: &mut dyn Write) -> std::io::Result<()> {
                 Some(v) => v.to_string(),
                 None => String::new(),
             }));
-            row.extend(figures.iter().map(|f| t.figures.get(*f).map(|v| v.to_string()).unwrap_or_default()));
-            row.push(t.resources.process_cpu_ns_per_op.map(|v| v.to_string()).unwrap_or_default());
+            row.extend(
+                figures
+                    .iter()
+                    .map(|f| t.figures.get(*f).map(|v| v.to_string()).unwrap_or_default()),
+            );
+            row.push(
+                t.resources
+                    .process_cpu_ns_per_op
+                    .map(|v| v.to_string())
+                    .unwrap_or_default(),
+            );
             line(out, &row)?;
         }
     }
@@ -78,7 +110,10 @@ mod tests {
 
     #[test]
     fn one_row_per_trial_with_params_and_figures() {
-        let mut t = Trial { ops: 10, ..Default::default() };
+        let mut t = Trial {
+            ops: 10,
+            ..Default::default()
+        };
         t.figures.insert("ns_per_load".into(), 1.5);
         let r = RunRecord {
             id: "x".into(),

@@ -109,7 +109,14 @@ impl Recorder {
 
     /// Records a successful op. `intended` equals `start` in a closed loop.
     #[inline]
-    pub fn record(&mut self, intended: Instant, start: Instant, end: Instant, items: u64, bytes: u64) {
+    pub fn record(
+        &mut self,
+        intended: Instant,
+        start: Instant,
+        end: Instant,
+        items: u64,
+        bytes: u64,
+    ) {
         let response = end.saturating_duration_since(intended).as_nanos() as u64;
         self.response.saturating_record(response);
         if self.open_loop {
@@ -130,7 +137,9 @@ impl Recorder {
             self.record_schedule(intended, start, end);
         }
         self.interval_counts.errors += 1;
-        if self.error_samples.len() < ERROR_SAMPLES && !self.error_samples.iter().any(|m| m == message) {
+        if self.error_samples.len() < ERROR_SAMPLES
+            && !self.error_samples.iter().any(|m| m == message)
+        {
             self.error_samples.push(message.to_string());
         }
         self.last_end = end;

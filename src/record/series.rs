@@ -34,7 +34,10 @@ impl SeriesBuilder {
             let _ = all.add(part);
         }
         self.total.add(&report.counts);
-        let entry = self.pending.entry(report.index).or_insert_with(|| (Counts::default(), new_histogram()));
+        let entry = self
+            .pending
+            .entry(report.index)
+            .or_insert_with(|| (Counts::default(), new_histogram()));
         entry.0.add(&report.counts);
         let _ = entry.1.add(&report.response);
     }
@@ -63,12 +66,24 @@ impl SeriesBuilder {
                         errors: c.errors,
                         ops_per_sec: c.ops as f64 / secs,
                         bytes_per_sec: c.bytes as f64 / secs,
-                        p50_ns: if h.is_empty() { 0 } else { h.value_at_quantile(0.5) },
-                        p99_ns: if h.is_empty() { 0 } else { h.value_at_quantile(0.99) },
+                        p50_ns: if h.is_empty() {
+                            0
+                        } else {
+                            h.value_at_quantile(0.5)
+                        },
+                        p99_ns: if h.is_empty() {
+                            0
+                        } else {
+                            h.value_at_quantile(0.99)
+                        },
                         max_ns: if h.is_empty() { 0 } else { h.max() },
                     },
                     // A stall: no worker finished anything in this interval. Keep the zero.
-                    None => IntervalPoint { start_ns, duration_ns, ..Default::default() },
+                    None => IntervalPoint {
+                        start_ns,
+                        duration_ns,
+                        ..Default::default()
+                    },
                 }
             })
             .collect()
@@ -84,7 +99,17 @@ mod tests {
         for _ in 0..ops {
             response.saturating_record(latency);
         }
-        IntervalReport { index, counts: Counts { ops, items: ops, bytes: ops * 10, errors: 0 }, response, service: None }
+        IntervalReport {
+            index,
+            counts: Counts {
+                ops,
+                items: ops,
+                bytes: ops * 10,
+                errors: 0,
+            },
+            response,
+            service: None,
+        }
     }
 
     #[test]

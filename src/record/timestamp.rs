@@ -21,7 +21,15 @@ fn parts(t: SystemTime) -> (i64, u32, u32, u64, u64, u64, u32) {
     let secs = d.as_secs();
     let (y, mo, da) = civil((secs / 86_400) as i64);
     let rem = secs % 86_400;
-    (y, mo, da, rem / 3600, rem % 3600 / 60, rem % 60, d.subsec_millis())
+    (
+        y,
+        mo,
+        da,
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        d.subsec_millis(),
+    )
 }
 
 /// `2026-11-22T03:24:32.123Z`
@@ -37,7 +45,10 @@ pub fn now_rfc3339() -> String {
 /// A run id that sorts by time and is unlikely to collide: `20261122-032432-7f3a`.
 pub fn run_id(t: SystemTime) -> String {
     let (y, mo, d, h, mi, s, _) = parts(t);
-    let nanos = t.duration_since(UNIX_EPOCH).unwrap_or_default().subsec_nanos();
+    let nanos = t
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .subsec_nanos();
     let salt = (nanos ^ std::process::id().rotate_left(16)) & 0xffff;
     format!("{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}-{salt:04x}")
 }

@@ -64,11 +64,22 @@ impl Default for RunRecord {
 pub struct ToolInfo {
     pub name: String,
     pub version: String,
+    /// `release` or `debug`: figures from a debug build are not comparable.
+    pub profile: String,
 }
 
 impl Default for ToolInfo {
     fn default() -> Self {
-        ToolInfo { name: "perflab".into(), version: env!("CARGO_PKG_VERSION").into() }
+        ToolInfo {
+            name: "perflab".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            profile: if cfg!(debug_assertions) {
+                "debug"
+            } else {
+                "release"
+            }
+            .into(),
+        }
     }
 }
 

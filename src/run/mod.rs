@@ -7,7 +7,7 @@
 //! - [`worker`]: one worker thread's loop (the hot path).
 //! - [`pacer`]: closed loop with think time, or open loop at a target rate.
 //! - [`observer`]: live events for progress displays.
-//! - [`interrupt`]: Ctrl-C.
+//! - [`interrupt`]: what Ctrl-C does to a run.
 
 pub mod interrupt;
 pub mod observer;

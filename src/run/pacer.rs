@@ -32,7 +32,14 @@ impl Pacer {
 
     /// An open-loop schedule for one worker at `rate` ops/s, starting at `origin`. Workers of
     /// a uniform schedule are staggered so their starts interleave instead of bunching up.
-    pub fn open(rate: f64, arrival: Arrival, seed: u64, origin: Instant, worker: usize, workers: usize) -> Self {
+    pub fn open(
+        rate: f64,
+        arrival: Arrival,
+        seed: u64,
+        origin: Instant,
+        worker: usize,
+        workers: usize,
+    ) -> Self {
         let mean_gap_ns = 1e9 / rate.max(1e-9);
         let mut rng = Rng::new(seed ^ (worker as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
         let poisson = arrival == Arrival::Poisson;
@@ -41,7 +48,13 @@ impl Pacer {
         } else {
             mean_gap_ns * worker as f64 / workers.max(1) as f64
         };
-        Pacer::Open { origin, next_ns, mean_gap_ns, poisson, rng }
+        Pacer::Open {
+            origin,
+            next_ns,
+            mean_gap_ns,
+            poisson,
+            rng,
+        }
     }
 
     pub fn is_open(&self) -> bool {
@@ -53,9 +66,19 @@ impl Pacer {
     pub fn next_intended(&mut self) -> Option<Instant> {
         match self {
             Pacer::Closed { .. } => None,
-            Pacer::Open { origin, next_ns, mean_gap_ns, poisson, rng } => {
+            Pacer::Open {
+                origin,
+                next_ns,
+                mean_gap_ns,
+                poisson,
+                rng,
+            } => {
                 let at = *origin + Duration::from_nanos(*next_ns as u64);
-                *next_ns += if *poisson { exponential(rng, *mean_gap_ns) } else { *mean_gap_ns };
+                *next_ns += if *poisson {
+                    exponential(rng, *mean_gap_ns)
+                } else {
+                    *mean_gap_ns
+                };
                 Some(at)
             }
         }
@@ -125,6 +148,9 @@ mod tests {
     fn waiting_stops_when_told() {
         let far = Instant::now() + Duration::from_secs(60);
         assert!(!wait_until(far, || false));
-        assert!(wait_until(Instant::now() + Duration::from_micros(200), || true));
+        assert!(wait_until(
+            Instant::now() + Duration::from_micros(200),
+            || true
+        ));
     }
 }

@@ -23,7 +23,11 @@ pub enum RunError {
     #[error("interrupted; the {steps} finished step(s) are saved as run {id} (status incomplete)")]
     Interrupted { id: String, steps: usize },
     #[error("step {step} failed: {message} (run {id} saved with status failed)")]
-    Failed { id: String, step: usize, message: String },
+    Failed {
+        id: String,
+        step: usize,
+        message: String,
+    },
     #[error(transparent)]
     Archive(#[from] ArchiveError),
 }
@@ -62,7 +66,11 @@ pub fn run(
     };
     let axes = spec.axes();
     let points = grid(&axes);
-    let swept: Vec<String> = axes.iter().filter(|a| a.len() > 1).map(|a| a.axis_name().to_string()).collect();
+    let swept: Vec<String> = axes
+        .iter()
+        .filter(|a| a.count() > 1)
+        .map(|a| a.axis_name().to_string())
+        .collect();
     archive.save(&record)?;
     observer.run_started(&record, points.len(), spec.repeat);
 
@@ -71,7 +79,14 @@ pub fn run(
         let label = params
             .iter()
             .filter(|(k, _)| swept.contains(k))
-            .map(|(k, v)| format!("{k}={}", v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())))
+            .map(|(k, v)| {
+                format!(
+                    "{k}={}",
+                    v.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| v.to_string())
+                )
+            })
             .collect::<Vec<_>>()
             .join(" ");
         let mut trials = Vec::with_capacity(spec.repeat as usize);
@@ -128,13 +143,28 @@ fn stop(
     let (status, warning, error) = match failure {
         None => (
             Status::Incomplete,
-            Warning { code: "interrupted".into(), message: "the run was interrupted; the step in progress was discarded".into(), step: Some(record.steps.len()) },
-            RunError::Interrupted { id: record.id.clone(), steps: record.steps.len() },
+            Warning {
+                code: "interrupted".into(),
+                message: "the run was interrupted; the step in progress was discarded".into(),
+                step: Some(record.steps.len()),
+            },
+            RunError::Interrupted {
+                id: record.id.clone(),
+                steps: record.steps.len(),
+            },
         ),
         Some((step, message)) => (
             Status::Failed,
-            Warning { code: "step_failed".into(), message: message.clone(), step: Some(step) },
-            RunError::Failed { id: record.id.clone(), step, message },
+            Warning {
+                code: "step_failed".into(),
+                message: message.clone(),
+                step: Some(step),
+            },
+            RunError::Failed {
+                id: record.id.clone(),
+                step,
+                message,
+            },
         ),
     };
     record.status = status;
@@ -152,7 +182,17 @@ fn stop(
 
 /// Mean and confidence interval over the trials of a step.
 fn summarize(trials: &[Trial], headline: &str) -> StepSummary {
-    let of = |f: &dyn Fn(&Trial) -> f64| estimate(&trials.iter().map(f).collect::<Vec<_>>());
+    // Only finite values: a trial without the figure (no op finished) must not turn the
+    // step's estimate into NaN, which JSON cannot hold.
+    let of = |f: &dyn Fn(&Trial) -> f64| {
+        estimate(
+            &trials
+                .iter()
+                .map(f)
+                .filter(|v| v.is_finite())
+                .collect::<Vec<_>>(),
+        )
+    };
     StepSummary {
         headline: of(&|t| t.metric(headline).unwrap_or(f64::NAN)),
         ops_per_sec: of(&|t| t.ops_per_sec),
@@ -166,7 +206,11 @@ fn summarize(trials: &[Trial], headline: &str) -> StepSummary {
 /// Warnings about the quality of a step's measurement, each saying what to do.
 fn step_warnings(step: &StepResult) -> Vec<Warning> {
     let mut out = Vec::new();
-    let steal = step.trials.iter().map(|t| t.resources.cpu.steal_pct).fold(0.0, f64::max);
+    let steal = step
+        .trials
+        .iter()
+        .map(|t| t.resources.cpu.steal_pct)
+        .fold(0.0, f64::max);
     if steal > STEAL_WARN_PCT {
         out.push(Warning {
             code: "steal_time".into(),
@@ -190,10 +234,19 @@ fn step_warnings(step: &StepResult) -> Vec<Warning> {
         });
     }
     if step.summary.errors > 0 {
-        let sample = step.trials.iter().flat_map(|t| &t.error_samples).next().cloned().unwrap_or_default();
+        let sample = step
+            .trials
+            .iter()
+            .flat_map(|t| &t.error_samples)
+            .next()
+            .cloned()
+            .unwrap_or_default();
         out.push(Warning {
             code: "errors".into(),
-            message: format!("step {} had {} failed ops, e.g. {sample}", step.index, step.summary.errors),
+            message: format!(
+                "step {} had {} failed ops, e.g. {sample}",
+                step.index, step.summary.errors
+            ),
             step: Some(step.index),
         });
     }

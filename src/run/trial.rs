@@ -37,14 +37,25 @@ pub fn run_trial(
     observer: &dyn Observer,
 ) -> Result<Trial, TrialError> {
     let workers = spec.threads.at(point).max(1) as usize;
-    let seed = spec.seed.wrapping_add(u64::from(repeat).wrapping_mul(0x2545_f491_4f6c_dd1d));
-    let factory = workload.sessions(point, seed).map_err(|e| TrialError::Setup(e.0))?;
+    let seed = spec
+        .seed
+        .wrapping_add(u64::from(repeat).wrapping_mul(0x2545_f491_4f6c_dd1d));
+    let factory = workload
+        .sessions(point, seed)
+        .map_err(|e| TrialError::Setup(e.0))?;
     let quotas = quotas(spec.stop, workers);
     let origin = Instant::now();
     let (target_rate, open) = match &spec.load {
         LoadSpec::Open { rate, scope, .. } => {
             let r = rate.at(point);
-            (if *scope == RateScope::Worker { r * workers as f64 } else { r }, true)
+            (
+                if *scope == RateScope::Worker {
+                    r * workers as f64
+                } else {
+                    r
+                },
+                true,
+            )
         }
         LoadSpec::Closed { .. } => (0.0, false),
     };
@@ -57,9 +68,14 @@ pub fn run_trial(
             .map(|index| {
                 let pacer = match &spec.load {
                     LoadSpec::Closed { think } => Pacer::closed(*think),
-                    LoadSpec::Open { arrival, .. } => {
-                        Pacer::open(target_rate / workers as f64, *arrival, seed, origin, index, workers)
-                    }
+                    LoadSpec::Open { arrival, .. } => Pacer::open(
+                        target_rate / workers as f64,
+                        *arrival,
+                        seed,
+                        origin,
+                        index,
+                        workers,
+                    ),
                 };
                 let plan = WorkerPlan {
                     index,
@@ -85,8 +101,16 @@ pub fn run_trial(
             observer.phase("warmup", Some(spec.warmup));
             shared.phase.store(WARMUP, Ordering::SeqCst);
         }
-        let warm_end = Instant::now() + if setup_ok { spec.warmup } else { Duration::ZERO };
-        while Instant::now() < warm_end && !is_interrupted() && shared.done.load(Ordering::SeqCst) < workers {
+        let warm_end = Instant::now()
+            + if setup_ok {
+                spec.warmup
+            } else {
+                Duration::ZERO
+            };
+        while Instant::now() < warm_end
+            && !is_interrupted()
+            && shared.done.load(Ordering::SeqCst) < workers
+        {
             std::thread::sleep(TICK.min(warm_end.saturating_duration_since(Instant::now())));
         }
         let cpu_before = CpuTimes::sample();
@@ -97,7 +121,10 @@ pub fn run_trial(
             shared.phase.store(MEASURE, Ordering::SeqCst);
             observer.phase("measure", stop_duration(spec.stop));
         }
-        while setup_ok {
+        loop {
+            if !setup_ok {
+                break;
+            }
             let elapsed = measure_start.elapsed();
             let finished = shared.done.load(Ordering::SeqCst) == workers;
             let time_up = matches!(spec.stop, StopSpec::Duration(d) if elapsed >= d);
@@ -127,7 +154,10 @@ pub fn run_trial(
         };
         let results: Vec<WorkerResult> = handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(crate::workload::OpError("worker panicked".into()))))
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(crate::workload::OpError("worker panicked".into())))
+            })
             .collect();
         for report in rx.try_iter() {
             series.add(report);
@@ -154,7 +184,10 @@ pub fn run_trial(
     let per_window = !open && !think && totals.iter().all(|t| !t.window.is_zero());
     let rate = |f: fn(&WorkerTotals) -> u64, total: u64| -> f64 {
         if per_window {
-            totals.iter().map(|t| f(t) as f64 / t.window.as_secs_f64()).sum()
+            totals
+                .iter()
+                .map(|t| f(t) as f64 / t.window.as_secs_f64())
+                .sum()
         } else {
             total as f64 / measured.as_secs_f64().max(1e-9)
         }
@@ -181,7 +214,11 @@ pub fn run_trial(
             target_ops_per_sec: target_rate,
             late_starts: lag.late,
             late_threshold_ns: LATE_THRESHOLD.as_nanos() as u64,
-            mean_lag_ns: if lag.count == 0 { 0.0 } else { lag.sum_ns as f64 / lag.count as f64 },
+            mean_lag_ns: if lag.count == 0 {
+                0.0
+            } else {
+                lag.sum_ns as f64 / lag.count as f64
+            },
             max_lag_ns: lag.max_ns,
         }
     });
@@ -221,7 +258,9 @@ pub fn run_trial(
 fn quotas(stop: StopSpec, workers: usize) -> Vec<Option<u64>> {
     (0..workers)
         .map(|i| match stop {
-            StopSpec::Ops(n) => Some(n / workers as u64 + u64::from((i as u64) < n % workers as u64)),
+            StopSpec::Ops(n) => {
+                Some(n / workers as u64 + u64::from((i as u64) < n % workers as u64))
+            }
             StopSpec::Duration(_) => None,
         })
         .collect()
@@ -258,7 +297,10 @@ mod tests {
     fn ops_quotas_add_up() {
         let q = quotas(StopSpec::Ops(10), 3);
         assert_eq!(q, vec![Some(4), Some(3), Some(3)]);
-        assert_eq!(quotas(StopSpec::Duration(Duration::from_secs(1)), 2), vec![None, None]);
+        assert_eq!(
+            quotas(StopSpec::Duration(Duration::from_secs(1)), 2),
+            vec![None, None]
+        );
     }
 
     #[test]

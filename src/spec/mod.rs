@@ -23,6 +23,10 @@ pub struct SpecError {
 
 impl SpecError {
     pub fn new(option: &str, value: &str, hint: &str) -> Self {
-        SpecError { option: option.to_string(), value: value.to_string(), hint: hint.to_string() }
+        SpecError {
+            option: option.to_string(),
+            value: value.to_string(),
+            hint: hint.to_string(),
+        }
     }
 }

@@ -31,6 +31,7 @@ pub struct RunSpec {
 #[serde(rename_all = "snake_case")]
 pub enum StopSpec {
     /// After this long (fio `runtime`, pgbench `--time`).
+    #[serde(rename = "duration_ns")]
     Duration(#[serde(serialize_with = "as_ns")] Duration),
     /// After this many ops in total over all workers (fio `number_ios`, pgbench `--transactions` x clients).
     Ops(u64),
@@ -47,7 +48,11 @@ pub enum LoadSpec {
     },
     /// Ops start on a schedule at a target rate, whether or not earlier ones have finished
     /// on time; response time counts from the intended start (no coordinated omission).
-    Open { rate: Sweep<f64>, scope: RateScope, arrival: Arrival },
+    Open {
+        rate: Sweep<f64>,
+        scope: RateScope,
+        arrival: Arrival,
+    },
 }
 
 /// Whether `--rate` is for all workers together or for each.
@@ -85,7 +90,10 @@ impl RunSpec {
         match &self.load {
             LoadSpec::Closed { think } if think.is_zero() => "closed loop".to_string(),
             LoadSpec::Closed { think } => {
-                format!("closed loop, think {}", super::units::format_duration(*think))
+                format!(
+                    "closed loop, think {}",
+                    super::units::format_duration(*think)
+                )
             }
             LoadSpec::Open { scope, arrival, .. } => format!(
                 "open loop, {} arrivals, rate per {}",

@@ -26,7 +26,10 @@ pub struct Sweep<T> {
 impl<T: Clone> Sweep<T> {
     /// An option that does not sweep.
     pub fn single(name: &'static str, value: T) -> Self {
-        Sweep { name, values: vec![value] }
+        Sweep {
+            name,
+            values: vec![value],
+        }
     }
 
     /// An option that takes each of `values` in turn. `values` must not be empty.
@@ -60,7 +63,10 @@ impl<T: Clone> Sweep<T> {
 
     /// Replaces the values by `f` of each (used to apply defaults that depend on the machine).
     pub fn map<U: Clone>(&self, f: impl Fn(&T) -> U) -> Sweep<U> {
-        Sweep { name: self.name, values: self.values.iter().map(f).collect() }
+        Sweep {
+            name: self.name,
+            values: self.values.iter().map(f).collect(),
+        }
     }
 }
 
@@ -79,7 +85,7 @@ impl<T: Serialize> Serialize for Sweep<T> {
 /// A swept option seen from outside: its name and its values as JSON, for building steps.
 pub trait Axis {
     fn axis_name(&self) -> &'static str;
-    fn len(&self) -> usize;
+    fn count(&self) -> usize;
     fn value_json(&self, index: usize) -> serde_json::Value;
 }
 
@@ -87,7 +93,7 @@ impl<T: Clone + Serialize> Axis for Sweep<T> {
     fn axis_name(&self) -> &'static str {
         self.name
     }
-    fn len(&self) -> usize {
+    fn count(&self) -> usize {
         self.values.len()
     }
     fn value_json(&self, index: usize) -> serde_json::Value {
@@ -103,18 +109,21 @@ pub struct StepPoint {
 
 impl StepPoint {
     pub fn index_of(&self, name: &str) -> Option<usize> {
-        self.indices.iter().find(|(n, _)| *n == name).map(|&(_, i)| i)
+        self.indices
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, i)| i)
     }
 }
 
 /// Expands the swept axes into the steps of a grid, the first axis outermost.
 pub fn grid(axes: &[&dyn Axis]) -> Vec<StepPoint> {
-    let swept: Vec<&&dyn Axis> = axes.iter().filter(|a| a.len() > 1).collect();
+    let swept: Vec<&&dyn Axis> = axes.iter().filter(|a| a.count() > 1).collect();
     let mut points = vec![StepPoint::default()];
     for axis in swept {
-        let mut next = Vec::with_capacity(points.len() * axis.len());
+        let mut next = Vec::with_capacity(points.len() * axis.count());
         for point in &points {
-            for index in 0..axis.len() {
+            for index in 0..axis.count() {
                 let mut p = point.clone();
                 p.indices.push((axis.axis_name(), index));
                 next.push(p);
@@ -147,7 +156,11 @@ pub fn parse_numeric<T: Clone + PartialOrd>(
     let mut values = Vec::new();
     for item in text.split(',').map(str::trim) {
         if item.is_empty() {
-            return Err(SpecError::new(name, text, "empty item in the list; write e.g. 1,2,4"));
+            return Err(SpecError::new(
+                name,
+                text,
+                "empty item in the list; write e.g. 1,2,4",
+            ));
         }
         match item.split_once("..") {
             None => values.push(parse(item)?),
@@ -160,7 +173,11 @@ pub fn parse_numeric<T: Clone + PartialOrd>(
                 let high_v = parse(high.trim())?;
                 let (lo, hi) = (to_f64(&low_v), to_f64(&high_v));
                 if hi < lo {
-                    return Err(SpecError::new(name, text, "a range must go upwards, e.g. 1..8"));
+                    return Err(SpecError::new(
+                        name,
+                        text,
+                        "a range must go upwards, e.g. 1..8",
+                    ));
                 }
                 let mut expanded: Vec<f64> = Vec::new();
                 match step {
@@ -236,7 +253,13 @@ pub fn parse_u64(
     text: &str,
     parse_one: fn(&str, &str) -> Result<u64, SpecError>,
 ) -> Result<Sweep<u64>, SpecError> {
-    parse_numeric(name, text, |s| parse_one(name, s), |v| *v as f64, |f| f.round() as u64)
+    parse_numeric(
+        name,
+        text,
+        |s| parse_one(name, s),
+        |v| *v as f64,
+        |f| f.round() as u64,
+    )
 }
 
 #[cfg(test)]
@@ -245,7 +268,10 @@ mod tests {
     use crate::spec::units::{parse_count, parse_size};
 
     fn counts(text: &str) -> Vec<u64> {
-        parse_u64("threads", text, parse_count).unwrap().values().to_vec()
+        parse_u64("threads", text, parse_count)
+            .unwrap()
+            .values()
+            .to_vec()
     }
 
     #[test]
@@ -265,7 +291,7 @@ mod tests {
         let s = parse_u64("bs", "4k..1m:x2", parse_size).unwrap();
         assert_eq!(s.values().first(), Some(&4096));
         assert_eq!(s.values().last(), Some(&(1 << 20)));
-        assert_eq!(s.len(), 9);
+        assert_eq!(s.values().len(), 9);
     }
 
     #[test]
@@ -285,7 +311,10 @@ mod tests {
         let axes: [&dyn Axis; 3] = [&a, &c, &b];
         let points = grid(&axes);
         assert_eq!(points.len(), 6);
-        assert_eq!((a.at(&points[1]), b.at(&points[1]), c.at(&points[1])), (1, 20, 7));
+        assert_eq!(
+            (a.at(&points[1]), b.at(&points[1]), c.at(&points[1])),
+            (1, 20, 7)
+        );
         assert_eq!((a.at(&points[3]), b.at(&points[3])), (2, 10));
         let params = step_params(&axes, &points[5]);
         assert_eq!(params[0], ("bs".to_string(), serde_json::json!(2)));

@@ -49,7 +49,11 @@ pub fn parse_size(option: &str, text: &str) -> Result<u64, SpecError> {
     };
     let bytes = value * multiplier;
     if bytes.fract() != 0.0 || bytes > u64::MAX as f64 {
-        return Err(SpecError::new(option, text, "a size must be a whole number of bytes"));
+        return Err(SpecError::new(
+            option,
+            text,
+            "a size must be a whole number of bytes",
+        ));
     }
     Ok(bytes as u64)
 }
@@ -116,7 +120,11 @@ pub fn parse_rate(option: &str, text: &str) -> Result<f64, SpecError> {
                 "k" | "K" => 1e3,
                 "m" | "M" => 1e6,
                 _ => {
-                    return Err(SpecError::new(option, text, "expected a rate such as 100/s or 2k/s"));
+                    return Err(SpecError::new(
+                        option,
+                        text,
+                        "expected a rate such as 100/s or 2k/s",
+                    ));
                 }
             }
     };
@@ -125,7 +133,13 @@ pub fn parse_rate(option: &str, text: &str) -> Result<f64, SpecError> {
         "ms" => 1e-3,
         "min" | "m" => 60.0,
         "h" => 3600.0,
-        _ => return Err(SpecError::new(option, text, "expected a rate such as 100/s or 600/min")),
+        _ => {
+            return Err(SpecError::new(
+                option,
+                text,
+                "expected a rate such as 100/s or 600/min",
+            ));
+        }
     };
     let rate = count / seconds;
     if rate <= 0.0 {
@@ -182,7 +196,10 @@ mod tests {
     #[test]
     fn durations_and_rates() {
         assert_eq!(parse_duration("d", "30s").unwrap(), Duration::from_secs(30));
-        assert_eq!(parse_duration("d", "500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(
+            parse_duration("d", "500ms").unwrap(),
+            Duration::from_millis(500)
+        );
         assert_eq!(parse_duration("d", "2m").unwrap(), Duration::from_secs(120));
         assert_eq!(parse_duration("d", "3").unwrap(), Duration::from_secs(3));
         assert!(parse_duration("d", "3 fortnights").is_err());

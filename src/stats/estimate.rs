@@ -26,8 +26,16 @@ pub fn estimate(samples: &[f64]) -> Estimate {
         return Estimate::default();
     }
     let mean = samples.iter().sum::<f64>() / n as f64;
-    let (min, max) = samples.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)));
-    let spread = if mean != 0.0 { (max - min) / mean.abs() } else { 0.0 };
+    let (min, max) = samples
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        });
+    let spread = if mean != 0.0 {
+        (max - min) / mean.abs()
+    } else {
+        0.0
+    };
     let (ci95_low, ci95_high) = if n >= 2 {
         let var = samples.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
         let half = t95(n - 1) * (var / n as f64).sqrt();
@@ -35,7 +43,13 @@ pub fn estimate(samples: &[f64]) -> Estimate {
     } else {
         (None, None)
     };
-    Estimate { mean, ci95_low, ci95_high, spread, n: n as u32 }
+    Estimate {
+        mean,
+        ci95_low,
+        ci95_high,
+        spread,
+        n: n as u32,
+    }
 }
 
 #[cfg(test)]

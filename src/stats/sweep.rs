@@ -16,8 +16,17 @@ const SCALING_PARAM: &str = "threads";
 ///   threads, when threads is what changes.
 pub fn analyze(steps: &[StepResult], headline: &Headline) -> Analysis {
     let figure = |s: &StepResult| s.summary.headline.mean;
-    let usable: Vec<&StepResult> = steps.iter().filter(|s| figure(s).is_finite() && !s.trials.is_empty()).collect();
-    let better = |a: f64, b: f64| if headline.higher_is_better { a > b } else { a < b };
+    let usable: Vec<&StepResult> = steps
+        .iter()
+        .filter(|s| figure(s).is_finite() && s.summary.headline.n > 0 && !s.trials.is_empty())
+        .collect();
+    let better = |a: f64, b: f64| {
+        if headline.higher_is_better {
+            a > b
+        } else {
+            a < b
+        }
+    };
     let mut peak: Option<&StepResult> = None;
     for s in &usable {
         if peak.is_none_or(|p| better(figure(s), figure(p))) {
@@ -42,18 +51,30 @@ pub fn analyze(steps: &[StepResult], headline: &Headline) -> Analysis {
         .filter_map(|s| {
             let base = usable.iter().find(|b| same_curve(b, s))?;
             let base_value = figure(base);
-            if base_value == 0.0 {
+            if base_value == 0.0 || figure(s) == 0.0 {
                 return None;
             }
-            let speedup = if headline.higher_is_better { figure(s) / base_value } else { base_value / figure(s) };
+            let speedup = if headline.higher_is_better {
+                figure(s) / base_value
+            } else {
+                base_value / figure(s)
+            };
             let efficiency = match (param(s, SCALING_PARAM), param(base, SCALING_PARAM)) {
                 (Some(n), Some(n0)) if n0 > 0.0 && n > 0.0 => Some(speedup / (n / n0)),
                 _ => None,
             };
-            Some(Scaling { step: s.index, speedup, efficiency })
+            Some(Scaling {
+                step: s.index,
+                speedup,
+                efficiency,
+            })
         })
         .collect();
-    Analysis { peak_step: peak.map(|s| s.index), sweet_spot_step: sweet, scaling }
+    Analysis {
+        peak_step: peak.map(|s| s.index),
+        sweet_spot_step: sweet,
+        scaling,
+    }
 }
 
 fn param(step: &StepResult, name: &str) -> Option<f64> {
@@ -62,7 +83,10 @@ fn param(step: &StepResult, name: &str) -> Option<f64> {
 
 /// Whether `a` and `b` lie on one curve: equal in every option but the scaling one.
 fn same_curve(a: &StepResult, b: &StepResult) -> bool {
-    a.params.iter().filter(|(k, _)| k.as_str() != SCALING_PARAM).all(|(k, v)| b.params.get(k) == Some(v))
+    a.params
+        .iter()
+        .filter(|(k, _)| k.as_str() != SCALING_PARAM)
+        .all(|(k, v)| b.params.get(k) == Some(v))
 }
 
 #[cfg(test)]
@@ -74,11 +98,22 @@ mod tests {
     fn step(index: usize, threads: u64, kernel: &str, tput: f64, lat: f64) -> StepResult {
         StepResult {
             index,
-            params: [("threads".to_string(), json!(threads)), ("kernel".to_string(), json!(kernel))].into(),
+            params: [
+                ("threads".to_string(), json!(threads)),
+                ("kernel".to_string(), json!(kernel)),
+            ]
+            .into(),
             trials: vec![Trial::default()],
             summary: StepSummary {
-                headline: Estimate { mean: tput, ..Default::default() },
-                latency_mean_ns: Estimate { mean: lat, ..Default::default() },
+                headline: Estimate {
+                    mean: tput,
+                    n: 1,
+                    ..Default::default()
+                },
+                latency_mean_ns: Estimate {
+                    mean: lat,
+                    ..Default::default()
+                },
                 ..Default::default()
             },
             ..Default::default()
@@ -87,7 +122,11 @@ mod tests {
 
     #[test]
     fn peak_sweet_spot_and_scaling() {
-        let h = Headline { metric: "ops_per_sec".into(), op_name: "ops".into(), higher_is_better: true };
+        let h = Headline {
+            metric: "ops_per_sec".into(),
+            op_name: "ops".into(),
+            higher_is_better: true,
+        };
         // Throughput rises to a peak at 8 threads, but latency jumps there: the sweet spot is 4.
         let steps = vec![
             step(0, 1, "a", 100.0, 10.0),
@@ -105,8 +144,17 @@ mod tests {
 
     #[test]
     fn grid_curves_scale_against_their_own_first_step() {
-        let h = Headline { metric: "bytes_per_sec".into(), op_name: "passes".into(), higher_is_better: true };
-        let steps = vec![step(0, 1, "copy", 10.0, 1.0), step(1, 2, "copy", 15.0, 1.0), step(2, 1, "triad", 20.0, 1.0), step(3, 2, "triad", 40.0, 1.0)];
+        let h = Headline {
+            metric: "bytes_per_sec".into(),
+            op_name: "passes".into(),
+            higher_is_better: true,
+        };
+        let steps = vec![
+            step(0, 1, "copy", 10.0, 1.0),
+            step(1, 2, "copy", 15.0, 1.0),
+            step(2, 1, "triad", 20.0, 1.0),
+            step(3, 2, "triad", 40.0, 1.0),
+        ];
         let a = analyze(&steps, &h);
         assert_eq!(a.scaling[1].speedup, 1.5);
         assert_eq!(a.scaling[3].speedup, 2.0);
@@ -115,7 +163,11 @@ mod tests {
 
     #[test]
     fn lower_is_better_has_no_sweet_spot() {
-        let h = Headline { metric: "ns_per_load".into(), op_name: "chases".into(), higher_is_better: false };
+        let h = Headline {
+            metric: "ns_per_load".into(),
+            op_name: "chases".into(),
+            higher_is_better: false,
+        };
         let steps = vec![step(0, 1, "a", 5.0, 1.0), step(1, 1, "b", 90.0, 1.0)];
         let a = analyze(&steps, &h);
         assert_eq!(a.peak_step, Some(0));

@@ -27,7 +27,10 @@ pub fn entries(name: &str, quick: bool, env: &Environment) -> Option<Vec<SuiteEn
 fn default_suite(quick: bool, env: &Environment) -> Vec<SuiteEntry> {
     let n = env.cpu.logical_cpus.filter(|&n| n > 0).unwrap_or(1);
     let one_and_all = if n > 1 { format!("1,{n}") } else { "1".into() };
-    let llc4 = env.llc_total_bytes().filter(|&b| b > 0).map_or(128 << 20, |c| (4 * c).next_power_of_two());
+    let llc4 = env
+        .llc_total_bytes()
+        .filter(|&b| b > 0)
+        .map_or(128 << 20, |c| (4 * c).next_power_of_two());
     let (warmup, duration) = if quick { ("500ms", "2s") } else { ("1s", "5s") };
     let latency_sizes = if quick {
         // 16 KiB, then every 8x, then 4x the last-level cache: each cache level and DRAM.
@@ -38,7 +41,11 @@ fn default_suite(quick: bool, env: &Environment) -> Vec<SuiteEntry> {
             s *= 8;
         }
         sizes.push(llc4);
-        sizes.iter().map(|&b| b.to_string()).collect::<Vec<_>>().join(",")
+        sizes
+            .iter()
+            .map(|&b| b.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
     } else {
         format!("16k..{llc4}:x2")
     };
@@ -47,7 +54,11 @@ fn default_suite(quick: bool, env: &Environment) -> Vec<SuiteEntry> {
         v.extend(["--warmup", warmup, "--duration", duration].map(String::from));
         v
     };
-    let kernels = if quick { "copy,triad" } else { "read,write,copy,scale,add,triad" };
+    let kernels = if quick {
+        "copy,triad"
+    } else {
+        "read,write,copy,scale,add,triad"
+    };
     let lotto_size = if quick { 256 << 20 } else { 1 << 30 };
     vec![
         SuiteEntry {
@@ -67,9 +78,20 @@ fn default_suite(quick: bool, env: &Environment) -> Vec<SuiteEntry> {
         },
         SuiteEntry {
             capability: "memory lotto",
-            args: common(&["memory", "--kernel", "lotto", "--size", &format_bytes(lotto_size).replace(' ', ""), "--threads", &format!("1..{n}")]),
+            args: common(&[
+                "memory",
+                "--kernel",
+                "lotto",
+                "--size",
+                &format_bytes(lotto_size).replace(' ', ""),
+                "--threads",
+                &format!("1..{n}"),
+            ]),
         },
-        SuiteEntry { capability: "cpu", args: common(&["cpu", "--threads", &format!("1..{n}")]) },
+        SuiteEntry {
+            capability: "cpu",
+            args: common(&["cpu", "--threads", &format!("1..{n}")]),
+        },
     ]
 }
 

@@ -15,13 +15,23 @@ pub fn render(suite: &str, env: &Environment, records: &[RunRecord]) -> String {
         }
     }
     out.push_str("runs: ");
-    out.push_str(&records.iter().map(|r| r.id.as_str()).collect::<Vec<_>>().join(" "));
+    out.push_str(
+        &records
+            .iter()
+            .map(|r| r.id.as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
     out.push_str("  ('perflab show ID' for the curves)\n");
     out
 }
 
 fn machine(env: &Environment) -> String {
-    let cpu = env.cpu.model.clone().unwrap_or_else(|| "unknown CPU".into());
+    let cpu = env
+        .cpu
+        .model
+        .clone()
+        .unwrap_or_else(|| "unknown CPU".into());
     let n = env.cpu.logical_cpus.unwrap_or(0);
     let mem = env.memory.total_bytes.map(format_bytes).unwrap_or_default();
     format!("{cpu}, {n} CPUs, {mem}")
@@ -42,12 +52,25 @@ fn threads(n: u64) -> String {
 /// One line for one run, by what it measured.
 pub fn line(r: &RunRecord) -> Option<String> {
     if r.steps.is_empty() {
-        return Some(format!("{}: no finished step (run {} {})", r.workload, r.id, r.status.as_str()));
+        return Some(format!(
+            "{}: no finished step (run {} {})",
+            r.workload,
+            r.id,
+            r.status.as_str()
+        ));
     }
-    let status = if r.status.as_str() == "complete" { String::new() } else { format!(" [{}]", r.status.as_str()) };
+    let status = if r.status.as_str() == "complete" {
+        String::new()
+    } else {
+        format!(" [{}]", r.status.as_str())
+    };
     let text = match (r.workload.as_str(), r.headline.metric.as_str()) {
         ("memory", "bytes_per_sec") => {
-            let mut kernels: Vec<&str> = r.steps.iter().filter_map(|s| param_str(s, "kernel")).collect();
+            let mut kernels: Vec<&str> = r
+                .steps
+                .iter()
+                .filter_map(|s| param_str(s, "kernel"))
+                .collect();
             kernels.dedup();
             let parts: Vec<String> = kernels
                 .iter()
@@ -56,7 +79,13 @@ pub fn line(r: &RunRecord) -> Option<String> {
                         .steps
                         .iter()
                         .filter(|s| param_str(s, "kernel") == Some(k))
-                        .map(|s| format!("{} ({})", bytes_per_sec(s.summary.headline.mean), threads(param_u64(s, "threads").unwrap_or(1))))
+                        .map(|s| {
+                            format!(
+                                "{} ({})",
+                                bytes_per_sec(s.summary.headline.mean),
+                                threads(param_u64(s, "threads").unwrap_or(1))
+                            )
+                        })
                         .collect();
                     format!("{k} {}", per.join(", "))
                 })
@@ -67,38 +96,80 @@ pub fn line(r: &RunRecord) -> Option<String> {
             let points: Vec<String> = r
                 .steps
                 .iter()
-                .map(|s| format!("{} at {}", ns(s.summary.headline.mean), format_bytes(param_u64(s, "size_bytes").unwrap_or(0))))
+                .map(|s| {
+                    format!(
+                        "{} at {}",
+                        ns(s.summary.headline.mean),
+                        format_bytes(param_u64(s, "size_bytes").unwrap_or(0))
+                    )
+                })
                 .collect();
-            format!("memory latency: {} (the last is DRAM when the set exceeds the caches)", points.join(", "))
+            format!(
+                "memory latency: {} (the last is DRAM when the set exceeds the caches)",
+                points.join(", ")
+            )
         }
         ("memory", _) => {
             let per: Vec<String> = r
                 .steps
                 .iter()
-                .map(|s| format!("{} searches/s ({})", sig3(s.summary.headline.mean), threads(param_u64(s, "threads").unwrap_or(1))))
+                .map(|s| {
+                    format!(
+                        "{} searches/s ({})",
+                        sig3(s.summary.headline.mean),
+                        threads(param_u64(s, "threads").unwrap_or(1))
+                    )
+                })
                 .collect();
-            let alloc = r.steps[0].trials.first().and_then(|t| t.figures.get("alloc_ns")).copied();
+            let alloc = r.steps[0]
+                .trials
+                .first()
+                .and_then(|t| t.figures.get("alloc_ns"))
+                .copied();
             let size = param_u64(&r.steps[0], "size_bytes").unwrap_or(0);
             format!(
                 "memory lotto: {}{}",
                 per.join(", "),
-                alloc.map(|a| format!("; {} to allocate and fill {} per thread", ns(a), format_bytes(size))).unwrap_or_default()
+                alloc
+                    .map(|a| format!(
+                        "; {} to allocate and fill {} per thread",
+                        ns(a),
+                        format_bytes(size)
+                    ))
+                    .unwrap_or_default()
             )
         }
         ("cpu", _) => {
             let first = &r.steps[0];
-            let base = first.summary.headline.mean / param_u64(first, "threads").unwrap_or(1) as f64;
-            let best = r.analysis.as_ref().and_then(|a| a.peak_step).and_then(|i| r.steps.iter().find(|s| s.index == i));
+            let base =
+                first.summary.headline.mean / param_u64(first, "threads").unwrap_or(1) as f64;
+            let best = r
+                .analysis
+                .as_ref()
+                .and_then(|a| a.peak_step)
+                .and_then(|i| r.steps.iter().find(|s| s.index == i));
             let scaling = best
                 .filter(|b| b.index != first.index)
                 .map(|b| {
                     let speedup = b.summary.headline.mean / first.summary.headline.mean;
-                    format!(", {:.2}x at {}", speedup, threads(param_u64(b, "threads").unwrap_or(1)))
+                    format!(
+                        ", {:.2}x at {}",
+                        speedup,
+                        threads(param_u64(b, "threads").unwrap_or(1))
+                    )
                 })
                 .unwrap_or_default();
             format!("cpu: {} fractals/s per thread{scaling}", sig3(base))
         }
-        (w, m) => format!("{w}: {} {m} at best", sig3(r.steps.iter().map(|s| s.summary.headline.mean).fold(f64::NAN, f64::max))),
+        (w, m) => format!(
+            "{w}: {} {m} at best",
+            sig3(
+                r.steps
+                    .iter()
+                    .map(|s| s.summary.headline.mean)
+                    .fold(f64::NAN, f64::max)
+            )
+        ),
     };
     Some(format!("{text}{status}"))
 }

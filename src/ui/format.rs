@@ -57,7 +57,11 @@ fn scaled(v: f64, units: &[&str], base: f64) -> String {
         i += 1;
     }
     let unit = units[i];
-    if unit.is_empty() { sig3(value) } else { format!("{} {unit}", sig3(value)) }
+    if unit.is_empty() {
+        sig3(value)
+    } else {
+        format!("{} {unit}", sig3(value))
+    }
 }
 
 /// A figure by its unit-suffixed name: `bytes_per_sec` → GB/s, `*_ns` → time, `*per_sec*` → rate.

@@ -32,7 +32,8 @@ pub struct Progress {
 impl Progress {
     pub fn new(quiet: bool) -> Self {
         let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
-            let bar = ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::stderr_with_hz(10));
+            let bar =
+                ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::stderr_with_hz(10));
             bar.set_style(
                 ProgressStyle::with_template("{bar:24.cyan/blue} {msg}")
                     .unwrap_or_else(|_| ProgressStyle::default_bar())
@@ -76,7 +77,11 @@ impl Progress {
 
     fn prefix(&self) -> String {
         let s = self.state.borrow();
-        let rep = if s.repeat > 1 { format!(" repeat {}/{}", s.trial + 1, s.repeat) } else { String::new() };
+        let rep = if s.repeat > 1 {
+            format!(" repeat {}/{}", s.trial + 1, s.repeat)
+        } else {
+            String::new()
+        };
         format!("step {}/{}{rep} {}", s.step + 1, s.steps, s.label)
     }
 }
@@ -92,7 +97,13 @@ impl Observer for Progress {
             s.interval = Duration::from_nanos(i.max(1));
         }
         drop(s);
-        self.line(&format!("perflab {}: run {} ({} step{})", record.workload, record.id, steps, if steps == 1 { "" } else { "s" }));
+        self.line(&format!(
+            "perflab {}: run {} ({} step{})",
+            record.workload,
+            record.id,
+            steps,
+            if steps == 1 { "" } else { "s" }
+        ));
     }
 
     fn trial_started(&self, index: usize, repeat: u32, label: &str) {
@@ -119,7 +130,11 @@ impl Observer for Progress {
             if s.headline.starts_with("bytes") {
                 metric("bytes_per_sec", c.bytes as f64 / secs)
             } else {
-                format!("{} {}/s", super::format::sig3(c.ops as f64 / secs), s.op_name)
+                format!(
+                    "{} {}/s",
+                    super::format::sig3(c.ops as f64 / secs),
+                    s.op_name
+                )
             }
         });
         let phase = s.phase.clone();
@@ -138,7 +153,10 @@ impl Observer for Progress {
         let h = &record.headline;
         let t = step.trials.first();
         let lat = t.map(|t| t.latency).unwrap_or_default();
-        let ci = match (step.summary.headline.ci95_low, step.summary.headline.ci95_high) {
+        let ci = match (
+            step.summary.headline.ci95_low,
+            step.summary.headline.ci95_high,
+        ) {
             (Some(lo), Some(hi)) => format!(" ±{}", metric(&h.metric, (hi - lo) / 2.0)),
             _ => String::new(),
         };
@@ -148,7 +166,11 @@ impl Observer for Progress {
             metric(&h.metric, step.summary.headline.mean),
             ns(lat.mean_ns),
             ns(lat.p99_ns as f64),
-            if step.summary.errors > 0 { format!(", {} errors", step.summary.errors) } else { String::new() }
+            if step.summary.errors > 0 {
+                format!(", {} errors", step.summary.errors)
+            } else {
+                String::new()
+            }
         ));
     }
 

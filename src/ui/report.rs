@@ -9,8 +9,18 @@ use crate::target::TargetInfo;
 /// The whole record.
 pub fn render(r: &RunRecord) -> String {
     let mut out = String::new();
-    out.push_str(&format!("run {}  {}  {}  started {}\n", r.id, r.workload, r.status.as_str(), r.started_at));
-    out.push_str(&format!("target {}  ·  {}\n", r.target, describe_spec(&r.spec)));
+    out.push_str(&format!(
+        "run {}  {}  {}  started {}\n",
+        r.id,
+        r.workload,
+        r.status.as_str(),
+        r.started_at
+    ));
+    out.push_str(&format!(
+        "target {}  ·  {}\n",
+        r.target,
+        describe_spec(&r.spec)
+    ));
     if r.steps.is_empty() {
         out.push_str("\nno step finished\n");
     } else {
@@ -30,22 +40,38 @@ fn describe_spec(spec: &serde_json::Value) -> String {
     match spec.pointer("/load/model").and_then(|m| m.as_str()) {
         Some("open") => parts.push(format!(
             "open loop ({} arrivals)",
-            spec.pointer("/load/arrival").and_then(|v| v.as_str()).unwrap_or("?")
+            spec.pointer("/load/arrival")
+                .and_then(|v| v.as_str())
+                .unwrap_or("?")
         )),
         Some(_) => {
-            let think = spec.pointer("/load/think_ns").and_then(|v| v.as_f64()).unwrap_or(0.0);
-            parts.push(if think > 0.0 { format!("closed loop, think {}", ns(think)) } else { "closed loop".into() });
+            let think = spec
+                .pointer("/load/think_ns")
+                .and_then(|v| v.as_f64())
+                .unwrap_or(0.0);
+            parts.push(if think > 0.0 {
+                format!("closed loop, think {}", ns(think))
+            } else {
+                "closed loop".into()
+            });
         }
         None => {}
     }
-    let warmup = spec.get("warmup_ns").and_then(|v| v.as_f64()).unwrap_or(0.0);
-    let stop = match (spec.pointer("/stop/duration"), spec.pointer("/stop/ops")) {
+    let warmup = spec
+        .get("warmup_ns")
+        .and_then(|v| v.as_f64())
+        .unwrap_or(0.0);
+    let stop = match (spec.pointer("/stop/duration_ns"), spec.pointer("/stop/ops")) {
         (Some(d), _) => format!("{} per step", ns(d.as_f64().unwrap_or(0.0))),
         (_, Some(o)) => format!("{} ops per step", o),
         _ => String::new(),
     };
     parts.push(format!("{} warmup + {stop}", ns(warmup)));
-    if let Some(n) = spec.get("repeat").and_then(|v| v.as_u64()).filter(|&n| n > 1) {
+    if let Some(n) = spec
+        .get("repeat")
+        .and_then(|v| v.as_u64())
+        .filter(|&n| n > 1)
+    {
         parts.push(format!("repeat {n}"));
     }
     parts.join("  ·  ")
@@ -74,12 +100,25 @@ fn steps_table(r: &RunRecord) -> Table {
     let extra: Vec<String> = first
         .trials
         .first()
-        .map(|t| t.figures.keys().filter(|k| **k != h.metric).cloned().collect())
+        .map(|t| {
+            t.figures
+                .keys()
+                .filter(|k| **k != h.metric)
+                .cloned()
+                .collect()
+        })
         .unwrap_or_default();
     let open = first.trials.first().is_some_and(|t| t.schedule.is_some());
     let repeats = first.trials.len() > 1;
 
-    let mut head: Vec<String> = cols.iter().map(|c| c.trim_end_matches("_bytes").trim_end_matches("_ns").to_string()).collect();
+    let mut head: Vec<String> = cols
+        .iter()
+        .map(|c| {
+            c.trim_end_matches("_bytes")
+                .trim_end_matches("_ns")
+                .to_string()
+        })
+        .collect();
     head.push(header(&h.metric, &h.op_name));
     if repeats {
         head.push("±95%".into());
@@ -96,13 +135,22 @@ fn steps_table(r: &RunRecord) -> Table {
 
     let mut t = Table::new(head);
     for s in &r.steps {
-        let mut row: Vec<String> =
-            cols.iter().map(|c| s.params.get(c).map(|v| param_text(c, v)).unwrap_or_default()).collect();
+        let mut row: Vec<String> = cols
+            .iter()
+            .map(|c| {
+                s.params
+                    .get(c)
+                    .map(|v| param_text(c, v))
+                    .unwrap_or_default()
+            })
+            .collect();
         let est = &s.summary.headline;
         row.push(metric(&h.metric, est.mean));
         if repeats {
             row.push(match (est.ci95_low, est.ci95_high) {
-                (Some(lo), Some(hi)) if est.mean != 0.0 => format!("{:.1}%", (hi - lo) / 2.0 / est.mean.abs() * 100.0),
+                (Some(lo), Some(hi)) if est.mean != 0.0 => {
+                    format!("{:.1}%", (hi - lo) / 2.0 / est.mean.abs() * 100.0)
+                }
                 _ => "-".into(),
             });
         }
@@ -110,16 +158,35 @@ fn steps_table(r: &RunRecord) -> Table {
             row.push(format::rate(s.summary.ops_per_sec.mean));
         }
         for e in &extra {
-            row.push(mean_figure(s, e).map(|v| metric(e, v)).unwrap_or_else(|| "-".into()));
+            row.push(
+                mean_figure(s, e)
+                    .map(|v| metric(e, v))
+                    .unwrap_or_else(|| "-".into()),
+            );
         }
         let lat = merged_latency(s);
         row.extend([lat.0, lat.1, lat.2, lat.3, lat.4, lat.5]);
         if open {
             let t0 = s.trials.first();
             let sched = t0.and_then(|t| t.schedule);
-            row.push(sched.map(|x| format::sig3(x.target_ops_per_sec)).unwrap_or_default());
-            row.push(s.trials.iter().filter_map(|t| t.schedule).map(|x| x.late_starts).sum::<u64>().to_string());
-            row.push(t0.and_then(|t| t.service_latency).map(|l| ns(l.p99_ns as f64)).unwrap_or_default());
+            row.push(
+                sched
+                    .map(|x| format::sig3(x.target_ops_per_sec))
+                    .unwrap_or_default(),
+            );
+            row.push(
+                s.trials
+                    .iter()
+                    .filter_map(|t| t.schedule)
+                    .map(|x| x.late_starts)
+                    .sum::<u64>()
+                    .to_string(),
+            );
+            row.push(
+                t0.and_then(|t| t.service_latency)
+                    .map(|l| ns(l.p99_ns as f64))
+                    .unwrap_or_default(),
+            );
         }
         row.push(s.summary.errors.to_string());
         t.row(row);
@@ -128,7 +195,11 @@ fn steps_table(r: &RunRecord) -> Table {
 }
 
 fn mean_figure(s: &StepResult, name: &str) -> Option<f64> {
-    let v: Vec<f64> = s.trials.iter().filter_map(|t| t.figures.get(name).copied()).collect();
+    let v: Vec<f64> = s
+        .trials
+        .iter()
+        .filter_map(|t| t.figures.get(name).copied())
+        .collect();
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
@@ -150,7 +221,9 @@ fn merged_latency(s: &StepResult) -> (String, String, String, String, String, St
 
 /// What the sweep shows, in words.
 fn analysis_lines(r: &RunRecord) -> String {
-    let Some(a) = &r.analysis else { return String::new() };
+    let Some(a) = &r.analysis else {
+        return String::new();
+    };
     if r.steps.len() < 2 {
         return String::new();
     }
@@ -160,7 +233,19 @@ fn analysis_lines(r: &RunRecord) -> String {
             .iter()
             .find(|s| s.index == i)
             .map(|s| {
-                let parts: Vec<String> = s.swept.iter().map(|k| format!("{k}={}", s.params.get(k).map(|v| param_text(k, v)).unwrap_or_default())).collect();
+                let parts: Vec<String> = s
+                    .swept
+                    .iter()
+                    .map(|k| {
+                        format!(
+                            "{k}={}",
+                            s.params
+                                .get(k)
+                                .map(|v| param_text(k, v))
+                                .unwrap_or_default()
+                        )
+                    })
+                    .collect();
                 (parts.join(" "), s.summary.headline.mean)
             })
             .unwrap_or_default()
@@ -171,13 +256,23 @@ fn analysis_lines(r: &RunRecord) -> String {
     }
     if let Some(p) = a.sweet_spot_step {
         let (l, v) = label(p);
-        out.push_str(&format!("sweet spot: {} at {l} (best throughput per unit of response time)\n", metric(&r.headline.metric, v)));
+        out.push_str(&format!(
+            "sweet spot: {} at {l} (best throughput per unit of response time)\n",
+            metric(&r.headline.metric, v)
+        ));
     }
     let scaling: Vec<String> = a
         .scaling
         .iter()
         .filter(|s| s.efficiency.is_some() && (s.speedup - 1.0).abs() > 1e-9)
-        .map(|s| format!("{} {:.2}x ({:.0}% efficient)", label(s.step).0, s.speedup, s.efficiency.unwrap_or(0.0) * 100.0))
+        .map(|s| {
+            format!(
+                "{} {:.2}x ({:.0}% efficient)",
+                label(s.step).0,
+                s.speedup,
+                s.efficiency.unwrap_or(0.0) * 100.0
+            )
+        })
         .collect();
     if !scaling.is_empty() {
         out.push_str(&format!("scaling: {}\n", scaling.join(", ")));
@@ -187,15 +282,26 @@ fn analysis_lines(r: &RunRecord) -> String {
 
 /// `perflab runs`.
 pub fn render_runs(runs: &[RunSummary]) -> String {
-    let mut t = Table::new(["id", "started", "workload", "status", "steps", "peak", "suite"].map(String::from).to_vec());
+    let mut t = Table::new(
+        [
+            "id", "started", "workload", "status", "steps", "peak", "suite",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
     for r in runs {
         t.row(vec![
             r.id.clone(),
-            r.started_at.get(..19).unwrap_or(&r.started_at).replace('T', " "),
+            r.started_at
+                .get(..19)
+                .unwrap_or(&r.started_at)
+                .replace('T', " "),
             r.workload.clone(),
             r.status.clone(),
             r.steps.to_string(),
-            r.peak_value.map(|v| metric(&r.peak_metric, v)).unwrap_or_else(|| "-".into()),
+            r.peak_value
+                .map(|v| metric(&r.peak_metric, v))
+                .unwrap_or_else(|| "-".into()),
             r.suite.clone().unwrap_or_default(),
         ]);
     }
@@ -204,7 +310,11 @@ pub fn render_runs(runs: &[RunSummary]) -> String {
 
 /// `perflab targets`.
 pub fn render_targets(targets: &[TargetInfo]) -> String {
-    let mut t = Table::new(["target", "commands", "available", "what"].map(String::from).to_vec());
+    let mut t = Table::new(
+        ["target", "commands", "available", "what"]
+            .map(String::from)
+            .to_vec(),
+    );
     for x in targets {
         t.row(vec![
             x.name.to_string(),

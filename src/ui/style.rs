@@ -9,5 +9,9 @@ fn enabled_for_stderr() -> bool {
 
 /// A warning line for stderr: yellow on a terminal.
 pub fn warning(text: &str) -> String {
-    if enabled_for_stderr() { format!("\x1b[33mwarning:\x1b[0m {text}") } else { format!("warning: {text}") }
+    if enabled_for_stderr() {
+        format!("\x1b[33mwarning:\x1b[0m {text}")
+    } else {
+        format!("warning: {text}")
+    }
 }

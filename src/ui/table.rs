@@ -7,7 +7,10 @@ pub struct Table {
 
 impl Table {
     pub fn new(header: Vec<String>) -> Self {
-        Table { header, rows: Vec::new() }
+        Table {
+            header,
+            rows: Vec::new(),
+        }
     }
 
     pub fn row(&mut self, row: Vec<String>) {
@@ -30,7 +33,9 @@ impl Table {
         let numeric: Vec<bool> = (0..cols)
             .map(|i| {
                 self.rows.iter().all(|r| {
-                    r.get(i).is_none_or(|c| c.starts_with(|ch: char| ch.is_ascii_digit() || ch == '-' || ch == '+'))
+                    r.get(i).is_none_or(|c| {
+                        c.starts_with(|ch: char| ch.is_ascii_digit() || ch == '-' || ch == '+')
+                    })
                 })
             })
             .collect();

@@ -31,13 +31,23 @@ impl Workload for NullSpec {
     }
 
     fn headline(&self) -> Headline {
-        Headline { metric: "ops_per_sec".into(), op_name: "ops".into(), higher_is_better: true }
+        Headline {
+            metric: "ops_per_sec".into(),
+            op_name: "ops".into(),
+            higher_is_better: true,
+        }
     }
 
     fn sessions(&self, point: &StepPoint, _seed: u64) -> Result<SessionFactory, OpError> {
         let spin = Duration::from_nanos(self.spin_ns.at(point));
         let fail_every = self.fail_every;
-        Ok(Arc::new(move |_, _| Ok(Box::new(NullSession { spin, fail_every, done: 0 }) as Box<dyn Session>)))
+        Ok(Arc::new(move |_, _| {
+            Ok(Box::new(NullSession {
+                spin,
+                fail_every,
+                done: 0,
+            }) as Box<dyn Session>)
+        }))
     }
 }
 

@@ -37,20 +37,30 @@ impl Workload for CpuSpec {
     }
 
     fn headline(&self) -> Headline {
-        Headline { metric: "ops_per_sec".into(), op_name: "fractals".into(), higher_is_better: true }
+        Headline {
+            metric: "ops_per_sec".into(),
+            op_name: "fractals".into(),
+            higher_is_better: true,
+        }
     }
 
     fn sessions(&self, point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError> {
         let side = self.side.at(point) as usize;
         let max_iter = u32::try_from(self.max_iter.at(point)).unwrap_or(u32::MAX);
         Ok(Arc::new(move |worker, _| {
-            Ok(Box::new(FractalSession::new(side, max_iter, seed ^ worker as u64)?) as Box<dyn Session>)
+            Ok(
+                Box::new(FractalSession::new(side, max_iter, seed ^ worker as u64)?)
+                    as Box<dyn Session>,
+            )
         }))
     }
 
     fn derive(&self, _point: &StepPoint, trial: &mut Trial) {
         if trial.workers > 0 {
-            trial.figures.insert("ops_per_sec_per_thread".into(), trial.ops_per_sec / trial.workers as f64);
+            trial.figures.insert(
+                "ops_per_sec_per_thread".into(),
+                trial.ops_per_sec / trial.workers as f64,
+            );
         }
     }
 }

@@ -77,9 +77,16 @@ impl MemoryKernel {
     }
 
     pub fn parse(text: &str) -> Result<Self, SpecError> {
-        Self::ALL.into_iter().find(|k| k.name() == text).ok_or_else(|| {
-            SpecError::new("kernel", text, "unknown kernel; use read, write, copy, scale, add, triad, latency or lotto")
-        })
+        Self::ALL
+            .into_iter()
+            .find(|k| k.name() == text)
+            .ok_or_else(|| {
+                SpecError::new(
+                    "kernel",
+                    text,
+                    "unknown kernel; use read, write, copy, scale, add, triad, latency or lotto",
+                )
+            })
     }
 
     pub fn class(self) -> KernelClass {
@@ -147,15 +154,21 @@ impl Workload for MemorySpec {
 
     fn headline(&self) -> Headline {
         match self.kernel.first().class() {
-            KernelClass::Bandwidth => {
-                Headline { metric: "bytes_per_sec".into(), op_name: "passes".into(), higher_is_better: true }
-            }
-            KernelClass::Latency => {
-                Headline { metric: "ns_per_load".into(), op_name: "chases".into(), higher_is_better: false }
-            }
-            KernelClass::Lotto => {
-                Headline { metric: "ops_per_sec".into(), op_name: "searches".into(), higher_is_better: true }
-            }
+            KernelClass::Bandwidth => Headline {
+                metric: "bytes_per_sec".into(),
+                op_name: "passes".into(),
+                higher_is_better: true,
+            },
+            KernelClass::Latency => Headline {
+                metric: "ns_per_load".into(),
+                op_name: "chases".into(),
+                higher_is_better: false,
+            },
+            KernelClass::Lotto => Headline {
+                metric: "ops_per_sec".into(),
+                op_name: "searches".into(),
+                higher_is_better: true,
+            },
         }
     }
 
@@ -169,10 +182,16 @@ impl Workload for MemorySpec {
                 Ok(Box::new(BandwidthSession::new(k, elements)?) as Box<dyn Session>)
             }),
             None if kernel == MemoryKernel::Latency => Arc::new(move |worker, _| {
-                Ok(Box::new(LatencySession::new(size, loads, seed ^ worker as u64)?) as Box<dyn Session>)
+                Ok(
+                    Box::new(LatencySession::new(size, loads, seed ^ worker as u64)?)
+                        as Box<dyn Session>,
+                )
             }),
             None => Arc::new(move |worker, _| {
-                Ok(Box::new(LottoSession::new(size, seed.wrapping_add(worker as u64))?) as Box<dyn Session>)
+                Ok(
+                    Box::new(LottoSession::new(size, seed.wrapping_add(worker as u64))?)
+                        as Box<dyn Session>,
+                )
             }),
         };
         Ok(factory)
@@ -181,10 +200,16 @@ impl Workload for MemorySpec {
     fn derive(&self, point: &StepPoint, trial: &mut Trial) {
         match self.kernel.at(point).class() {
             KernelClass::Latency if trial.ops > 0 => {
-                trial.figures.insert("ns_per_load".into(), trial.latency.mean_ns / self.loads_per_op as f64);
+                trial.figures.insert(
+                    "ns_per_load".into(),
+                    trial.latency.mean_ns / self.loads_per_op as f64,
+                );
             }
             KernelClass::Bandwidth if trial.workers > 0 => {
-                trial.figures.insert("bytes_per_sec_per_thread".into(), trial.bytes_per_sec / trial.workers as f64);
+                trial.figures.insert(
+                    "bytes_per_sec_per_thread".into(),
+                    trial.bytes_per_sec / trial.workers as f64,
+                );
             }
             _ => {}
         }

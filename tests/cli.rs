@@ -1,0 +1,380 @@
+//! CLI transcripts through the real binary, on the null target (no hardware, no servers).
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A results folder of its own, removed afterwards.
+struct Results(PathBuf);
+
+impl Results {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("perflab-cli-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        Results(dir)
+    }
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Results {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn perflab(results: &Results, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_perflab"))
+        .args(args)
+        .arg("--results")
+        .arg(results.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", stdout(o)))
+}
+
+#[test]
+fn a_null_sweep_prints_a_table_and_archives_the_run() {
+    let r = Results::new("sweep");
+    let o = perflab(
+        &r,
+        &[
+            "null",
+            "--threads",
+            "1,2",
+            "--duration",
+            "300ms",
+            "--warmup",
+            "0s",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("threads") && out.contains("ops/s") && out.contains("p99"),
+        "{out}"
+    );
+    assert!(out.contains("peak:"), "{out}");
+    assert!(
+        out.lines()
+            .filter(|l| l.trim_start().starts_with(['1', '2']))
+            .count()
+            >= 2,
+        "{out}"
+    );
+
+    let runs = perflab(&r, &["runs"]);
+    assert!(runs.status.success());
+    assert!(stdout(&runs).contains("complete"), "{}", stdout(&runs));
+
+    let shown = perflab(&r, &["show", "last"]);
+    assert!(shown.status.success());
+    assert!(stdout(&shown).contains("peak:"));
+
+    let csv = perflab(&r, &["export", "last", "--format", "csv"]);
+    assert!(csv.status.success());
+    let text = stdout(&csv);
+    assert_eq!(
+        text.lines().count(),
+        3,
+        "header and one row per step: {text}"
+    );
+    assert!(text.starts_with("run_id,workload,step,"));
+}
+
+#[test]
+fn json_output_is_the_record() {
+    let r = Results::new("json");
+    let o = perflab(
+        &r,
+        &[
+            "null",
+            "--ops",
+            "10k",
+            "--threads",
+            "2",
+            "--warmup",
+            "0s",
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rec = json(&o);
+    assert_eq!(rec["schema_version"], 1);
+    assert_eq!(rec["status"], "complete");
+    let trial = &rec["steps"][0]["trials"][0];
+    assert_eq!(trial["ops"], 10_000, "--ops counts exactly");
+    assert_eq!(trial["latency"]["count"], 10_000);
+    assert!(trial["latency_hdr"].as_str().is_some_and(|s| !s.is_empty()));
+    assert!(rec["env"]["cpu"].is_object());
+}
+
+#[test]
+fn failed_ops_are_counted_not_hidden() {
+    let r = Results::new("errors");
+    let o = perflab(
+        &r,
+        &[
+            "null",
+            "--ops",
+            "1000",
+            "--fail-every",
+            "10",
+            "--warmup",
+            "0s",
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rec = json(&o);
+    let trial = &rec["steps"][0]["trials"][0];
+    assert_eq!(trial["errors"], 100);
+    assert_eq!(trial["ops"], 900);
+    assert!(
+        trial["error_samples"][0]
+            .as_str()
+            .unwrap()
+            .contains("deliberate")
+    );
+    assert!(
+        rec["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "errors")
+    );
+}
+
+#[test]
+fn open_loop_keeps_its_rate_and_reports_the_schedule() {
+    let r = Results::new("open");
+    let o = perflab(
+        &r,
+        &[
+            "null",
+            "--rate",
+            "2000/s",
+            "--arrival",
+            "uniform",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rec = json(&o);
+    let trial = &rec["steps"][0]["trials"][0];
+    let ops = trial["ops"].as_f64().unwrap();
+    assert!(
+        (1800.0..=2200.0).contains(&ops),
+        "about 2000 ops in 1s at 2000/s, got {ops}"
+    );
+    assert_eq!(trial["schedule"]["target_ops_per_sec"], 2000.0);
+    assert!(trial["service_latency"].is_object());
+    assert_eq!(rec["spec"]["load"]["model"], "open");
+}
+
+#[test]
+fn think_time_slows_a_closed_loop() {
+    let r = Results::new("think");
+    let o = perflab(
+        &r,
+        &[
+            "null",
+            "--think",
+            "10ms",
+            "--duration",
+            "500ms",
+            "--warmup",
+            "0s",
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ops = json(&o)["steps"][0]["trials"][0]["ops"].as_u64().unwrap();
+    assert!(
+        (20..=55).contains(&ops),
+        "about 50 ops in 500ms with 10ms think, got {ops}"
+    );
+}
+
+/// Each bad input: exit code 2 and one line on stderr that names the fix.
+#[test]
+fn bad_input_gets_one_line_and_exit_code_2() {
+    let r = Results::new("bad");
+    let cases: &[(&[&str], &str)] = &[
+        (&["null", "--threads", "0"], "between 1 and"),
+        (&["null", "--duration", "5x"], "unit"),
+        (&["null", "--threads", "8..1"], "upwards"),
+        (&["null", "--bogus"], "--bogus"),
+        (&["memory", "--kernel", "bogus"], "unknown kernel"),
+        (&["memory", "--kernel", "latency,triad"], "separately"),
+        (&["memory", "--size", "100t"], "lower --size"),
+        (&["show", "no-such-run"], "perflab runs"),
+        (&["run", "no-such-suite"], "suites are"),
+        (&["null", "--rate", "0/s"], "above zero"),
+        (
+            &["null", "--think", "1ms", "--rate", "10/s"],
+            "cannot be used with",
+        ),
+    ];
+    for (args, hint) in cases {
+        let o = perflab(&r, args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "{args:?} should print one line: {err}"
+        );
+        assert!(err.starts_with("perflab: "), "{args:?}: {err}");
+        assert!(
+            err.contains(hint),
+            "{args:?} should mention {hint:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn export_never_overwrites_a_file() {
+    let r = Results::new("export");
+    assert!(
+        perflab(&r, &["null", "--ops", "100", "--warmup", "0s"])
+            .status
+            .success()
+    );
+    let file = r.path().join("existing.csv");
+    std::fs::write(&file, "precious").unwrap();
+    let o = perflab(
+        &r,
+        &[
+            "export",
+            "last",
+            "--format",
+            "csv",
+            "-o",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "precious");
+    let fresh = r.path().join("fresh.csv");
+    let o = perflab(
+        &r,
+        &[
+            "export",
+            "last",
+            "--format",
+            "csv",
+            "-o",
+            fresh.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        std::fs::read_to_string(&fresh)
+            .unwrap()
+            .starts_with("run_id,")
+    );
+}
+
+#[test]
+fn info_commands_work() {
+    let r = Results::new("info");
+    let o = perflab(&r, &["sysinfo"]);
+    assert!(o.status.success());
+    assert!(stdout(&o).contains("cpu"));
+    let o = perflab(&r, &["sysinfo", "--json"]);
+    assert!(json(&o)["cpu"].is_object());
+    let o = perflab(&r, &["targets"]);
+    assert!(stdout(&o).contains("null") && stdout(&o).contains("memory"));
+    let o = perflab(&r, &["runs"]);
+    assert!(o.status.success(), "an empty archive is not an error");
+}
+
+/// Ctrl-C during a sweep: the finished steps are archived, the run is marked incomplete, and
+/// it shows and exports like any other.
+#[test]
+fn an_interrupted_run_keeps_its_finished_steps() {
+    let r = Results::new("interrupt");
+    let child = Command::new(env!("CARGO_BIN_EXE_perflab"))
+        .args([
+            "null",
+            "--spin",
+            "0,1us,2us,3us,4us,5us,6us,7us",
+            "--duration",
+            "400ms",
+            "--warmup",
+            "0s",
+            "--quiet",
+        ])
+        .arg("--results")
+        .arg(r.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until two steps are saved, then interrupt.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let steps_saved = || -> usize {
+        let runs = r.path().join("runs");
+        let Ok(mut dirs) = std::fs::read_dir(&runs) else {
+            return 0;
+        };
+        let Some(Ok(dir)) = dirs.next() else { return 0 };
+        std::fs::read_to_string(dir.path().join("run.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .and_then(|v| v["steps"].as_array().map(|s| s.len()))
+            .unwrap_or(0)
+    };
+    while steps_saved() < 2 {
+        assert!(Instant::now() < deadline, "two steps were never saved");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(stderr(&out).contains("interrupted"), "{}", stderr(&out));
+
+    let shown = perflab(&r, &["show", "last", "--json"]);
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    let rec = json(&shown);
+    assert_eq!(rec["status"], "incomplete");
+    let steps = rec["steps"].as_array().unwrap().len();
+    assert!(
+        (2..8).contains(&steps),
+        "finished steps kept, the rest not run: {steps}"
+    );
+    assert!(
+        rec["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "interrupted")
+    );
+    let runs = perflab(&r, &["runs"]);
+    assert!(stdout(&runs).contains("incomplete"));
+}
