@@ -378,3 +378,71 @@ fn an_interrupted_run_keeps_its_finished_steps() {
     let runs = perflab(&r, &["runs"]);
     assert!(stdout(&runs).contains("incomplete"));
 }
+
+/// Each memory kernel class and the CPU workload, on tiny sizes: they run, count their work
+/// and report their figures (the figures themselves are for benchmarks, not tests).
+#[test]
+fn memory_and_cpu_workloads_run_on_small_sizes() {
+    let r = Results::new("workloads");
+    let run = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--warmup", "0s", "--duration", "200ms", "--json", "--quiet"]);
+        let o = perflab(&r, &all);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        json(&o)
+    };
+    let bw = run(&[
+        "memory",
+        "--kernel",
+        "copy,triad",
+        "--size",
+        "1m",
+        "--threads",
+        "1,2",
+    ]);
+    assert_eq!(bw["steps"].as_array().unwrap().len(), 4);
+    let t = &bw["steps"][3]["trials"][0];
+    assert_eq!(bw["steps"][3]["params"]["kernel"], "triad");
+    // Triad moves 24 bytes per element: 1 MiB arrays hold 131072 elements.
+    assert_eq!(t["bytes"].as_u64().unwrap() % (131_072 / 2 * 24), 0);
+    assert!(t["bytes_per_sec"].as_f64().unwrap() > 0.0);
+
+    let lat = run(&["memory", "--kernel", "latency", "--size", "16k,64k"]);
+    assert_eq!(lat["headline"]["metric"], "ns_per_load");
+    assert_eq!(lat["steps"][1]["params"]["size_bytes"], 65536);
+    assert!(
+        lat["steps"][0]["trials"][0]["figures"]["ns_per_load"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+
+    let lotto = run(&[
+        "memory",
+        "--kernel",
+        "lotto",
+        "--size",
+        "1m",
+        "--threads",
+        "2",
+    ]);
+    assert!(
+        lotto["steps"][0]["trials"][0]["figures"]["alloc_ns"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+
+    let cpu = run(&["cpu", "--threads", "1,2", "--side", "16"]);
+    let t = &cpu["steps"][1]["trials"][0];
+    assert_eq!(
+        t["items"].as_u64().unwrap(),
+        t["ops"].as_u64().unwrap() * 256,
+        "16x16 pixels per fractal"
+    );
+    assert!(
+        cpu["analysis"]["scaling"][1]["efficiency"]
+            .as_f64()
+            .is_some()
+    );
+}

@@ -171,7 +171,8 @@ pub fn memory_spec(args: &MemoryArgs, env: &Environment) -> Result<RunSpec, Spec
         "size",
         args.size.as_deref().unwrap_or(&default_size),
         parse_size,
-    )?;
+    )?
+    .named("size_bytes");
     let threads_default = match class {
         KernelClass::Bandwidth => one_and_all(env),
         KernelClass::Latency => "1".into(),
@@ -305,8 +306,7 @@ pub fn null_spec(args: &NullArgs) -> Result<RunSpec, SpecError> {
         |d| d.as_nanos() as f64,
         |f| std::time::Duration::from_nanos(f as u64),
     )?;
-    let spin_ns = spin.map(|d| d.as_nanos() as u64);
-    let spin_ns = Sweep::list("spin_ns", spin_ns.values().to_vec());
+    let spin_ns = spin.map(|d| d.as_nanos() as u64).named("spin_ns");
     let fail_every = parse_count("fail-every", &args.fail_every)?;
     build_spec(
         &args.run,

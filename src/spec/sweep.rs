@@ -61,6 +61,15 @@ impl<T: Clone> Sweep<T> {
         self.values[index.min(self.values.len() - 1)].clone()
     }
 
+    /// The same values under another name: the record names options with their unit
+    /// (`size_bytes`) while the flag is `--size`.
+    pub fn named(self, name: &'static str) -> Self {
+        Sweep {
+            name,
+            values: self.values,
+        }
+    }
+
     /// Replaces the values by `f` of each (used to apply defaults that depend on the machine).
     pub fn map<U: Clone>(&self, f: impl Fn(&T) -> U) -> Sweep<U> {
         Sweep {

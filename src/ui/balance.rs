@@ -116,7 +116,7 @@ pub fn line(r: &RunRecord) -> Option<String> {
                 .map(|s| {
                     format!(
                         "{} searches/s ({})",
-                        sig3(s.summary.headline.mean),
+                        super::format::count(s.summary.headline.mean),
                         threads(param_u64(s, "threads").unwrap_or(1))
                     )
                 })

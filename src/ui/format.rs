@@ -35,11 +35,12 @@ pub fn ns(v: f64) -> String {
 /// Three significant digits without trailing noise: 1.23, 12.3, 123, 1234.
 pub fn sig3(v: f64) -> String {
     let a = v.abs();
+    // Thresholds sit where rounding would carry into the next digit (9.996 -> "10.0").
     if a == 0.0 {
         "0".into()
-    } else if a < 10.0 {
+    } else if a < 9.995 {
         format!("{v:.2}")
-    } else if a < 100.0 {
+    } else if a < 99.95 {
         format!("{v:.1}")
     } else {
         format!("{v:.0}")
@@ -68,6 +69,8 @@ fn scaled(v: f64, units: &[&str], base: f64) -> String {
 pub fn metric(name: &str, v: f64) -> String {
     if name.starts_with("bytes_per_sec") {
         bytes_per_sec(v)
+    } else if name.starts_with("ns_per_") {
+        ns(v)
     } else if name.ends_with("_ns") {
         ns(v)
     } else if name.contains("per_sec") {

@@ -103,7 +103,8 @@ fn steps_table(r: &RunRecord) -> Table {
         .map(|t| {
             t.figures
                 .keys()
-                .filter(|k| **k != h.metric)
+                // Sizes already show as parameters.
+                .filter(|k| **k != h.metric && !k.ends_with("_bytes"))
                 .cloned()
                 .collect()
         })
@@ -252,7 +253,15 @@ fn analysis_lines(r: &RunRecord) -> String {
     };
     if let Some(p) = a.peak_step {
         let (l, v) = label(p);
-        out.push_str(&format!("peak: {} at {l}\n", metric(&r.headline.metric, v)));
+        let word = if r.headline.higher_is_better {
+            "peak"
+        } else {
+            "lowest"
+        };
+        out.push_str(&format!(
+            "{word}: {} at {l}\n",
+            metric(&r.headline.metric, v)
+        ));
     }
     if let Some(p) = a.sweet_spot_step {
         let (l, v) = label(p);
