@@ -69,9 +69,7 @@ fn scaled(v: f64, units: &[&str], base: f64) -> String {
 pub fn metric(name: &str, v: f64) -> String {
     if name.starts_with("bytes_per_sec") {
         bytes_per_sec(v)
-    } else if name.starts_with("ns_per_") {
-        ns(v)
-    } else if name.ends_with("_ns") {
+    } else if name.starts_with("ns_per_") || name.ends_with("_ns") {
         ns(v)
     } else if name.contains("per_sec") {
         rate(v)

@@ -184,7 +184,7 @@ pub fn human_bytes(bytes: u64) -> String {
         unit += 1;
     }
     let scale = 1u64 << (10 * unit);
-    if bytes % scale == 0 {
+    if bytes.is_multiple_of(scale) {
         return format!("{} {}", bytes / scale, UNITS[unit]);
     }
     let value = bytes as f64 / scale as f64;

@@ -67,7 +67,7 @@ impl Session for NullSession {
                 std::hint::spin_loop();
             }
         }
-        if self.fail_every > 0 && self.done % self.fail_every == 0 {
+        if self.fail_every > 0 && self.done.is_multiple_of(self.fail_every) {
             return Err(OpError("null: deliberate failure (--fail-every)".into()));
         }
         Ok(OpOutcome { bytes: 0, items: 1 })
