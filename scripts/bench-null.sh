@@ -13,6 +13,7 @@ import json, sys
 r = json.load(sys.stdin)
 for s in r["steps"]:
     t = s["params"]["threads"]
-    per_thread = s["summary"]["ops_per_sec"]["mean"] / t
-    print(f"threads={t}: {s[\"summary\"][\"ops_per_sec\"][\"mean\"]/1e6:.1f}M ops/s, {1e9/per_thread:.1f} ns per op per thread (mean of {s[\"summary\"][\"ops_per_sec\"][\"n\"]} repeats)")
+    ops = s["summary"]["ops_per_sec"]
+    per_thread = ops["mean"] / t
+    print("threads=%d: %.1fM ops/s, %.1f ns per op per thread (mean of %d repeats)" % (t, ops["mean"] / 1e6, 1e9 / per_thread, ops["n"]))
 '

@@ -16,6 +16,10 @@ use std::time::SystemTime;
 const STEAL_WARN_PCT: f64 = 2.0;
 /// Repeats spreading wider than this (max - min over mean) make a comparison doubtful.
 const SPREAD_WARN: f64 = 0.05;
+/// Other work using more than this share of the CPUs before a run distorts its figures.
+const BUSY_WARN_PCT: f64 = 20.0;
+/// How long the machine is watched for other work before a run starts.
+const BUSY_PROBE: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// Why a run stopped early. The record is saved in every case.
 #[derive(Debug, thiserror::Error)]
@@ -71,6 +75,10 @@ pub fn run(
         .filter(|a| a.count() > 1)
         .map(|a| a.axis_name().to_string())
         .collect();
+    if let Some(w) = busy_machine() {
+        observer.warning(&w);
+        record.warnings.push(w);
+    }
     archive.save(&record)?;
     observer.run_started(&record, points.len(), spec.repeat);
 
@@ -251,4 +259,19 @@ fn step_warnings(step: &StepResult) -> Vec<Warning> {
         });
     }
     out
+}
+
+/// Watches the machine briefly before a run: other work on the CPUs distorts every figure.
+fn busy_machine() -> Option<Warning> {
+    let before = crate::env::CpuTimes::sample()?;
+    std::thread::sleep(BUSY_PROBE);
+    let usage = crate::env::CpuTimes::sample()?.usage_since(&before);
+    (usage.busy_pct > BUSY_WARN_PCT).then(|| Warning {
+        code: "busy_machine".into(),
+        message: format!(
+            "other work used {:.0}% of the CPUs just before the run; figures will be low and noisy. Stop it (see 'top'), or use --repeat 3 to see the noise",
+            usage.busy_pct
+        ),
+        step: None,
+    })
 }
