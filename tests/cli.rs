@@ -1,38 +1,14 @@
 //! CLI transcripts through the real binary, on the null target (no hardware, no servers).
 
+mod common;
+
+use common::Results;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// A results folder of its own, removed afterwards.
-struct Results(PathBuf);
-
-impl Results {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("perflab-cli-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        Results(dir)
-    }
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Results {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 fn perflab(results: &Results, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_perflab"))
-        .args(args)
-        .arg("--results")
-        .arg(results.path())
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the binary runs")
+    common::run(results, args)
 }
 
 fn stdout(o: &Output) -> String {

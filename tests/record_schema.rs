@@ -1,53 +1,18 @@
 //! The record the real binary writes matches docs/record.schema.json, keeps the invariants
 //! docs/output-format.md promises, and reads back from the archive as it was printed.
 
+mod common;
+
+use common::Results;
 use perflab::record::histogram::decode;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
-
-/// A results folder of its own under the system's temporary folder, removed afterwards.
-struct Results(PathBuf);
-
-impl Results {
-    fn new(name: &str) -> Self {
-        static NEXT: AtomicU32 = AtomicU32::new(0);
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        let dir = std::env::temp_dir().join(format!(
-            "perflab-record-schema-{name}-{}-{nanos:x}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::SeqCst)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        Results(dir)
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Results {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use std::path::Path;
 
 /// Runs perflab on `results` and returns what it printed on stdout.
 fn perflab(results: &Results, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_perflab"))
-        .args(args)
-        .arg("--results")
-        .arg(results.path())
-        .arg("--quiet")
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the perflab binary runs");
+    let mut all = args.to_vec();
+    all.push("--quiet");
+    let out = common::run(results, &all);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),

@@ -1,0 +1,44 @@
+//! What the integration tests share: a results folder of their own, and running the binary.
+
+#![allow(dead_code)] // each test file uses a part
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// A results folder of its own under the system's temporary folder, removed afterwards.
+pub struct Results(PathBuf);
+
+impl Results {
+    pub fn new(name: &str) -> Self {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "perflab-test-{name}-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        Results(dir)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Results {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs the perflab binary with `args` on `results`, without colour.
+pub fn run(results: &Results, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_perflab"))
+        .args(args)
+        .arg("--results")
+        .arg(results.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the perflab binary runs")
+}
