@@ -30,15 +30,10 @@ use std::sync::Arc;
 /// reads around an op are noise, short enough for a smooth time series.
 pub const LOADS_PER_OP: u64 = 8192;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+/// A kernel of the memory workload: one of the STREAM kernels, the latency chase or lotto.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MemoryKernel {
-    Read,
-    Write,
-    Copy,
-    Scale,
-    Add,
-    Triad,
+    Bandwidth(BandwidthKernel),
     Latency,
     Lotto,
 }
@@ -52,66 +47,53 @@ pub enum KernelClass {
 }
 
 impl MemoryKernel {
-    pub const ALL: [MemoryKernel; 8] = [
-        MemoryKernel::Read,
-        MemoryKernel::Write,
-        MemoryKernel::Copy,
-        MemoryKernel::Scale,
-        MemoryKernel::Add,
-        MemoryKernel::Triad,
-        MemoryKernel::Latency,
-        MemoryKernel::Lotto,
-    ];
-
     pub fn name(self) -> &'static str {
         match self {
-            MemoryKernel::Read => "read",
-            MemoryKernel::Write => "write",
-            MemoryKernel::Copy => "copy",
-            MemoryKernel::Scale => "scale",
-            MemoryKernel::Add => "add",
-            MemoryKernel::Triad => "triad",
+            MemoryKernel::Bandwidth(k) => k.name(),
             MemoryKernel::Latency => "latency",
             MemoryKernel::Lotto => "lotto",
         }
     }
 
     pub fn parse(text: &str) -> Result<Self, SpecError> {
-        Self::ALL
-            .into_iter()
-            .find(|k| k.name() == text)
-            .ok_or_else(|| {
-                SpecError::new(
-                    "kernel",
-                    text,
-                    "unknown kernel; use read, write, copy, scale, add, triad, latency or lotto",
-                )
-            })
+        match text {
+            "latency" => Ok(MemoryKernel::Latency),
+            "lotto" => Ok(MemoryKernel::Lotto),
+            _ => BandwidthKernel::ALL
+                .into_iter()
+                .find(|k| k.name() == text)
+                .map(MemoryKernel::Bandwidth)
+                .ok_or_else(|| {
+                    SpecError::new(
+                        "kernel",
+                        text,
+                        "unknown kernel; use read, write, copy, scale, add, triad, latency or lotto",
+                    )
+                }),
+        }
     }
 
     pub fn class(self) -> KernelClass {
         match self {
+            MemoryKernel::Bandwidth(_) => KernelClass::Bandwidth,
             MemoryKernel::Latency => KernelClass::Latency,
             MemoryKernel::Lotto => KernelClass::Lotto,
-            _ => KernelClass::Bandwidth,
         }
-    }
-
-    fn bandwidth(self) -> Option<BandwidthKernel> {
-        Some(match self {
-            MemoryKernel::Read => BandwidthKernel::Read,
-            MemoryKernel::Write => BandwidthKernel::Write,
-            MemoryKernel::Copy => BandwidthKernel::Copy,
-            MemoryKernel::Scale => BandwidthKernel::Scale,
-            MemoryKernel::Add => BandwidthKernel::Add,
-            MemoryKernel::Triad => BandwidthKernel::Triad,
-            MemoryKernel::Latency | MemoryKernel::Lotto => return None,
-        })
     }
 
     /// Arrays of `--size` bytes each the kernel touches (for the memory check).
     pub fn arrays(self) -> u64 {
-        self.bandwidth().map_or(1, |k| k.arrays() as u64)
+        match self {
+            MemoryKernel::Bandwidth(k) => k.arrays() as u64,
+            _ => 1,
+        }
+    }
+}
+
+impl Serialize for MemoryKernel {
+    /// A kernel is written by its name, as on the command line.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
     }
 }
 
@@ -176,18 +158,18 @@ impl Workload for MemorySpec {
         let kernel = self.kernel.at(point);
         let size = self.size_bytes.at(point) as usize;
         let loads = self.loads_per_op as usize;
-        let factory: SessionFactory = match kernel.bandwidth() {
-            Some(k) => Arc::new(move |_, workers| {
+        let factory: SessionFactory = match kernel {
+            MemoryKernel::Bandwidth(k) => Arc::new(move |_, workers| {
                 let elements = (size / 8 / workers.max(1)).max(1);
                 Ok(Box::new(BandwidthSession::new(k, elements)?) as Box<dyn Session>)
             }),
-            None if kernel == MemoryKernel::Latency => Arc::new(move |worker, _| {
+            MemoryKernel::Latency => Arc::new(move |worker, _| {
                 Ok(
                     Box::new(LatencySession::new(size, loads, seed ^ worker as u64)?)
                         as Box<dyn Session>,
                 )
             }),
-            None => Arc::new(move |worker, _| {
+            MemoryKernel::Lotto => Arc::new(move |worker, _| {
                 Ok(
                     Box::new(LottoSession::new(size, seed.wrapping_add(worker as u64))?)
                         as Box<dyn Session>,
