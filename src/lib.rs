@@ -16,24 +16,28 @@
 //! - [`cli`]: clap definitions only.
 //! - [`commands`]: one file per command; turns arguments into a validated [`spec::RunSpec`].
 //! - [`spec`]: the run specification, units and sweep syntax.
-//! - [`workload`]: what ops are issued (null, memory, cpu); one [`workload::Session`] per worker.
+//! - [`workload`]: what ops are issued (null, memory, cpu, io); one [`workload::Session`] per
+//!   worker, or a [`workload::QueuedSession`] keeping several I/Os in flight.
+//! - [`engine`]: storage engines (io_uring, sync) and the few system calls std lacks.
 //! - [`target`]: the registry of systems under test, for `perflab targets`.
 //! - [`run`]: the sweep, trials, worker threads, load models, Ctrl-C.
 //! - [`record`]: the record type, HDR histograms, per-worker recorders, time series.
-//! - [`stats`]: estimates with confidence intervals; peak, sweet spot, scaling.
-//! - [`env`]: the machine's disclosure and CPU-time sampling.
+//! - [`stats`]: estimates with confidence intervals; peak, sweet spot, scaling; steady state.
+//! - [`env`]: the machine's disclosure, CPU-time sampling, block devices and write hazards.
 //! - [`archive`]: saving, listing and loading records.
 //! - [`export`]: one file per output format.
 //! - [`ui`]: progress, tables, the balance sheet, warnings.
 //! - [`suite`]: named lists of runs (`perflab run`).
 //!
-//! Only `crate::engine` (storage I/O, to come) may use `unsafe`.
+//! Only [`engine`] (storage I/O: io_uring, aligned buffers, a few system calls) may use
+//! `unsafe`; each block there says why it is sound.
 
 #![deny(unsafe_code)]
 
 pub mod archive;
 pub mod cli;
 pub mod commands;
+pub mod engine;
 pub mod env;
 pub mod export;
 pub mod record;

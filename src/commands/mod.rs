@@ -5,6 +5,7 @@
 mod archive_cmds;
 mod build;
 mod info;
+mod io_build;
 mod suite_cmd;
 mod workload_cmd;
 
@@ -34,6 +35,9 @@ pub enum AppError {
     /// Writing output failed.
     #[error("{0}")]
     Output(String),
+    /// The run finished but found what it was checking for broken (e.g. `--verify`).
+    #[error("{0}")]
+    Failed(String),
 }
 
 impl AppError {
@@ -47,7 +51,7 @@ impl AppError {
                 | ArchiveError::Empty => 2,
                 _ => 1,
             },
-            AppError::Run(_) | AppError::Output(_) => 1,
+            AppError::Run(_) | AppError::Output(_) | AppError::Failed(_) => 1,
         }
     }
 }
@@ -75,6 +79,7 @@ fn dispatch(cli: Cli) -> Result<(), AppError> {
         Command::Memory(args) => workload_cmd::memory(g, args),
         Command::Cpu(args) => workload_cmd::cpu(g, args),
         Command::Null(args) => workload_cmd::null(g, args),
+        Command::Io(args) => workload_cmd::io(g, args),
         Command::Runs => archive_cmds::runs(g),
         Command::Show(args) => archive_cmds::show(g, args),
         Command::Export(args) => archive_cmds::export(g, args),

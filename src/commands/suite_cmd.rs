@@ -1,6 +1,7 @@
 //! `perflab run [SUITE] [--quick]`: every run of a suite, then the balance sheet.
 
 use super::build::{cpu_spec, memory_spec, null_spec};
+use super::io_build::io_spec;
 use super::{AppError, print};
 use crate::archive::Archive;
 use crate::cli::{Cli, Command, GlobalArgs, SuiteArgs};
@@ -13,7 +14,12 @@ use clap::Parser;
 
 pub fn run(g: &GlobalArgs, args: &SuiteArgs) -> Result<(), AppError> {
     let env = Environment::collect();
-    let entries = suite::entries(&args.suite, args.quick, &env).ok_or_else(|| {
+    let archive = Archive::open(g.results.as_deref())?;
+    let io_path = args
+        .io_path
+        .clone()
+        .unwrap_or_else(|| archive.root().to_path_buf());
+    let entries = suite::entries(&args.suite, args.quick, &env, &io_path).ok_or_else(|| {
         AppError::Usage(format!(
             "unknown suite {:?}; the suites are: {}",
             args.suite,
@@ -38,6 +44,7 @@ pub fn run(g: &GlobalArgs, args: &SuiteArgs) -> Result<(), AppError> {
                 Command::Memory(a) => memory_spec(a, &env)?,
                 Command::Cpu(a) => cpu_spec(a, &env)?,
                 Command::Null(a) => null_spec(a)?,
+                Command::Io(a) => io_spec(a, &env)?,
                 _ => {
                     return Err(AppError::Usage(format!(
                         "suite entry '{}' is not a workload",
@@ -48,7 +55,6 @@ pub fn run(g: &GlobalArgs, args: &SuiteArgs) -> Result<(), AppError> {
         })
         .collect::<Result<Vec<_>, AppError>>()?;
 
-    let archive = Archive::open(g.results.as_deref())?;
     interrupt::install();
     let progress = Progress::new(g.quiet);
     let suite_name = format!("{}{}", args.suite, if args.quick { " (quick)" } else { "" });

@@ -1,9 +1,10 @@
 //! `perflab memory | cpu | null`: one workload, one run, one record.
 
 use super::build::{cpu_spec, memory_spec, null_spec};
+use super::io_build::io_spec;
 use super::{AppError, print};
 use crate::archive::Archive;
-use crate::cli::{CpuArgs, GlobalArgs, MemoryArgs, NullArgs};
+use crate::cli::{CpuArgs, GlobalArgs, IoArgs, MemoryArgs, NullArgs};
 use crate::env::Environment;
 use crate::record::RunRecord;
 use crate::run::{self, RunError, RunOptions, interrupt};
@@ -22,6 +23,20 @@ pub fn cpu(g: &GlobalArgs, args: &CpuArgs) -> Result<(), AppError> {
     execute(g, &spec, env)
 }
 
+pub fn io(g: &GlobalArgs, args: &IoArgs) -> Result<(), AppError> {
+    let env = Environment::collect();
+    let spec = io_spec(args, &env)?;
+    let record = execute_record(g, &spec, env)?;
+    let bad: u64 = record.steps.iter().map(|s| s.summary.errors).sum();
+    if args.verify && bad > 0 {
+        return Err(AppError::Failed(format!(
+            "verification failed: {bad} I/O(s) found bad or unreadable blocks (see the warnings; run {})",
+            record.id
+        )));
+    }
+    Ok(())
+}
+
 pub fn null(g: &GlobalArgs, args: &NullArgs) -> Result<(), AppError> {
     let spec = null_spec(args)?;
     execute(g, &spec, Environment::collect())
@@ -30,6 +45,11 @@ pub fn null(g: &GlobalArgs, args: &NullArgs) -> Result<(), AppError> {
 /// Runs a spec, saving its record; prints the record (tables, or JSON with `--json`), also
 /// when the run stopped early, then reports why it stopped.
 fn execute(g: &GlobalArgs, spec: &RunSpec, env: Environment) -> Result<(), AppError> {
+    execute_record(g, spec, env).map(|_| ())
+}
+
+/// [`execute`], handing back the finished record.
+fn execute_record(g: &GlobalArgs, spec: &RunSpec, env: Environment) -> Result<RunRecord, AppError> {
     let archive = Archive::open(g.results.as_deref())?;
     interrupt::install();
     let progress = Progress::new(g.quiet);
@@ -49,7 +69,7 @@ fn execute(g: &GlobalArgs, spec: &RunSpec, env: Environment) -> Result<(), AppEr
     if let Some(record) = &saved {
         show(g, record)?;
     }
-    result.map(|_| ()).map_err(AppError::from)
+    result.map_err(AppError::from)
 }
 
 /// The record on stdout: tables, or JSON with `--json`.

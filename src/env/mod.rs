@@ -43,12 +43,18 @@
 //! - [`cpu`], [`caches`], [`memory`], [`os`], [`virt`]: one part of the record each, with
 //!   its type and the pure parsers (`text -> value`) of its files, tested on sample text.
 //! - [`usage`]: [`CpuTimes`] (`/proc/stat`), [`CpuUsage`] and [`process_cpu_time`]
-//!   (`/proc/self/stat`), sampled around each step.
+//!   (`/proc/self/stat`, 10 ms ticks; the runner uses `crate::engine::sys`'s nanosecond clock
+//!   for its own CPU time, this one reads other processes').
+//! - [`disk`]: the block device and mount under a path, and its `/proc/diskstats` counters.
+//! - [`hazard`]: whether writing to a device or file would destroy data (mounts, partitions,
+//!   holders, filesystem and other signatures).
 //!
 //! The human rendering is `crate::ui::sysinfo::render_sysinfo` (`perflab sysinfo`).
 
 pub mod caches;
 pub mod cpu;
+pub mod disk;
+pub mod hazard;
 pub mod machine;
 pub mod memory;
 pub mod os;

@@ -166,6 +166,41 @@ pub struct Trial {
     pub service_latency_hdr: Option<String>,
     /// One point per interval of the measure phase.
     pub series: Vec<IntervalPoint>,
+    /// Figures per group (I/O direction, block size, file), merged over workers.
+    pub groups: Vec<GroupResult>,
+    /// The block devices under the workload's files: what their own counters
+    /// (`/proc/diskstats`) saw over the measure phase.
+    pub devices: Vec<DeviceReading>,
+}
+
+/// One group of a trial's ops: the reads, the 8 KiB I/Os, or one file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct GroupResult {
+    /// What the groups divide by: `direction`, `block_size` or `file`.
+    pub by: String,
+    /// The group: `read`, `write`, `sync`, `8192`, `0` ...
+    pub key: String,
+    /// What a reader sees (a file's path); may equal `key`.
+    pub label: String,
+    pub ops: u64,
+    pub bytes: u64,
+    pub errors: u64,
+    /// Over the measure phase.
+    pub ops_per_sec: f64,
+    pub bytes_per_sec: f64,
+    pub latency: LatencySummary,
+    /// A file far slower than its siblings (see docs/workloads.md).
+    pub straggler: bool,
+}
+
+/// A block device's own account of a measure phase.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct DeviceReading {
+    /// The kernel's name (`vda`, `nvme0n1p2`).
+    pub name: String,
+    pub activity: crate::env::disk::DiskActivity,
 }
 
 impl Trial {

@@ -19,6 +19,8 @@ pub trait Observer {
     fn trial_finished(&self, _trial: &Trial) {}
     fn step_finished(&self, _step: &StepResult, _record: &RunRecord) {}
     fn warning(&self, _warning: &Warning) {}
+    /// A line about work outside the steps (creating and filling files, cleaning up).
+    fn note(&self, _text: &str) {}
     fn run_finished(&self, _record: &RunRecord) {}
 }
 

@@ -84,6 +84,18 @@ impl Pacer {
         }
     }
 
+    /// The intended start of the next op without advancing the schedule; `None` in a closed
+    /// loop.
+    #[inline]
+    pub fn peek_intended(&self) -> Option<Instant> {
+        match self {
+            Pacer::Closed { .. } => None,
+            Pacer::Open {
+                origin, next_ns, ..
+            } => Some(*origin + Duration::from_nanos(*next_ns as u64)),
+        }
+    }
+
     pub fn think(&self) -> Duration {
         match self {
             Pacer::Closed { think } => *think,

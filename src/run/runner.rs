@@ -69,7 +69,10 @@ pub fn run(
         ..Default::default()
     };
     let axes = spec.axes();
-    let points = grid(&axes);
+    let points: Vec<_> = grid(&axes)
+        .into_iter()
+        .filter(|p| !workload.skip(p))
+        .collect();
     let swept: Vec<String> = axes
         .iter()
         .filter(|a| a.count() > 1)
@@ -80,6 +83,11 @@ pub fn run(
         record.warnings.push(w);
     }
     archive.save(&record)?;
+    // Dropped when this function returns, however it returns: the workload's cleanup.
+    let _prepared = match workload.prepare(&|text| observer.note(text)) {
+        Ok(p) => p,
+        Err(e) => return Err(stop(&mut record, archive, observer, Some((0, e.0)))),
+    };
     observer.run_started(&record, points.len(), spec.repeat);
 
     for (index, point) in points.iter().enumerate() {
@@ -116,14 +124,18 @@ pub fn run(
                 return Err(stop(&mut record, archive, observer, None));
             }
         }
-        let step = StepResult {
+        let mut step = StepResult {
             index,
             params: params.into_iter().collect(),
             swept: swept.clone(),
             summary: summarize(&trials, &record.headline.metric),
             trials,
         };
-        for w in step_warnings(&step) {
+        workload.finish_step(&mut step);
+        for w in step_warnings(&step)
+            .into_iter()
+            .chain(workload.step_warnings(&step))
+        {
             observer.warning(&w);
             record.warnings.push(w);
         }

@@ -5,14 +5,16 @@ use super::interrupt::is_interrupted;
 use super::observer::Observer;
 use super::pacer::Pacer;
 use super::worker::{self, MEASURE, STOP, Shared, WARMUP, WorkerPlan, WorkerResult};
-use crate::env::{CpuTimes, process_cpu_time};
-use crate::record::histogram::{encode, summarize};
+use crate::engine::sys::process_cpu_time;
+use crate::env::CpuTimes;
+use crate::env::disk::{DiskCounters, read_counters};
+use crate::record::histogram::{LatencyHistogram, encode, new_histogram, summarize};
 use crate::record::recorder::{LATE_THRESHOLD, Lag, WorkerTotals};
 use crate::record::series::SeriesBuilder;
 use crate::record::timestamp::now_rfc3339;
-use crate::record::{Resources, ScheduleSummary, Trial};
+use crate::record::{DeviceReading, GroupResult, Resources, ScheduleSummary, Trial};
 use crate::spec::{LoadSpec, RateScope, RunSpec, StepPoint, StopSpec};
-use crate::workload::{Figures, Workload};
+use crate::workload::{Figures, GroupTotals, Workload};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
@@ -63,7 +65,8 @@ pub fn run_trial(
     let (tx, rx) = channel();
     let started_at = now_rfc3339();
 
-    let (results, measured, cpu, process_cpu, series) = std::thread::scope(|scope| {
+    let device_names = workload.devices();
+    let (results, measured, cpu, process_cpu, devices, series) = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|index| {
                 let pacer = match &spec.load {
@@ -115,6 +118,7 @@ pub fn run_trial(
         }
         let cpu_before = CpuTimes::sample();
         let process_before = process_cpu_time();
+        let disks_before = sample_disks(&device_names);
         let measure_start = Instant::now();
         let _ = shared.measure_start.set(measure_start);
         if setup_ok {
@@ -143,15 +147,27 @@ pub fn run_trial(
             observer.progress(elapsed, series.total.ops, series.latest());
         }
         shared.phase.store(STOP, Ordering::SeqCst);
+        // Workers may still complete the ops in flight: wait for them before reading the
+        // counters, so the device and the process account for the same ops.
+        while !handles.iter().all(|h| h.is_finished()) {
+            std::thread::sleep(Duration::from_micros(200));
+        }
         let measured = measure_start.elapsed();
         let cpu = match (cpu_before, CpuTimes::sample()) {
             (Some(a), Some(b)) => b.usage_since(&a),
             _ => Default::default(),
         };
-        let process_cpu = match (process_before, process_cpu_time()) {
-            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
-            _ => None,
-        };
+        let process_cpu = Some(process_cpu_time().saturating_sub(process_before));
+        let devices: Vec<DeviceReading> = disks_before
+            .iter()
+            .zip(sample_disks(&device_names))
+            .filter_map(|((name, before), (_, after))| {
+                Some(DeviceReading {
+                    name: name.clone(),
+                    activity: after?.activity_since(before.as_ref()?, measured),
+                })
+            })
+            .collect();
         let results: Vec<WorkerResult> = handles
             .into_iter()
             .map(|h| {
@@ -162,15 +178,17 @@ pub fn run_trial(
         for report in rx.try_iter() {
             series.add(report);
         }
-        (results, measured, cpu, process_cpu, series)
+        (results, measured, cpu, process_cpu, devices, series)
     });
 
     let mut totals = Vec::with_capacity(workers);
     let mut figures = Vec::with_capacity(workers);
+    let mut groups = Vec::new();
     for r in results {
-        let (t, f) = r.map_err(|e| TrialError::Setup(e.0))?;
-        totals.push(t);
-        figures.push(f);
+        let out = r.map_err(|e| TrialError::Setup(e.0))?;
+        totals.push(out.totals);
+        figures.push(out.figures);
+        groups.extend(out.groups);
     }
     if is_interrupted() {
         return Err(TrialError::Interrupted);
@@ -249,9 +267,59 @@ pub fn run_trial(
         latency_hdr: encode(&series.response),
         service_latency_hdr: series.service.as_ref().map(encode),
         series: series.points(measured),
+        groups: merge_groups(groups, measured),
+        devices,
     };
     workload.derive(point, &mut trial);
     Ok(trial)
+}
+
+/// Counters of each named device; `None` where a device cannot be read.
+fn sample_disks(names: &[String]) -> Vec<(String, Option<DiskCounters>)> {
+    names
+        .iter()
+        .map(|n| (n.clone(), read_counters(n)))
+        .collect()
+}
+
+/// Adds up the workers' groups with the same `by` and `key`, in the order first seen.
+fn merge_groups(groups: Vec<GroupTotals>, measured: Duration) -> Vec<GroupResult> {
+    let mut merged: Vec<(GroupTotals, LatencyHistogram)> = Vec::new();
+    for g in groups {
+        match merged
+            .iter_mut()
+            .find(|(m, _)| m.by == g.by && m.key == g.key)
+        {
+            Some((m, h)) => {
+                m.ops += g.ops;
+                m.bytes += g.bytes;
+                m.errors += g.errors;
+                // Same bounds and precision everywhere, so adding cannot fail.
+                let _ = h.add(&g.latency);
+            }
+            None => {
+                let mut h = new_histogram();
+                let _ = h.add(&g.latency);
+                merged.push((g, h));
+            }
+        }
+    }
+    let secs = measured.as_secs_f64().max(1e-9);
+    merged
+        .into_iter()
+        .map(|(g, h)| GroupResult {
+            by: g.by.to_string(),
+            key: g.key,
+            label: g.label,
+            ops: g.ops,
+            bytes: g.bytes,
+            errors: g.errors,
+            ops_per_sec: g.ops as f64 / secs,
+            bytes_per_sec: g.bytes as f64 / secs,
+            latency: summarize(&h),
+            straggler: false,
+        })
+        .collect()
 }
 
 /// Splits `--ops` over workers; the first workers take the remainder.

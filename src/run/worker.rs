@@ -6,7 +6,9 @@
 
 use super::pacer::{Pacer, wait_until};
 use crate::record::recorder::{IntervalReport, Recorder, WorkerTotals};
-use crate::workload::{Figures, OpError, Session, SessionFactory};
+use crate::workload::{
+    Figures, GroupTotals, OpError, OpResult, Pump, QueuedSession, Session, SessionFactory,
+};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Barrier, OnceLock};
@@ -58,8 +60,15 @@ pub struct WorkerPlan {
     pub interval: Duration,
 }
 
-/// The worker's result: its totals and session figures, or why its session did not open.
-pub type WorkerResult = Result<(WorkerTotals, Figures), OpError>;
+/// What a worker hands back at the end of a step.
+pub struct WorkerOutput {
+    pub totals: WorkerTotals,
+    pub figures: Figures,
+    pub groups: Vec<GroupTotals>,
+}
+
+/// The worker's output, or why its session did not open or its step could not go on.
+pub type WorkerResult = Result<WorkerOutput, OpError>;
 
 /// Runs one worker to the end of the step.
 pub fn run(mut plan: WorkerPlan, shared: &Shared, tx: Sender<IntervalReport>) -> WorkerResult {
@@ -69,6 +78,18 @@ pub fn run(mut plan: WorkerPlan, shared: &Shared, tx: Sender<IntervalReport>) ->
     }
     shared.ready.wait();
     let mut session = opened?;
+    if session.as_queued().is_some() {
+        let outcome = run_queued(&mut *session, &mut plan, shared, tx);
+        if outcome.is_err() {
+            shared.done.fetch_add(1, Ordering::SeqCst);
+        }
+        let totals = outcome?;
+        return Ok(WorkerOutput {
+            totals,
+            figures: session.finish(),
+            groups: session.groups(),
+        });
+    }
 
     // Warmup: ops run and are thrown away.
     while shared.phase() == WARMUP {
@@ -91,7 +112,11 @@ pub fn run(mut plan: WorkerPlan, shared: &Shared, tx: Sender<IntervalReport>) ->
         WorkerTotals::default()
     };
     shared.done.fetch_add(1, Ordering::SeqCst);
-    Ok((totals, session.finish()))
+    Ok(WorkerOutput {
+        totals,
+        figures: session.finish(),
+        groups: session.groups(),
+    })
 }
 
 fn think(pacer: &Pacer, shared: &Shared, phase: u8) {
@@ -138,4 +163,151 @@ fn measure(
         }
     }
     rec.finish()
+}
+
+/// Runs a session that keeps several ops in flight through warmup and measure.
+fn run_queued(
+    session: &mut dyn Session,
+    plan: &mut WorkerPlan,
+    shared: &Shared,
+    tx: Sender<IntervalReport>,
+) -> Result<WorkerTotals, OpError> {
+    let Some(queue) = session.as_queued() else {
+        return Ok(WorkerTotals::default());
+    };
+    let open = plan.pacer.is_open();
+    let mut warm = WarmPump {
+        shared,
+        pacer: &mut plan.pacer,
+    };
+    while shared.phase() == WARMUP {
+        queue.pump(&mut warm)?;
+    }
+    drain(queue, &mut warm)?;
+    while shared.phase() < MEASURE {
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    if shared.phase() != MEASURE {
+        return Ok(WorkerTotals::default());
+    }
+    let start = *shared.measure_start.get().unwrap_or(&Instant::now());
+    let now = Instant::now();
+    let mut pump = MeasurePump {
+        shared,
+        pacer: &mut plan.pacer,
+        rec: Recorder::new(tx, open, start, plan.interval, now),
+        open,
+        left: plan.quota.unwrap_or(u64::MAX),
+        stamp: now,
+    };
+    while shared.phase() == MEASURE && (pump.left > 0 || queue.in_flight() > 0) {
+        queue.pump(&mut pump)?;
+    }
+    // Ops still in flight when the phase ends complete and count: each was timed in full.
+    drain(queue, &mut pump)?;
+    queue.after(&mut pump)?;
+    Ok(pump.rec.finish())
+}
+
+/// Waits for every op in flight, admitting none.
+fn drain(queue: &mut dyn QueuedSession, inner: &mut dyn Pump) -> Result<(), OpError> {
+    let mut closed = Closed { inner };
+    while queue.in_flight() > 0 {
+        queue.pump(&mut closed)?;
+    }
+    Ok(())
+}
+
+/// Admits nothing and blocks for completions; records through the pump it wraps.
+struct Closed<'a> {
+    inner: &'a mut dyn Pump,
+}
+
+impl Pump for Closed<'_> {
+    fn admit(&mut self) -> Option<Instant> {
+        None
+    }
+    fn may_block(&self) -> bool {
+        true
+    }
+    fn done(&mut self, intended: Instant, start: Instant, end: Instant, outcome: OpResult<'_>) {
+        self.inner.done(intended, start, end, outcome);
+    }
+    fn fail(&mut self, message: &str) {
+        self.inner.fail(message);
+    }
+}
+
+/// Warmup: ops run and are thrown away.
+struct WarmPump<'a> {
+    shared: &'a Shared,
+    pacer: &'a mut Pacer,
+}
+
+impl Pump for WarmPump<'_> {
+    fn admit(&mut self) -> Option<Instant> {
+        if self.shared.phase() != WARMUP {
+            return None;
+        }
+        match self.pacer.peek_intended() {
+            Some(at) if at > Instant::now() => None,
+            _ => Some(self.pacer.next_intended().unwrap_or_else(Instant::now)),
+        }
+    }
+    fn may_block(&self) -> bool {
+        !self.pacer.is_open()
+    }
+    fn done(&mut self, _: Instant, _: Instant, _: Instant, _: OpResult<'_>) {}
+    fn fail(&mut self, _: &str) {}
+}
+
+/// Measure: admission by phase, quota and schedule; every completion recorded.
+struct MeasurePump<'a> {
+    shared: &'a Shared,
+    pacer: &'a mut Pacer,
+    rec: Recorder,
+    open: bool,
+    /// Ops the `--ops` quota still allows.
+    left: u64,
+    /// The time of the latest completion, standing in for "now" in a closed loop, where the
+    /// intended start is not used.
+    stamp: Instant,
+}
+
+impl Pump for MeasurePump<'_> {
+    #[inline]
+    fn admit(&mut self) -> Option<Instant> {
+        if self.left == 0 || self.shared.phase() != MEASURE {
+            return None;
+        }
+        let intended = if self.open {
+            match self.pacer.peek_intended() {
+                Some(at) if at > Instant::now() => return None,
+                _ => self.pacer.next_intended()?,
+            }
+        } else {
+            self.stamp
+        };
+        self.left -= 1;
+        Some(intended)
+    }
+
+    fn may_block(&self) -> bool {
+        !self.open
+    }
+
+    #[inline]
+    fn done(&mut self, intended: Instant, start: Instant, end: Instant, outcome: OpResult<'_>) {
+        let intended = if self.open { intended } else { start };
+        self.stamp = end;
+        match outcome {
+            Ok(o) => self.rec.record(intended, start, end, o.items, o.bytes),
+            Err(message) => self.rec.record_error(intended, start, end, message),
+        }
+    }
+
+    fn fail(&mut self, message: &str) {
+        let now = Instant::now();
+        self.rec.record_error(now, now, now, message);
+    }
 }

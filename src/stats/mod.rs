@@ -2,6 +2,7 @@
 //! (peak, sweet spot, scaling). Nothing here does I/O; everything is unit-tested.
 
 pub mod estimate;
+pub mod steady;
 pub mod sweep;
 
 pub use estimate::estimate;

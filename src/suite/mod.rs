@@ -2,11 +2,12 @@
 //! a user could type, through the same validation.
 //!
 //! The default suite is the machine's balance sheet: memory bandwidth, memory latency, the
-//! lotto test and CPU scaling. `--quick` shortens every step so the whole suite takes about
+//! lotto test, CPU scaling and storage (on the results filesystem, or `--io-path`). `--quick` shortens every step so the whole suite takes about
 //! half a minute on two cores; the full suite takes a few minutes.
 
 use crate::env::Environment;
 use crate::spec::units::format_bytes;
+use std::path::Path;
 
 /// One run of a suite.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,9 +20,57 @@ pub struct SuiteEntry {
 
 pub const SUITES: [&str; 1] = ["default"];
 
-/// The entries of suite `name`, sized for this machine.
-pub fn entries(name: &str, quick: bool, env: &Environment) -> Option<Vec<SuiteEntry>> {
-    (name == "default").then(|| default_suite(quick, env))
+/// The entries of suite `name`, sized for this machine. `io_path` is where the storage
+/// tests put their (temporary) files.
+pub fn entries(
+    name: &str,
+    quick: bool,
+    env: &Environment,
+    io_path: &Path,
+) -> Option<Vec<SuiteEntry>> {
+    (name == "default").then(|| {
+        let mut v = default_suite(quick, env);
+        v.extend(storage(quick, io_path));
+        v
+    })
+}
+
+/// The storage section: random 8 KiB reads at depths 1 and 32, random 4 KiB writes, and
+/// sequential 256 KiB reads and writes at depth 2, direct I/O unless the path is on tmpfs.
+fn storage(quick: bool, path: &Path) -> Vec<SuiteEntry> {
+    let (warmup, duration, size) = if quick {
+        ("500ms", "2s", "256m")
+    } else {
+        ("1s", "5s", "1g")
+    };
+    let direct = match crate::env::disk::mount_of(path) {
+        Some(m) if m.fs_type == "tmpfs" => "0",
+        _ => "1",
+    };
+    let path = path.display().to_string();
+    let io = |extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = ["io", "--path", &path, "--size", size, "--direct", direct]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v.extend(["--warmup", warmup, "--duration", duration].map(String::from));
+        v
+    };
+    vec![
+        SuiteEntry {
+            capability: "storage random reads",
+            args: io(&["--rw", "randread", "--bs", "8k", "--iodepth", "1,32"]),
+        },
+        SuiteEntry {
+            capability: "storage random writes",
+            args: io(&["--rw", "randwrite", "--bs", "4k", "--iodepth", "32"]),
+        },
+        SuiteEntry {
+            capability: "storage sequential",
+            args: io(&["--rw", "read,write", "--bs", "256k", "--iodepth", "2"]),
+        },
+    ]
 }
 
 fn default_suite(quick: bool, env: &Environment) -> Vec<SuiteEntry> {
@@ -103,10 +152,11 @@ mod tests {
     fn the_default_suite_fits_the_machine() {
         let mut env = Environment::default();
         env.cpu.logical_cpus = Some(2);
-        let quick = entries("default", true, &env).unwrap();
-        assert_eq!(quick.len(), 4);
+        let quick = entries("default", true, &env, Path::new("/tmp")).unwrap();
+        assert_eq!(quick.len(), 7);
+        assert!(quick[4].args.contains(&"1,32".to_string()));
         assert!(quick[0].args.contains(&"1,2".to_string()));
         assert!(quick[1].args.iter().any(|a| a.starts_with("16384,")));
-        assert!(entries("nope", true, &env).is_none());
+        assert!(entries("nope", true, &env, Path::new("/tmp")).is_none());
     }
 }

@@ -30,6 +30,12 @@ pub fn registry() -> Vec<TargetInfo> {
             available: true,
         },
         TargetInfo {
+            name: "PATH",
+            workloads: &["io"],
+            description: "storage: a directory (perflab creates its files there), a file, or a block device",
+            available: true,
+        },
+        TargetInfo {
             name: "null",
             workloads: &["null"],
             description: "does nothing: measures perflab's own overhead per op",

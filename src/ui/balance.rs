@@ -161,6 +161,7 @@ pub fn line(r: &RunRecord) -> Option<String> {
                 .unwrap_or_default();
             format!("cpu: {} fractals/s per thread{scaling}", sig3(base))
         }
+        ("io", _) => io_line(r),
         (w, m) => format!(
             "{w}: {} {m} at best",
             sig3(
@@ -172,4 +173,29 @@ pub fn line(r: &RunRecord) -> Option<String> {
         ),
     };
     Some(format!("{text}{status}"))
+}
+
+/// Storage: each step as the reports put it, e.g. "randread 8 KiB QD32 4.6K IO/s 6.9 ms".
+fn io_line(r: &RunRecord) -> String {
+    let parts: Vec<String> = r
+        .steps
+        .iter()
+        .map(|s| {
+            let rw = param_str(s, "rw").unwrap_or("?");
+            let bs = param_u64(s, "bs_bytes")
+                .map(format_bytes)
+                .unwrap_or_default();
+            let depth = param_u64(s, "iodepth").unwrap_or(1);
+            let rate = if rw.starts_with("rand") {
+                format!("{} IO/s", super::format::count(s.summary.ops_per_sec.mean))
+            } else {
+                bytes_per_sec(s.summary.bytes_per_sec.mean)
+            };
+            format!(
+                "{rw} {bs} QD{depth} {rate} {}",
+                ns(s.summary.latency_mean_ns.mean)
+            )
+        })
+        .collect();
+    format!("storage ({}): {}", r.target, parts.join("; "))
 }

@@ -4,6 +4,7 @@
 //! - [`format`]: numbers with units (`14.1 GB/s`, `92 ns`).
 //! - [`table`]: aligned text tables.
 //! - [`report`]: a record as tables; the run list; the target list.
+//! - [`io_report`]: a storage record's figures per direction, block size, file and device.
 //! - [`balance`]: the one-line-per-capability balance sheet of a suite.
 //! - [`progress`]: the live progress display (an [`crate::run::Observer`]).
 //! - [`sysinfo`]: the machine's disclosure.
@@ -11,6 +12,7 @@
 
 pub mod balance;
 pub mod format;
+pub mod io_report;
 pub mod progress;
 pub mod report;
 pub mod style;

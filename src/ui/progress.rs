@@ -87,6 +87,10 @@ impl Progress {
 }
 
 impl Observer for Progress {
+    fn note(&self, text: &str) {
+        self.line(text);
+    }
+
     fn run_started(&self, record: &RunRecord, steps: usize, repeat: u32) {
         let mut s = self.state.borrow_mut();
         s.steps = steps;

@@ -26,6 +26,7 @@ pub fn render(r: &RunRecord) -> String {
     } else {
         out.push('\n');
         out.push_str(&steps_table(r).render());
+        out.push_str(&super::io_report::render(r));
         out.push_str(&analysis_lines(r));
     }
     for w in &r.warnings {

@@ -8,16 +8,20 @@
 //! - [`null`]: does nothing, to measure the harness itself.
 //! - [`memory`]: STREAM bandwidth kernels, pointer-chase latency, the "lotto" test.
 //! - [`cpu`]: Mandelbrot fractals with a hand-written complex type (iGenCPU).
+//! - [`io`]: storage I/O as fio does it, and IOzone's file-size x record-size surface.
 
 pub mod cpu;
+pub mod io;
 pub mod memory;
 pub mod null;
 pub mod rng;
 pub mod session;
 
-pub use session::{Figures, OpError, OpOutcome, Session};
+pub use session::{
+    Figures, GroupTotals, OpError, OpOutcome, OpResult, Pump, QueuedSession, Session,
+};
 
-use crate::record::{Headline, Trial};
+use crate::record::{Headline, StepResult, Trial, Warning};
 use crate::spec::{Axis, StepPoint};
 use serde::Serialize;
 use std::sync::Arc;
@@ -36,11 +40,41 @@ pub trait Workload {
     fn axes(&self) -> Vec<&dyn Axis>;
     /// The figure that ranks steps.
     fn headline(&self) -> Headline;
+    /// Whether the grid point `point` is not a step of this workload (IOzone's surface has no
+    /// record larger than its file).
+    fn skip(&self, _point: &StepPoint) -> bool {
+        false
+    }
     /// How to open sessions for the step at `point`. `seed` is the run's seed.
     fn sessions(&self, point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError>;
     /// Adds figures derived from a finished trial (e.g. ns per load from the mean op time).
     fn derive(&self, _point: &StepPoint, _trial: &mut Trial) {}
+
+    /// Work before the first step (creating and filling files). What it returns is dropped
+    /// after the last step, or when the run stops early: that is where cleanup goes.
+    /// `note` prints a progress line.
+    fn prepare(&self, _note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
+        Ok(Box::new(()))
+    }
+
+    /// The block devices (kernel names) whose counters the runner samples around each
+    /// measure phase.
+    fn devices(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Marks what only the whole step shows (stragglers among files), before it is saved.
+    fn finish_step(&self, _step: &mut StepResult) {}
+
+    /// The workload's own warnings about a finished step (stragglers, disagreement with the
+    /// device's counters).
+    fn step_warnings(&self, _step: &StepResult) -> Vec<Warning> {
+        Vec::new()
+    }
 }
+
+/// What [`Workload::prepare`] leaves for the run; dropping it cleans up.
+pub type Prepared = Box<dyn std::any::Any>;
 
 /// The registry of workloads, and what the record's `spec` holds.
 #[derive(Debug, Clone, Serialize)]
@@ -49,6 +83,8 @@ pub enum WorkloadSpec {
     Null(null::NullSpec),
     Memory(memory::MemorySpec),
     Cpu(cpu::CpuSpec),
+    Io(Box<io::IoSpec>),
+    IoSurface(io::surface::SurfaceSpec),
 }
 
 impl WorkloadSpec {
@@ -57,6 +93,8 @@ impl WorkloadSpec {
             WorkloadSpec::Null(w) => w,
             WorkloadSpec::Memory(w) => w,
             WorkloadSpec::Cpu(w) => w,
+            WorkloadSpec::Io(w) => w.as_ref(),
+            WorkloadSpec::IoSurface(w) => w,
         }
     }
 

@@ -5,8 +5,15 @@
 //! in its timed loop, and asks [`Session::finish`] for per-worker figures at the end of a step.
 //! Sessions never time themselves: the runner does, around `execute`, so every workload is
 //! measured the same way.
+//!
+//! Storage I/O at a queue depth above one does not fit "one op at a time": a
+//! [`QueuedSession`] keeps several ops in flight and times each from its submission to its
+//! completion. The runner drives it through a [`Pump`], which decides when an op may start
+//! (closed loop, `--ops` quota, open-loop schedule) and records each completion.
 
+use crate::record::histogram::LatencyHistogram;
 use std::collections::BTreeMap;
+use std::time::Instant;
 
 /// What one op did, beyond taking time. The runner sums these over a step.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -36,4 +43,66 @@ pub trait Session: Send {
     fn finish(&mut self) -> Figures {
         Figures::new()
     }
+
+    /// A session that keeps several ops in flight returns itself here; the runner then drives
+    /// it through [`QueuedSession::pump`] and never calls `execute`.
+    fn as_queued(&mut self) -> Option<&mut dyn QueuedSession> {
+        None
+    }
+
+    /// Figures broken down by group (direction, block size, file), reported once when the
+    /// step ends; the runner merges them over workers.
+    fn groups(&mut self) -> Vec<GroupTotals> {
+        Vec::new()
+    }
+}
+
+/// The runner's side of a [`QueuedSession`]: admission of new ops and recording of finished
+/// ones.
+pub trait Pump {
+    /// Asks to start one op now: `Some(intended start)` if it may, `None` if it may not (the
+    /// phase is over, the `--ops` quota is issued, or the open-loop schedule is not yet due).
+    fn admit(&mut self) -> Option<Instant>;
+    /// Whether the session may block waiting for a completion. False in an open loop, where
+    /// the next start may come due first.
+    fn may_block(&self) -> bool;
+    /// Records a finished op: `start` is when it was submitted, `end` when its completion
+    /// was seen, `intended` what [`Pump::admit`] returned for it.
+    fn done(&mut self, intended: Instant, start: Instant, end: Instant, outcome: OpResult<'_>);
+    /// Records a failure found outside an op (a verify pass after the run): an error with
+    /// its message, not an op.
+    fn fail(&mut self, message: &str);
+}
+
+/// How one queued op ended.
+pub type OpResult<'a> = Result<OpOutcome, &'a str>;
+
+/// A session with several ops in flight, which times them itself.
+pub trait QueuedSession {
+    /// Starts as many ops as the pump admits and the queue holds, then reports every
+    /// completion available, waiting for at least one if the pump allows and any is in flight.
+    /// An `Err` is fatal to the step (a full disk, a broken engine), not a failed op.
+    fn pump(&mut self, pump: &mut dyn Pump) -> Result<(), OpError>;
+    /// Ops submitted and not yet completed.
+    fn in_flight(&self) -> usize;
+    /// Work after the measure phase, with every op completed (e.g. reading back what was
+    /// written to verify it). Problems go to `pump.fail`.
+    fn after(&mut self, _pump: &mut dyn Pump) -> Result<(), OpError> {
+        Ok(())
+    }
+}
+
+/// One group's totals from one worker, e.g. the reads, the 8 KiB I/Os, or file 3.
+#[derive(Debug, Clone)]
+pub struct GroupTotals {
+    /// What the groups divide by: `direction`, `block_size` or `file`.
+    pub by: &'static str,
+    /// The group within it: `read`, `8192`, `3`.
+    pub key: String,
+    /// What a reader sees, e.g. the file's path.
+    pub label: String,
+    pub ops: u64,
+    pub bytes: u64,
+    pub errors: u64,
+    pub latency: LatencyHistogram,
 }

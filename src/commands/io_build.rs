@@ -1,0 +1,393 @@
+//! `perflab io` arguments to a validated [`RunSpec`]: the options read, the engine probed,
+//! the paths checked for safety and space — all before anything is written.
+
+use super::AppError;
+use super::build::{Defaults, build_spec};
+use crate::cli::{IoArgs, IoMode, RunArgs};
+use crate::engine::{EngineKind, probe_uring};
+use crate::env::Environment;
+use crate::spec::sweep::{parse_names, parse_u64};
+use crate::spec::units::{format_bytes, parse_count, parse_duration, parse_size};
+use crate::spec::{RunSpec, SpecError};
+use crate::stats::steady::SteadyCriteria;
+use crate::workload::WorkloadSpec;
+use crate::workload::io::IoSpec;
+use crate::workload::io::distribution::Distribution;
+use crate::workload::io::layout::{Layout, PlanRequest};
+use crate::workload::io::pattern::Rw;
+use crate::workload::io::surface::SurfaceSpec;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Largest block size: past this, a "block" is a file.
+const MAX_BS: u64 = 64 << 20;
+/// Deepest queue per file.
+const MAX_DEPTH: u64 = 4096;
+/// Most files in one test.
+const MAX_FILES: u64 = 4096;
+
+pub fn io_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
+    if args.mode == IoMode::Surface {
+        return surface_spec(args, env);
+    }
+    let rw = parse_names("rw", &args.rw, Rw::parse)?;
+    let bssplit = match &args.bssplit {
+        Some(text) => parse_bssplit(text)?,
+        None => Vec::new(),
+    };
+    let bs = parse_u64("bs", args.bs.as_deref().unwrap_or("4k"), parse_size)?;
+    for &b in bs.values().iter().chain(bssplit.iter().map(|(b, _)| b)) {
+        if b < 512 || b % 512 != 0 || b > MAX_BS {
+            return Err(SpecError::new(
+                "bs",
+                &b.to_string(),
+                "block sizes are multiples of 512 bytes up to 64m",
+            )
+            .into());
+        }
+    }
+    let rwmix = parse_u64("rwmix", &args.rwmix, parse_count)?;
+    if rwmix.values().iter().any(|&p| p > 100) {
+        return Err(SpecError::new("rwmix", &args.rwmix, "a percentage of reads, 0 to 100").into());
+    }
+    let iodepth = parse_u64("iodepth", &args.iodepth, parse_count)?;
+    if iodepth.values().iter().any(|&d| d == 0 || d > MAX_DEPTH) {
+        return Err(
+            SpecError::new("iodepth", &args.iodepth, "a queue depth from 1 to 4096").into(),
+        );
+    }
+    let files = parse_u64("files", &args.files, parse_count)?;
+    if files.values().iter().any(|&f| f == 0 || f > MAX_FILES) {
+        return Err(SpecError::new("files", &args.files, "from 1 to 4096 files").into());
+    }
+    let size = args
+        .size
+        .as_deref()
+        .map(|s| parse_size("size", s))
+        .transpose()?;
+    let offset = parse_size("offset", &args.offset)?;
+    let direct = parse_flag("direct", &args.direct)?;
+    let fsync = parse_count("fsync", &args.fsync)?;
+    let fdatasync = parse_count("fdatasync", &args.fdatasync)?;
+    let distribution: Distribution = args
+        .distribution
+        .parse()
+        .map_err(|e: String| SpecError::new("distribution", &args.distribution, &e))?;
+    let (engine, engine_note) = choose_engine(args.engine.as_deref())?;
+    if engine == EngineKind::Sync && iodepth.values().iter().any(|&d| d > 1) {
+        let why = engine_note
+            .as_deref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        return Err(SpecError::new(
+            "iodepth",
+            &args.iodepth,
+            &format!(
+                "the sync engine has one I/O in flight per thread{why}; use --engine io_uring, or --threads for concurrency"
+            ),
+        )
+        .into());
+    }
+    if args.verify && (!bssplit.is_empty() || bs.is_swept()) {
+        return Err(SpecError::new(
+            "verify",
+            "",
+            "verification needs one block size: give one --bs and no --bssplit",
+        )
+        .into());
+    }
+    if args.run.think.is_some() {
+        return Err(SpecError::new(
+            "think",
+            args.run.think.as_deref().unwrap_or(""),
+            "io has no think time; use --rate for an open loop or --iodepth for less load",
+        )
+        .into());
+    }
+    let straggler = parse_count("straggler", &args.straggler)?;
+    if straggler == 0 || straggler >= 100 {
+        return Err(SpecError::new(
+            "straggler",
+            &args.straggler,
+            "a percentage between 1 and 99",
+        )
+        .into());
+    }
+    let steady_state = args
+        .steady_state
+        .then(|| steady_criteria(args))
+        .transpose()?;
+
+    let sizes_for_rate: Vec<(u64, u32)> = if bssplit.is_empty() {
+        vec![(bs.first(), 1)]
+    } else {
+        bssplit.clone()
+    };
+    let run_args = with_byte_rates(&args.run, &sizes_for_rate)?;
+    let writes = args.prefill || rw.values().iter().any(|r| r.writes());
+    let max_bs = bssplit
+        .iter()
+        .map(|&(b, _)| b)
+        .chain(bs.values().iter().copied())
+        .max()
+        .unwrap_or(4096);
+    let max_files = files.values().iter().copied().max().unwrap_or(1);
+    let mut layout = Layout::plan(&PlanRequest {
+        paths: &args.path,
+        files: max_files,
+        size,
+        offset,
+        writes,
+        destroy: args.destroy_data.as_deref(),
+        block: max_bs,
+    })
+    .map_err(|e| AppError::Usage(e.0))?;
+    if offset % 4096 != 0 && direct {
+        return Err(SpecError::new(
+            "offset",
+            &args.offset,
+            "direct I/O needs an offset aligned to 4k",
+        )
+        .into());
+    }
+    if !direct && rw.values().iter().any(|r| r.reads()) {
+        let total = layout.size.saturating_mul(max_files);
+        if let Some(avail) = env.memory.available_bytes
+            && total < avail
+            && !layout.in_memory()
+        {
+            layout.notes.push(format!(
+                "buffered reads of {} fit in memory ({} available): they measure the page cache, not the device; use --direct 1 or a --size above memory",
+                format_bytes(total),
+                format_bytes(avail)
+            ));
+        }
+    }
+    if let Some(n) = &engine_note {
+        layout.notes.push(n.clone());
+    }
+    let spec = IoSpec {
+        rw,
+        bs: bs.named("bs_bytes"),
+        bssplit,
+        rwmix,
+        iodepth,
+        files,
+        size_bytes: layout.size,
+        offset_bytes: offset,
+        direct,
+        fsync,
+        fdatasync,
+        distribution,
+        engine,
+        engine_note,
+        prefill: args.prefill,
+        verify: args.verify,
+        verify_seed: parse_count("seed", &args.run.seed)?,
+        keep: args.keep,
+        steady_state,
+        straggler_fraction: straggler as f64 / 100.0,
+        layout: Arc::new(layout),
+    };
+    let spec = build_spec(
+        &run_args,
+        WorkloadSpec::Io(Box::new(spec)),
+        &Defaults {
+            threads: "1".into(),
+            warmup: "1s",
+            duration: "5s",
+        },
+    )?;
+    Ok(spec)
+}
+
+/// IOzone's surface: file sizes x record sizes, buffered, one round of tests per step.
+fn surface_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
+    let ram = env.memory.total_bytes.unwrap_or(8 << 30);
+    let default_sizes = format!("64k..{}:x2", (2 * ram).next_power_of_two() / 2);
+    let file_bytes = parse_u64(
+        "size",
+        args.size.as_deref().unwrap_or(&default_sizes),
+        parse_size,
+    )?
+    .named("file_bytes");
+    let record_bytes = parse_u64("bs", args.bs.as_deref().unwrap_or("4k..16m:x2"), parse_size)?
+        .named("record_bytes");
+    if record_bytes.values().iter().any(|&r| r == 0 || r > MAX_BS) {
+        return Err(SpecError::new(
+            "bs",
+            args.bs.as_deref().unwrap_or(""),
+            "record sizes from 1 byte to 64m",
+        )
+        .into());
+    }
+    if args.path.len() != 1 {
+        return Err(AppError::Usage(
+            "surface mode takes one --path, a directory".into(),
+        ));
+    }
+    let base = Path::new(&args.path[0]);
+    if !base.is_dir() {
+        return Err(AppError::Usage(format!(
+            "--path {}: surface mode needs an existing directory",
+            base.display()
+        )));
+    }
+    let largest = file_bytes.values().iter().copied().max().unwrap_or(0);
+    if let Ok(space) = crate::engine::sys::space(base)
+        && largest > space.free_bytes
+    {
+        return Err(AppError::Usage(format!(
+            "{} has {} free but the largest file is {}; lower --size",
+            base.display(),
+            format_bytes(space.free_bytes),
+            format_bytes(largest)
+        )));
+    }
+    let workdir = base.join(format!("perflab-io-{}", std::process::id()));
+    let mut run = args.run.clone();
+    if run.ops.is_none() && run.duration.is_none() {
+        run.ops = Some("1".into());
+    }
+    build_spec(
+        &run,
+        WorkloadSpec::IoSurface(SurfaceSpec {
+            file_bytes,
+            record_bytes,
+            workdir,
+            keep: args.keep,
+        }),
+        &Defaults {
+            threads: "1".into(),
+            warmup: "0s",
+            duration: "5s",
+        },
+    )
+    .map_err(AppError::from)
+}
+
+/// io_uring unless the user chose, falling back to sync (with a note) where it is unavailable.
+fn choose_engine(asked: Option<&str>) -> Result<(EngineKind, Option<String>), SpecError> {
+    match asked {
+        Some(text) => {
+            let kind: EngineKind = text
+                .parse()
+                .map_err(|_| SpecError::new("engine", text, "use io_uring or sync"))?;
+            if kind == EngineKind::IoUring
+                && let Err(why) = probe_uring()
+            {
+                return Err(SpecError::new(
+                    "engine",
+                    text,
+                    &format!("io_uring is not available here ({why}); use --engine sync"),
+                ));
+            }
+            Ok((kind, None))
+        }
+        None => match probe_uring() {
+            Ok(()) => Ok((EngineKind::IoUring, None)),
+            Err(why) => Ok((
+                EngineKind::Sync,
+                Some(format!(
+                    "io_uring is not available ({why}); using the sync engine"
+                )),
+            )),
+        },
+    }
+}
+
+fn parse_flag(option: &str, text: &str) -> Result<bool, SpecError> {
+    match text {
+        "1" | "true" | "yes" => Ok(true),
+        "0" | "false" | "no" => Ok(false),
+        _ => Err(SpecError::new(option, text, "use 1 or 0")),
+    }
+}
+
+/// `4k/60:64k/40` (fio's syntax); weights need not add to 100.
+fn parse_bssplit(text: &str) -> Result<Vec<(u64, u32)>, SpecError> {
+    let hint = "use SIZE/WEIGHT pairs joined by ':', e.g. 4k/60:64k/40";
+    let mut out = Vec::new();
+    for item in text.split(':') {
+        let (size, weight) = item
+            .split_once('/')
+            .ok_or_else(|| SpecError::new("bssplit", text, hint))?;
+        let size = parse_size("bssplit", size)?;
+        let weight: u32 = weight
+            .trim()
+            .parse()
+            .map_err(|_| SpecError::new("bssplit", text, hint))?;
+        if weight > 0 {
+            out.push((size, weight));
+        }
+    }
+    if out.is_empty() {
+        return Err(SpecError::new("bssplit", text, hint));
+    }
+    Ok(out)
+}
+
+fn steady_criteria(args: &IoArgs) -> Result<SteadyCriteria, SpecError> {
+    let window = parse_duration("ss-window", &args.ss_window)?;
+    let interval = parse_duration("interval", &args.run.interval)?;
+    let intervals = (window.as_secs_f64() / interval.as_secs_f64().max(1e-3)).round() as usize;
+    if intervals < 2 {
+        return Err(SpecError::new(
+            "ss-window",
+            &args.ss_window,
+            "the window must span at least two --interval lengths",
+        ));
+    }
+    let pct = |option: &str, text: &str| -> Result<f64, SpecError> {
+        let v: f64 = text
+            .trim_end_matches('%')
+            .parse()
+            .map_err(|_| SpecError::new(option, text, "a percentage, e.g. 10"))?;
+        if !(v > 0.0 && v < 1000.0) {
+            return Err(SpecError::new(option, text, "a percentage above 0"));
+        }
+        Ok(v / 100.0)
+    };
+    Ok(SteadyCriteria {
+        window: intervals,
+        max_slope: pct("ss-slope", &args.ss_slope)?,
+        max_spread: pct("ss-spread", &args.ss_spread)?,
+    })
+}
+
+/// `--rate` in bytes per second (`100MB/s`, `50MiB/s`) becomes I/Os per second at the mean
+/// block size; I/O rates pass through.
+fn with_byte_rates(run: &RunArgs, sizes: &[(u64, u32)]) -> Result<RunArgs, SpecError> {
+    let Some(rate) = &run.rate else {
+        return Ok(run.clone());
+    };
+    let total_w: f64 = sizes.iter().map(|s| f64::from(s.1)).sum::<f64>().max(1.0);
+    let mean_bs: f64 = sizes
+        .iter()
+        .map(|&(b, w)| b as f64 * f64::from(w))
+        .sum::<f64>()
+        / total_w;
+    let mut items = Vec::new();
+    for item in rate.split(',') {
+        let (amount, per) = item.split_once('/').unwrap_or((item, "s"));
+        let a = amount.trim();
+        let bytes = a.ends_with("B") || a.ends_with("iB");
+        if !bytes {
+            items.push(item.to_string());
+            continue;
+        }
+        let n = parse_size("rate", a.trim_end_matches("iB").trim_end_matches('B'))?;
+        let iops = n as f64 / mean_bs;
+        if iops < 1e-3 {
+            return Err(SpecError::new(
+                "rate",
+                rate,
+                "the byte rate is below one I/O per 1000 s",
+            ));
+        }
+        items.push(format!("{iops}/{per}"));
+    }
+    let mut out = run.clone();
+    out.rate = Some(items.join(","));
+    Ok(out)
+}

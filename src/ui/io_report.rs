@@ -1,0 +1,78 @@
+//! The storage part of a report: each step's figures by direction, block size and file, and
+//! what the block devices themselves counted over the same time.
+
+use super::format::{bytes_per_sec, ns, rate, sig3};
+use super::table::Table;
+use crate::record::RunRecord;
+
+/// The tables, or nothing when the record has no groups or devices (not an I/O run).
+pub fn render(r: &RunRecord) -> String {
+    let mut out = String::new();
+    let mut groups = Table::new(
+        [
+            "step", "group", "IO/s", "bytes/s", "mean", "p50", "p99", "max", "errors", "",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    let mut devices = Table::new(
+        [
+            "step",
+            "device",
+            "reads/s",
+            "writes/s",
+            "read/s",
+            "written/s",
+            "queue",
+            "util",
+            "flushes/s",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    for s in &r.steps {
+        // The first trial stands for the step; repeats have the same groups.
+        let Some(t) = s.trials.first() else { continue };
+        for g in &t.groups {
+            groups.row(vec![
+                s.index.to_string(),
+                match g.by.as_str() {
+                    "file" => format!("file {}", g.label),
+                    "block_size" => format!("bs {}", g.label),
+                    _ => g.label.clone(),
+                },
+                rate(g.ops_per_sec),
+                bytes_per_sec(g.bytes_per_sec),
+                ns(g.latency.mean_ns),
+                ns(g.latency.p50_ns as f64),
+                ns(g.latency.p99_ns as f64),
+                ns(g.latency.max_ns as f64),
+                g.errors.to_string(),
+                if g.straggler { "STRAGGLER" } else { "" }.into(),
+            ]);
+        }
+        for d in &t.devices {
+            let a = &d.activity;
+            devices.row(vec![
+                s.index.to_string(),
+                d.name.clone(),
+                rate(a.reads_per_sec),
+                rate(a.writes_per_sec),
+                bytes_per_sec(a.read_bytes_per_sec),
+                bytes_per_sec(a.write_bytes_per_sec),
+                sig3(a.avg_queue),
+                format!("{:.0}%", a.utilisation * 100.0),
+                rate(a.flushes_per_sec),
+            ]);
+        }
+    }
+    if !groups.is_empty() {
+        out.push_str("\nby direction, block size and file:\n");
+        out.push_str(&groups.render());
+    }
+    if !devices.is_empty() {
+        out.push_str("\nthe devices' own counters (/proc/diskstats) over each measure phase:\n");
+        out.push_str(&devices.render());
+    }
+    out
+}

@@ -1,0 +1,612 @@
+//! Where the I/O goes, and the rules that keep perflab from destroying anyone's data.
+//!
+//! Each `--path` is a volume:
+//! - a directory (created if it does not exist): perflab makes its own work directory in it,
+//!   `perflab-io-<pid>`, marked by a `.perflab-io` file that lists the files perflab created
+//!   there. A path that already is such a marked directory (left by `--keep`) is used as is.
+//! - a block device: its region `--offset .. --offset + --size` per file. Writing to a device
+//!   needs `--destroy-data=<the device>`, and is refused outright while it is mounted.
+//! - an existing regular file: read freely; written only if perflab created it (its directory's
+//!   marker lists it) or with `--destroy-data=<the file>`.
+//!
+//! File `i` lives on volume `i % volumes`. [`Layout::plan`] checks all of this when the command
+//! is read, before anything is written; [`prepare`] creates, reserves and fills the files when
+//! the run starts and hands back a [`Cleanup`] that removes them when the run ends, unless
+//! `--keep`.
+
+use super::IoSpec;
+use super::verify::{self, BlockId};
+use crate::engine::sys;
+use crate::env::disk::{BlockDevice, MountInfo, device_of, mount_of};
+use crate::env::hazard::{Hazard, device_hazards, signature_of};
+use crate::spec::units::format_bytes;
+use crate::workload::rng::Rng;
+use serde::Serialize;
+use std::fs::File;
+use std::os::unix::fs::{FileExt, FileTypeExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+/// The marker file of a work directory perflab created.
+pub const MARKER: &str = ".perflab-io";
+/// Leave at least this share of a filesystem free, or warn.
+const FREE_MARGIN: f64 = 0.10;
+/// Prefill writes in pieces of this size.
+const FILL_CHUNK: usize = 1 << 20;
+
+/// Why a layout cannot be used. Shown as one line; exit code 2 when found before the run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct LayoutError(pub String);
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum VolumeKind {
+    Directory,
+    Device,
+    File,
+}
+
+/// One `--path`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Volume {
+    /// As given.
+    pub path: PathBuf,
+    pub kind: VolumeKind,
+    /// Directory volumes: where the files go.
+    pub workdir: Option<PathBuf>,
+    /// Whether perflab creates `workdir` (and so removes it).
+    pub creates_workdir: bool,
+    pub device: Option<BlockDevice>,
+    pub mount: Option<MountInfo>,
+}
+
+/// One file (or device region) of the test.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileSpec {
+    pub index: usize,
+    pub volume: usize,
+    pub path: PathBuf,
+    /// Where its I/O region starts.
+    pub start: u64,
+    /// Whether perflab creates it at the start of the run (and so removes it).
+    pub creates: bool,
+}
+
+/// Every volume and file of a run.
+#[derive(Debug, Serialize)]
+pub struct Layout {
+    pub volumes: Vec<Volume>,
+    pub files: Vec<FileSpec>,
+    /// Bytes each file's region spans.
+    pub size: u64,
+    /// Space the run will take on each filesystem, for the record.
+    pub creates_bytes: u64,
+    /// Found while planning: what the user should know before the numbers.
+    pub notes: Vec<String>,
+    /// `--verify`: the generation each block was last written with, per file (0: unknown).
+    #[serde(skip)]
+    pub generations: OnceLock<Vec<Arc<[AtomicU32]>>>,
+}
+
+/// What [`Layout::plan`] needs to know.
+pub struct PlanRequest<'a> {
+    pub paths: &'a [String],
+    pub files: u64,
+    pub size: Option<u64>,
+    pub offset: u64,
+    pub writes: bool,
+    pub destroy: Option<&'a str>,
+    /// A size every region must be a multiple of (the largest block size).
+    pub block: u64,
+}
+
+impl Layout {
+    /// Resolves the paths into volumes and files, checking that every write is allowed and
+    /// fits. Reads the filesystem, writes nothing.
+    pub fn plan(req: &PlanRequest) -> Result<Layout, LayoutError> {
+        if req.paths.is_empty() {
+            return Err(LayoutError(
+                "give --path: a directory for test files or a block device".into(),
+            ));
+        }
+        let mut volumes = Vec::new();
+        let mut notes = Vec::new();
+        for p in req.paths {
+            volumes.push(volume(Path::new(p), req)?);
+        }
+        let nvol = volumes.len();
+        let files_on = |v: usize| (0..req.files as usize).filter(|i| i % nvol == v).count() as u64;
+        // Region size: asked for, else what the device or file holds, else 1 GiB.
+        let size = match req.size {
+            Some(s) => s,
+            None => {
+                let mut fitting = u64::MAX;
+                let mut any = false;
+                for (v, vol) in volumes.iter().enumerate() {
+                    if let Some(len) = existing_len(vol) {
+                        any = true;
+                        let per = len.saturating_sub(req.offset) / files_on(v).max(1);
+                        fitting = fitting.min(per);
+                    }
+                }
+                if any { fitting } else { 1 << 30 }
+            }
+        };
+        let size = size / req.block.max(1) * req.block.max(1);
+        if size == 0 {
+            return Err(LayoutError(format!(
+                "--size gives no room for one block of {}; raise --size",
+                format_bytes(req.block)
+            )));
+        }
+        let mut files = Vec::new();
+        let mut creates_bytes = 0;
+        for i in 0..req.files as usize {
+            let v = i % nvol;
+            let k = (i / nvol) as u64;
+            let vol = &volumes[v];
+            let (path, start, creates) = match vol.kind {
+                VolumeKind::Directory => {
+                    let dir = vol.workdir.clone().unwrap_or_default();
+                    let path = dir.join(format!("data{i}"));
+                    let creates = !path.exists();
+                    if !creates && !vol.creates_workdir && !listed_in_marker(&dir, &path) {
+                        return Err(LayoutError(format!(
+                            "{} exists and perflab's marker does not list it; remove it or use another --path",
+                            path.display()
+                        )));
+                    }
+                    (path, req.offset, creates)
+                }
+                VolumeKind::Device | VolumeKind::File => {
+                    (vol.path.clone(), req.offset + k * size, false)
+                }
+            };
+            if creates {
+                creates_bytes += start + size;
+            }
+            files.push(FileSpec {
+                index: i,
+                volume: v,
+                path,
+                start,
+                creates,
+            });
+        }
+        // Regions must fit what exists.
+        for (v, vol) in volumes.iter().enumerate() {
+            if let Some(len) = existing_len(vol) {
+                let need = req.offset + files_on(v) * size;
+                if need > len {
+                    return Err(LayoutError(format!(
+                        "{} holds {} but {} file(s) of --size {} from --offset {} need {}; lower --size or --files",
+                        vol.path.display(),
+                        format_bytes(len),
+                        files_on(v),
+                        format_bytes(size),
+                        format_bytes(req.offset),
+                        format_bytes(need)
+                    )));
+                }
+            }
+        }
+        // Free space on each directory volume's filesystem.
+        for (v, vol) in volumes.iter().enumerate() {
+            let Some(dir) = &vol.workdir else { continue };
+            let need: u64 = files
+                .iter()
+                .filter(|f| f.volume == v && f.creates)
+                .map(|f| f.start + size)
+                .sum();
+            let probe = existing_ancestor(dir);
+            if let Ok(space) = sys::space(&probe) {
+                if need > space.free_bytes {
+                    return Err(LayoutError(format!(
+                        "{} has {} free but the test files need {}; lower --size or --files, or use another --path",
+                        probe.display(),
+                        format_bytes(space.free_bytes),
+                        format_bytes(need)
+                    )));
+                }
+                let left = space.free_bytes - need;
+                if need > 0 && (left as f64) < FREE_MARGIN * space.total_bytes as f64 {
+                    notes.push(format!(
+                        "the test files leave only {} free on {}; a filesystem this full may be slower than usual",
+                        format_bytes(left),
+                        probe.display()
+                    ));
+                }
+            }
+        }
+        Ok(Layout {
+            volumes,
+            files,
+            size,
+            creates_bytes,
+            notes,
+            generations: OnceLock::new(),
+        })
+    }
+
+    /// The target for the record: the paths, joined.
+    pub fn describe(&self) -> String {
+        self.volumes
+            .iter()
+            .map(|v| v.path.display().to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// Kernel names of the block devices under the volumes, once each.
+    pub fn devices(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for v in &self.volumes {
+            if let Some(d) = &v.device
+                && !names.contains(&d.name)
+            {
+                names.push(d.name.clone());
+            }
+        }
+        names
+    }
+
+    /// Whether every volume sits on memory (tmpfs) rather than a device.
+    pub fn in_memory(&self) -> bool {
+        self.volumes
+            .iter()
+            .all(|v| v.mount.as_ref().is_some_and(|m| m.fs_type == "tmpfs"))
+    }
+
+    /// The generation table of file `i`, when `--verify` set one up.
+    pub fn generations(&self, i: usize) -> Option<&Arc<[AtomicU32]>> {
+        self.generations.get().and_then(|g| g.get(i))
+    }
+}
+
+/// Classifies one `--path` and checks that the test may write to it.
+fn volume(path: &Path, req: &PlanRequest) -> Result<Volume, LayoutError> {
+    let shown = path.display();
+    let meta = std::fs::metadata(path);
+    let destroy_ok = req.destroy.is_some_and(|d| same_path(Path::new(d), path));
+    let (kind, workdir, creates_workdir) = match &meta {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let parent = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            if !parent.is_dir() {
+                return Err(LayoutError(format!(
+                    "--path {shown}: neither it nor its parent directory exists; create the parent first"
+                )));
+            }
+            (VolumeKind::Directory, Some(path.to_path_buf()), true)
+        }
+        Err(e) => return Err(LayoutError(format!("--path {shown}: {e}"))),
+        Ok(m) if m.is_dir() => {
+            if path.join(MARKER).is_file() {
+                (VolumeKind::Directory, Some(path.to_path_buf()), false)
+            } else {
+                let mut dir = path.join(format!("perflab-io-{}", std::process::id()));
+                let mut n = 1;
+                while dir.exists() {
+                    dir = path.join(format!("perflab-io-{}-{n}", std::process::id()));
+                    n += 1;
+                }
+                (VolumeKind::Directory, Some(dir), true)
+            }
+        }
+        Ok(m) if m.file_type().is_block_device() => {
+            if req.writes {
+                let hazards = device_hazards(path);
+                if let Some(h @ Hazard::Mounted { .. }) =
+                    hazards.iter().find(|h| matches!(h, Hazard::Mounted { .. }))
+                {
+                    return Err(LayoutError(format!(
+                        "refusing to write to {shown}: {h}; unmount it first"
+                    )));
+                }
+                if !destroy_ok {
+                    let why = if hazards.is_empty() {
+                        "perflab did not create what is on it".to_string()
+                    } else {
+                        hazards
+                            .iter()
+                            .map(|h| h.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", and ")
+                    };
+                    return Err(LayoutError(format!(
+                        "refusing to write to {shown}: {why}; to destroy its contents, pass --destroy-data={shown}"
+                    )));
+                }
+            }
+            (VolumeKind::Device, None, false)
+        }
+        Ok(m) if m.is_file() => {
+            let ours = path.parent().is_some_and(|dir| listed_in_marker(dir, path));
+            if req.writes && !ours && !destroy_ok {
+                let signature = signature_of(path)
+                    .ok()
+                    .flatten()
+                    .map(|kind| format!(" and {}", Hazard::Signature { kind }))
+                    .unwrap_or_default();
+                return Err(LayoutError(format!(
+                    "refusing to write to {shown}: perflab did not create it{signature}; give --path a directory for test files, or pass --destroy-data={shown}"
+                )));
+            }
+            (VolumeKind::File, None, false)
+        }
+        Ok(_) => {
+            return Err(LayoutError(format!(
+                "--path {shown} is neither a directory, a regular file nor a block device"
+            )));
+        }
+    };
+    let probe = match &workdir {
+        Some(d) => existing_ancestor(d),
+        None => path.to_path_buf(),
+    };
+    Ok(Volume {
+        path: path.to_path_buf(),
+        kind,
+        workdir,
+        creates_workdir,
+        device: device_of(&probe),
+        mount: mount_of(&probe),
+    })
+}
+
+fn same_path(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+fn existing_ancestor(p: &Path) -> PathBuf {
+    p.ancestors()
+        .find(|a| a.exists())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// Size of a device or existing file volume.
+fn existing_len(vol: &Volume) -> Option<u64> {
+    match vol.kind {
+        VolumeKind::Directory => None,
+        VolumeKind::File => std::fs::metadata(&vol.path).ok().map(|m| m.len()),
+        VolumeKind::Device => {
+            use std::io::{Seek, SeekFrom};
+            File::open(&vol.path)
+                .ok()
+                .and_then(|mut f| f.seek(SeekFrom::End(0)).ok())
+        }
+    }
+}
+
+/// Whether `dir`'s marker lists `file` as created by perflab.
+fn listed_in_marker(dir: &Path, file: &Path) -> bool {
+    let Some(name) = file.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    std::fs::read_to_string(dir.join(MARKER))
+        .map(|t| t.lines().any(|l| l.trim() == name))
+        .unwrap_or(false)
+}
+
+/// Removes what perflab created for a run when dropped, unless told to keep it.
+#[derive(Debug)]
+pub struct Cleanup {
+    files: Vec<PathBuf>,
+    dirs: Vec<PathBuf>,
+    keep: bool,
+}
+
+impl Cleanup {
+    /// Removes `files`, then the marker and (if empty) each of `dirs`, unless `keep`.
+    pub fn new(files: Vec<PathBuf>, dirs: Vec<PathBuf>, keep: bool) -> Self {
+        Cleanup { files, dirs, keep }
+    }
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        if self.keep {
+            return;
+        }
+        for f in &self.files {
+            let _ = std::fs::remove_file(f);
+        }
+        for d in &self.dirs {
+            let _ = std::fs::remove_file(d.join(MARKER));
+            // Only if empty: never remove what someone else put there.
+            let _ = std::fs::remove_dir(d);
+        }
+    }
+}
+
+/// Creates the work directories and files, reserves their space and fills them where the
+/// test needs content. On any failure what was created is removed again.
+pub fn prepare(spec: &IoSpec, note: &dyn Fn(&str)) -> Result<Cleanup, LayoutError> {
+    let layout = &spec.layout;
+    for n in &layout.notes {
+        note(&format!("note: {n}"));
+    }
+    let mut cleanup = Cleanup::new(Vec::new(), Vec::new(), spec.keep);
+    // Marked work directories first, so even a crash leaves only marked files behind.
+    for (v, vol) in layout.volumes.iter().enumerate() {
+        let Some(dir) = &vol.workdir else { continue };
+        if vol.creates_workdir {
+            std::fs::create_dir(dir)
+                .map_err(|e| LayoutError(format!("cannot create {}: {e}", dir.display())))?;
+            cleanup.dirs.push(dir.clone());
+        } else if !spec.keep {
+            cleanup.dirs.push(dir.clone());
+        }
+        let names: Vec<String> = layout
+            .files
+            .iter()
+            .filter(|f| f.volume == v)
+            .filter_map(|f| f.path.file_name()?.to_str().map(str::to_string))
+            .collect();
+        let text = format!(
+            "# created by perflab {} for an io test; removed after the run unless --keep\n{}\n",
+            env!("CARGO_PKG_VERSION"),
+            names.join("\n")
+        );
+        std::fs::write(dir.join(MARKER), text).map_err(|e| {
+            LayoutError(format!("cannot write {}: {e}", dir.join(MARKER).display()))
+        })?;
+    }
+    let end = layout.size;
+    let mut to_fill = Vec::new();
+    for f in &layout.files {
+        let need = f.start + end;
+        if f.creates {
+            let file = File::options()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&f.path)
+                .map_err(|e| LayoutError(format!("cannot create {}: {e}", f.path.display())))?;
+            cleanup.files.push(f.path.clone());
+            reserve(&file, need, &f.path)?;
+            if spec.reads() || spec.prefill || spec.verify {
+                to_fill.push(f);
+            }
+        } else {
+            let is_dir_volume = layout.volumes[f.volume].kind == VolumeKind::Directory;
+            if is_dir_volume {
+                // A kept file: it is ours; grow it if this run needs more.
+                cleanup.files.push(f.path.clone());
+                let file = File::options()
+                    .write(true)
+                    .open(&f.path)
+                    .map_err(|e| LayoutError(format!("cannot open {}: {e}", f.path.display())))?;
+                let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+                if len < need {
+                    reserve(&file, need, &f.path)?;
+                    to_fill.push(f);
+                } else if spec.prefill {
+                    to_fill.push(f);
+                }
+            } else if spec.prefill {
+                to_fill.push(f);
+            }
+        }
+    }
+    if spec.verify {
+        let block = spec.bs.first().max(512);
+        let tables = layout
+            .files
+            .iter()
+            .map(|_| {
+                (0..layout.size / block)
+                    .map(|_| AtomicU32::new(0))
+                    .collect::<Arc<[AtomicU32]>>()
+            })
+            .collect();
+        let _ = layout.generations.set(tables);
+    }
+    if !to_fill.is_empty() {
+        let started = Instant::now();
+        note(&format!(
+            "prefill: writing {} file(s) of {}",
+            to_fill.len(),
+            format_bytes(layout.size)
+        ));
+        for f in &to_fill {
+            fill(spec, f)?;
+        }
+        let secs = started.elapsed().as_secs_f64();
+        note(&format!(
+            "prefill: done in {secs:.1} s ({}/s)",
+            format_bytes((to_fill.len() as f64 * layout.size as f64 / secs.max(1e-9)) as u64)
+        ));
+    }
+    if spec.keep {
+        for v in &layout.volumes {
+            if let Some(d) = &v.workdir {
+                note(&format!(
+                    "keeping the test files in {} (--keep); pass it as --path to reuse them",
+                    d.display()
+                ));
+            }
+        }
+    }
+    Ok(cleanup)
+}
+
+/// Reserves a file's space up front, so a full disk shows now and not halfway through a step.
+fn reserve(file: &File, len: u64, path: &Path) -> Result<(), LayoutError> {
+    match sys::allocate(file, len) {
+        Ok(true) => Ok(()),
+        Ok(false) => file
+            .set_len(len)
+            .map_err(|e| LayoutError(format!("cannot size {}: {e}", path.display()))),
+        Err(e) if sys::is_no_space(&e) => Err(LayoutError(format!(
+            "no space left for {} ({} needed); lower --size or --files",
+            path.display(),
+            format_bytes(len)
+        ))),
+        Err(e) => Err(LayoutError(format!(
+            "cannot reserve space for {}: {e}",
+            path.display()
+        ))),
+    }
+}
+
+/// Writes a file's whole region: random bytes, or verify blocks of generation 0. Buffered,
+/// then synced and dropped from the page cache, so the test starts from the device.
+fn fill(spec: &IoSpec, f: &FileSpec) -> Result<(), LayoutError> {
+    let layout = &spec.layout;
+    let err = |e: std::io::Error| {
+        if sys::is_no_space(&e) {
+            LayoutError(format!(
+                "the disk filled up while writing {}; lower --size or --files",
+                f.path.display()
+            ))
+        } else {
+            LayoutError(format!("prefill of {} failed: {e}", f.path.display()))
+        }
+    };
+    let file = File::options().write(true).open(&f.path).map_err(err)?;
+    let mut rng = Rng::new(spec.verify_seed ^ f.index as u64);
+    let mut buf = vec![0u8; FILL_CHUNK];
+    let block = spec.bs.first().max(512) as usize;
+    let mut pos = 0u64;
+    while pos < layout.size {
+        let n = ((layout.size - pos) as usize).min(FILL_CHUNK);
+        let chunk = &mut buf[..n];
+        if spec.verify {
+            for (i, b) in chunk.chunks_exact_mut(block).enumerate() {
+                verify::fill(
+                    b,
+                    BlockId {
+                        file_id: f.index as u32,
+                        offset: f.start + pos + (i * block) as u64,
+                        generation: 0,
+                        seed: spec.verify_seed,
+                    },
+                );
+            }
+        } else {
+            for w in chunk.chunks_exact_mut(8) {
+                w.copy_from_slice(&rng.next_u64().to_le_bytes());
+            }
+        }
+        file.write_all_at(chunk, f.start + pos).map_err(err)?;
+        pos += n as u64;
+    }
+    file.sync_data().map_err(err)?;
+    let _ = sys::drop_cache(&file);
+    if let Some(g) = layout.generations(f.index) {
+        for slot in g.iter() {
+            slot.store(1, Ordering::Relaxed);
+        }
+    }
+    Ok(())
+}

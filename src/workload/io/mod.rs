@@ -1,0 +1,169 @@
+//! The storage workload: fio-class I/O against files, directories or block devices.
+//!
+//! - this file: [`IoSpec`] (the options, named as fio names them) and its [`Workload`] impl;
+//! - [`pattern`]: what each I/O is (direction, block size, offset), from `--rw`, `--bs`,
+//!   `--bssplit` and the random distribution;
+//! - [`distribution`]: which block a random I/O touches (uniform, zipf, pareto, hot set);
+//! - [`layout`]: where the I/O goes (volumes and files), the safety checks before anything is
+//!   written, creating, filling and removing the files;
+//! - [`session`]: one worker's queues over the engine ([`crate::engine`]), timing every I/O
+//!   from submission to completion;
+//! - [`verify`]: self-describing checksummed blocks for `--verify`;
+//! - [`analysis`]: per-step checks that need the whole step (stragglers, the device's own
+//!   counters against perflab's);
+//! - [`surface`]: IOzone's file size x record size surface (`--mode surface`).
+//!
+//! Queues: every file (volume) a worker drives has its own queue of `--iodepth` I/Os, as in
+//! the SqlIO ramps where each volume had its own outstanding I/Os. With more workers than
+//! files, workers share files; with more files than workers, each worker drives several.
+
+pub mod analysis;
+pub mod distribution;
+pub mod layout;
+pub mod pattern;
+pub mod session;
+pub mod surface;
+pub mod verify;
+
+use super::{OpError, Prepared, SessionFactory, Workload};
+use crate::engine::EngineKind;
+use crate::record::{Headline, StepResult, Trial, Warning};
+use crate::spec::{Axis, StepPoint, Sweep};
+use crate::stats::steady::SteadyCriteria;
+use distribution::Distribution;
+use layout::Layout;
+use pattern::Rw;
+use serde::Serialize;
+use std::sync::Arc;
+
+/// The storage test, as the user asked for it and as the record shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct IoSpec {
+    pub rw: Sweep<Rw>,
+    /// Block size, when `bssplit` is not given.
+    pub bs: Sweep<u64>,
+    /// Weighted block sizes (fio --bssplit): (bytes, weight).
+    pub bssplit: Vec<(u64, u32)>,
+    /// Percent of I/Os that read in mixed patterns (fio --rwmixread).
+    pub rwmix: Sweep<u64>,
+    /// I/Os in flight per file.
+    pub iodepth: Sweep<u64>,
+    /// Files (volumes) used at a step; files are spread over the paths.
+    pub files: Sweep<u64>,
+    /// Bytes of each file (or device region) that I/O touches.
+    pub size_bytes: u64,
+    /// Where that region starts in each file or device.
+    pub offset_bytes: u64,
+    /// O_DIRECT: bypass the page cache.
+    pub direct: bool,
+    /// An fsync after every N writes per file (0: never).
+    pub fsync: u64,
+    /// An fdatasync after every N writes per file (0: never).
+    pub fdatasync: u64,
+    pub distribution: Distribution,
+    pub engine: EngineKind,
+    /// Why the engine is not the one asked for or the default, if it is not.
+    pub engine_note: Option<String>,
+    pub prefill: bool,
+    pub verify: bool,
+    /// Seeds the content of verify blocks: the run's `--seed`, the same for every step.
+    pub verify_seed: u64,
+    pub keep: bool,
+    /// Steady-state detection over each step's series, when asked for.
+    pub steady_state: Option<SteadyCriteria>,
+    /// A file this many times slower than the median of its siblings is a straggler.
+    pub straggler_fraction: f64,
+    pub layout: Arc<Layout>,
+}
+
+impl IoSpec {
+    /// Whether any step writes (so the safety checks apply).
+    pub fn writes(&self) -> bool {
+        self.prefill || self.rw.values().iter().any(|r| r.writes())
+    }
+
+    /// Whether any step reads.
+    pub fn reads(&self) -> bool {
+        self.rw.values().iter().any(|r| r.reads())
+    }
+
+    /// The largest block size of any step.
+    pub fn max_bs(&self) -> u64 {
+        self.bssplit
+            .iter()
+            .map(|&(b, _)| b)
+            .chain(self.bs.values().iter().copied())
+            .max()
+            .unwrap_or(4096)
+    }
+
+    /// The block sizes of a step, with weights.
+    pub fn sizes_at(&self, point: &StepPoint) -> Vec<(u64, u32)> {
+        if self.bssplit.is_empty() {
+            vec![(self.bs.at(point), 1)]
+        } else {
+            self.bssplit.clone()
+        }
+    }
+}
+
+impl Workload for IoSpec {
+    fn name(&self) -> &'static str {
+        "io"
+    }
+
+    fn target(&self) -> String {
+        self.layout.describe()
+    }
+
+    fn axes(&self) -> Vec<&dyn Axis> {
+        vec![&self.rw, &self.bs, &self.rwmix, &self.iodepth, &self.files]
+    }
+
+    fn headline(&self) -> Headline {
+        // Large sequential transfers are judged by bandwidth, everything else by IOPS.
+        let sequential_large = self.bssplit.is_empty()
+            && self.bs.values().iter().all(|&b| b >= 128 << 10)
+            && self.rw.values().iter().all(|r| !r.random());
+        Headline {
+            metric: if sequential_large {
+                "bytes_per_sec"
+            } else {
+                "ops_per_sec"
+            }
+            .into(),
+            op_name: "I/Os".into(),
+            higher_is_better: true,
+        }
+    }
+
+    fn sessions(&self, point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError> {
+        session::factory(self, point, seed)
+    }
+
+    fn derive(&self, _point: &StepPoint, trial: &mut Trial) {
+        if let Some(ns) = trial.resources.process_cpu_ns_per_op {
+            trial.figures.insert("cpu_ns_per_io".into(), ns);
+        }
+        if let Some(c) = &self.steady_state {
+            analysis::steady_state(trial, c);
+        }
+    }
+
+    fn prepare(&self, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
+        let prepared = layout::prepare(self, note).map_err(|e| OpError(e.to_string()))?;
+        Ok(Box::new(prepared))
+    }
+
+    fn devices(&self) -> Vec<String> {
+        self.layout.devices()
+    }
+
+    fn finish_step(&self, step: &mut StepResult) {
+        analysis::mark_stragglers(step, self.straggler_fraction);
+    }
+
+    fn step_warnings(&self, step: &StepResult) -> Vec<Warning> {
+        analysis::warnings(self, step)
+    }
+}

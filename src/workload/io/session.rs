@@ -1,0 +1,686 @@
+//! One worker's I/O: a queue per file over one engine, every I/O timed from submission to
+//! completion.
+//!
+//! Each call of [`IoSession::pump`] tops up every queue the pump admits, submits them all
+//! with one system call (io_uring) and reports the completions; the clock is read once
+//! before the submission and once after it, so an I/O's time is its submission-to-completion
+//! time as fio measures it. The sync engine issues one I/O per call, which is what makes
+//! its timings exact.
+//!
+//! With `--verify`, each worker owns its part of each file outright (no two workers and no
+//! two I/Os in flight touch the same block), so the generation it expects in every block is
+//! known exactly; blocks this run never wrote are not checked.
+
+use super::IoSpec;
+use super::layout::FileSpec;
+use super::pattern::{Io, Pattern};
+use super::verify::{self, BlockId};
+use crate::engine::{self, Completion, Engine, EngineConfig, EngineKind, Op, Request, sys};
+use crate::record::histogram::{LatencyHistogram, new_histogram};
+use crate::spec::StepPoint;
+use crate::workload::rng::Rng;
+use crate::workload::{
+    Figures, GroupTotals, OpError, OpOutcome, Pump, QueuedSession, Session, SessionFactory,
+};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Instant;
+
+/// Marks a block with an I/O in flight in a verify generation table.
+const IN_FLIGHT: u32 = 1 << 31;
+/// Tries to find a block with nothing in flight before issuing the I/O elsewhere.
+const VERIFY_PICKS: usize = 16;
+
+/// Everything a worker needs to open its session for one step.
+struct StepPlan {
+    spec: Arc<IoSpec>,
+    files: usize,
+    depth: u32,
+    sizes: Vec<(u64, u32)>,
+    rw: super::pattern::Rw,
+    read_pct: u64,
+    seed: u64,
+}
+
+pub fn factory(spec: &IoSpec, point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError> {
+    let files = spec.files.at(point) as usize;
+    let plan = Arc::new(StepPlan {
+        spec: Arc::new(spec.clone()),
+        files,
+        depth: spec.iodepth.at(point).max(1) as u32,
+        sizes: spec.sizes_at(point),
+        rw: spec.rw.at(point),
+        read_pct: spec.rwmix.at(point),
+        seed,
+    });
+    Ok(Arc::new(move |worker, workers| {
+        IoSession::open(&plan, worker, workers).map(|s| Box::new(s) as Box<dyn Session>)
+    }))
+}
+
+/// The part of one file one worker drives.
+struct Stream {
+    /// The file, as the layout lists it.
+    file: FileSpec,
+    pattern: Pattern,
+    depth: u32,
+    in_flight: u32,
+    writes: u64,
+    sync_due: bool,
+    /// Verify: the generation table of the file, and this worker's blocks in it.
+    generations: Option<Arc<[AtomicU32]>>,
+    owned: (u64, u64),
+}
+
+#[derive(Clone, Copy)]
+enum SlotOp {
+    Io(Io),
+    Sync,
+}
+
+#[derive(Clone, Copy)]
+struct Slot {
+    stream: u32,
+    op: SlotOp,
+    intended: Instant,
+    start: Instant,
+    /// Verify: the encoded generation (generation + 1) the block held, or will hold after
+    /// this write.
+    generation: u32,
+}
+
+/// Counts and latencies of one group.
+struct Group {
+    ops: u64,
+    bytes: u64,
+    errors: u64,
+    latency: LatencyHistogram,
+}
+
+impl Group {
+    fn new() -> Self {
+        Group {
+            ops: 0,
+            bytes: 0,
+            errors: 0,
+            latency: new_histogram(),
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, ns: u64, bytes: u64, ok: bool) {
+        if ok {
+            self.ops += 1;
+            self.bytes += bytes;
+            self.latency.saturating_record(ns);
+        } else {
+            self.errors += 1;
+        }
+    }
+}
+
+pub struct IoSession {
+    engine: Box<dyn Engine>,
+    streams: Vec<Stream>,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    pending: Vec<u32>,
+    completions: Vec<Completion>,
+    in_flight: usize,
+    /// Where the next top-up starts, so no queue is always served last.
+    next_stream: usize,
+    one_at_a_time: bool,
+    rng: Rng,
+    sizes: Vec<u64>,
+    fsync_every: u64,
+    sync_op: Op,
+    verify_seed: Option<u64>,
+    block: u64,
+    wrote: bool,
+    verified: u64,
+    read: Group,
+    write: Group,
+    sync: Group,
+    by_size: Vec<Group>,
+    by_file: Vec<Group>,
+}
+
+impl IoSession {
+    fn open(plan: &StepPlan, worker: usize, workers: usize) -> Result<Self, OpError> {
+        let spec = &plan.spec;
+        let layout = &spec.layout;
+        let verify = spec.verify;
+        let sequential = !plan.rw.random();
+        let max_bs = plan.sizes.iter().map(|s| s.0).max().unwrap_or(4096);
+        let mut streams = Vec::new();
+        let mut files = Vec::new();
+        for f in layout.files.iter().take(plan.files) {
+            let (mine, sharers, rank) = share(f.index, plan.files, worker, workers);
+            if !mine {
+                continue;
+            }
+            // Sequential streams and verifying workers split a shared file; random readers
+            // and writers roam all of it, as fio's jobs do.
+            let (start, len) = if sharers > 1 && (sequential || verify) {
+                let part = layout.size / sharers as u64 / max_bs * max_bs;
+                (f.start + rank as u64 * part, part)
+            } else {
+                (f.start, layout.size)
+            };
+            let pattern = Pattern::new(
+                plan.rw,
+                plan.read_pct,
+                &plan.sizes,
+                start,
+                len,
+                &spec.distribution,
+            )
+            .map_err(|e| OpError(format!("{}: {e}; raise --size", f.path.display())))?;
+            let writes = plan.rw.writes();
+            let file = sys::open_options(spec.direct)
+                .read(true)
+                .write(writes)
+                .open(&f.path)
+                .map_err(|e| open_error(&f.path, spec.direct, &e))?;
+            files.push(file);
+            streams.push(Stream {
+                file: f.clone(),
+                pattern,
+                depth: plan.depth,
+                in_flight: 0,
+                writes: 0,
+                sync_due: false,
+                generations: layout.generations(f.index).cloned(),
+                owned: (start - f.start, len),
+            });
+        }
+        let total_depth: u32 = streams.iter().map(|s| s.depth).sum::<u32>().max(1);
+        let mut engine = engine::open(
+            spec.engine,
+            EngineConfig {
+                depth: total_depth,
+                buf_len: max_bs as usize,
+                align: 4096,
+                files,
+            },
+        )
+        .map_err(|e| OpError(e.to_string()))?;
+        let mut rng = Rng::new(plan.seed ^ (worker as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        // Writes carry incompressible data, as fio's do by default.
+        for slot in 0..total_depth {
+            for w in engine.buf(slot).chunks_exact_mut(8) {
+                w.copy_from_slice(&rng.next_u64().to_le_bytes());
+            }
+        }
+        let now = Instant::now();
+        let n_files = streams.len();
+        Ok(IoSession {
+            one_at_a_time: engine.kind() == EngineKind::Sync,
+            engine,
+            slots: vec![
+                Slot {
+                    stream: 0,
+                    op: SlotOp::Sync,
+                    intended: now,
+                    start: now,
+                    generation: 0,
+                };
+                total_depth as usize
+            ],
+            free: (0..total_depth).rev().collect(),
+            pending: Vec::with_capacity(total_depth as usize),
+            completions: Vec::with_capacity(total_depth as usize),
+            in_flight: 0,
+            next_stream: 0,
+            rng,
+            sizes: plan.sizes.iter().map(|s| s.0).collect(),
+            fsync_every: spec.fsync.max(spec.fdatasync),
+            sync_op: if spec.fsync > 0 {
+                Op::Fsync
+            } else {
+                Op::Fdatasync
+            },
+            verify_seed: verify.then_some(spec.verify_seed),
+            block: spec.bs.first().max(512),
+            wrote: false,
+            verified: 0,
+            read: Group::new(),
+            write: Group::new(),
+            sync: Group::new(),
+            by_size: plan.sizes.iter().map(|_| Group::new()).collect(),
+            by_file: (0..n_files).map(|_| Group::new()).collect(),
+            streams,
+        })
+    }
+
+    /// Picks the next I/O of stream `s`; with verify, one whose block has nothing in flight.
+    fn next_io(&mut self, s: usize) -> Option<(Io, u32)> {
+        let stream = &mut self.streams[s];
+        let Some(gens) = &stream.generations else {
+            return Some((stream.pattern.next(&mut self.rng), 0));
+        };
+        for _ in 0..VERIFY_PICKS {
+            let io = stream.pattern.next(&mut self.rng);
+            let idx = ((io.offset - stream.file.start) / self.block) as usize;
+            let Some(g) = gens.get(idx) else { continue };
+            let v = g.load(Ordering::Relaxed);
+            if v & IN_FLIGHT != 0 {
+                continue;
+            }
+            g.store(v | IN_FLIGHT, Ordering::Relaxed);
+            let generation = if io.write { v + 1 } else { v };
+            return Some((io, generation));
+        }
+        None
+    }
+
+    /// Queues one I/O (or a due sync) on stream `s`; false if nothing could be queued.
+    fn queue_one(&mut self, s: usize, pump: &mut dyn Pump) -> bool {
+        if self.streams[s].sync_due {
+            self.streams[s].sync_due = false;
+            let Some(slot) = self.free.pop() else {
+                return false;
+            };
+            self.push(s, slot, SlotOp::Sync, Instant::now(), 0);
+            return true;
+        }
+        let Some(intended) = pump.admit() else {
+            return false;
+        };
+        let Some(slot) = self.free.pop() else {
+            return false;
+        };
+        let Some((io, generation)) = self.next_io(s) else {
+            // Every pick was busy: give the admission back by issuing nothing this round.
+            self.free.push(slot);
+            return false;
+        };
+        if io.write {
+            self.wrote = true;
+            if let Some(seed) = self.verify_seed {
+                let id = BlockId {
+                    file_id: self.streams[s].file.index as u32,
+                    offset: io.offset,
+                    generation: u64::from(generation - 1),
+                    seed,
+                };
+                verify::fill(&mut self.engine.buf(slot)[..io.len as usize], id);
+            }
+            let st = &mut self.streams[s];
+            st.writes += 1;
+            if self.fsync_every > 0 && st.writes.is_multiple_of(self.fsync_every) {
+                st.sync_due = true;
+            }
+        }
+        self.push(s, slot, SlotOp::Io(io), intended, generation);
+        true
+    }
+
+    fn push(&mut self, s: usize, slot: u32, op: SlotOp, intended: Instant, generation: u32) {
+        let (engine_op, offset, len) = match op {
+            SlotOp::Io(io) => (
+                if io.write { Op::Write } else { Op::Read },
+                io.offset,
+                io.len,
+            ),
+            SlotOp::Sync => (self.sync_op, 0, 0),
+        };
+        self.engine.push(Request {
+            slot,
+            file: s as u32,
+            op: engine_op,
+            offset,
+            len,
+        });
+        self.slots[slot as usize] = Slot {
+            stream: s as u32,
+            op,
+            intended,
+            start: intended,
+            generation,
+        };
+        self.streams[s].in_flight += 1;
+        self.in_flight += 1;
+        self.pending.push(slot);
+    }
+
+    /// Tops up the queues: round robin from `next_stream`, one I/O at a time on the sync
+    /// engine.
+    fn top_up(&mut self, pump: &mut dyn Pump) {
+        let n = self.streams.len();
+        if n == 0 {
+            return;
+        }
+        if self.one_at_a_time {
+            if self.in_flight == 0 {
+                for k in 0..n {
+                    let s = (self.next_stream + k) % n;
+                    if self.queue_one(s, pump) {
+                        self.next_stream = (s + 1) % n;
+                        break;
+                    }
+                }
+            }
+            return;
+        }
+        for k in 0..n {
+            let s = (self.next_stream + k) % n;
+            while self.streams[s].in_flight < self.streams[s].depth {
+                if !self.queue_one(s, pump) {
+                    break;
+                }
+            }
+        }
+        self.next_stream = (self.next_stream + 1) % n;
+    }
+
+    /// Accounts one completion; `Err` only for a full disk, which ends the step.
+    fn complete(
+        &mut self,
+        c: Completion,
+        end: Instant,
+        pump: &mut dyn Pump,
+    ) -> Result<(), OpError> {
+        let slot = self.slots[c.slot as usize];
+        let s = slot.stream as usize;
+        self.free.push(c.slot);
+        self.in_flight -= 1;
+        self.streams[s].in_flight -= 1;
+        let ns = end.saturating_duration_since(slot.start).as_nanos() as u64;
+        let io = match slot.op {
+            SlotOp::Sync => {
+                let ok = c.result >= 0;
+                self.sync.add(ns, 0, ok);
+                if let Some(e) = c.error() {
+                    if sys::is_no_space(&e) {
+                        return Err(self.full(s, &e));
+                    }
+                    pump.fail(&format!(
+                        "sync of {} failed: {e}",
+                        self.streams[s].file.path.display()
+                    ));
+                }
+                return Ok(());
+            }
+            SlotOp::Io(io) => io,
+        };
+        let mut failure: Option<String> = None;
+        if let Some(e) = c.error() {
+            if io.write && sys::is_no_space(&e) {
+                return Err(self.full(s, &e));
+            }
+            failure = Some(format!(
+                "{} of {} bytes at offset {} of {} failed: {e}",
+                if io.write { "write" } else { "read" },
+                io.len,
+                io.offset,
+                self.streams[s].file.path.display()
+            ));
+        } else if c.result as u32 != io.len {
+            failure = Some(format!(
+                "short {}: {} of {} bytes at offset {} of {}",
+                if io.write { "write" } else { "read" },
+                c.result,
+                io.len,
+                io.offset,
+                self.streams[s].file.path.display()
+            ));
+        }
+        if let Some(gens) = self.streams[s].generations.clone() {
+            let idx = ((io.offset - self.streams[s].file.start) / self.block) as usize;
+            let mut now_holds = slot.generation;
+            if io.write && failure.is_some() {
+                now_holds = 0; // unknown: part of it may have been written
+            } else if !io.write && failure.is_none() {
+                let expected = self.block_id(s, io.offset, slot.generation);
+                let block = &self.engine.buf(c.slot)[..io.len as usize];
+                // A block this run has not written (kept files) is checked for everything
+                // but its generation.
+                let checked = if slot.generation > 0 {
+                    verify::check(block, expected)
+                } else {
+                    verify::check_any_generation(block, expected)
+                };
+                if let Err(bad) = checked {
+                    failure = Some(format!("{}: {bad}", self.streams[s].file.path.display()));
+                }
+            }
+            if let Some(g) = gens.get(idx) {
+                g.store(now_holds, Ordering::Relaxed);
+            }
+        }
+        let ok = failure.is_none();
+        let bytes = u64::from(io.len);
+        if io.write {
+            &mut self.write
+        } else {
+            &mut self.read
+        }
+        .add(ns, bytes, ok);
+        if self.by_size.len() > 1 {
+            self.by_size[io.size_index as usize].add(ns, bytes, ok);
+        }
+        if self.by_file.len() > 1 || self.streams.len() > 1 {
+            self.by_file[s].add(ns, bytes, ok);
+        }
+        match &failure {
+            None => pump.done(
+                slot.intended,
+                slot.start,
+                end,
+                Ok(OpOutcome { bytes, items: 1 }),
+            ),
+            Some(m) => pump.done(slot.intended, slot.start, end, Err(m)),
+        }
+        Ok(())
+    }
+
+    fn block_id(&self, s: usize, offset: u64, encoded: u32) -> BlockId {
+        BlockId {
+            file_id: self.streams[s].file.index as u32,
+            offset,
+            generation: u64::from(encoded.saturating_sub(1)),
+            seed: self.verify_seed.unwrap_or(0),
+        }
+    }
+
+    fn full(&self, s: usize, e: &std::io::Error) -> OpError {
+        OpError(format!(
+            "the disk under {} is full ({e}); the step ends and the test files are removed. Lower --size or --files",
+            self.streams[s].file.path.display()
+        ))
+    }
+
+    /// Reads back every block this worker owns that this run wrote, checking each.
+    fn verify_pass(&mut self, pump: &mut dyn Pump) -> Result<(), OpError> {
+        let block = self.block;
+        for s in 0..self.streams.len() {
+            let Some(gens) = self.streams[s].generations.clone() else {
+                continue;
+            };
+            let (from, len) = self.streams[s].owned;
+            let first = (from / block) as usize;
+            let last = ((from + len) / block) as usize;
+            let mut next = first;
+            let mut waiting: Vec<(u32, u64, u32)> = Vec::new();
+            while next < last || !waiting.is_empty() {
+                while next < last && (waiting.len() as u32) < self.streams[s].depth.max(1) {
+                    let encoded = gens.get(next).map_or(0, |g| g.load(Ordering::Relaxed));
+                    let offset = self.streams[s].file.start + next as u64 * block;
+                    next += 1;
+                    if encoded == 0 {
+                        continue;
+                    }
+                    let Some(slot) = self.free.pop() else { break };
+                    self.engine.push(Request {
+                        slot,
+                        file: s as u32,
+                        op: Op::Read,
+                        offset,
+                        len: block as u32,
+                    });
+                    waiting.push((slot, offset, encoded));
+                }
+                if waiting.is_empty() {
+                    continue;
+                }
+                self.engine
+                    .submit(1, &mut self.completions)
+                    .map_err(|e| OpError(format!("verify pass: {e}")))?;
+                let done: Vec<Completion> = self.completions.drain(..).collect();
+                for c in done {
+                    let Some(i) = waiting.iter().position(|w| w.0 == c.slot) else {
+                        continue;
+                    };
+                    let (slot, offset, encoded) = waiting.swap_remove(i);
+                    self.free.push(slot);
+                    self.verified += 1;
+                    let path = self.streams[s].file.path.display().to_string();
+                    if let Some(e) = c.error() {
+                        pump.fail(&format!("verify read at offset {offset} of {path}: {e}"));
+                        continue;
+                    }
+                    let expected = self.block_id(s, offset, encoded);
+                    if let Err(bad) =
+                        verify::check(&self.engine.buf(slot)[..block as usize], expected)
+                    {
+                        pump.fail(&format!("{path}: {bad}"));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether `worker` drives file `file` (of `files`), and if so how many workers share it and
+/// which of them this one is.
+fn share(file: usize, files: usize, worker: usize, workers: usize) -> (bool, usize, usize) {
+    if files >= workers {
+        (file % workers == worker, 1, 0)
+    } else {
+        let sharers = workers / files + usize::from(file < workers % files);
+        (worker % files == file, sharers, worker / files)
+    }
+}
+
+fn open_error(path: &std::path::Path, direct: bool, e: &std::io::Error) -> OpError {
+    if direct && e.raw_os_error() == Some(libc::EINVAL) {
+        OpError(format!(
+            "{}: the filesystem does not support O_DIRECT; use --direct 0",
+            path.display()
+        ))
+    } else {
+        OpError(format!("cannot open {}: {e}", path.display()))
+    }
+}
+
+impl Session for IoSession {
+    fn execute(&mut self) -> Result<OpOutcome, OpError> {
+        Err(OpError("an I/O session runs only as a queue".into()))
+    }
+
+    fn as_queued(&mut self) -> Option<&mut dyn QueuedSession> {
+        Some(self)
+    }
+
+    fn finish(&mut self) -> Figures {
+        let mut f = Figures::new();
+        if self.verify_seed.is_some() {
+            f.insert("verified_blocks".into(), self.verified as f64);
+        }
+        f
+    }
+
+    fn groups(&mut self) -> Vec<GroupTotals> {
+        let mut out = Vec::new();
+        let mut take = |by: &'static str, key: String, label: String, g: &mut Group| {
+            if g.ops + g.errors > 0 {
+                out.push(GroupTotals {
+                    by,
+                    key,
+                    label,
+                    ops: g.ops,
+                    bytes: g.bytes,
+                    errors: g.errors,
+                    latency: std::mem::replace(&mut g.latency, new_histogram()),
+                });
+            }
+        };
+        take("direction", "read".into(), "read".into(), &mut self.read);
+        take("direction", "write".into(), "write".into(), &mut self.write);
+        take("direction", "sync".into(), "sync".into(), &mut self.sync);
+        for (i, g) in self.by_size.iter_mut().enumerate() {
+            let b = self.sizes[i];
+            take(
+                "block_size",
+                b.to_string(),
+                crate::spec::units::format_bytes(b),
+                g,
+            );
+        }
+        if self.by_file.len() > 1 || self.streams.len() > 1 {
+            for (s, g) in self.by_file.iter_mut().enumerate() {
+                let f = &self.streams[s].file;
+                take("file", f.index.to_string(), f.path.display().to_string(), g);
+            }
+        }
+        out
+    }
+}
+
+impl QueuedSession for IoSession {
+    fn pump(&mut self, pump: &mut dyn Pump) -> Result<(), OpError> {
+        self.pending.clear();
+        self.top_up(pump);
+        let submitted = Instant::now();
+        for &slot in &self.pending {
+            self.slots[slot as usize].start = submitted;
+        }
+        if self.in_flight == 0 {
+            return Ok(());
+        }
+        let wait = u32::from(pump.may_block());
+        self.engine
+            .submit(wait, &mut self.completions)
+            .map_err(|e| OpError(format!("the I/O engine failed: {e}")))?;
+        let end = Instant::now();
+        let mut done = std::mem::take(&mut self.completions);
+        let mut outcome = Ok(());
+        for c in done.drain(..) {
+            if let Err(e) = self.complete(c, end, pump) {
+                outcome = Err(e);
+            }
+        }
+        self.completions = done;
+        outcome
+    }
+
+    fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    fn after(&mut self, pump: &mut dyn Pump) -> Result<(), OpError> {
+        if self.verify_seed.is_some() && self.wrote {
+            self.verify_pass(pump)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::share;
+
+    #[test]
+    fn files_are_shared_out_evenly() {
+        // 4 files, 2 workers: each worker drives two whole files.
+        assert_eq!(share(0, 4, 0, 2), (true, 1, 0));
+        assert_eq!(share(1, 4, 0, 2), (false, 1, 0));
+        assert_eq!(share(3, 4, 1, 2), (true, 1, 0));
+        // 2 files, 5 workers: file 0 has workers 0, 2, 4; file 1 has 1 and 3.
+        assert_eq!(share(0, 2, 4, 5), (true, 3, 2));
+        assert_eq!(share(1, 2, 3, 5), (true, 2, 1));
+        assert_eq!(share(1, 2, 4, 5), (false, 2, 2));
+    }
+}
