@@ -596,3 +596,63 @@ fn kept_files_are_marked_and_reused() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!workdir.exists(), "removed after the run without --keep");
 }
+
+#[test]
+fn an_interrupted_io_run_removes_its_files() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let r = Results::new("io-interrupt");
+    let d = Scratch::on_disk("interrupt");
+    let child = Command::new(env!("CARGO_BIN_EXE_perflab"))
+        .args([
+            "io",
+            "--path",
+            d.s(),
+            "--rw",
+            "randread",
+            "--size",
+            "4m",
+            "--direct",
+            "0",
+            "--iodepth",
+            "1,2,3,4,5,6,7,8",
+            "--duration",
+            "300ms",
+            "--warmup",
+            "0s",
+            "--quiet",
+        ])
+        .arg("--results")
+        .arg(r.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let steps_saved = || -> usize {
+        let Ok(mut dirs) = std::fs::read_dir(r.path().join("runs")) else {
+            return 0;
+        };
+        let Some(Ok(dir)) = dirs.next() else { return 0 };
+        std::fs::read_to_string(dir.path().join("run.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .and_then(|v| v["steps"].as_array().map(|s| s.len()))
+            .unwrap_or(0)
+    };
+    while steps_saved() < 1 {
+        assert!(Instant::now() < deadline, "no step was ever saved");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !d.entries().is_empty(),
+        "the work directory exists while running"
+    );
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(d.entries().is_empty(), "left behind: {:?}", d.entries());
+}

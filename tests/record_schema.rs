@@ -320,3 +320,52 @@ fn export_reprints_the_record_byte_for_byte() {
         diffs.join("\n")
     );
 }
+
+#[test]
+fn an_io_run_with_groups_and_devices_matches_the_schema() {
+    let results = Results::new("io");
+    // On disk where possible, so the device's counters are in the record too.
+    let dir =
+        std::path::Path::new("/var/tmp").join(format!("perflab-schema-io-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let record = perflab_json(
+        &results,
+        &[
+            "io",
+            "--path",
+            dir.to_str().unwrap(),
+            "--rw",
+            "randrw",
+            "--bssplit",
+            "4k/3:16k/1",
+            "--files",
+            "1,2",
+            "--iodepth",
+            "4",
+            "--size",
+            "2m",
+            "--fdatasync",
+            "16",
+            "--steady-state",
+            "--ss-window",
+            "200ms",
+            "--interval",
+            "100ms",
+            "--duration",
+            "500ms",
+            "--warmup",
+            "0s",
+            "--json",
+        ],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_valid(&record, "the io record");
+    check_invariants(&record);
+    let groups = record["steps"][1]["trials"][0]["groups"]
+        .as_array()
+        .unwrap();
+    for by in ["direction", "block_size", "file"] {
+        assert!(groups.iter().any(|g| g["by"] == by), "no {by} group");
+    }
+    assert_exports_the_same(&results, &record);
+}

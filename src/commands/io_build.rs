@@ -156,19 +156,20 @@ pub fn io_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
             && total < avail
             && !layout.in_memory()
         {
-            layout.notes.push(format!(
+            let message = format!(
                 "buffered reads of {} fit in memory ({} available): they measure the page cache, not the device; use --direct 1 or a --size above memory",
                 format_bytes(total),
                 format_bytes(avail)
-            ));
+            );
+            layout.notes.push(("in_memory", message));
         }
     }
     if let Some(n) = &engine_note {
-        layout.notes.push(n.clone());
+        layout.notes.push(("engine_fallback", n.clone()));
     }
     let spec = IoSpec {
         rw,
-        bs: bs.named("bs_bytes"),
+        bs_bytes: bs.named("bs_bytes"),
         bssplit,
         rwmix,
         iodepth,

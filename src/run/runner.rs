@@ -78,7 +78,7 @@ pub fn run(
         .filter(|a| a.count() > 1)
         .map(|a| a.axis_name().to_string())
         .collect();
-    if let Some(w) = busy_machine() {
+    for w in busy_machine().into_iter().chain(workload.run_warnings()) {
         observer.warning(&w);
         record.warnings.push(w);
     }

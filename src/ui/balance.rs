@@ -162,6 +162,16 @@ pub fn line(r: &RunRecord) -> Option<String> {
             format!("cpu: {} fractals/s per thread{scaling}", sig3(base))
         }
         ("io", _) => io_line(r),
+        ("io_surface", _) => format!(
+            "storage surface ({}): {} at best over all file and record sizes",
+            r.target,
+            bytes_per_sec(
+                r.steps
+                    .iter()
+                    .map(|s| s.summary.headline.mean)
+                    .fold(0.0, f64::max)
+            )
+        ),
         (w, m) => format!(
             "{w}: {} {m} at best",
             sig3(

@@ -57,6 +57,11 @@ pub trait Workload {
         Ok(Box::new(()))
     }
 
+    /// What the user should know before any step runs (found while planning it).
+    fn run_warnings(&self) -> Vec<Warning> {
+        Vec::new()
+    }
+
     /// The block devices (kernel names) whose counters the runner samples around each
     /// measure phase.
     fn devices(&self) -> Vec<String> {

@@ -147,3 +147,46 @@ fn device_mismatch(trial: &Trial) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::GroupResult;
+
+    fn file(key: &str, iops: f64) -> GroupResult {
+        GroupResult {
+            by: "file".into(),
+            key: key.into(),
+            label: format!("/data/{key}"),
+            ops_per_sec: iops,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_slow_volume_of_many_is_flagged() {
+        let mut groups: Vec<GroupResult> = (0..47).map(|i| file(&i.to_string(), 1000.0)).collect();
+        groups.push(file("47", 300.0));
+        groups.push(GroupResult {
+            by: "direction".into(),
+            key: "read".into(),
+            ops_per_sec: 47_300.0,
+            ..Default::default()
+        });
+        let mut step = StepResult {
+            trials: vec![Trial {
+                groups,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        mark_stragglers(&mut step, 0.5);
+        let flagged: Vec<&str> = step.trials[0]
+            .groups
+            .iter()
+            .filter(|g| g.straggler)
+            .map(|g| g.key.as_str())
+            .collect();
+        assert_eq!(flagged, vec!["47"]);
+    }
+}

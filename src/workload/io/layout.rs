@@ -84,8 +84,9 @@ pub struct Layout {
     pub size: u64,
     /// Space the run will take on each filesystem, for the record.
     pub creates_bytes: u64,
-    /// Found while planning: what the user should know before the numbers.
-    pub notes: Vec<String>,
+    /// Found while planning: what the user should know before the numbers, as (warning
+    /// code, message).
+    pub notes: Vec<(&'static str, String)>,
     /// `--verify`: the generation each block was last written with, per file (0: unknown).
     #[serde(skip)]
     pub generations: OnceLock<Vec<Arc<[AtomicU32]>>>,
@@ -213,11 +214,12 @@ impl Layout {
                 }
                 let left = space.free_bytes - need;
                 if need > 0 && (left as f64) < FREE_MARGIN * space.total_bytes as f64 {
-                    notes.push(format!(
+                    let message = format!(
                         "the test files leave only {} free on {}; a filesystem this full may be slower than usual",
                         format_bytes(left),
                         probe.display()
-                    ));
+                    );
+                    notes.push(("disk_nearly_full", message));
                 }
             }
         }
@@ -432,9 +434,6 @@ impl Drop for Cleanup {
 /// test needs content. On any failure what was created is removed again.
 pub fn prepare(spec: &IoSpec, note: &dyn Fn(&str)) -> Result<Cleanup, LayoutError> {
     let layout = &spec.layout;
-    for n in &layout.notes {
-        note(&format!("note: {n}"));
-    }
     let mut cleanup = Cleanup::new(Vec::new(), Vec::new(), spec.keep);
     // Marked work directories first, so even a crash leaves only marked files behind.
     for (v, vol) in layout.volumes.iter().enumerate() {
@@ -499,7 +498,7 @@ pub fn prepare(spec: &IoSpec, note: &dyn Fn(&str)) -> Result<Cleanup, LayoutErro
         }
     }
     if spec.verify {
-        let block = spec.bs.first().max(512);
+        let block = spec.bs_bytes.first().max(512);
         let tables = layout
             .files
             .iter()
@@ -576,7 +575,7 @@ fn fill(spec: &IoSpec, f: &FileSpec) -> Result<(), LayoutError> {
     let file = File::options().write(true).open(&f.path).map_err(err)?;
     let mut rng = Rng::new(spec.verify_seed ^ f.index as u64);
     let mut buf = vec![0u8; FILL_CHUNK];
-    let block = spec.bs.first().max(512) as usize;
+    let block = spec.bs_bytes.first().max(512) as usize;
     let mut pos = 0u64;
     while pos < layout.size {
         let n = ((layout.size - pos) as usize).min(FILL_CHUNK);
@@ -609,4 +608,62 @@ fn fill(spec: &IoSpec, f: &FileSpec) -> Result<(), LayoutError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request<'a>(paths: &'a [String], writes: bool, destroy: Option<&'a str>) -> PlanRequest<'a> {
+        PlanRequest {
+            paths,
+            files: 1,
+            size: Some(1 << 20),
+            offset: 0,
+            writes,
+            destroy,
+            block: 4096,
+        }
+    }
+
+    /// Planning only reads: it is safe to point it at the disk holding `/`.
+    #[test]
+    fn a_mounted_device_is_refused_even_with_destroy_data() {
+        let Some(dev) = device_of(Path::new("/")) else {
+            eprintln!("/ is not on a block device here; skipped");
+            return;
+        };
+        let node = format!("/dev/{}", dev.name);
+        if !Path::new(&node).exists() {
+            eprintln!("{node} does not exist here; skipped");
+            return;
+        }
+        let paths = [node.clone()];
+        for destroy in [None, Some(node.as_str())] {
+            let e = Layout::plan(&request(&paths, true, destroy)).unwrap_err();
+            assert!(e.0.contains("refusing to write"), "{e}");
+            assert!(e.0.contains("mounted"), "{e}");
+        }
+    }
+
+    #[test]
+    fn directories_get_a_marked_work_directory_and_files_spread_over_volumes() {
+        let base = std::env::temp_dir().join(format!("perflab-layout-{}", std::process::id()));
+        let a = base.join("a");
+        let b = base.join("b");
+        std::fs::create_dir_all(&a).unwrap();
+        let paths = [a.display().to_string(), b.display().to_string()];
+        let mut req = request(&paths, true, None);
+        req.files = 3;
+        let layout = Layout::plan(&req).unwrap();
+        // a exists: perflab makes its own directory in it; b does not: perflab creates b.
+        let wa = layout.volumes[0].workdir.clone().unwrap();
+        assert!(wa.starts_with(&a) && wa != a);
+        assert_eq!(layout.volumes[1].workdir.as_deref(), Some(b.as_path()));
+        let vols: Vec<usize> = layout.files.iter().map(|f| f.volume).collect();
+        assert_eq!(vols, vec![0, 1, 0]);
+        assert!(layout.files.iter().all(|f| f.creates));
+        assert!(!b.exists(), "planning writes nothing");
+        let _ = std::fs::remove_dir_all(&base);
+    }
 }

@@ -41,7 +41,7 @@ use std::sync::Arc;
 pub struct IoSpec {
     pub rw: Sweep<Rw>,
     /// Block size, when `bssplit` is not given.
-    pub bs: Sweep<u64>,
+    pub bs_bytes: Sweep<u64>,
     /// Weighted block sizes (fio --bssplit): (bytes, weight).
     pub bssplit: Vec<(u64, u32)>,
     /// Percent of I/Os that read in mixed patterns (fio --rwmixread).
@@ -92,7 +92,7 @@ impl IoSpec {
         self.bssplit
             .iter()
             .map(|&(b, _)| b)
-            .chain(self.bs.values().iter().copied())
+            .chain(self.bs_bytes.values().iter().copied())
             .max()
             .unwrap_or(4096)
     }
@@ -100,7 +100,7 @@ impl IoSpec {
     /// The block sizes of a step, with weights.
     pub fn sizes_at(&self, point: &StepPoint) -> Vec<(u64, u32)> {
         if self.bssplit.is_empty() {
-            vec![(self.bs.at(point), 1)]
+            vec![(self.bs_bytes.at(point), 1)]
         } else {
             self.bssplit.clone()
         }
@@ -117,13 +117,19 @@ impl Workload for IoSpec {
     }
 
     fn axes(&self) -> Vec<&dyn Axis> {
-        vec![&self.rw, &self.bs, &self.rwmix, &self.iodepth, &self.files]
+        vec![
+            &self.rw,
+            &self.bs_bytes,
+            &self.rwmix,
+            &self.iodepth,
+            &self.files,
+        ]
     }
 
     fn headline(&self) -> Headline {
         // Large sequential transfers are judged by bandwidth, everything else by IOPS.
         let sequential_large = self.bssplit.is_empty()
-            && self.bs.values().iter().all(|&b| b >= 128 << 10)
+            && self.bs_bytes.values().iter().all(|&b| b >= 128 << 10)
             && self.rw.values().iter().all(|r| !r.random());
         Headline {
             metric: if sequential_large {
@@ -153,6 +159,18 @@ impl Workload for IoSpec {
     fn prepare(&self, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
         let prepared = layout::prepare(self, note).map_err(|e| OpError(e.to_string()))?;
         Ok(Box::new(prepared))
+    }
+
+    fn run_warnings(&self) -> Vec<Warning> {
+        self.layout
+            .notes
+            .iter()
+            .map(|(code, message)| Warning {
+                code: code.to_string(),
+                message: message.clone(),
+                step: None,
+            })
+            .collect()
     }
 
     fn devices(&self) -> Vec<String> {

@@ -241,7 +241,7 @@ impl IoSession {
                 Op::Fdatasync
             },
             verify_seed: verify.then_some(spec.verify_seed),
-            block: spec.bs.first().max(512),
+            block: spec.bs_bytes.first().max(512),
             wrote: false,
             verified: 0,
             read: Group::new(),

@@ -42,7 +42,7 @@ impl SurfaceSpec {
 
 impl Workload for SurfaceSpec {
     fn name(&self) -> &'static str {
-        "io"
+        "io_surface"
     }
 
     fn target(&self) -> String {
