@@ -217,7 +217,7 @@ pub enum EngineError {
     Unsupported(String),
     /// The kernel refused to set the engine up (ring creation, registration).
     #[error("cannot set up the I/O engine: {0}")]
-    Setup(#[source] io::Error),
+    Setup(io::Error),
     /// The configuration is unusable (depth, buffer length, alignment, files).
     #[error("invalid I/O engine configuration: {0}")]
     Config(String),

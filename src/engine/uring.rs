@@ -21,6 +21,14 @@
 //! The fallbacks are silent, because the engine works either way, but [`UringEngine::registered`]
 //! and [`UringEngine::ring_mode`] tell which one is in use so a report can disclose it.
 //!
+//! # Feeding the queue
+//!
+//! Measured on this project's 2-core VM (virtio disk, 4 KiB random O_DIRECT reads, depth
+//! 32): pushing each refill and calling `submit(0)` at once, as fio does (one
+//! io_uring_enter per I/O), kept the device fuller than pushing every refill and issuing
+//! them all with the next `submit(1)`: about 10% more IOPS for the same CPU per I/O. The
+//! engine does what it is told; the pattern is the caller's choice.
+//!
 //! # Threads
 //!
 //! The worker thread that opens the engine is the only one that uses it. With
@@ -209,9 +217,10 @@ impl UringEngine {
                 })
                 .collect();
             // SAFETY: every iovec covers one slot of `bufs` (slot_len bytes from its start,
-            // inside the allocation). `bufs` is a field of the engine that owns `ring`, never
-            // moves its memory, and is freed only after the ring is dropped (field order) or
-            // never (leak on a failed drain), so the registration never outlives the memory.
+            // inside the allocation). `bufs` is moved into the engine that owns `ring` (a move
+            // does not move its heap block), and its memory is freed only after the ring is
+            // dropped (field order) or never (leak on a failed drain), so the registration
+            // never outlives the memory.
             unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok()
         };
 
@@ -276,11 +285,12 @@ impl UringEngine {
     fn reap(&mut self, out: &mut Vec<Completion>) -> usize {
         let before = out.len();
         for cqe in self.ring.completion() {
+            // One CQE per SQE (no multishot ops): the kernel holds one request fewer.
+            self.in_kernel = self.in_kernel.saturating_sub(1);
             let Ok(slot) = u32::try_from(cqe.user_data()) else {
                 continue; // Not ours: every SQE we post carries a slot.
             };
             if self.slots.complete(slot) {
-                self.in_kernel = self.in_kernel.saturating_sub(1);
                 out.push(Completion {
                     slot,
                     result: cqe.result(),
@@ -450,26 +460,30 @@ fn explain_setup_error(e: &io::Error) -> String {
     let sysctl = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
         .ok()
         .and_then(|s| s.trim().parse::<u8>().ok());
+    explain(e, sysctl)
+}
+
+/// [`explain_setup_error`] given the value of kernel.io_uring_disabled.
+fn explain(e: &io::Error, sysctl: Option<u8>) -> String {
     match (e.raw_os_error(), sysctl) {
         (Some(libc::ENOSYS), _) => "io_uring_setup returned ENOSYS: this kernel has no io_uring \
-             (built without CONFIG_IO_URING, or older than 5.1); use the sync engine"
+             (built without CONFIG_IO_URING, or older than 5.1)"
             .into(),
         (Some(libc::EPERM), Some(2)) => "io_uring is switched off by the sysctl \
-             kernel.io_uring_disabled=2; set it to 0 (sysctl -w kernel.io_uring_disabled=0) \
-             or use the sync engine"
+             kernel.io_uring_disabled=2; set it to 0 (sysctl -w kernel.io_uring_disabled=0)"
             .into(),
         (Some(libc::EPERM), Some(1)) => "kernel.io_uring_disabled=1 allows io_uring only to \
              members of the group in kernel.io_uring_group (and CAP_SYS_ADMIN); join it, set the \
-             sysctl to 0, or use the sync engine"
+             sysctl to 0, or run as root"
             .into(),
         (Some(libc::EPERM), _) => "io_uring_setup was denied (EPERM), most likely by a seccomp \
              filter (container runtimes block io_uring by default); allow io_uring_setup, \
-             io_uring_enter and io_uring_register, or use the sync engine"
+             io_uring_enter and io_uring_register"
             .into(),
         (Some(libc::ENOMEM), _) => "io_uring_setup returned ENOMEM: the locked-memory limit is \
-             too low (ulimit -l) or memory is short; raise RLIMIT_MEMLOCK or use the sync engine"
+             too low (ulimit -l) or memory is short; raise RLIMIT_MEMLOCK"
             .into(),
-        _ => format!("io_uring_setup failed: {e}; use the sync engine"),
+        _ => format!("io_uring_setup failed: {e}"),
     }
 }
 
@@ -477,10 +491,7 @@ fn probe_now() -> Result<(), String> {
     let mut ring = IoUring::new(2).map_err(|e| explain_setup_error(&e))?;
     let mut ops = Probe::new();
     ring.submitter().register_probe(&mut ops).map_err(|e| {
-        format!(
-            "io_uring cannot list its operations ({e}): the kernel is older than 5.6; \
-             use the sync engine"
-        )
+        format!("io_uring cannot list its operations ({e}): the kernel is older than 5.6")
     })?;
     let needed = [
         (opcode::Read::CODE, "READ"),
@@ -491,8 +502,7 @@ fn probe_now() -> Result<(), String> {
     ];
     if let Some((_, name)) = needed.iter().find(|(code, _)| !ops.is_supported(*code)) {
         return Err(format!(
-            "this kernel's io_uring lacks the {name} operation (Linux 5.6 or newer is needed); \
-             use the sync engine"
+            "this kernel's io_uring lacks the {name} operation (Linux 5.6 or newer is needed)"
         ));
     }
     // A NOP round trip: a filter may allow io_uring_setup but block io_uring_enter.
@@ -506,8 +516,7 @@ fn probe_now() -> Result<(), String> {
             Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
             Err(e) => {
                 return Err(format!(
-                    "io_uring_enter failed ({e}); a seccomp filter may block it; \
-                     use the sync engine"
+                    "io_uring_enter failed ({e}); a seccomp filter may block it"
                 ));
             }
         }
@@ -515,10 +524,10 @@ fn probe_now() -> Result<(), String> {
     match ring.completion().next() {
         Some(c) if c.user_data() == 0x6e6f70 && c.result() >= 0 => Ok(()),
         Some(c) => Err(format!(
-            "io_uring NOP failed: {}; use the sync engine",
+            "io_uring NOP failed: {}",
             io::Error::from_raw_os_error(-c.result())
         )),
-        None => Err("io_uring NOP did not complete; use the sync engine".into()),
+        None => Err("io_uring NOP did not complete".into()),
     }
 }
 
@@ -549,6 +558,24 @@ mod tests {
     #[test]
     fn probe_is_ok_here() {
         assert_eq!(probe(), Ok(()));
+    }
+
+    #[test]
+    fn setup_errors_are_explained_on_one_line() {
+        let cases = [
+            (libc::ENOSYS, None, "CONFIG_IO_URING"),
+            (libc::EPERM, Some(2), "io_uring_disabled=2"),
+            (libc::EPERM, Some(1), "io_uring_group"),
+            (libc::EPERM, Some(0), "seccomp"),
+            (libc::EPERM, None, "seccomp"),
+            (libc::ENOMEM, Some(0), "RLIMIT_MEMLOCK"),
+            (libc::EFAULT, Some(0), "io_uring_setup failed"),
+        ];
+        for (errno, sysctl, needle) in cases {
+            let why = explain(&io::Error::from_raw_os_error(errno), sysctl);
+            assert!(why.contains(needle), "{why}");
+            assert!(!why.contains('\n') && !why.contains("  "), "{why:?}");
+        }
     }
 
     #[test]
@@ -652,6 +679,34 @@ mod tests {
         drop(e); // must not free buffers under the kernel, nor hang
         let len = std::fs::metadata(&tmp.0).expect("stat").len();
         assert_eq!(len, 8 * 65536, "every write finished before drop returned");
+    }
+
+    #[test]
+    fn more_slots_than_registrable_buffers_still_work() {
+        let tmp = TempPath::new("many");
+        let depth = MAX_REG_BUFFERS + 1;
+        let e =
+            UringEngine::new(testutil::config(depth, 512, vec![tmp.create_rw()])).expect("engine");
+        assert!(
+            !e.registered().1,
+            "{depth} buffers cannot all be registered"
+        );
+        let mut e: Box<dyn Engine> = Box::new(e);
+        let mut out = Vec::new();
+        for slot in [0, depth - 1] {
+            e.buf(slot).fill(slot as u8 | 1);
+            e.push(Request {
+                slot,
+                file: 0,
+                op: Op::Write,
+                offset: u64::from(slot) * 512,
+                len: 512,
+            });
+        }
+        e.submit(2, &mut out).expect("submit");
+        testutil::drain(e.as_mut(), &mut out);
+        assert_eq!(out.len(), 2);
+        assert!(out.iter().all(|c| c.result == 512), "{out:?}");
     }
 
     #[test]
