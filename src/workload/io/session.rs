@@ -1,11 +1,12 @@
 //! One worker's I/O: a queue per file over one engine, every I/O timed from submission to
 //! completion.
 //!
-//! Each call of [`IoSession::pump`] tops up every queue the pump admits, submits them all
-//! with one system call (io_uring) and reports the completions; the clock is read once
-//! before the submission and once after it, so an I/O's time is its submission-to-completion
-//! time as fio measures it. The sync engine issues one I/O per call, which is what makes
-//! its timings exact.
+//! Each call of [`IoSession::pump`] tops up the queues as far as the pump admits, handing
+//! each I/O to the kernel as soon as it is queued (one `io_uring_enter` each, as fio does by
+//! default), then waits for a completion if none has arrived yet and reports every
+//! completion it has. An I/O's time runs from the clock read just before its submission to
+//! the clock read just after its completion was reaped: fio's submission-to-completion time.
+//! The sync engine issues one I/O per call, timed around the `pread`/`pwrite` itself.
 //!
 //! With `--verify`, each worker owns its part of each file outright (no two workers and no
 //! two I/Os in flight touch the same block), so the generation it expects in every block is
@@ -346,10 +347,10 @@ impl IoSession {
 
     /// Tops up the queues: round robin from `next_stream`, one I/O at a time on the sync
     /// engine.
-    fn top_up(&mut self, pump: &mut dyn Pump) {
+    fn top_up(&mut self, pump: &mut dyn Pump) -> Result<(), OpError> {
         let n = self.streams.len();
         if n == 0 {
-            return;
+            return Ok(());
         }
         if self.one_at_a_time {
             if self.in_flight == 0 {
@@ -361,17 +362,40 @@ impl IoSession {
                     }
                 }
             }
-            return;
+            return Ok(());
         }
-        for k in 0..n {
+        // Each I/O goes to the kernel the moment it is queued, as fio's default
+        // (iodepth_batch_submit=1) does: submitting a batch in one call lets the block layer
+        // plug it, and the device sees the first I/O only when the last is ready (measured:
+        // 10-20% fewer IOPS at depth 32 on a virtio disk). Topping up stops at the first
+        // completion seen, so its time is taken promptly.
+        'files: for k in 0..n {
             let s = (self.next_stream + k) % n;
             while self.streams[s].in_flight < self.streams[s].depth {
                 if !self.queue_one(s, pump) {
                     break;
                 }
+                self.submit_pending(0)?;
+                if !self.completions.is_empty() {
+                    break 'files;
+                }
             }
         }
         self.next_stream = (self.next_stream + 1) % n;
+        Ok(())
+    }
+
+    /// Stamps what was queued since the last submission with the time now and submits it,
+    /// waiting for `wait` completions.
+    fn submit_pending(&mut self, wait: u32) -> Result<(), OpError> {
+        let now = Instant::now();
+        for &slot in &self.pending {
+            self.slots[slot as usize].start = now;
+        }
+        self.pending.clear();
+        self.engine
+            .submit(wait, &mut self.completions)
+            .map_err(|e| OpError(format!("the I/O engine failed: {e}")))
     }
 
     /// Accounts one completion; `Err` only for a full disk, which ends the step.
@@ -631,19 +655,14 @@ impl Session for IoSession {
 
 impl QueuedSession for IoSession {
     fn pump(&mut self, pump: &mut dyn Pump) -> Result<(), OpError> {
-        self.pending.clear();
-        self.top_up(pump);
-        let submitted = Instant::now();
-        for &slot in &self.pending {
-            self.slots[slot as usize].start = submitted;
-        }
+        self.top_up(pump)?;
         if self.in_flight == 0 {
             return Ok(());
         }
-        let wait = u32::from(pump.may_block());
-        self.engine
-            .submit(wait, &mut self.completions)
-            .map_err(|e| OpError(format!("the I/O engine failed: {e}")))?;
+        if self.completions.is_empty() {
+            // The sync engine runs its one queued I/O here; io_uring waits for a completion.
+            self.submit_pending(u32::from(pump.may_block()))?;
+        }
         let end = Instant::now();
         let mut done = std::mem::take(&mut self.completions);
         let mut outcome = Ok(());
