@@ -242,6 +242,12 @@ fn a_sweep_over_files_and_block_sizes_reports_every_file() {
             "2m",
             "--fdatasync",
             "8",
+            "--threads",
+            "2",
+            "--warmup",
+            "100ms",
+            "--duration",
+            "300ms",
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -258,6 +264,18 @@ fn a_sweep_over_files_and_block_sizes_reports_every_file() {
             "fdatasync every 8 writes"
         );
         assert_eq!(t["errors"], 0);
+        // Groups count the measured I/Os only, not the warmup's, whichever worker did them.
+        let sum = |by: &str| -> u64 {
+            groups
+                .iter()
+                .filter(|g| g["by"] == by && g["key"] != "sync")
+                .map(|g| g["ops"].as_u64().unwrap())
+                .sum()
+        };
+        assert_eq!(sum("direction"), t["ops"].as_u64().unwrap());
+        if files > 1 {
+            assert_eq!(sum("file"), t["ops"].as_u64().unwrap());
+        }
     }
 }
 

@@ -236,6 +236,9 @@ impl Pump for Closed<'_> {
     fn fail(&mut self, message: &str) {
         self.inner.fail(message);
     }
+    fn measuring(&self) -> bool {
+        self.inner.measuring()
+    }
 }
 
 /// Warmup: ops run and are thrown away.
@@ -259,6 +262,9 @@ impl Pump for WarmPump<'_> {
     }
     fn done(&mut self, _: Instant, _: Instant, _: Instant, _: OpResult<'_>) {}
     fn fail(&mut self, _: &str) {}
+    fn measuring(&self) -> bool {
+        false
+    }
 }
 
 /// Measure: admission by phase, quota and schedule; every completion recorded.

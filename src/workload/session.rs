@@ -72,6 +72,11 @@ pub trait Pump {
     /// Records a failure found outside an op (a verify pass after the run): an error with
     /// its message, not an op.
     fn fail(&mut self, message: &str);
+    /// Whether completions count (false during warmup): a session keeping its own
+    /// breakdown counts only these.
+    fn measuring(&self) -> bool {
+        true
+    }
 }
 
 /// How one queued op ended.

@@ -131,6 +131,8 @@ pub struct IoSession {
     /// Where the next top-up starts, so no queue is always served last.
     next_stream: usize,
     one_at_a_time: bool,
+    /// Files in the step (this worker may drive fewer): per-file figures when above one.
+    step_files: usize,
     rng: Rng,
     sizes: Vec<u64>,
     fsync_every: u64,
@@ -217,6 +219,7 @@ impl IoSession {
         let n_files = streams.len();
         Ok(IoSession {
             one_at_a_time: engine.kind() == EngineKind::Sync,
+            step_files: plan.files,
             engine,
             slots: vec![
                 Slot {
@@ -413,8 +416,9 @@ impl IoSession {
         let ns = end.saturating_duration_since(slot.start).as_nanos() as u64;
         let io = match slot.op {
             SlotOp::Sync => {
-                let ok = c.result >= 0;
-                self.sync.add(ns, 0, ok);
+                if pump.measuring() {
+                    self.sync.add(ns, 0, c.result >= 0);
+                }
                 if let Some(e) = c.error() {
                     if sys::is_no_space(&e) {
                         return Err(self.full(s, &e));
@@ -475,17 +479,19 @@ impl IoSession {
         }
         let ok = failure.is_none();
         let bytes = u64::from(io.len);
-        if io.write {
-            &mut self.write
-        } else {
-            &mut self.read
-        }
-        .add(ns, bytes, ok);
-        if self.by_size.len() > 1 {
-            self.by_size[io.size_index as usize].add(ns, bytes, ok);
-        }
-        if self.by_file.len() > 1 || self.streams.len() > 1 {
-            self.by_file[s].add(ns, bytes, ok);
+        if pump.measuring() {
+            let direction = if io.write {
+                &mut self.write
+            } else {
+                &mut self.read
+            };
+            direction.add(ns, bytes, ok);
+            if self.by_size.len() > 1 {
+                self.by_size[io.size_index as usize].add(ns, bytes, ok);
+            }
+            if self.step_files > 1 {
+                self.by_file[s].add(ns, bytes, ok);
+            }
         }
         match &failure {
             None => pump.done(
@@ -643,7 +649,7 @@ impl Session for IoSession {
                 g,
             );
         }
-        if self.by_file.len() > 1 || self.streams.len() > 1 {
+        if self.step_files > 1 {
             for (s, g) in self.by_file.iter_mut().enumerate() {
                 let f = &self.streams[s].file;
                 take("file", f.index.to_string(), f.path.display().to_string(), g);
