@@ -377,7 +377,8 @@ fn with_byte_rates(run: &RunArgs, sizes: &[(u64, u32)]) -> Result<RunArgs, SpecE
             items.push(item.to_string());
             continue;
         }
-        let n = parse_size("rate", a.trim_end_matches("iB").trim_end_matches('B'))?;
+        // Sizes as everywhere: `MB` decimal, `MiB` binary.
+        let n = parse_size("rate", a)?;
         let iops = n as f64 / mean_bs;
         if iops < 1e-3 {
             return Err(SpecError::new(
@@ -391,4 +392,33 @@ fn with_byte_rates(run: &RunArgs, sizes: &[(u64, u32)]) -> Result<RunArgs, SpecE
     let mut out = run.clone();
     out.rate = Some(items.join(","));
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bssplit_reads_fio_syntax() {
+        assert_eq!(
+            parse_bssplit("4k/60:64k/40").unwrap(),
+            vec![(4096, 60), (65536, 40)]
+        );
+        assert!(parse_bssplit("4k").is_err());
+        assert!(parse_bssplit("4k/x").is_err());
+        assert!(parse_bssplit("4k/0").is_err(), "no size with any weight");
+    }
+
+    #[test]
+    fn byte_rates_become_io_rates_at_the_mean_block_size() {
+        use crate::cli::{Cli, Command};
+        use clap::Parser;
+        let cli = Cli::try_parse_from(["perflab", "io", "--rate", "8MB/s,1000/s"]).unwrap();
+        let Command::Io(args) = cli.command else {
+            panic!("not io")
+        };
+        let out = with_byte_rates(&args.run, &[(4096, 1), (12288, 1)]).unwrap();
+        // Mean block 8192 bytes: 8 MB/s is 976.5625 I/Os per second; I/O rates pass through.
+        assert_eq!(out.rate.as_deref(), Some("976.5625/s,1000/s"));
+    }
 }
