@@ -4,8 +4,8 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
-/// perflab: curves of throughput and response time for a machine's memory and CPU (and,
-/// coming, storage, databases and caches), archived and comparable.
+/// perflab: curves of throughput and response time for a machine's memory, CPU and storage
+/// (and, coming, databases and caches), archived and comparable.
 #[derive(Debug, Parser)]
 #[command(name = "perflab", version, about, max_term_width = 100)]
 pub struct Cli {
@@ -30,7 +30,7 @@ pub struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run a suite: by default the machine balance sheet (memory and CPU)
+    /// Run a suite: by default the machine balance sheet (memory, CPU and storage)
     Run(SuiteArgs),
     /// Memory bandwidth (STREAM kernels), latency (pointer chase) and the lotto test
     Memory(MemoryArgs),

@@ -2,8 +2,9 @@
 //! a user could type, through the same validation.
 //!
 //! The default suite is the machine's balance sheet: memory bandwidth, memory latency, the
-//! lotto test, CPU scaling and storage (on the results filesystem, or `--io-path`). `--quick` shortens every step so the whole suite takes about
-//! half a minute on two cores; the full suite takes a few minutes.
+//! lotto test, CPU scaling and storage (on the results filesystem, or `--io-path`). `--quick`
+//! shortens every step so the whole suite takes under a minute on two cores; the full suite
+//! takes a few minutes.
 
 use crate::env::Environment;
 use crate::spec::units::format_bytes;
