@@ -304,7 +304,7 @@ fn verification_passes_on_good_blocks_and_names_corrupted_ones() {
     let v = json(&o);
     let t = trial(&steps(&v)[0]);
     assert_eq!(t["errors"], 0, "{:?}", t["error_samples"]);
-    assert!(t["figures"]["verified_blocks"].as_f64().unwrap() > 0.0);
+    assert!(t["figures"]["verified_blocks_per_worker"].as_f64().unwrap() > 0.0);
 
     // Write every block once, keep the files, damage two blocks, read them back.
     let o = io(
@@ -673,4 +673,91 @@ fn an_interrupted_io_run_removes_its_files() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     assert!(d.entries().is_empty(), "left behind: {:?}", d.entries());
+}
+
+#[test]
+fn verification_handles_odd_block_sizes_exact_op_counts_and_unknown_content() {
+    let r = Results::new("io-verify-edges");
+    let d = Scratch::on_disk("verify-edges");
+    // Blocks that do not divide the prefill's 1 MiB pieces, and blocks larger than them.
+    for (bs, size) in [("3k", "3m"), ("2m", "8m")] {
+        let o = io(
+            &r,
+            &[
+                "--path",
+                d.s(),
+                "--rw",
+                "randrw",
+                "--bs",
+                bs,
+                "--size",
+                size,
+                "--direct",
+                "0",
+                "--verify",
+                "--iodepth",
+                "4",
+            ],
+        );
+        assert!(o.status.success(), "{bs}: {}", stderr(&o));
+        assert_eq!(trial(&steps(&json(&o))[0])["errors"], 0, "{bs}");
+    }
+    // Busy blocks never swallow an admitted I/O: --ops is exact.
+    let o = io(
+        &r,
+        &[
+            "--path",
+            d.s(),
+            "--rw",
+            "randwrite",
+            "--bs",
+            "4k",
+            "--size",
+            "64k",
+            "--iodepth",
+            "16",
+            "--verify",
+            "--ops",
+            "2000",
+            "--warmup",
+            "0s",
+            "--direct",
+            "0",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(trial(&steps(&json(&o))[0])["ops"], 2000);
+    // Files kept from a run without --verify hold no verify blocks: nothing to check, no error.
+    let o = io(
+        &r,
+        &[
+            "--path",
+            d.s(),
+            "--rw",
+            "write",
+            "--size",
+            "256k",
+            "--keep",
+            "--direct",
+            "0",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let workdir = d.path().join(&d.entries()[0]);
+    let o = io(
+        &r,
+        &[
+            "--path",
+            workdir.to_str().unwrap(),
+            "--rw",
+            "randread",
+            "--size",
+            "256k",
+            "--verify",
+            "--direct",
+            "0",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(trial(&steps(&json(&o))[0])["errors"], 0);
 }

@@ -25,6 +25,8 @@ const MAX_BS: u64 = 64 << 20;
 const MAX_DEPTH: u64 = 4096;
 /// Most files in one test.
 const MAX_FILES: u64 = 4096;
+/// Most blocks `--verify` tracks (4 bytes each: 1 GiB of tables).
+const MAX_VERIFY_BLOCKS: u64 = 1 << 28;
 
 pub fn io_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
     if args.mode == IoMode::Surface {
@@ -123,6 +125,18 @@ pub fn io_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
     } else {
         bssplit.clone()
     };
+    let byte_rate = args.run.rate.as_deref().is_some_and(|r| {
+        r.split(',')
+            .any(|i| i.split('/').next().is_some_and(|a| a.trim().ends_with('B')))
+    });
+    if byte_rate && bs.is_swept() {
+        return Err(SpecError::new(
+            "rate",
+            args.run.rate.as_deref().unwrap_or(""),
+            "a rate in bytes needs one block size; give the rate in I/Os per second, or one --bs",
+        )
+        .into());
+    }
     let run_args = with_byte_rates(&args.run, &sizes_for_rate)?;
     let writes = args.prefill || rw.values().iter().any(|r| r.writes());
     let max_bs = bssplit
@@ -142,6 +156,14 @@ pub fn io_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
         block: max_bs,
     })
     .map_err(|e| AppError::Usage(e.0))?;
+    if args.verify {
+        let blocks = (layout.size / bs.first().max(512)).saturating_mul(max_files);
+        if blocks > MAX_VERIFY_BLOCKS {
+            return Err(AppError::Usage(format!(
+                "--verify keeps 4 bytes per block: {blocks} blocks is too many; lower --size or --files, or raise --bs"
+            )));
+        }
+    }
     if offset % 4096 != 0 && direct {
         return Err(SpecError::new(
             "offset",
@@ -246,6 +268,14 @@ fn surface_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
         )));
     }
     let workdir = base.join(format!("perflab-io-{}", std::process::id()));
+    if args.run.threads.as_deref().is_some_and(|t| t != "1") {
+        return Err(SpecError::new(
+            "threads",
+            args.run.threads.as_deref().unwrap_or(""),
+            "surface mode runs one thread, as IOzone's automatic mode does",
+        )
+        .into());
+    }
     let mut run = args.run.clone();
     if run.ops.is_none() && run.duration.is_none() {
         run.ops = Some("1".into());

@@ -148,6 +148,17 @@ impl Recorder {
         }
     }
 
+    /// Records a failure found outside any op (a verify pass after the measure phase): an
+    /// error with its message, in the last interval, leaving the op window as it is.
+    pub fn record_failure(&mut self, message: &str) {
+        self.interval_counts.errors += 1;
+        if self.error_samples.len() < ERROR_SAMPLES
+            && !self.error_samples.iter().any(|m| m == message)
+        {
+            self.error_samples.push(message.to_string());
+        }
+    }
+
     fn record_schedule(&mut self, intended: Instant, start: Instant, end: Instant) {
         if let Some(service) = &mut self.service {
             service.saturating_record(end.saturating_duration_since(start).as_nanos() as u64);

@@ -149,7 +149,12 @@ pub fn run_trial(
         shared.phase.store(STOP, Ordering::SeqCst);
         // Workers may still complete the ops in flight: wait for them before reading the
         // counters, so the device and the process account for the same ops.
-        while !handles.iter().all(|h| h.is_finished()) {
+        // Workers complete the ops in flight first; wait for that (not for work after the
+        // measure phase, such as a verify pass) before reading clocks and counters, so the
+        // device and the process account for exactly the measured ops.
+        while shared.measured.load(Ordering::SeqCst) < workers
+            && !handles.iter().all(|h| h.is_finished())
+        {
             std::thread::sleep(Duration::from_micros(200));
         }
         let measured = measure_start.elapsed();

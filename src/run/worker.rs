@@ -30,6 +30,10 @@ pub struct Shared {
     pub done: AtomicUsize,
     /// Set by a worker whose session did not open, before the workers meet.
     pub setup_failed: AtomicBool,
+    /// Workers whose last measured op has completed (work after the measure phase, such as
+    /// a verify pass, may still be running): the coordinator reads its clocks and counters
+    /// when all have.
+    pub measured: AtomicUsize,
 }
 
 impl Shared {
@@ -40,6 +44,7 @@ impl Shared {
             ready: Barrier::new(workers + 1),
             done: AtomicUsize::new(0),
             setup_failed: AtomicBool::new(false),
+            measured: AtomicUsize::new(0),
         }
     }
 
@@ -80,9 +85,7 @@ pub fn run(mut plan: WorkerPlan, shared: &Shared, tx: Sender<IntervalReport>) ->
     let mut session = opened?;
     if session.as_queued().is_some() {
         let outcome = run_queued(&mut *session, &mut plan, shared, tx);
-        if outcome.is_err() {
-            shared.done.fetch_add(1, Ordering::SeqCst);
-        }
+        shared.done.fetch_add(1, Ordering::SeqCst);
         let totals = outcome?;
         return Ok(WorkerOutput {
             totals,
@@ -111,6 +114,7 @@ pub fn run(mut plan: WorkerPlan, shared: &Shared, tx: Sender<IntervalReport>) ->
     } else {
         WorkerTotals::default()
     };
+    shared.measured.fetch_add(1, Ordering::SeqCst);
     shared.done.fetch_add(1, Ordering::SeqCst);
     Ok(WorkerOutput {
         totals,
@@ -180,14 +184,16 @@ fn run_queued(
         shared,
         pacer: &mut plan.pacer,
     };
-    while shared.phase() == WARMUP {
-        queue.pump(&mut warm)?;
+    let warmed = warmup_queued(queue, &mut warm, shared);
+    if warmed.is_err() {
+        shared.measured.fetch_add(1, Ordering::SeqCst);
     }
-    drain(queue, &mut warm)?;
+    warmed?;
     while shared.phase() < MEASURE {
         std::thread::sleep(Duration::from_micros(200));
     }
     if shared.phase() != MEASURE {
+        shared.measured.fetch_add(1, Ordering::SeqCst);
         return Ok(WorkerTotals::default());
     }
     let start = *shared.measure_start.get().unwrap_or(&Instant::now());
@@ -201,12 +207,35 @@ fn run_queued(
         stamp: now,
     };
     while shared.phase() == MEASURE && (pump.left > 0 || queue.in_flight() > 0) {
-        queue.pump(&mut pump)?;
+        if let Err(e) = queue.pump(&mut pump) {
+            shared.measured.fetch_add(1, Ordering::SeqCst);
+            return Err(e);
+        }
+        if queue.in_flight() == 0 {
+            pump.idle();
+        }
     }
     // Ops still in flight when the phase ends complete and count: each was timed in full.
-    drain(queue, &mut pump)?;
+    let drained = drain(queue, &mut pump);
+    shared.measured.fetch_add(1, Ordering::SeqCst);
+    drained?;
     queue.after(&mut pump)?;
     Ok(pump.rec.finish())
+}
+
+/// Runs the warmup of a queued session and waits for its ops to complete.
+fn warmup_queued(
+    queue: &mut dyn QueuedSession,
+    warm: &mut WarmPump<'_>,
+    shared: &Shared,
+) -> Result<(), OpError> {
+    while shared.phase() == WARMUP {
+        queue.pump(warm)?;
+        if queue.in_flight() == 0 {
+            warm.idle();
+        }
+    }
+    drain(queue, warm)
 }
 
 /// Waits for every op in flight, admitting none.
@@ -247,6 +276,15 @@ struct WarmPump<'a> {
     pacer: &'a mut Pacer,
 }
 
+impl WarmPump<'_> {
+    /// Nothing in flight: in an open loop, sleep until the next start is due.
+    fn idle(&mut self) {
+        if let Some(at) = self.pacer.peek_intended() {
+            wait_until(at, || self.shared.phase() == WARMUP);
+        }
+    }
+}
+
 impl Pump for WarmPump<'_> {
     fn admit(&mut self) -> Option<Instant> {
         if self.shared.phase() != WARMUP {
@@ -278,6 +316,15 @@ struct MeasurePump<'a> {
     /// The time of the latest completion, standing in for "now" in a closed loop, where the
     /// intended start is not used.
     stamp: Instant,
+}
+
+impl MeasurePump<'_> {
+    /// Nothing in flight: in an open loop, sleep until the next start is due.
+    fn idle(&mut self) {
+        if let Some(at) = self.pacer.peek_intended() {
+            wait_until(at, || self.shared.phase() == MEASURE);
+        }
+    }
 }
 
 impl Pump for MeasurePump<'_> {
@@ -313,7 +360,6 @@ impl Pump for MeasurePump<'_> {
     }
 
     fn fail(&mut self, message: &str) {
-        let now = Instant::now();
-        self.rec.record_error(now, now, now, message);
+        self.rec.record_failure(message);
     }
 }

@@ -5,7 +5,9 @@
 //!   `perflab-io-<pid>`, marked by a `.perflab-io` file that lists the files perflab created
 //!   there. A path that already is such a marked directory (left by `--keep`) is used as is.
 //! - a block device: its region `--offset .. --offset + --size` per file. Writing to a device
-//!   needs `--destroy-data=<the device>`, and is refused outright while it is mounted.
+//!   needs `--destroy-data=<the device>`, and is refused outright while it is mounted or in
+//!   use (swap, LVM, md, dm-crypt); from the start of the run perflab holds it open
+//!   exclusively (`O_EXCL`), so nothing can mount it meanwhile.
 //! - an existing regular file: read freely; written only if perflab created it (its directory's
 //!   marker lists it) or with `--destroy-data=<the file>`.
 //!
@@ -144,7 +146,7 @@ impl Layout {
             )));
         }
         let mut files = Vec::new();
-        let mut creates_bytes = 0;
+        let mut creates_bytes: u64 = 0;
         for i in 0..req.files as usize {
             let v = i % nvol;
             let k = (i / nvol) as u64;
@@ -163,11 +165,22 @@ impl Layout {
                     (path, req.offset, creates)
                 }
                 VolumeKind::Device | VolumeKind::File => {
-                    (vol.path.clone(), req.offset + k * size, false)
+                    let start = k
+                        .checked_mul(size)
+                        .and_then(|x| x.checked_add(req.offset))
+                        .ok_or_else(|| {
+                            LayoutError(
+                                "--offset plus --size is beyond any device; lower them".into(),
+                            )
+                        })?;
+                    (vol.path.clone(), start, false)
                 }
             };
+            let end = start.checked_add(size).ok_or_else(|| {
+                LayoutError("--offset plus --size is beyond any device; lower them".into())
+            })?;
             if creates {
-                creates_bytes += start + size;
+                creates_bytes = creates_bytes.saturating_add(end);
             }
             files.push(FileSpec {
                 index: i,
@@ -180,7 +193,7 @@ impl Layout {
         // Regions must fit what exists.
         for (v, vol) in volumes.iter().enumerate() {
             if let Some(len) = existing_len(vol) {
-                let need = req.offset + files_on(v) * size;
+                let need = files_on(v).saturating_mul(size).saturating_add(req.offset);
                 if need > len {
                     return Err(LayoutError(format!(
                         "{} holds {} but {} file(s) of --size {} from --offset {} need {}; lower --size or --files",
@@ -200,8 +213,8 @@ impl Layout {
             let need: u64 = files
                 .iter()
                 .filter(|f| f.volume == v && f.creates)
-                .map(|f| f.start + size)
-                .sum();
+                .map(|f| f.start.saturating_add(size))
+                .fold(0u64, u64::saturating_add);
             let probe = existing_ancestor(dir);
             if let Ok(space) = sys::space(&probe) {
                 if need > space.free_bytes {
@@ -303,11 +316,14 @@ fn volume(path: &Path, req: &PlanRequest) -> Result<Volume, LayoutError> {
         Ok(m) if m.file_type().is_block_device() => {
             if req.writes {
                 let hazards = device_hazards(path);
-                if let Some(h @ Hazard::Mounted { .. }) =
-                    hazards.iter().find(|h| matches!(h, Hazard::Mounted { .. }))
+                // Live use is refused outright: --destroy-data cannot make writing under a
+                // mounted filesystem, an active swap or a holder (LVM, md, dm-crypt) safe.
+                if let Some(h) = hazards
+                    .iter()
+                    .find(|h| matches!(h, Hazard::Mounted { .. } | Hazard::InUse { .. }))
                 {
                     return Err(LayoutError(format!(
-                        "refusing to write to {shown}: {h}; unmount it first"
+                        "refusing to write to {shown}: {h}; stop using it (unmount, swapoff, deactivate) first"
                     )));
                 }
                 if !destroy_ok {
@@ -405,17 +421,25 @@ pub struct Cleanup {
     files: Vec<PathBuf>,
     dirs: Vec<PathBuf>,
     keep: bool,
+    /// Block devices held open exclusively for the run, so nothing can mount them.
+    held: Vec<File>,
 }
 
 impl Cleanup {
     /// Removes `files`, then the marker and (if empty) each of `dirs`, unless `keep`.
     pub fn new(files: Vec<PathBuf>, dirs: Vec<PathBuf>, keep: bool) -> Self {
-        Cleanup { files, dirs, keep }
+        Cleanup {
+            files,
+            dirs,
+            keep,
+            held: Vec::new(),
+        }
     }
 }
 
 impl Drop for Cleanup {
     fn drop(&mut self) {
+        self.held.clear();
         if self.keep {
             return;
         }
@@ -423,18 +447,50 @@ impl Drop for Cleanup {
             let _ = std::fs::remove_file(f);
         }
         for d in &self.dirs {
-            let _ = std::fs::remove_file(d.join(MARKER));
-            // Only if empty: never remove what someone else put there.
-            let _ = std::fs::remove_dir(d);
+            // Files an earlier run kept stay marked; the directory goes only when its
+            // marker lists nothing that still exists, and only if then empty.
+            let marker = d.join(MARKER);
+            let left: Vec<String> = std::fs::read_to_string(&marker)
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+                .filter(|l| d.join(l.trim()).exists())
+                .map(str::to_string)
+                .collect();
+            if left.is_empty() {
+                let _ = std::fs::remove_file(&marker);
+                let _ = std::fs::remove_dir(d);
+            } else {
+                let _ = std::fs::write(&marker, marker_text(&left));
+            }
         }
     }
+}
+
+/// The marker's content: a comment, then one file name per line.
+fn marker_text(names: &[String]) -> String {
+    format!(
+        "# created by perflab {} for an io test; removed after the run unless --keep\n{}\n",
+        env!("CARGO_PKG_VERSION"),
+        names.join("\n")
+    )
 }
 
 /// Creates the work directories and files, reserves their space and fills them where the
 /// test needs content. On any failure what was created is removed again.
 pub fn prepare(spec: &IoSpec, note: &dyn Fn(&str)) -> Result<Cleanup, LayoutError> {
     let layout = &spec.layout;
-    let mut cleanup = Cleanup::new(Vec::new(), Vec::new(), spec.keep);
+    // `--keep` applies once everything is in place: a failed preparation removes its files.
+    let mut cleanup = Cleanup::new(Vec::new(), Vec::new(), false);
+    if spec.writes() {
+        for vol in layout
+            .volumes
+            .iter()
+            .filter(|v| v.kind == VolumeKind::Device)
+        {
+            cleanup.held.push(hold(&vol.path)?);
+        }
+    }
     // Marked work directories first, so even a crash leaves only marked files behind.
     for (v, vol) in layout.volumes.iter().enumerate() {
         let Some(dir) = &vol.workdir else { continue };
@@ -445,18 +501,21 @@ pub fn prepare(spec: &IoSpec, note: &dyn Fn(&str)) -> Result<Cleanup, LayoutErro
         } else if !spec.keep {
             cleanup.dirs.push(dir.clone());
         }
-        let names: Vec<String> = layout
-            .files
-            .iter()
-            .filter(|f| f.volume == v)
-            .filter_map(|f| f.path.file_name()?.to_str().map(str::to_string))
+        // A reused directory keeps listing what earlier runs left in it.
+        let mut names: Vec<String> = std::fs::read_to_string(dir.join(MARKER))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .map(|l| l.trim().to_string())
             .collect();
-        let text = format!(
-            "# created by perflab {} for an io test; removed after the run unless --keep\n{}\n",
-            env!("CARGO_PKG_VERSION"),
-            names.join("\n")
-        );
-        std::fs::write(dir.join(MARKER), text).map_err(|e| {
+        for f in layout.files.iter().filter(|f| f.volume == v) {
+            if let Some(name) = f.path.file_name().and_then(|n| n.to_str())
+                && !names.iter().any(|n| n == name)
+            {
+                names.push(name.to_string());
+            }
+        }
+        std::fs::write(dir.join(MARKER), marker_text(&names)).map_err(|e| {
             LayoutError(format!("cannot write {}: {e}", dir.join(MARKER).display()))
         })?;
     }
@@ -526,6 +585,7 @@ pub fn prepare(spec: &IoSpec, note: &dyn Fn(&str)) -> Result<Cleanup, LayoutErro
             format_bytes((to_fill.len() as f64 * layout.size as f64 / secs.max(1e-9)) as u64)
         ));
     }
+    cleanup.keep = spec.keep;
     if spec.keep {
         for v in &layout.volumes {
             if let Some(d) = &v.workdir {
@@ -537,6 +597,31 @@ pub fn prepare(spec: &IoSpec, note: &dyn Fn(&str)) -> Result<Cleanup, LayoutErro
         }
     }
     Ok(cleanup)
+}
+
+/// Opens a block device exclusively for the run (after checking again that it is not in
+/// use): while perflab holds it, the kernel refuses to mount it.
+fn hold(dev: &Path) -> Result<File, LayoutError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Some(h) = device_hazards(dev)
+        .into_iter()
+        .find(|h| matches!(h, Hazard::Mounted { .. } | Hazard::InUse { .. }))
+    {
+        return Err(LayoutError(format!(
+            "refusing to write to {}: {h}",
+            dev.display()
+        )));
+    }
+    File::options()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(dev)
+        .map_err(|e| {
+            LayoutError(format!(
+                "cannot hold {} exclusively ({e}): something else is using it",
+                dev.display()
+            ))
+        })
 }
 
 /// Reserves a file's space up front, so a full disk shows now and not halfway through a step.
@@ -577,8 +662,19 @@ fn fill(spec: &IoSpec, f: &FileSpec) -> Result<(), LayoutError> {
     let mut buf = vec![0u8; FILL_CHUNK];
     let block = spec.bs_bytes.first().max(512) as usize;
     let mut pos = 0u64;
+    // Whole blocks per write, so verify headers land on block boundaries.
+    let chunk_len = block * (FILL_CHUNK / block).max(1);
+    if buf.len() < chunk_len {
+        buf.resize(chunk_len, 0);
+    }
     while pos < layout.size {
-        let n = ((layout.size - pos) as usize).min(FILL_CHUNK);
+        if crate::run::interrupt::is_interrupted() {
+            return Err(LayoutError(format!(
+                "interrupted while writing {}",
+                f.path.display()
+            )));
+        }
+        let n = ((layout.size - pos) as usize).min(chunk_len);
         let chunk = &mut buf[..n];
         if spec.verify {
             for (i, b) in chunk.chunks_exact_mut(block).enumerate() {

@@ -10,7 +10,9 @@
 //!
 //! With `--verify`, each worker owns its part of each file outright (no two workers and no
 //! two I/Os in flight touch the same block), so the generation it expects in every block is
-//! known exactly; blocks this run never wrote are not checked.
+//! known exactly. Blocks whose content this run does not know (kept files, devices without
+//! `--prefill`) are checked only if they carry a verify header, for everything but their
+//! generation. After each step that wrote, the blocks written in it are read back.
 
 use super::IoSpec;
 use super::layout::FileSpec;
@@ -70,7 +72,9 @@ struct Stream {
     sync_due: bool,
     /// Verify: the generation table of the file, and this worker's blocks in it.
     generations: Option<Arc<[AtomicU32]>>,
-    owned: (u64, u64),
+    /// Verify: the blocks this worker wrote in this step (one bit each, by block index in
+    /// the file), which the verify pass reads back.
+    written: Vec<u64>,
 }
 
 #[derive(Clone, Copy)]
@@ -194,7 +198,11 @@ impl IoSession {
                 writes: 0,
                 sync_due: false,
                 generations: layout.generations(f.index).cloned(),
-                owned: (start - f.start, len),
+                written: if verify {
+                    vec![0; (layout.size / spec.bs_bytes.first().max(512)).div_ceil(64) as usize]
+                } else {
+                    Vec::new()
+                },
             });
         }
         let total_depth: u32 = streams.iter().map(|s| s.depth).sum::<u32>().max(1);
@@ -257,7 +265,8 @@ impl IoSession {
         })
     }
 
-    /// Picks the next I/O of stream `s`; with verify, one whose block has nothing in flight.
+    /// Picks the next I/O of stream `s`; with verify, one whose block has nothing in flight
+    /// (marked in flight now), with the encoded generation the block holds or will hold.
     fn next_io(&mut self, s: usize) -> Option<(Io, u32)> {
         let stream = &mut self.streams[s];
         let Some(gens) = &stream.generations else {
@@ -272,31 +281,69 @@ impl IoSession {
                 continue;
             }
             g.store(v | IN_FLIGHT, Ordering::Relaxed);
-            let generation = if io.write { v + 1 } else { v };
+            // Encoded generations: 0 unknown, 1 the prefill (generation 0), n generation n-1.
+            // A first write over unknown content starts at generation 1, so a lost write
+            // can never pass for an earlier run's prefill. Past 2^31 writes to one block the
+            // generation stops growing (lost writes of that block go unseen from then on).
+            let generation = match (io.write, v) {
+                (false, v) => v,
+                (true, 0) => 2,
+                (true, v) => (v + 1).min(IN_FLIGHT - 1),
+            };
             return Some((io, generation));
         }
         None
     }
 
+    /// Gives back a verify pick that was not issued.
+    fn unpick(&mut self, s: usize, io: &Io) {
+        if let Some(gens) = &self.streams[s].generations {
+            let idx = ((io.offset - self.streams[s].file.start) / self.block) as usize;
+            if let Some(g) = gens.get(idx) {
+                g.fetch_and(!IN_FLIGHT, Ordering::Relaxed);
+            }
+        }
+    }
+
     /// Queues one I/O (or a due sync) on stream `s`; false if nothing could be queued.
     fn queue_one(&mut self, s: usize, pump: &mut dyn Pump) -> bool {
         if self.streams[s].sync_due {
-            self.streams[s].sync_due = false;
+            // A sync covers the writes before it only once they have completed: io_uring
+            // does not order requests. Nothing more is queued on this file meanwhile.
+            if self.streams[s].in_flight > 0 {
+                return false;
+            }
             let Some(slot) = self.free.pop() else {
                 return false;
             };
+            self.streams[s].sync_due = false;
             self.push(s, slot, SlotOp::Sync, Instant::now(), 0);
             return true;
         }
-        let Some(intended) = pump.admit() else {
+        if self.free.is_empty() {
             return false;
+        }
+        // Admission is asked last where picking can fail (verify), first where it cannot
+        // (a sequential cursor must not skip), so an admitted I/O is always issued.
+        let (io, generation, intended) = if self.verify_seed.is_some() {
+            let Some((io, generation)) = self.next_io(s) else {
+                return false;
+            };
+            let Some(intended) = pump.admit() else {
+                self.unpick(s, &io);
+                return false;
+            };
+            (io, generation, intended)
+        } else {
+            let Some(intended) = pump.admit() else {
+                return false;
+            };
+            let Some((io, generation)) = self.next_io(s) else {
+                return false;
+            };
+            (io, generation, intended)
         };
         let Some(slot) = self.free.pop() else {
-            return false;
-        };
-        let Some((io, generation)) = self.next_io(s) else {
-            // Every pick was busy: give the admission back by issuing nothing this round.
-            self.free.push(slot);
             return false;
         };
         if io.write {
@@ -309,6 +356,11 @@ impl IoSession {
                     seed,
                 };
                 verify::fill(&mut self.engine.buf(slot)[..io.len as usize], id);
+                let st = &mut self.streams[s];
+                let idx = ((io.offset - st.file.start) / self.block) as usize;
+                if let Some(w) = st.written.get_mut(idx / 64) {
+                    *w |= 1 << (idx % 64);
+                }
             }
             let st = &mut self.streams[s];
             st.writes += 1;
@@ -467,7 +519,12 @@ impl IoSession {
                 let checked = if slot.generation > 0 {
                     verify::check(block, expected)
                 } else {
-                    verify::check_any_generation(block, expected)
+                    match verify::check_any_generation(block, expected) {
+                        // Content this run knows nothing about, not written by perflab's
+                        // verify mode: nothing to check it against.
+                        Err(verify::Corruption::NeverWritten { .. }) => Ok(()),
+                        other => other,
+                    }
                 };
                 if let Err(bad) = checked {
                     failure = Some(format!("{}: {bad}", self.streams[s].file.path.display()));
@@ -521,27 +578,34 @@ impl IoSession {
         ))
     }
 
-    /// Reads back every block this worker owns that this run wrote, checking each.
+    /// Reads back every block this worker wrote in this step, checking each.
     fn verify_pass(&mut self, pump: &mut dyn Pump) -> Result<(), OpError> {
         let block = self.block;
         for s in 0..self.streams.len() {
             let Some(gens) = self.streams[s].generations.clone() else {
                 continue;
             };
-            let (from, len) = self.streams[s].owned;
-            let first = (from / block) as usize;
-            let last = ((from + len) / block) as usize;
-            let mut next = first;
-            let mut waiting: Vec<(u32, u64, u32)> = Vec::new();
-            while next < last || !waiting.is_empty() {
-                while next < last && (waiting.len() as u32) < self.streams[s].depth.max(1) {
-                    let encoded = gens.get(next).map_or(0, |g| g.load(Ordering::Relaxed));
-                    let offset = self.streams[s].file.start + next as u64 * block;
-                    next += 1;
+            let written = std::mem::take(&mut self.streams[s].written);
+            let mut blocks = written.iter().enumerate().flat_map(|(w, &bits)| {
+                (0..64)
+                    .filter(move |b| bits & (1 << b) != 0)
+                    .map(move |b| w * 64 + b)
+            });
+            let depth = self.streams[s].depth.max(1) as usize;
+            let mut waiting: Vec<(u32, u64, u32)> = Vec::with_capacity(depth);
+            let mut more = true;
+            while more || !waiting.is_empty() {
+                while more && waiting.len() < depth && !self.free.is_empty() {
+                    let Some(idx) = blocks.next() else {
+                        more = false;
+                        break;
+                    };
+                    let encoded = gens.get(idx).map_or(0, |g| g.load(Ordering::Relaxed));
                     if encoded == 0 {
-                        continue;
+                        continue; // a failed write left it unknown
                     }
                     let Some(slot) = self.free.pop() else { break };
+                    let offset = self.streams[s].file.start + idx as u64 * block;
                     self.engine.push(Request {
                         slot,
                         file: s as u32,
@@ -566,12 +630,15 @@ impl IoSession {
                     self.free.push(slot);
                     self.verified += 1;
                     let path = self.streams[s].file.path.display().to_string();
+                    let expected = self.block_id(s, offset, encoded);
                     if let Some(e) = c.error() {
                         pump.fail(&format!("verify read at offset {offset} of {path}: {e}"));
-                        continue;
-                    }
-                    let expected = self.block_id(s, offset, encoded);
-                    if let Err(bad) =
+                    } else if c.result as u64 != block {
+                        pump.fail(&format!(
+                            "verify read at offset {offset} of {path}: short read, {} of {block} bytes",
+                            c.result
+                        ));
+                    } else if let Err(bad) =
                         verify::check(&self.engine.buf(slot)[..block as usize], expected)
                     {
                         pump.fail(&format!("{path}: {bad}"));
@@ -617,15 +684,16 @@ impl Session for IoSession {
     fn finish(&mut self) -> Figures {
         let mut f = Figures::new();
         if self.verify_seed.is_some() {
-            f.insert("verified_blocks".into(), self.verified as f64);
+            f.insert("verified_blocks_per_worker".into(), self.verified as f64);
         }
         f
     }
 
     fn groups(&mut self) -> Vec<GroupTotals> {
         let mut out = Vec::new();
+        // Files report even when they did nothing: a stalled volume is the worst straggler.
         let mut take = |by: &'static str, key: String, label: String, g: &mut Group| {
-            if g.ops + g.errors > 0 {
+            if by == "file" || g.ops + g.errors > 0 {
                 out.push(GroupTotals {
                     by,
                     key,
