@@ -246,6 +246,19 @@ pub trait Engine: Send {
     /// completed (0 = do not wait; more than are in flight waits for all of them), and appends
     /// every completion available to `out`.
     fn submit(&mut self, min_complete: u32, out: &mut Vec<Completion>) -> io::Result<()>;
+
+    /// Issues everything pushed, then waits up to `timeout` for one completion, and appends
+    /// every completion available to `out`. For open-loop callers, which must not sleep past
+    /// the next scheduled start. The default (the sync engine, which has nothing in flight
+    /// between calls) does not wait.
+    fn submit_within(
+        &mut self,
+        timeout: std::time::Duration,
+        out: &mut Vec<Completion>,
+    ) -> io::Result<()> {
+        let _ = timeout;
+        self.submit(0, out)
+    }
 }
 
 /// Opens an engine of `kind` over `config`. io_uring: probe first; the caller decides on fallback.

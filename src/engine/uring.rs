@@ -417,6 +417,42 @@ impl Engine for UringEngine {
         self.pending.clear();
         Ok(())
     }
+
+    fn submit_within(
+        &mut self,
+        timeout: std::time::Duration,
+        out: &mut Vec<Completion>,
+    ) -> io::Result<()> {
+        let before = out.len();
+        self.submit(0, out)?;
+        if out.len() > before || self.in_kernel == 0 || timeout.is_zero() {
+            return Ok(());
+        }
+        if self.wait_within(timeout)? {
+            self.reap(out);
+            Ok(())
+        } else {
+            self.submit(0, out)
+        }
+    }
+}
+
+impl UringEngine {
+    /// Waits up to `timeout` for one completion of what is in the kernel. False if this kernel
+    /// lacks timed waits (IORING_ENTER_EXT_ARG, Linux 5.11).
+    fn wait_within(&mut self, timeout: std::time::Duration) -> io::Result<bool> {
+        let ts = types::Timespec::from(timeout);
+        let args = types::SubmitArgs::new().timespec(&ts);
+        match self.ring.submitter().submit_with_args(1, &args) {
+            Ok(_) => Ok(true),
+            Err(e) => match e.raw_os_error() {
+                // Timed out, or a signal: either way the caller's schedule comes first.
+                Some(libc::ETIME | libc::EINTR | libc::EBUSY) => Ok(true),
+                Some(libc::EINVAL) => Ok(false),
+                _ => Err(e),
+            },
+        }
+    }
 }
 
 impl Drop for UringEngine {
@@ -553,6 +589,32 @@ mod tests {
         assert_eq!(e.registered(), (false, false));
         assert_eq!(e.ring_mode(), RingMode::Plain);
         Box::new(e)
+    }
+
+    #[test]
+    fn a_timed_wait_returns_the_completion_or_gives_up_in_time() {
+        let path = TempPath::new("within");
+        let file = path.create_rw();
+        file.set_len(8192).unwrap();
+        let mut e = open(testutil::config(2, 4096, vec![file]));
+        let mut out = Vec::new();
+        // Nothing in flight: returns at once.
+        let t = std::time::Instant::now();
+        e.submit_within(std::time::Duration::from_secs(5), &mut out)
+            .unwrap();
+        assert!(out.is_empty() && t.elapsed() < std::time::Duration::from_secs(1));
+        e.push(Request {
+            slot: 0,
+            file: 0,
+            op: Op::Read,
+            offset: 0,
+            len: 4096,
+        });
+        while out.is_empty() {
+            e.submit_within(std::time::Duration::from_millis(100), &mut out)
+                .unwrap();
+        }
+        assert_eq!((out[0].slot, out[0].result), (0, 4096));
     }
 
     #[test]

@@ -286,6 +286,10 @@ impl WarmPump<'_> {
 }
 
 impl Pump for WarmPump<'_> {
+    fn next_due(&self) -> Option<Instant> {
+        self.pacer.peek_intended()
+    }
+
     fn admit(&mut self) -> Option<Instant> {
         if self.shared.phase() != WARMUP {
             return None;
@@ -328,6 +332,10 @@ impl MeasurePump<'_> {
 }
 
 impl Pump for MeasurePump<'_> {
+    fn next_due(&self) -> Option<Instant> {
+        self.pacer.peek_intended()
+    }
+
     #[inline]
     fn admit(&mut self) -> Option<Instant> {
         if self.left == 0 || self.shared.phase() != MEASURE {

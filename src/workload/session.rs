@@ -72,6 +72,11 @@ pub trait Pump {
     /// Records a failure found outside an op (a verify pass after the run): an error with
     /// its message, not an op.
     fn fail(&mut self, message: &str);
+    /// In an open loop, when the next op is due: a session may wait for completions until
+    /// then, not longer. None in a closed loop.
+    fn next_due(&self) -> Option<Instant> {
+        None
+    }
     /// Whether completions count (false during warmup): a session keeping its own
     /// breakdown counts only these.
     fn measuring(&self) -> bool {

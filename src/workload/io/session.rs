@@ -440,14 +440,19 @@ impl IoSession {
         Ok(())
     }
 
-    /// Stamps what was queued since the last submission with the time now and submits it,
-    /// waiting for `wait` completions.
-    fn submit_pending(&mut self, wait: u32) -> Result<(), OpError> {
+    /// Stamps what was queued since the last submission with the time now.
+    fn stamp_pending(&mut self) {
         let now = Instant::now();
         for &slot in &self.pending {
             self.slots[slot as usize].start = now;
         }
         self.pending.clear();
+    }
+
+    /// Stamps what was queued since the last submission with the time now and submits it,
+    /// waiting for `wait` completions.
+    fn submit_pending(&mut self, wait: u32) -> Result<(), OpError> {
+        self.stamp_pending();
         self.engine
             .submit(wait, &mut self.completions)
             .map_err(|e| OpError(format!("the I/O engine failed: {e}")))
@@ -734,8 +739,20 @@ impl QueuedSession for IoSession {
             return Ok(());
         }
         if self.completions.is_empty() {
-            // The sync engine runs its one queued I/O here; io_uring waits for a completion.
-            self.submit_pending(u32::from(pump.may_block()))?;
+            // The sync engine runs its one queued I/O here; io_uring waits for a completion,
+            // in an open loop no longer than until the next start is due.
+            if pump.may_block() {
+                self.submit_pending(1)?;
+            } else {
+                let until = pump
+                    .next_due()
+                    .map(|at| at.saturating_duration_since(Instant::now()))
+                    .unwrap_or_default();
+                self.stamp_pending();
+                self.engine
+                    .submit_within(until, &mut self.completions)
+                    .map_err(|e| OpError(format!("the I/O engine failed: {e}")))?;
+            }
         }
         let end = Instant::now();
         let mut done = std::mem::take(&mut self.completions);
