@@ -39,6 +39,8 @@ pub enum Command {
     /// Storage I/O against files, directories or block devices (fio-class): IOPS, bandwidth
     /// and latency, ramps over files and queue depths, IOzone's surface
     Io(Box<IoArgs>),
+    /// OLTP: DebitCredit (TPC-B, pgbench-compatible) on a database; SQLite needs no server
+    Oltp(Box<OltpArgs>),
     /// The null target: ops that do nothing, to measure perflab itself
     Null(NullArgs),
     /// List the archived runs
@@ -69,8 +71,9 @@ pub struct SuiteArgs {
 /// Options every workload shares. Numeric options sweep: `1,2,4`, `1..8`, `1..64:x2`.
 #[derive(Debug, Args, Clone)]
 pub struct RunArgs {
-    /// Worker threads; sweeps (fio --numjobs, pgbench --jobs)
-    #[arg(long, short = 't', value_name = "N|SWEEP")]
+    /// Worker threads (for oltp: clients, each with its own connection; alias --clients);
+    /// sweeps (fio --numjobs, pgbench --clients)
+    #[arg(long, short = 't', visible_alias = "clients", value_name = "N|SWEEP")]
     pub threads: Option<String>,
     /// Warm-up before each step is measured (fio --ramp_time)
     #[arg(long, value_name = "TIME")]
@@ -238,6 +241,46 @@ pub struct IoArgs {
     pub straggler: String,
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+/// OLTP options (docs/options.md maps them to pgbench's and sysbench's).
+#[derive(Debug, Args)]
+pub struct OltpArgs {
+    /// `all` (load, run, drop: the default), `prepare` (load and keep), `run` (against a
+    /// prepared bank) or `cleanup` (drop what prepare made), as sysbench's steps
+    #[arg(value_enum, default_value = "all")]
+    pub action: OltpAction,
+    /// The transaction mix: debitcredit (TPC-B)
+    #[arg(long, default_value = "debitcredit")]
+    pub workload: String,
+    /// The database: sqlite:///path/to/file.db (default: a temporary file)
+    #[arg(long, value_name = "URL")]
+    pub target: Option<String>,
+    /// Branches: 100,000 accounts and 10 tellers each (pgbench --scale)
+    #[arg(long, value_name = "N", default_value = "1")]
+    pub scale: String,
+    /// Only the account lookup (pgbench --select-only)
+    #[arg(long)]
+    pub select_only: bool,
+    /// SQLite journal_mode: wal, delete, truncate, persist, memory, off
+    #[arg(long, value_name = "MODE", default_value = "wal")]
+    pub sqlite_journal_mode: String,
+    /// SQLite synchronous: full, normal, off, extra
+    #[arg(long, value_name = "MODE", default_value = "full")]
+    pub sqlite_synchronous: String,
+    /// Keep the bank after `all` (drop it later with `cleanup`)
+    #[arg(long)]
+    pub keep: bool,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OltpAction {
+    All,
+    Prepare,
+    Run,
+    Cleanup,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

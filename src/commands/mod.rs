@@ -6,6 +6,7 @@ mod archive_cmds;
 mod build;
 mod info;
 mod io_build;
+mod oltp_cmd;
 mod suite_cmd;
 mod workload_cmd;
 
@@ -80,6 +81,7 @@ fn dispatch(cli: Cli) -> Result<(), AppError> {
         Command::Cpu(args) => workload_cmd::cpu(g, args),
         Command::Null(args) => workload_cmd::null(g, args),
         Command::Io(args) => workload_cmd::io(g, args),
+        Command::Oltp(args) => workload_cmd::oltp(g, args),
         Command::Runs => archive_cmds::runs(g),
         Command::Show(args) => archive_cmds::show(g, args),
         Command::Export(args) => archive_cmds::export(g, args),

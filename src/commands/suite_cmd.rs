@@ -45,6 +45,7 @@ pub fn run(g: &GlobalArgs, args: &SuiteArgs) -> Result<(), AppError> {
                 Command::Cpu(a) => cpu_spec(a, &env)?,
                 Command::Null(a) => null_spec(a)?,
                 Command::Io(a) => io_spec(a, &env)?,
+                Command::Oltp(a) => super::oltp_cmd::oltp_spec(a, &env)?,
                 _ => {
                     return Err(AppError::Usage(format!(
                         "suite entry '{}' is not a workload",

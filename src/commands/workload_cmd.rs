@@ -2,9 +2,10 @@
 
 use super::build::{cpu_spec, memory_spec, null_spec};
 use super::io_build::io_spec;
+use super::oltp_cmd;
 use super::{AppError, print};
 use crate::archive::Archive;
-use crate::cli::{CpuArgs, GlobalArgs, IoArgs, MemoryArgs, NullArgs};
+use crate::cli::{CpuArgs, GlobalArgs, IoArgs, MemoryArgs, NullArgs, OltpAction, OltpArgs};
 use crate::env::Environment;
 use crate::record::RunRecord;
 use crate::run::{self, RunError, RunOptions, interrupt};
@@ -31,6 +32,27 @@ pub fn io(g: &GlobalArgs, args: &IoArgs) -> Result<(), AppError> {
     if args.verify && bad > 0 {
         return Err(AppError::Failed(format!(
             "verification failed: {bad} I/O(s) found bad or unreadable blocks (see the warnings; run {})",
+            record.id
+        )));
+    }
+    Ok(())
+}
+
+pub fn oltp(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
+    if matches!(args.action, OltpAction::Prepare | OltpAction::Cleanup) {
+        return oltp_cmd::steps(g, args);
+    }
+    let env = Environment::collect();
+    let spec = oltp_cmd::oltp_spec(args, &env)?;
+    let record = execute_record(g, &spec, env)?;
+    let bad = record
+        .warnings
+        .iter()
+        .filter(|w| w.code == "inconsistent")
+        .count();
+    if bad > 0 {
+        return Err(AppError::Failed(format!(
+            "consistency check failed after {bad} step(s): the books do not balance (run {})",
             record.id
         )));
     }

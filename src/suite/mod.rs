@@ -2,7 +2,8 @@
 //! a user could type, through the same validation.
 //!
 //! The default suite is the machine's balance sheet: memory bandwidth, memory latency, the
-//! lotto test, CPU scaling and storage (on the results filesystem, or `--io-path`). `--quick`
+//! lotto test, CPU scaling, storage (on the results filesystem, or `--io-path`) and DebitCredit
+//! on embedded SQLite. `--quick`
 //! shortens every step so the whole suite takes under a minute on two cores; the full suite
 //! takes a few minutes.
 
@@ -32,6 +33,7 @@ pub fn entries(
     (name == "default").then(|| {
         let mut v = default_suite(quick, env);
         v.extend(storage(quick, io_path));
+        v.push(oltp(quick));
         v
     })
 }
@@ -72,6 +74,31 @@ fn storage(quick: bool, path: &Path) -> Vec<SuiteEntry> {
             args: io(&["--rw", "read,write", "--bs", "256k", "--iodepth", "2"]),
         },
     ]
+}
+
+/// DebitCredit on embedded SQLite in a temporary file: scale 1, a few client counts.
+fn oltp(quick: bool) -> SuiteEntry {
+    let (clients, warmup, duration) = if quick {
+        ("1,2", "500ms", "2s")
+    } else {
+        ("1,2,4", "1s", "5s")
+    };
+    SuiteEntry {
+        capability: "oltp",
+        args: [
+            "oltp",
+            "--scale",
+            "1",
+            "--clients",
+            clients,
+            "--warmup",
+            warmup,
+            "--duration",
+            duration,
+        ]
+        .map(String::from)
+        .to_vec(),
+    }
 }
 
 fn default_suite(quick: bool, env: &Environment) -> Vec<SuiteEntry> {
@@ -154,7 +181,8 @@ mod tests {
         let mut env = Environment::default();
         env.cpu.logical_cpus = Some(2);
         let quick = entries("default", true, &env, Path::new("/tmp")).unwrap();
-        assert_eq!(quick.len(), 7);
+        assert_eq!(quick.len(), 8);
+        assert_eq!(quick[7].args[0], "oltp");
         assert!(quick[4].args.contains(&"1,32".to_string()));
         assert!(quick[0].args.contains(&"1,2".to_string()));
         assert!(quick[1].args.iter().any(|a| a.starts_with("16384,")));

@@ -36,6 +36,12 @@ pub fn registry() -> Vec<TargetInfo> {
             available: true,
         },
         TargetInfo {
+            name: "sqlite:///PATH",
+            workloads: &["oltp"],
+            description: "an SQLite database file (embedded, bundled; the oltp default is a temporary one)",
+            available: true,
+        },
+        TargetInfo {
             name: "null",
             workloads: &["null"],
             description: "does nothing: measures perflab's own overhead per op",

@@ -162,6 +162,7 @@ pub fn line(r: &RunRecord) -> Option<String> {
             format!("cpu: {} fractals/s per thread{scaling}", sig3(base))
         }
         ("io", _) => io_line(r),
+        ("oltp", _) => oltp_line(r),
         ("io_surface", _) => format!(
             "storage surface ({}): {} at best over all file and record sizes",
             r.target,
@@ -208,4 +209,34 @@ fn io_line(r: &RunRecord) -> String {
         })
         .collect();
     format!("storage ({}): {}", r.target, parts.join("; "))
+}
+
+/// DebitCredit: transactions per second at each client count, and the log syncs each cost.
+fn oltp_line(r: &RunRecord) -> String {
+    let per: Vec<String> = r
+        .steps
+        .iter()
+        .map(|s| {
+            let n = param_u64(s, "threads").unwrap_or(1);
+            format!(
+                "{} tps ({n} client{})",
+                super::format::count(s.summary.headline.mean),
+                if n == 1 { "" } else { "s" }
+            )
+        })
+        .collect();
+    let flushes = r
+        .steps
+        .first()
+        .and_then(|s| s.trials.first())
+        .and_then(|t| t.figures.get("device_flushes_per_txn"))
+        .map(|f| format!("; {f:.2} device flushes per transaction"))
+        .unwrap_or_default();
+    let variant = r
+        .spec
+        .get("select_only")
+        .and_then(|v| v.as_bool())
+        .filter(|&s| s)
+        .map_or("debitcredit", |_| "debitcredit select-only");
+    format!("oltp {variant} ({}): {}{flushes}", r.target, per.join(", "))
 }

@@ -9,11 +9,13 @@
 //! - [`memory`]: STREAM bandwidth kernels, pointer-chase latency, the "lotto" test.
 //! - [`cpu`]: Mandelbrot fractals with a hand-written complex type (iGenCPU).
 //! - [`io`]: storage I/O as fio does it, and IOzone's file-size x record-size surface.
+//! - [`oltp`]: DebitCredit transactions on a database (SQLite today).
 
 pub mod cpu;
 pub mod io;
 pub mod memory;
 pub mod null;
+pub mod oltp;
 pub mod rng;
 pub mod session;
 
@@ -90,6 +92,7 @@ pub enum WorkloadSpec {
     Cpu(cpu::CpuSpec),
     Io(Box<io::IoSpec>),
     IoSurface(io::surface::SurfaceSpec),
+    Oltp(oltp::OltpSpec),
 }
 
 impl WorkloadSpec {
@@ -100,6 +103,7 @@ impl WorkloadSpec {
             WorkloadSpec::Cpu(w) => w,
             WorkloadSpec::Io(w) => w.as_ref(),
             WorkloadSpec::IoSurface(w) => w,
+            WorkloadSpec::Oltp(w) => w,
         }
     }
 

@@ -1,0 +1,217 @@
+//! `perflab oltp [all|prepare|run|cleanup]`: DebitCredit on a database, in one go or in
+//! sysbench-style steps.
+
+use super::AppError;
+use super::build::{Defaults, build_spec};
+use crate::cli::{GlobalArgs, OltpAction, OltpArgs};
+use crate::env::Environment;
+use crate::spec::units::parse_count;
+use crate::spec::{RunSpec, SpecError};
+use crate::workload::WorkloadSpec;
+use crate::workload::oltp::sqlite::{self, SqliteSettings};
+use crate::workload::oltp::{OltpSpec, Phases};
+use std::path::PathBuf;
+
+/// Largest scale accepted: 10,000 branches is a billion accounts.
+const MAX_SCALE: u64 = 10_000;
+
+/// The database a command works on.
+struct Target {
+    path: PathBuf,
+    temp_dir: Option<PathBuf>,
+    shown: String,
+}
+
+fn target(args: &OltpArgs) -> Result<Target, AppError> {
+    match args.target.as_deref() {
+        None => {
+            let dir = std::env::temp_dir().join(format!("perflab-oltp-{}", std::process::id()));
+            Ok(Target {
+                path: dir.join("bank.db"),
+                shown: format!("sqlite://{}", dir.join("bank.db").display()),
+                temp_dir: Some(dir),
+            })
+        }
+        Some(url) => {
+            let Some(rest) = url.strip_prefix("sqlite://") else {
+                let scheme = url.split("://").next().unwrap_or(url);
+                return Err(AppError::Usage(if url.contains("://") {
+                    format!(
+                        "--target {scheme}://...: PostgreSQL and MySQL targets are not built yet; use sqlite:///path/to/file.db"
+                    )
+                } else {
+                    format!("--target {url:?}: give a URL such as sqlite:///path/to/file.db")
+                }));
+            };
+            if rest.is_empty() || rest == ":memory:" {
+                return Err(AppError::Usage(
+                    "--target sqlite://: give a file path, e.g. sqlite:///tmp/bank.db (a benchmark needs a file)".into(),
+                ));
+            }
+            let path = PathBuf::from(rest);
+            if path
+                .parent()
+                .is_some_and(|p| !p.as_os_str().is_empty() && !p.is_dir())
+            {
+                return Err(AppError::Usage(format!(
+                    "--target {url}: the directory {} does not exist",
+                    path.parent().unwrap_or(&path).display()
+                )));
+            }
+            Ok(Target {
+                path,
+                temp_dir: None,
+                shown: url.to_string(),
+            })
+        }
+    }
+}
+
+fn settings(args: &OltpArgs) -> Result<SqliteSettings, SpecError> {
+    let journal = args.sqlite_journal_mode.to_ascii_lowercase();
+    if !SqliteSettings::JOURNAL_MODES.contains(&journal.as_str()) {
+        return Err(SpecError::new(
+            "sqlite-journal-mode",
+            &args.sqlite_journal_mode,
+            "use wal, delete, truncate, persist, memory or off",
+        ));
+    }
+    let sync = args.sqlite_synchronous.to_ascii_lowercase();
+    if !SqliteSettings::SYNCHRONOUS.contains(&sync.as_str()) {
+        return Err(SpecError::new(
+            "sqlite-synchronous",
+            &args.sqlite_synchronous,
+            "use full, normal, off or extra",
+        ));
+    }
+    Ok(SqliteSettings {
+        journal_mode: journal,
+        synchronous: sync,
+    })
+}
+
+fn scale(args: &OltpArgs) -> Result<u64, SpecError> {
+    let s = parse_count("scale", &args.scale)?;
+    if s == 0 || s > MAX_SCALE {
+        return Err(SpecError::new(
+            "scale",
+            &args.scale,
+            "a scale from 1 to 10000 (100,000 accounts each)",
+        ));
+    }
+    Ok(s)
+}
+
+/// The run specification for `all` and `run`.
+pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppError> {
+    if args.workload != "debitcredit" {
+        return Err(SpecError::new(
+            "workload",
+            &args.workload,
+            "debitcredit is the one built so far (order entry is coming)",
+        )
+        .into());
+    }
+    if args.run.think.is_some() && args.run.rate.is_some() {
+        return Err(AppError::Usage("give --think or --rate, not both".into()));
+    }
+    let t = target(args)?;
+    let sqlite = settings(args)?;
+    let mut scale = scale(args)?;
+    let phases = match args.action {
+        OltpAction::Run => {
+            if t.temp_dir.is_some() {
+                return Err(AppError::Usage(
+                    "oltp run needs --target: the bank 'oltp prepare --target ...' loaded".into(),
+                ));
+            }
+            let conn = sqlite::inspect(&t.path)
+                .map_err(|e| AppError::Usage(format!("--target {}: {e}", t.shown)))?;
+            match sqlite::scale_of(&conn).map_err(AppError::Usage)? {
+                Some(s) => scale = s,
+                None => {
+                    return Err(AppError::Usage(format!(
+                        "{} holds no bank perflab prepared; run 'perflab oltp prepare --target {}' first",
+                        t.path.display(),
+                        t.shown
+                    )));
+                }
+            }
+            Phases::Run
+        }
+        _ => {
+            refuse_foreign(&t)?;
+            Phases::All
+        }
+    };
+    let spec = OltpSpec {
+        transaction: "debitcredit",
+        select_only: args.select_only,
+        scale,
+        target: t.shown,
+        sqlite,
+        phases,
+        keep: args.keep,
+        path: t.path,
+        temp_dir: t.temp_dir,
+    };
+    Ok(build_spec(
+        &args.run,
+        WorkloadSpec::Oltp(spec),
+        &Defaults {
+            threads: "1,2,4".into(),
+            warmup: "1s",
+            duration: "5s",
+        },
+    )?)
+}
+
+/// Refuses (exit 2) a database that holds pgbench tables perflab did not create.
+fn refuse_foreign(t: &Target) -> Result<(), AppError> {
+    if !t.path.exists() {
+        return Ok(());
+    }
+    let conn = sqlite::inspect(&t.path)
+        .map_err(|e| AppError::Usage(format!("--target {}: {e}", t.shown)))?;
+    match sqlite::existing(&conn).map_err(AppError::Usage)? {
+        (true, false) => Err(AppError::Usage(format!(
+            "refusing to load into {}: it holds pgbench tables perflab did not create; use another --target, or drop them yourself",
+            t.shown
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// `prepare` and `cleanup`: load or drop the bank, no measurement.
+pub fn steps(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
+    let t = target(args)?;
+    if t.temp_dir.is_some() {
+        return Err(AppError::Usage(
+            "oltp prepare and cleanup need --target sqlite:///path/to/file.db".into(),
+        ));
+    }
+    let s = settings(args)?;
+    let note = |text: &str| {
+        if !g.quiet {
+            eprintln!("{text}");
+        }
+    };
+    match args.action {
+        OltpAction::Prepare => {
+            refuse_foreign(&t)?;
+            crate::run::interrupt::install();
+            sqlite::prepare(&t.path, &s, scale(args)?, &note).map_err(AppError::Failed)
+        }
+        OltpAction::Cleanup => {
+            let conn = sqlite::connect(&t.path, &s)
+                .map_err(|e| AppError::Usage(format!("--target {}: {e}", t.shown)))?;
+            sqlite::drop_bank(&conn).map_err(AppError::Failed)?;
+            note(&format!(
+                "cleanup: dropped perflab's tables from {}",
+                t.shown
+            ));
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,223 @@
+//! `perflab oltp` on SQLite through the real binary: the embedded default, sysbench-style
+//! steps, the consistency check, refusals. (PostgreSQL and MariaDB come with their servers.)
+
+mod common;
+
+use common::Results;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+fn perflab(results: &Results, args: &[&str]) -> Output {
+    common::run(results, args)
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&o.stdout),
+            stderr(o)
+        )
+    })
+}
+
+const SHORT: [&str; 4] = ["--warmup", "0s", "--duration", "300ms"];
+
+/// A scratch directory, removed afterwards.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let d =
+            std::env::temp_dir().join(format!("perflab-oltptest-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        Scratch(d)
+    }
+    fn db(&self) -> PathBuf {
+        self.0.join("bank.db")
+    }
+    fn url(&self) -> String {
+        format!("sqlite://{}", self.db().display())
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn sum(db: &Path, sql: &str) -> i64 {
+    let c = rusqlite::Connection::open(db).unwrap();
+    c.query_row(sql, [], |r| r.get::<_, Option<i64>>(0))
+        .unwrap()
+        .unwrap_or(0)
+}
+
+#[test]
+fn debitcredit_runs_on_a_temporary_sqlite_database_and_balances() {
+    let r = Results::new("oltp-default");
+    let mut args = vec!["oltp", "--json", "--clients", "1,2"];
+    args.extend_from_slice(&SHORT);
+    let o = perflab(&r, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["workload"], "oltp");
+    assert_eq!(v["spec"]["sqlite"]["journal_mode"], "wal");
+    assert_eq!(v["spec"]["sqlite"]["synchronous"], "full");
+    assert!(!v["target"].as_str().unwrap().is_empty());
+    let steps = v["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2);
+    for s in steps {
+        let t = &s["trials"][0];
+        assert!(t["ops"].as_u64().unwrap() > 0);
+        assert_eq!(t["errors"], 0, "{}", t["error_samples"]);
+    }
+    assert!(
+        v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|w| w["code"] != "inconsistent"),
+        "{}",
+        v["warnings"]
+    );
+    // The temporary database and its directory are gone.
+    let db = v["target"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("sqlite://")
+        .to_string();
+    let dir = Path::new(&db).parent().unwrap();
+    assert!(dir.starts_with(std::env::temp_dir()), "{db}");
+    assert!(!dir.exists(), "{} was left behind", dir.display());
+}
+
+#[test]
+fn prepare_run_and_cleanup_are_separate_steps() {
+    let r = Results::new("oltp-steps");
+    let d = Scratch::new("steps");
+    let url = d.url();
+    let o = perflab(&r, &["oltp", "prepare", "--target", &url, "--scale", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        sum(&d.db(), "SELECT count(*) FROM pgbench_accounts"),
+        100_000
+    );
+    assert_eq!(sum(&d.db(), "SELECT count(*) FROM pgbench_tellers"), 10);
+
+    let mut args = vec!["oltp", "run", "--json", "--target", &url, "--clients", "2"];
+    args.extend_from_slice(&SHORT);
+    let o = perflab(&r, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ops = json(&o)["steps"][0]["trials"][0]["ops"].as_u64().unwrap();
+    assert!(ops > 0);
+    // Every committed transaction left one history row (warmup ones too: none here).
+    assert!(sum(&d.db(), "SELECT count(*) FROM pgbench_history") as u64 >= ops);
+    assert_eq!(
+        sum(&d.db(), "SELECT sum(abalance) FROM pgbench_accounts"),
+        sum(&d.db(), "SELECT sum(delta) FROM pgbench_history")
+    );
+
+    // The select-only variant runs against the same bank.
+    let mut args = vec!["oltp", "run", "--json", "--target", &url, "--select-only"];
+    args.extend_from_slice(&SHORT);
+    let o = perflab(&r, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let o = perflab(&r, &["oltp", "cleanup", "--target", &url]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        sum(
+            &d.db(),
+            "SELECT count(*) FROM sqlite_master WHERE name LIKE 'pgbench_%'"
+        ),
+        0
+    );
+    let o = perflab(&r, &["oltp", "run", "--target", &url]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("oltp prepare"), "{}", stderr(&o));
+}
+
+#[test]
+fn books_that_do_not_balance_fail_the_run_loudly() {
+    let r = Results::new("oltp-books");
+    let d = Scratch::new("books");
+    let url = d.url();
+    let o = perflab(&r, &["oltp", "prepare", "--target", &url]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A lost update, as a broken database would leave it.
+    rusqlite::Connection::open(d.db())
+        .unwrap()
+        .execute("UPDATE pgbench_branches SET bbalance = bbalance + 1", [])
+        .unwrap();
+    let mut args = vec!["oltp", "run", "--json", "--target", &url];
+    args.extend_from_slice(&SHORT);
+    let o = perflab(&r, &args);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("consistency check failed"),
+        "{}",
+        stderr(&o)
+    );
+    let v = json(&o);
+    assert!(
+        v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "inconsistent"
+                && w["message"].as_str().unwrap().contains("INCONSISTENT")),
+        "{}",
+        v["warnings"]
+    );
+}
+
+#[test]
+fn foreign_tables_and_bad_targets_are_refused() {
+    let r = Results::new("oltp-refuse");
+    let d = Scratch::new("refuse");
+    // Somebody's own pgbench tables: perflab must not touch them.
+    let c = rusqlite::Connection::open(d.db()).unwrap();
+    c.execute_batch("CREATE TABLE pgbench_accounts (aid INTEGER PRIMARY KEY, abalance INTEGER); INSERT INTO pgbench_accounts VALUES (1, 42);")
+        .unwrap();
+    drop(c);
+    let before = std::fs::read(d.db()).unwrap();
+    let url = d.url();
+    for action in ["prepare", "all"] {
+        let o = perflab(&r, &["oltp", action, "--target", &url]);
+        assert_eq!(o.status.code(), Some(2), "{action}: {}", stderr(&o));
+        assert!(stderr(&o).contains("did not create"), "{}", stderr(&o));
+    }
+    assert_eq!(
+        std::fs::read(d.db()).unwrap(),
+        before,
+        "the file was changed"
+    );
+
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--target", "postgres://u:secret@host/db"],
+            "not built yet",
+        ),
+        (&["--target", "sqlite://"], "file path"),
+        (&["--scale", "0"], "scale"),
+        (&["--sqlite-synchronous", "sometimes"], "full"),
+    ];
+    for (args, hint) in cases {
+        let mut all = vec!["oltp"];
+        all.extend_from_slice(args);
+        let o = perflab(&r, &all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        assert!(e.contains(hint), "{args:?}: {e}");
+        assert!(!e.contains("secret"), "a password was printed: {e}");
+    }
+}
