@@ -369,3 +369,24 @@ fn an_io_run_with_groups_and_devices_matches_the_schema() {
     }
     assert_exports_the_same(&results, &record);
 }
+
+#[test]
+fn an_oltp_run_matches_the_schema() {
+    let results = Results::new("oltp");
+    let record = perflab_json(
+        &results,
+        &[
+            "oltp",
+            "--clients",
+            "1,2",
+            "--duration",
+            "200ms",
+            "--warmup",
+            "0s",
+            "--json",
+        ],
+    );
+    assert_valid(&record, "the oltp record");
+    check_invariants(&record);
+    assert_exports_the_same(&results, &record);
+}
