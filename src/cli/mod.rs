@@ -253,7 +253,8 @@ pub struct OltpArgs {
     /// The transaction mix: debitcredit (TPC-B)
     #[arg(long, default_value = "debitcredit")]
     pub workload: String,
-    /// The database: sqlite:///path/to/file.db (default: a temporary file)
+    /// The database: sqlite:///path/to/file.db (default: a temporary file) or
+    /// postgres://user[:password]@host[:port]/database (password also from PGPASSWORD)
     #[arg(long, value_name = "URL")]
     pub target: Option<String>,
     /// Branches: 100,000 accounts and 10 tellers each (pgbench --scale)
@@ -268,6 +269,10 @@ pub struct OltpArgs {
     /// SQLite synchronous: full, normal, off, extra
     #[arg(long, value_name = "MODE", default_value = "full")]
     pub sqlite_synchronous: String,
+    /// PostgreSQL: set a server parameter in every session, e.g. synchronous_commit=off;
+    /// repeatable
+    #[arg(long, value_name = "NAME=VALUE")]
+    pub pg_set: Vec<String>,
     /// Keep the bank after `all` (drop it later with `cleanup`)
     #[arg(long)]
     pub keep: bool,

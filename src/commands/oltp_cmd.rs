@@ -8,8 +8,10 @@ use crate::env::Environment;
 use crate::spec::units::parse_count;
 use crate::spec::{RunSpec, SpecError};
 use crate::workload::WorkloadSpec;
+use crate::workload::oltp::postgres::{self as pg_backend, PgTarget};
 use crate::workload::oltp::sqlite::{self, SqliteSettings};
 use crate::workload::oltp::{OltpSpec, Phases};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Largest scale accepted: 10,000 branches is a billion accounts.
@@ -19,7 +21,25 @@ const MAX_SCALE: u64 = 10_000;
 struct Target {
     path: PathBuf,
     temp_dir: Option<PathBuf>,
+    /// PostgreSQL: how to connect.
+    pg: Option<PgTarget>,
+    /// As shown and recorded: no password.
     shown: String,
+}
+
+/// `scheme://user:password@host/...` with the password replaced by `***`.
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (auth, host) = match rest.rsplit_once('@') {
+        Some(parts) => parts,
+        None => return url.to_string(),
+    };
+    match auth.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+        None => url.to_string(),
+    }
 }
 
 fn target(args: &OltpArgs) -> Result<Target, AppError> {
@@ -30,6 +50,30 @@ fn target(args: &OltpArgs) -> Result<Target, AppError> {
                 path: dir.join("bank.db"),
                 shown: format!("sqlite://{}", dir.join("bank.db").display()),
                 temp_dir: Some(dir),
+                pg: None,
+            })
+        }
+        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+            let mut set = Vec::new();
+            for item in &args.pg_set {
+                let Some((name, value)) = item.split_once('=') else {
+                    return Err(SpecError::new(
+                        "pg-set",
+                        item,
+                        "give NAME=VALUE, e.g. synchronous_commit=off",
+                    )
+                    .into());
+                };
+                set.push((name.trim().to_string(), value.trim().to_string()));
+            }
+            Ok(Target {
+                path: PathBuf::new(),
+                temp_dir: None,
+                pg: Some(PgTarget {
+                    url: url.to_string(),
+                    set,
+                }),
+                shown: redact(url),
             })
         }
         Some(url) => {
@@ -37,10 +81,13 @@ fn target(args: &OltpArgs) -> Result<Target, AppError> {
                 let scheme = url.split("://").next().unwrap_or(url);
                 return Err(AppError::Usage(if url.contains("://") {
                     format!(
-                        "--target {scheme}://...: PostgreSQL and MySQL targets are not built yet; use sqlite:///path/to/file.db"
+                        "--target {scheme}://...: MySQL targets are not built yet; use sqlite:///path/to/file.db or postgres://user@host/db"
                     )
                 } else {
-                    format!("--target {url:?}: give a URL such as sqlite:///path/to/file.db")
+                    format!(
+                        "--target {:?}: give a URL such as sqlite:///path/to/file.db or postgres://user@host/db",
+                        redact(url)
+                    )
                 }));
             };
             if rest.is_empty() || rest == ":memory:" {
@@ -61,10 +108,17 @@ fn target(args: &OltpArgs) -> Result<Target, AppError> {
             Ok(Target {
                 path,
                 temp_dir: None,
+                pg: None,
                 shown: url.to_string(),
             })
         }
     }
+}
+
+/// Connects to a PostgreSQL target, or says in one line why not.
+fn pg_connect(t: &Target, pg: &PgTarget) -> Result<postgres::Client, AppError> {
+    pg_backend::connect(pg)
+        .map_err(|e| AppError::Usage(format!("cannot connect to {}: {e}", t.shown)))
 }
 
 fn settings(args: &OltpArgs) -> Result<SqliteSettings, SpecError> {
@@ -118,6 +172,11 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
     let t = target(args)?;
     let sqlite = settings(args)?;
     let mut scale = scale(args)?;
+    let mut server_settings = BTreeMap::new();
+    if let Some(pg) = &t.pg {
+        let mut c = pg_connect(&t, pg)?;
+        server_settings = pg_backend::settings(&mut c).map_err(AppError::Usage)?;
+    }
     let phases = match args.action {
         OltpAction::Run => {
             if t.temp_dir.is_some() {
@@ -125,15 +184,19 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
                     "oltp run needs --target: the bank 'oltp prepare --target ...' loaded".into(),
                 ));
             }
-            let conn = sqlite::inspect(&t.path)
-                .map_err(|e| AppError::Usage(format!("--target {}: {e}", t.shown)))?;
-            match sqlite::scale_of(&conn).map_err(AppError::Usage)? {
+            let found = match &t.pg {
+                Some(pg) => pg_backend::scale_of(&mut pg_connect(&t, pg)?),
+                None => sqlite::inspect(&t.path)
+                    .map_err(|e| format!("{e}"))
+                    .and_then(|c| sqlite::scale_of(&c)),
+            }
+            .map_err(|e| AppError::Usage(format!("--target {}: {e}", t.shown)))?;
+            match found {
                 Some(s) => scale = s,
                 None => {
                     return Err(AppError::Usage(format!(
                         "{} holds no bank perflab prepared; run 'perflab oltp prepare --target {}' first",
-                        t.path.display(),
-                        t.shown
+                        t.shown, t.shown
                     )));
                 }
             }
@@ -149,11 +212,13 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
         select_only: args.select_only,
         scale,
         target: t.shown,
-        sqlite,
+        sqlite: t.pg.is_none().then_some(sqlite),
+        server_settings,
         phases,
         keep: args.keep,
         path: t.path,
         temp_dir: t.temp_dir,
+        pg: t.pg,
     };
     Ok(build_spec(
         &args.run,
@@ -168,12 +233,15 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
 
 /// Refuses (exit 2) a database that holds pgbench tables perflab did not create.
 fn refuse_foreign(t: &Target) -> Result<(), AppError> {
-    if !t.path.exists() {
-        return Ok(());
+    let found = match &t.pg {
+        Some(pg) => pg_backend::existing(&mut pg_connect(t, pg)?),
+        None if !t.path.exists() => return Ok(()),
+        None => sqlite::inspect(&t.path)
+            .map_err(|e| e.to_string())
+            .and_then(|c| sqlite::existing(&c)),
     }
-    let conn = sqlite::inspect(&t.path)
-        .map_err(|e| AppError::Usage(format!("--target {}: {e}", t.shown)))?;
-    match sqlite::existing(&conn).map_err(AppError::Usage)? {
+    .map_err(|e| AppError::Usage(format!("--target {}: {e}", t.shown)))?;
+    match found {
         (true, false) => Err(AppError::Usage(format!(
             "refusing to load into {}: it holds pgbench tables perflab did not create; use another --target, or drop them yourself",
             t.shown
@@ -200,12 +268,21 @@ pub fn steps(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
         OltpAction::Prepare => {
             refuse_foreign(&t)?;
             crate::run::interrupt::install();
-            sqlite::prepare(&t.path, &s, scale(args)?, &note).map_err(AppError::Failed)
+            let scale = scale(args)?;
+            match &t.pg {
+                Some(pg) => pg_backend::prepare(pg, scale, &note),
+                None => sqlite::prepare(&t.path, &s, scale, &note),
+            }
+            .map_err(AppError::Failed)
         }
         OltpAction::Cleanup => {
-            let conn = sqlite::connect(&t.path, &s)
-                .map_err(|e| AppError::Usage(format!("--target {}: {e}", t.shown)))?;
-            sqlite::drop_bank(&conn).map_err(AppError::Failed)?;
+            match &t.pg {
+                Some(pg) => pg_backend::drop_bank(&mut pg_connect(&t, pg)?),
+                None => sqlite::connect(&t.path, &s)
+                    .map_err(|e| format!("--target {}: {e}", t.shown))
+                    .and_then(|conn| sqlite::drop_bank(&conn)),
+            }
+            .map_err(AppError::Failed)?;
             note(&format!(
                 "cleanup: dropped perflab's tables from {}",
                 t.shown

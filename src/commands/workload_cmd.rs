@@ -105,8 +105,15 @@ pub(crate) fn show(g: &GlobalArgs, record: &RunRecord) -> Result<(), AppError> {
     }
 }
 
-/// The command line as given, for the record. Workload commands take no secrets (yet); when
-/// targets with passwords come, they are redacted here.
+/// The command line as given, for the record, with any password in a URL replaced by `***`.
 pub(crate) fn command_line() -> Vec<String> {
-    std::env::args().collect()
+    std::env::args()
+        .map(|a| match a.split_once('=') {
+            Some((flag, url)) if flag.starts_with("--") && url.contains("://") => {
+                format!("{flag}={}", oltp_cmd::redact(url))
+            }
+            _ if a.contains("://") => oltp_cmd::redact(&a),
+            _ => a,
+        })
+        .collect()
 }

@@ -66,125 +66,144 @@ pub fn run_trial(
     let started_at = now_rfc3339();
 
     let device_names = workload.devices();
-    let (results, measured, cpu, process_cpu, devices, series) = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|index| {
-                let pacer = match &spec.load {
-                    LoadSpec::Closed { think } => Pacer::closed(*think),
-                    LoadSpec::Open { arrival, .. } => Pacer::open(
-                        target_rate / workers as f64,
-                        *arrival,
-                        seed,
-                        origin,
+    let (results, measured, cpu, process_cpu, devices, server_rates, series) =
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|index| {
+                    let pacer = match &spec.load {
+                        LoadSpec::Closed { think } => Pacer::closed(*think),
+                        LoadSpec::Open { arrival, .. } => Pacer::open(
+                            target_rate / workers as f64,
+                            *arrival,
+                            seed,
+                            origin,
+                            index,
+                            workers,
+                        ),
+                    };
+                    let plan = WorkerPlan {
                         index,
                         workers,
-                    ),
-                };
-                let plan = WorkerPlan {
-                    index,
-                    workers,
-                    factory: factory.clone(),
-                    pacer,
-                    quota: quotas[index],
-                    interval: spec.interval,
-                };
-                let (tx, shared) = (tx.clone(), &shared);
-                std::thread::Builder::new()
-                    .name(format!("perflab-worker-{index}"))
-                    .spawn_scoped(scope, move || worker::run(plan, shared, tx))
-                    .expect("the OS refused to start a worker thread")
-            })
-            .collect();
-        drop(tx);
-        shared.ready.wait();
-        let mut series = SeriesBuilder::new(spec.interval, open);
-        // A session that did not open ends the trial before any op runs.
-        let setup_ok = !shared.setup_failed.load(Ordering::SeqCst);
-        if setup_ok {
-            observer.phase("warmup", Some(spec.warmup));
-            shared.phase.store(WARMUP, Ordering::SeqCst);
-        }
-        let warm_end = Instant::now()
-            + if setup_ok {
-                spec.warmup
-            } else {
-                Duration::ZERO
-            };
-        while Instant::now() < warm_end
-            && !is_interrupted()
-            && shared.done.load(Ordering::SeqCst) < workers
-        {
-            std::thread::sleep(TICK.min(warm_end.saturating_duration_since(Instant::now())));
-        }
-        let cpu_before = CpuTimes::sample();
-        let process_before = process_cpu_time();
-        let disks_before = sample_disks(&device_names);
-        let measure_start = Instant::now();
-        let _ = shared.measure_start.set(measure_start);
-        if setup_ok {
-            shared.phase.store(MEASURE, Ordering::SeqCst);
-            observer.phase("measure", stop_duration(spec.stop));
-        }
-        loop {
-            if !setup_ok {
-                break;
-            }
-            let elapsed = measure_start.elapsed();
-            let finished = shared.done.load(Ordering::SeqCst) == workers;
-            let time_up = matches!(spec.stop, StopSpec::Duration(d) if elapsed >= d);
-            if finished || time_up || is_interrupted() {
-                break;
-            }
-            let wait = match spec.stop {
-                StopSpec::Duration(d) => TICK.min(d.saturating_sub(elapsed)),
-                StopSpec::Ops(_) => TICK,
-            };
-            match rx.recv_timeout(wait) {
-                Ok(report) => series.add(report),
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => break,
-            }
-            observer.progress(elapsed, series.total.ops, series.latest());
-        }
-        shared.phase.store(STOP, Ordering::SeqCst);
-        // Workers may still complete the ops in flight: wait for them before reading the
-        // counters, so the device and the process account for the same ops.
-        // Workers complete the ops in flight first; wait for that (not for work after the
-        // measure phase, such as a verify pass) before reading clocks and counters, so the
-        // device and the process account for exactly the measured ops.
-        while shared.measured.load(Ordering::SeqCst) < workers
-            && !handles.iter().all(|h| h.is_finished())
-        {
-            std::thread::sleep(Duration::from_micros(200));
-        }
-        let measured = measure_start.elapsed();
-        let cpu = match (cpu_before, CpuTimes::sample()) {
-            (Some(a), Some(b)) => b.usage_since(&a),
-            _ => Default::default(),
-        };
-        let process_cpu = Some(process_cpu_time().saturating_sub(process_before));
-        let devices: Vec<DeviceReading> = disks_before
-            .iter()
-            .zip(sample_disks(&device_names))
-            .filter_map(|((name, before), (_, after))| {
-                Some(DeviceReading {
-                    name: name.clone(),
-                    activity: after?.activity_since(before.as_ref()?, measured),
+                        factory: factory.clone(),
+                        pacer,
+                        quota: quotas[index],
+                        interval: spec.interval,
+                    };
+                    let (tx, shared) = (tx.clone(), &shared);
+                    std::thread::Builder::new()
+                        .name(format!("perflab-worker-{index}"))
+                        .spawn_scoped(scope, move || worker::run(plan, shared, tx))
+                        .expect("the OS refused to start a worker thread")
                 })
-            })
-            .collect();
-        let results: Vec<WorkerResult> = handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(crate::workload::OpError("worker panicked".into())))
-            })
-            .collect();
-        for report in rx.try_iter() {
-            series.add(report);
-        }
-        (results, measured, cpu, process_cpu, devices, series)
-    });
+                .collect();
+            drop(tx);
+            shared.ready.wait();
+            let mut series = SeriesBuilder::new(spec.interval, open);
+            // A session that did not open ends the trial before any op runs.
+            let setup_ok = !shared.setup_failed.load(Ordering::SeqCst);
+            if setup_ok {
+                observer.phase("warmup", Some(spec.warmup));
+                shared.phase.store(WARMUP, Ordering::SeqCst);
+            }
+            let warm_end = Instant::now()
+                + if setup_ok {
+                    spec.warmup
+                } else {
+                    Duration::ZERO
+                };
+            while Instant::now() < warm_end
+                && !is_interrupted()
+                && shared.done.load(Ordering::SeqCst) < workers
+            {
+                std::thread::sleep(TICK.min(warm_end.saturating_duration_since(Instant::now())));
+            }
+            let cpu_before = CpuTimes::sample();
+            let process_before = process_cpu_time();
+            let disks_before = sample_disks(&device_names);
+            let server_before = workload.server_counters();
+            let measure_start = Instant::now();
+            let _ = shared.measure_start.set(measure_start);
+            if setup_ok {
+                shared.phase.store(MEASURE, Ordering::SeqCst);
+                observer.phase("measure", stop_duration(spec.stop));
+            }
+            loop {
+                if !setup_ok {
+                    break;
+                }
+                let elapsed = measure_start.elapsed();
+                let finished = shared.done.load(Ordering::SeqCst) == workers;
+                let time_up = matches!(spec.stop, StopSpec::Duration(d) if elapsed >= d);
+                if finished || time_up || is_interrupted() {
+                    break;
+                }
+                let wait = match spec.stop {
+                    StopSpec::Duration(d) => TICK.min(d.saturating_sub(elapsed)),
+                    StopSpec::Ops(_) => TICK,
+                };
+                match rx.recv_timeout(wait) {
+                    Ok(report) => series.add(report),
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => break,
+                }
+                observer.progress(elapsed, series.total.ops, series.latest());
+            }
+            shared.phase.store(STOP, Ordering::SeqCst);
+            // Workers may still complete the ops in flight: wait for them before reading the
+            // counters, so the device and the process account for the same ops.
+            // Workers complete the ops in flight first; wait for that (not for work after the
+            // measure phase, such as a verify pass) before reading clocks and counters, so the
+            // device and the process account for exactly the measured ops.
+            while shared.measured.load(Ordering::SeqCst) < workers
+                && !handles.iter().all(|h| h.is_finished())
+            {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            let measured = measure_start.elapsed();
+            let cpu = match (cpu_before, CpuTimes::sample()) {
+                (Some(a), Some(b)) => b.usage_since(&a),
+                _ => Default::default(),
+            };
+            let process_cpu = Some(process_cpu_time().saturating_sub(process_before));
+            let server_rates: Vec<(String, f64)> = workload
+                .server_counters()
+                .into_iter()
+                .filter_map(|(name, after)| {
+                    let before = server_before.iter().find(|(n, _)| *n == name)?.1;
+                    let rate = (after - before).max(0.0) / measured.as_secs_f64().max(1e-9);
+                    Some((format!("{name}_per_sec"), rate))
+                })
+                .collect();
+            let devices: Vec<DeviceReading> = disks_before
+                .iter()
+                .zip(sample_disks(&device_names))
+                .filter_map(|((name, before), (_, after))| {
+                    Some(DeviceReading {
+                        name: name.clone(),
+                        activity: after?.activity_since(before.as_ref()?, measured),
+                    })
+                })
+                .collect();
+            let results: Vec<WorkerResult> = handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(crate::workload::OpError("worker panicked".into())))
+                })
+                .collect();
+            for report in rx.try_iter() {
+                series.add(report);
+            }
+            (
+                results,
+                measured,
+                cpu,
+                process_cpu,
+                devices,
+                server_rates,
+                series,
+            )
+        });
 
     let mut totals = Vec::with_capacity(workers);
     let mut figures = Vec::with_capacity(workers);
@@ -261,7 +280,10 @@ pub fn run_trial(
         latency: summarize(&series.response),
         service_latency: series.service.as_ref().map(summarize),
         schedule,
-        figures: mean_figures(&figures),
+        figures: mean_figures(&figures)
+            .into_iter()
+            .chain(server_rates)
+            .collect(),
         resources: Resources {
             cpu,
             process_cpu_ns_per_op: process_cpu

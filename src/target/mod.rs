@@ -42,6 +42,12 @@ pub fn registry() -> Vec<TargetInfo> {
             available: true,
         },
         TargetInfo {
+            name: "postgres://USER@HOST/DB",
+            workloads: &["oltp"],
+            description: "a PostgreSQL server (password from the URL, PGPASSWORD or ~/.pgpass)",
+            available: true,
+        },
+        TargetInfo {
             name: "null",
             workloads: &["null"],
             description: "does nothing: measures perflab's own overhead per op",

@@ -73,6 +73,13 @@ pub trait Workload {
     /// Marks what only the whole step shows (stragglers among files), before it is saved.
     fn finish_step(&self, _step: &mut StepResult) {}
 
+    /// Cumulative counters of the system under test (a server's WAL syncs, commits), by
+    /// name. The runner samples them around each measure phase and records each one's rate
+    /// as the figure `<name>_per_sec`.
+    fn server_counters(&self) -> Vec<(String, f64)> {
+        Vec::new()
+    }
+
     /// The workload's own warnings about a finished step (stragglers, disagreement with the
     /// device's counters).
     fn step_warnings(&self, _step: &StepResult) -> Vec<Warning> {

@@ -1,5 +1,5 @@
-//! OLTP on real databases: DebitCredit (TPC-B) today, on SQLite; PostgreSQL, MySQL/MariaDB and
-//! order entry are being built (issue 4).
+//! OLTP on real databases: DebitCredit (TPC-B) today, on SQLite and PostgreSQL; MySQL/MariaDB
+//! and order entry are being built (issue 4).
 //!
 //! - this file: [`OltpSpec`] and its [`Workload`] impl: one client per worker, each with its own
 //!   connection; the bank is loaded before the first step and its books checked after every
@@ -7,6 +7,7 @@
 //!   warning, and the command exits 1.
 //! - [`debitcredit`]: the transaction, pgbench's schema and scale, the books.
 //! - [`sqlite`]: the embedded backend.
+//! - [`postgres`]: PostgreSQL, with its WAL counters and durability settings.
 //!
 //! Log syncs beside throughput: the database file's block device is sampled around every
 //! measure phase like an I/O test's, and `device_flushes_per_txn` and `device_writes_per_txn`
@@ -14,13 +15,16 @@
 //! throughput stops growing (one log force per commit, or group commit).
 
 pub mod debitcredit;
+pub mod postgres;
 pub mod sqlite;
 
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Headline, StepResult, Trial, Warning};
 use crate::spec::{Axis, StepPoint};
+use postgres::{PgSession, PgTarget};
 use serde::Serialize;
 use sqlite::{SqliteSession, SqliteSettings};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -44,7 +48,10 @@ pub struct OltpSpec {
     pub scale: u64,
     /// The target, without secrets.
     pub target: String,
-    pub sqlite: SqliteSettings,
+    /// SQLite's settings, when the target is SQLite.
+    pub sqlite: Option<SqliteSettings>,
+    /// The server's settings that decide durability and group commit, as it reported them.
+    pub server_settings: BTreeMap<String, String>,
     pub phases: Phases,
     pub keep: bool,
     /// The database file.
@@ -53,6 +60,22 @@ pub struct OltpSpec {
     /// The temporary directory perflab made for the database, removed afterwards.
     #[serde(skip)]
     pub temp_dir: Option<PathBuf>,
+    /// PostgreSQL: how to connect (password included; never serialized).
+    #[serde(skip)]
+    pub pg: Option<PgTarget>,
+}
+
+impl OltpSpec {
+    /// The four sums, from whichever database this is.
+    fn books(&self) -> Result<debitcredit::Books, String> {
+        match (&self.pg, &self.sqlite) {
+            (Some(t), _) => postgres::connect(t).and_then(|mut c| postgres::books(&mut c)),
+            (None, Some(s)) => sqlite::connect(&self.path, s)
+                .map_err(|e| e.to_string())
+                .and_then(|c| sqlite::books(&c)),
+            (None, None) => Err("no database".into()),
+        }
+    }
 }
 
 /// Drops the tables (and the temporary directory) when the run ends.
@@ -65,8 +88,18 @@ impl Drop for Teardown {
         if self.spec.keep || self.spec.phases != Phases::All {
             return;
         }
-        if let Ok(conn) = sqlite::connect(&self.spec.path, &self.spec.sqlite) {
-            let _ = sqlite::drop_bank(&conn);
+        match (&self.spec.pg, &self.spec.sqlite) {
+            (Some(t), _) => {
+                if let Ok(mut c) = postgres::connect(t) {
+                    let _ = postgres::drop_bank(&mut c);
+                }
+            }
+            (None, Some(s)) => {
+                if let Ok(conn) = sqlite::connect(&self.spec.path, s) {
+                    let _ = sqlite::drop_bank(&conn);
+                }
+            }
+            (None, None) => {}
         }
         if let Some(dir) = &self.spec.temp_dir {
             let _ = std::fs::remove_dir_all(dir);
@@ -96,12 +129,17 @@ impl Workload for OltpSpec {
     }
 
     fn sessions(&self, _point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError> {
-        let (path, settings) = (self.path.clone(), self.sqlite.clone());
+        let (path, settings, pg) = (self.path.clone(), self.sqlite.clone(), self.pg.clone());
         let (scale, select_only) = (self.scale, self.select_only);
         Ok(Arc::new(move |worker, _| {
             let seed = seed ^ (worker as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            SqliteSession::open(&path, &settings, scale, select_only, seed)
-                .map(|s| Box::new(s) as Box<dyn Session>)
+            match (&pg, &settings) {
+                (Some(t), _) => PgSession::open(t, scale, select_only, seed)
+                    .map(|s| Box::new(s) as Box<dyn Session>),
+                (None, Some(s)) => SqliteSession::open(&path, s, scale, select_only, seed)
+                    .map(|s| Box::new(s) as Box<dyn Session>),
+                (None, None) => Err(OpError("no database".into())),
+            }
         }))
     }
 
@@ -120,6 +158,23 @@ impl Workload for OltpSpec {
                 .figures
                 .insert("device_writes_per_txn".into(), writes / trial.ops_per_sec);
         }
+        if trial.ops_per_sec > 0.0 {
+            for (name, per_txn) in [
+                ("wal_syncs_per_sec", "wal_syncs_per_txn"),
+                ("wal_writes_per_sec", "wal_writes_per_txn"),
+            ] {
+                if let Some(&v) = trial.figures.get(name) {
+                    trial.figures.insert(per_txn.into(), v / trial.ops_per_sec);
+                }
+            }
+        }
+    }
+
+    fn server_counters(&self) -> Vec<(String, f64)> {
+        self.pg
+            .as_ref()
+            .and_then(postgres::counters)
+            .unwrap_or_default()
     }
 
     fn prepare(&self, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
@@ -129,16 +184,22 @@ impl Workload for OltpSpec {
         }
         // Tear down whatever this run made, even if loading fails halfway.
         let teardown = Teardown { spec: self.clone() };
-        match self.phases {
-            Phases::All => {
-                sqlite::prepare(&self.path, &self.sqlite, self.scale, note).map_err(OpError)?
+        if self.phases == Phases::All {
+            match (&self.pg, &self.sqlite) {
+                (Some(t), _) => postgres::prepare(t, self.scale, note).map_err(OpError)?,
+                (None, Some(s)) => {
+                    sqlite::prepare(&self.path, s, self.scale, note).map_err(OpError)?
+                }
+                (None, None) => {}
             }
-            Phases::Run => {}
         }
         Ok(Box::new(teardown))
     }
 
     fn devices(&self) -> Vec<String> {
+        if self.pg.is_some() {
+            return Vec::new();
+        }
         self.path
             .parent()
             .and_then(crate::env::disk::device_of)
@@ -150,10 +211,7 @@ impl Workload for OltpSpec {
         if self.select_only {
             return Vec::new();
         }
-        let checked = sqlite::connect(&self.path, &self.sqlite)
-            .map_err(|e| e.to_string())
-            .and_then(|c| sqlite::books(&c));
-        match checked {
+        match self.books() {
             Ok(b) if b.balanced() => Vec::new(),
             Ok(b) => vec![Warning {
                 code: "inconsistent".into(),
