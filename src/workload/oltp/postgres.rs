@@ -36,6 +36,8 @@ pub const DISCLOSED: [&str; 10] = [
 ];
 /// Retries of one transaction before it counts as failed.
 const MAX_RETRIES: u32 = 100;
+/// How long a client keeps trying to reconnect before the transaction in hand fails.
+const RECONNECT_FOR: Duration = Duration::from_secs(10);
 /// Longest wait between attempts to reconnect.
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
@@ -388,7 +390,7 @@ impl PgSession {
     /// Re-opens a broken connection, waiting longer after each failure.
     fn reconnect(&mut self) -> Result<(), String> {
         let mut wait = Duration::from_millis(100);
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + RECONNECT_FOR;
         loop {
             self.reconnects += 1;
             match connect(&self.target).and_then(|mut c| {

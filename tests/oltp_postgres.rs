@@ -1,0 +1,185 @@
+//! `perflab oltp` on a throwaway PostgreSQL server started for these tests (initdb + pg_ctl on
+//! a free port): DebitCredit, settings, WAL counters, secrets, bad URLs, a server that dies.
+
+mod common;
+
+use common::Results;
+use common::servers::PgServer;
+use serde_json::Value;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn perflab(results: &Results, args: &[&str]) -> Output {
+    common::run(results, args)
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&o.stdout),
+            stderr(o)
+        )
+    })
+}
+
+#[test]
+fn debitcredit_on_postgres_balances_and_records_the_wal() {
+    let Some(pg) = PgServer::start() else { return };
+    let r = Results::new("pg-dc");
+    // Trust authentication accepts any password: this one must never show anywhere.
+    let url = pg.url().replace("postgres@", "postgres:hunter2@");
+    let o = perflab(
+        &r,
+        &[
+            "oltp",
+            "--json",
+            "--target",
+            &url,
+            "--clients",
+            "1,2",
+            "--pg-set",
+            "synchronous_commit=off",
+            "--warmup",
+            "0s",
+            "--duration",
+            "500ms",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["status"], "complete");
+    assert_eq!(v["spec"]["server_settings"]["synchronous_commit"], "off");
+    assert!(v["spec"]["server_settings"]["server_version"].is_string());
+    for s in v["steps"].as_array().unwrap() {
+        let t = &s["trials"][0];
+        assert!(t["ops"].as_u64().unwrap() > 0);
+        assert_eq!(t["errors"], 0, "{}", t["error_samples"]);
+        assert!(
+            t["figures"]["wal_syncs_per_sec"].is_number(),
+            "{}",
+            t["figures"]
+        );
+        assert!(t["figures"]["server_commits_per_sec"].as_f64().unwrap() > 0.0);
+    }
+    assert!(
+        v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|w| w["code"] != "inconsistent"),
+        "{}",
+        v["warnings"]
+    );
+    // The password is in neither the output nor the archive.
+    let all = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    assert!(!all.contains("hunter2"), "the password was printed");
+    for entry in walk(r.path()) {
+        let text = std::fs::read(&entry).unwrap_or_default();
+        assert!(
+            !String::from_utf8_lossy(&text).contains("hunter2"),
+            "the password is in {}",
+            entry.display()
+        );
+    }
+    // The bank was dropped after the run.
+    let o = perflab(&r, &["oltp", "run", "--target", &pg.url()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn bad_postgres_targets_get_one_clear_line() {
+    let Some(pg) = PgServer::start() else { return };
+    let r = Results::new("pg-bad");
+    let missing_db = format!("postgres://postgres@127.0.0.1:{}/nope", pg.port());
+    let o = perflab(&r, &["oltp", "--target", &missing_db]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.contains("cannot connect") && e.contains("nope"), "{e}");
+    // Nobody listens on the port of a stopped server.
+    let port = pg.port();
+    drop(pg);
+    let o = perflab(
+        &r,
+        &[
+            "oltp",
+            "--target",
+            &format!("postgres://postgres@127.0.0.1:{port}/postgres"),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cannot connect"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_server_that_dies_mid_run_leaves_a_clear_message_and_a_record() {
+    let Some(pg) = PgServer::start() else { return };
+    let r = Results::new("pg-dies");
+    let url = pg.url();
+    let o = perflab(&r, &["oltp", "prepare", "--target", &url]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let child = Command::new(env!("CARGO_BIN_EXE_perflab"))
+        .args([
+            "oltp",
+            "run",
+            "--json",
+            "--quiet",
+            "--target",
+            &url,
+            "--clients",
+            "1",
+            "--warmup",
+            "0s",
+            "--duration",
+            "2s",
+        ])
+        .arg("--results")
+        .arg(r.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    pg.kill();
+    let started = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(60));
+    assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    let t = &v["steps"][0]["trials"][0];
+    assert!(
+        t["ops"].as_u64().unwrap() > 0,
+        "work before the crash is kept"
+    );
+    assert!(t["errors"].as_u64().unwrap() > 0);
+    assert!(
+        t["error_samples"].to_string().contains("connection"),
+        "{}",
+        t["error_samples"]
+    );
+    assert!(
+        stderr(&out).contains("consistency check"),
+        "{}",
+        stderr(&out)
+    );
+}
