@@ -201,10 +201,11 @@ fn foreign_tables_and_bad_targets_are_refused() {
         "the file was changed"
     );
 
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 5] = [
+        (&["--target", "mysql://u:secret@host/db"], "not built yet"),
         (
-            &["--target", "postgres://u:secret@host/db"],
-            "not built yet",
+            &["--target", "postgres://u:secret@127.0.0.1:1/db"],
+            "cannot connect",
         ),
         (&["--target", "sqlite://"], "file path"),
         (&["--scale", "0"], "scale"),
