@@ -27,8 +27,12 @@ struct Target {
     shown: String,
 }
 
-/// `scheme://user:password@host/...` with the password replaced by `***`.
+/// `scheme://user:password@host/...` with the password replaced by `***`: the target
+/// parser's redaction where the URL parses, else a plain cut of the password.
 pub fn redact(url: &str) -> String {
+    if let Ok(parsed) = url.parse::<crate::target::url::TargetUrl>() {
+        return parsed.redacted();
+    }
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };

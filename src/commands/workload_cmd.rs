@@ -107,13 +107,5 @@ pub(crate) fn show(g: &GlobalArgs, record: &RunRecord) -> Result<(), AppError> {
 
 /// The command line as given, for the record, with any password in a URL replaced by `***`.
 pub(crate) fn command_line() -> Vec<String> {
-    std::env::args()
-        .map(|a| match a.split_once('=') {
-            Some((flag, url)) if flag.starts_with("--") && url.contains("://") => {
-                format!("{flag}={}", oltp_cmd::redact(url))
-            }
-            _ if a.contains("://") => oltp_cmd::redact(&a),
-            _ => a,
-        })
-        .collect()
+    crate::target::url::redact_command_line(&std::env::args().collect::<Vec<_>>())
 }

@@ -1,6 +1,8 @@
 //! The registry of targets (systems under test), for `perflab targets` and for checking a
 //! `--target` URL. Adding a target kind is adding a line to [`registry`] and its file.
 
+pub mod url;
+
 use serde::Serialize;
 
 /// One kind of target and what it can do.
