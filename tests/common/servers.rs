@@ -1,190 +1,671 @@
-//! Throwaway real database servers for the integration tests (never mocks): a PostgreSQL
-//! cluster made with `initdb` in a temporary directory and started with `pg_ctl` on a free
-//! port, stopped and removed when dropped. As root, the server runs as the `postgres` user
-//! (initdb refuses root).
+//! Throwaway database servers for the integration tests: a real PostgreSQL or MariaDB in a
+//! fresh temporary folder, on a free port of 127.0.0.1, gone on drop. Never a mock, and never
+//! the machine's own instances (their ports, sockets, data and config files are not used).
+//!
+//! ```text
+//!                 PgServer::start()                          MariaDbServer::start()
+//!  binaries       /usr/lib/postgresql/N/bin (highest N),     mariadbd, mariadb-install-db
+//!                 else PATH: initdb, pg_ctl                  (PATH, /usr/sbin)
+//!  folder         TMP/perflab-pg-PID-N  (chown postgres)     TMP/perflab-mariadb-PID-N (chown mysql)
+//!  create         initdb -U postgres --auth=trust            mariadb-install-db
+//!                                                              --auth-root-authentication-method=normal
+//!  start          pg_ctl start -w as `postgres`              mariadbd --user=mysql (drops root itself)
+//!                 port P, 127.0.0.1, socket in the folder    port P, 127.0.0.1, socket in the folder,
+//!                                                            --init-file: CREATE DATABASE test
+//!  ready when     pg_ctl -w says so and TCP connects         the server's greeting arrives on TCP
+//!                 (a port taken meanwhile: the next free one, up to 5 tries; ≤ 20 s each)
+//!  url()          postgres://postgres@127.0.0.1:P/postgres   mysql://root@127.0.0.1:P/test
+//!  kill()         pg_ctl stop -m immediate                   SIGKILL
+//!  drop           pg_ctl stop -m fast, rm -r folder          SIGTERM (SIGKILL after 20 s), rm -r
+//! ```
+//!
+//! Why the OS users: initdb and postgres refuse to run as root, so as root the PostgreSQL
+//! commands run as `postgres` through `runuser`, and mariadbd is told `--user=mysql` (it then
+//! drops root itself, so the child process *is* the server and `kill()` is a plain SIGKILL).
+//! As any other user everything runs as that user.
+//!
+//! `start()` returns `None`, with a line on stderr naming the package to install, when the
+//! binaries or the OS user are missing, so a test can skip; it panics with the server's log
+//! when they are there but the server does not come up, since that is a broken machine that
+//! a skip would hide. Durability settings are the servers' defaults (fsync on), so tests that
+//! count flushes see real ones. Only std is used: this file is compiled into every test.
 
-use std::net::{TcpListener, TcpStream};
+use std::fs;
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-/// A PostgreSQL server of the test's own.
+/// How long a server may take to accept connections.
+const READY_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long a one-shot command (initdb, install-db) may take.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
+/// Start attempts: another process may take the free port between our probe and the bind.
+const PORT_TRIES: usize = 5;
+
+/// Why a server could not be had.
+enum StartError {
+    /// Not installed here: skip.
+    Missing(String),
+    /// Installed but broken: fail loudly.
+    Failed(String),
+}
+
+/// The outcome of `start()`: `None` for missing software, a panic for a broken start.
+fn settle<T>(kind: &str, r: Result<T, StartError>) -> Option<T> {
+    match r {
+        Ok(s) => Some(s),
+        Err(StartError::Missing(why)) => {
+            eprintln!("{kind} test server unavailable: {why}");
+            None
+        }
+        Err(StartError::Failed(why)) => panic!("{kind} test server did not start: {why}"),
+    }
+}
+
+// ───────────────────────────── PostgreSQL ─────────────────────────────
+
+/// A PostgreSQL server of its own: trust authentication on 127.0.0.1, superuser `postgres`.
 pub struct PgServer {
     dir: PathBuf,
-    bin: PathBuf,
+    data: PathBuf,
+    pg_ctl: PathBuf,
+    /// `Some("postgres")` when running as root.
+    run_as: Option<RunAs>,
     port: u16,
-    as_postgres: bool,
-}
-
-/// The newest installed PostgreSQL's bin directory.
-fn pg_bin() -> Option<PathBuf> {
-    let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-        .ok()?
-        .filter_map(|e| e.ok())
-        .map(|e| e.path().join("bin"))
-        .filter(|p| p.join("initdb").exists() && p.join("pg_ctl").exists())
-        .collect();
-    versions.sort_by_key(|p| {
-        p.parent()
-            .and_then(|v| v.file_name())
-            .and_then(|v| v.to_str())
-            .and_then(|v| v.parse::<u32>().ok())
-            .unwrap_or(0)
-    });
-    versions.pop()
-}
-
-fn free_port() -> Option<u16> {
-    TcpListener::bind("127.0.0.1:0")
-        .ok()?
-        .local_addr()
-        .ok()
-        .map(|a| a.port())
-}
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(1).map(|u| u == "0"))
-        })
-        .unwrap_or(false)
 }
 
 impl PgServer {
-    /// Starts a fresh server, or says what is missing and returns None.
+    /// initdb into a fresh temporary folder, start it on a free port and wait until it
+    /// accepts connections. `None` (with the reason on stderr) when PostgreSQL is not
+    /// installed.
     pub fn start() -> Option<PgServer> {
-        let Some(bin) = pg_bin() else {
-            eprintln!("initdb not found under /usr/lib/postgresql: apt-get install postgresql");
-            return None;
-        };
-        let as_postgres = is_root();
-        let dir = std::env::temp_dir().join(format!(
-            "perflab-pg-{}-{}",
-            std::process::id(),
-            free_port()?
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).ok()?;
-        let mut server = PgServer {
-            dir,
-            bin,
-            port: 0,
-            as_postgres,
-        };
-        if as_postgres {
-            let ok = Command::new("chown")
-                .args(["-R", "postgres:postgres"])
-                .arg(&server.dir)
-                .status()
-                .is_ok_and(|s| s.success());
-            if !ok {
-                eprintln!("cannot hand {} to the postgres user", server.dir.display());
-                return None;
-            }
-        }
-        let data = server.dir.join("data");
-        let init = server
-            .command("initdb")
-            .args(["-A", "trust", "-U", "postgres", "--no-sync", "-D"])
-            .arg(&data)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        if !init.is_ok_and(|s| s.success()) {
-            eprintln!("initdb failed in {}", server.dir.display());
-            return None;
-        }
-        for _ in 0..5 {
-            let port = free_port()?;
-            let started = server
-                .command("pg_ctl")
-                .arg("-D")
-                .arg(&data)
-                .arg("-l")
-                .arg(server.dir.join("log"))
-                .arg("-o")
-                .arg(format!(
-                    "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
-                    server.dir.display()
-                ))
-                .args(["-w", "-t", "30", "start"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success());
-            if started && wait_for(port) {
-                server.port = port;
-                return Some(server);
-            }
-        }
-        eprintln!(
-            "the test PostgreSQL did not start; see {}",
-            server.dir.join("log").display()
-        );
-        None
+        settle("PostgreSQL", Self::try_start())
     }
 
-    /// A command from the server's bin directory, as the postgres user when we are root.
-    fn command(&self, name: &str) -> Command {
-        let program = self.bin.join(name);
-        if self.as_postgres {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "postgres", "--"]).arg(program);
-            c
-        } else {
-            Command::new(program)
+    fn try_start() -> Result<PgServer, StartError> {
+        let bin = pg_bin_dir().ok_or_else(|| {
+            StartError::Missing(
+                "initdb not found (looked in /usr/lib/postgresql/*/bin and PATH): apt-get install postgresql".into(),
+            )
+        })?;
+        let run_as = RunAs::when_root("postgres", "postgresql")?;
+        let dir = scratch_dir("pg", run_as.as_ref())?;
+        // From here on, a failure must not leave the folder behind.
+        let mut server = PgServer {
+            data: dir.join("data"),
+            dir,
+            pg_ctl: bin.join("pg_ctl"),
+            run_as,
+            port: 0,
+        };
+        server.create(&bin)?;
+        server.boot()?;
+        Ok(server)
+    }
+
+    fn create(&self, bin: &Path) -> Result<(), StartError> {
+        let mut initdb = command(&bin.join("initdb"), self.run_as.as_ref(), &self.dir);
+        initdb
+            .arg("-D")
+            .arg(&self.data)
+            .args(["-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C"])
+            // The folder is thrown away: syncing it to disk only slows the start.
+            .arg("--no-sync");
+        run_logged(&mut initdb, &self.dir.join("initdb.log"), COMMAND_TIMEOUT)
+            .map_err(StartError::Failed)?;
+        // In the config file rather than on pg_ctl's -o, which goes through a shell.
+        let socket_dir = self.dir.to_string_lossy().replace('\'', "''");
+        append(
+            &self.data.join("postgresql.conf"),
+            &format!(
+                "\n# perflab test server\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '{socket_dir}'\n"
+            ),
+        )
+    }
+
+    /// Starts the server on a free port, trying another when the port was taken meanwhile.
+    fn boot(&mut self) -> Result<(), StartError> {
+        let log = self.dir.join("server.log");
+        for attempt in 1..=PORT_TRIES {
+            self.port = free_port()?;
+            // A later `port` line overrides an earlier one.
+            append(
+                &self.data.join("postgresql.conf"),
+                &format!("port = {}\n", self.port),
+            )?;
+            let seen = file_len(&log);
+            let mut start = self.pg_ctl(&["start", "-w", "-t", "20", "-l"]);
+            start.arg(&log);
+            let result = run_logged(&mut start, &self.dir.join("pg_ctl.log"), COMMAND_TIMEOUT);
+            let server_log = read_from(&log, seen);
+            match result {
+                Ok(()) => {
+                    return wait_for_tcp(self.port).map_err(|e| {
+                        StartError::Failed(format!("{e}\n{}", last_lines(&server_log, 20)))
+                    });
+                }
+                Err(_) if server_log.contains("already in use") && attempt < PORT_TRIES => {}
+                Err(e) => {
+                    return Err(StartError::Failed(format!(
+                        "{e}\nserver log:\n{}",
+                        last_lines(&server_log, 20)
+                    )));
+                }
+            }
         }
+        Err(StartError::Failed(
+            "no free port after several tries".into(),
+        ))
+    }
+
+    fn pg_ctl(&self, args: &[&str]) -> Command {
+        let mut c = command(&self.pg_ctl, self.run_as.as_ref(), &self.dir);
+        c.arg("-D").arg(&self.data).args(args);
+        c
+    }
+
+    /// `postgres://postgres@127.0.0.1:PORT/postgres`
+    pub fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
     }
 
     pub fn port(&self) -> u16 {
         self.port
     }
 
-    pub fn url(&self) -> String {
-        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
-    }
-
-    /// Stops the server at once, as a crash would.
-    pub fn kill(&self) {
-        let _ = self
-            .command("pg_ctl")
-            .arg("-D")
-            .arg(self.dir.join("data"))
-            .args(["-m", "immediate", "stop"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-    }
-
+    /// The temporary folder (data, socket, logs); gone after drop.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
-}
 
-fn wait_for(port: u16) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline {
-        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    /// Stops the server at once (`pg_ctl stop -m immediate`, the closest to a crash that
+    /// leaves no stray processes) — to test "server dies mid-run".
+    pub fn kill(&self) {
+        self.stop("immediate");
     }
-    false
+
+    fn stop(&self, mode: &str) {
+        if !self.data.join("postmaster.pid").exists() {
+            return;
+        }
+        let mut stop = self.pg_ctl(&["stop", "-w", "-t", "20", "-m", mode]);
+        if let Err(e) = run_logged(&mut stop, &self.dir.join("pg_ctl.log"), COMMAND_TIMEOUT) {
+            eprintln!("PostgreSQL test server on port {}: {e}", self.port);
+        }
+    }
 }
 
 impl Drop for PgServer {
     fn drop(&mut self) {
-        let _ = self
-            .command("pg_ctl")
-            .arg("-D")
-            .arg(self.dir.join("data"))
-            .args(["-m", "fast", "stop"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        let _ = std::fs::remove_dir_all(&self.dir);
+        self.stop("fast");
+        // A fast stop that timed out (a stuck session) still must not outlive the test.
+        self.stop("immediate");
+        remove_dir(&self.dir);
     }
+}
+
+/// The folder with initdb and pg_ctl: Debian's /usr/lib/postgresql/N/bin with the highest N,
+/// else wherever PATH has initdb.
+fn pg_bin_dir() -> Option<PathBuf> {
+    let versioned = fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let version: u32 = e.file_name().to_str()?.parse().ok()?;
+            let bin = e.path().join("bin");
+            (is_executable(&bin.join("initdb")) && is_executable(&bin.join("pg_ctl")))
+                .then_some((version, bin))
+        })
+        .max_by_key(|(v, _)| *v)
+        .map(|(_, bin)| bin);
+    versioned.or_else(|| {
+        let bin = find_program("initdb")?.parent()?.to_path_buf();
+        is_executable(&bin.join("pg_ctl")).then_some(bin)
+    })
+}
+
+// ───────────────────────────── MariaDB ─────────────────────────────
+
+/// A MariaDB server of its own: `root` with no password from 127.0.0.1, database `test`.
+pub struct MariaDbServer {
+    dir: PathBuf,
+    /// The server process itself (not a wrapper), so `kill()` is a real crash.
+    child: Mutex<Option<Child>>,
+    port: u16,
+}
+
+impl MariaDbServer {
+    /// mariadb-install-db into a fresh temporary folder, start mariadbd on a free port and
+    /// wait until it greets. `None` (with the reason on stderr) when MariaDB is not installed.
+    pub fn start() -> Option<MariaDbServer> {
+        settle("MariaDB", Self::try_start())
+    }
+
+    fn try_start() -> Result<MariaDbServer, StartError> {
+        let missing = |what: &str| {
+            StartError::Missing(format!(
+                "{what} not found (looked in PATH and /usr/sbin): apt-get install mariadb-server"
+            ))
+        };
+        let mariadbd = find_program("mariadbd")
+            .or_else(|| find_program("mysqld"))
+            .ok_or_else(|| missing("mariadbd"))?;
+        let install = find_program("mariadb-install-db")
+            .or_else(|| find_program("mysql_install_db"))
+            .ok_or_else(|| missing("mariadb-install-db"))?;
+        let run_as = RunAs::when_root("mysql", "mariadb-server")?;
+        let dir = scratch_dir("mariadb", run_as.as_ref())?;
+        let mut server = MariaDbServer {
+            dir,
+            child: Mutex::new(None),
+            port: 0,
+        };
+        server.create(&install, run_as.as_ref())?;
+        server.boot(&mariadbd, run_as.as_ref())?;
+        Ok(server)
+    }
+
+    fn create(&self, install: &Path, run_as: Option<&RunAs>) -> Result<(), StartError> {
+        let mut cmd = Command::new(install);
+        // --no-defaults first: the machine's /etc/mysql must not leak in.
+        cmd.arg("--no-defaults")
+            .arg(format!("--datadir={}", self.dir.join("data").display()))
+            // root@localhost and root@127.0.0.1 with an empty password, not unix_socket auth.
+            .arg("--auth-root-authentication-method=normal")
+            .args(["--skip-test-db", "--skip-name-resolve"])
+            // Its bootstrap server deletes every `#sql*` file in its tmpdir at start: in the
+            // shared /tmp those are other servers' temporary tables (seen with two at once).
+            .arg(format!("--tmpdir={}", self.dir.display()))
+            .current_dir(&self.dir);
+        if let Some(u) = run_as {
+            cmd.arg(format!("--user={}", u.name));
+        }
+        run_logged(&mut cmd, &self.dir.join("install.log"), COMMAND_TIMEOUT)
+            .map_err(StartError::Failed)?;
+        // Run by the server before it takes connections: ready means these are done. The
+        // user line makes root@127.0.0.1 sure on versions whose install-db does not add it.
+        let init = self.dir.join("init.sql");
+        append(
+            &init,
+            "CREATE DATABASE IF NOT EXISTS test;\n\
+             CREATE USER IF NOT EXISTS 'root'@'127.0.0.1';\n\
+             GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;\n",
+        )?;
+        if let Some(u) = run_as {
+            u.chown(&init)?;
+        }
+        Ok(())
+    }
+
+    fn boot(&mut self, mariadbd: &Path, run_as: Option<&RunAs>) -> Result<(), StartError> {
+        let log = self.dir.join("error.log");
+        for attempt in 1..=PORT_TRIES {
+            self.port = free_port()?;
+            let seen = file_len(&log);
+            let d = |name: &str| self.dir.join(name).display().to_string();
+            let mut cmd = Command::new(mariadbd);
+            cmd.arg("--no-defaults")
+                .arg(format!("--datadir={}", d("data")))
+                .arg(format!("--socket={}", d("mysqld.sock")))
+                .arg(format!("--pid-file={}", d("mysqld.pid")))
+                .arg(format!("--log-error={}", d("error.log")))
+                .arg(format!("--init-file={}", d("init.sql")))
+                // As for install-db: a tmpdir of its own, or it deletes others' temp tables.
+                .arg(format!("--tmpdir={}", self.dir.display()))
+                .arg(format!("--port={}", self.port))
+                .args(["--bind-address=127.0.0.1", "--skip-name-resolve"])
+                // Saving and reloading the buffer pool's page list only slows start and stop.
+                .args([
+                    "--innodb-buffer-pool-dump-at-shutdown=0",
+                    "--innodb-buffer-pool-load-at-startup=0",
+                ])
+                .current_dir(&self.dir)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            if let Some(u) = run_as {
+                cmd.arg(format!("--user={}", u.name));
+            }
+            let mut child = cmd.spawn().map_err(|e| {
+                StartError::Failed(format!("cannot run {}: {e}", mariadbd.display()))
+            })?;
+            match wait_for_greeting(self.port, &mut child) {
+                Ok(()) => {
+                    self.child = Mutex::new(Some(child));
+                    return Ok(());
+                }
+                Err(e) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    let server_log = read_from(&log, seen);
+                    let port_taken = server_log.contains("Address already in use")
+                        || server_log.contains("Bind on TCP/IP port");
+                    if !(port_taken && attempt < PORT_TRIES) {
+                        return Err(StartError::Failed(format!(
+                            "{e}\nserver log:\n{}",
+                            last_lines(&server_log, 20)
+                        )));
+                    }
+                }
+            }
+        }
+        Err(StartError::Failed(
+            "no free port after several tries".into(),
+        ))
+    }
+
+    /// `mysql://root@127.0.0.1:PORT/test`
+    pub fn url(&self) -> String {
+        format!("mysql://root@127.0.0.1:{}/test", self.port)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The temporary folder (data, socket, logs); gone after drop.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// SIGKILLs the server — to test "server dies mid-run".
+    pub fn kill(&self) {
+        let mut guard = self.child.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(child) = guard.as_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for MariaDbServer {
+    fn drop(&mut self) {
+        let slot = self.child.get_mut().unwrap_or_else(|p| p.into_inner());
+        if let Some(mut child) = slot.take()
+            && matches!(child.try_wait(), Ok(None))
+        {
+            // std can only SIGKILL; a clean shutdown asks for SIGTERM through kill(1).
+            let asked = Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            let deadline = Instant::now() + READY_TIMEOUT;
+            while asked && Instant::now() < deadline && matches!(child.try_wait(), Ok(None)) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        remove_dir(&self.dir);
+    }
+}
+
+/// Waits until the server on `port` sends its handshake (protocol 10), or `child` exits,
+/// or [`READY_TIMEOUT`] passes. The greeting comes only once the init file has run.
+fn wait_for_greeting(port: u16, child: &mut Child) -> Result<(), String> {
+    let deadline = Instant::now() + READY_TIMEOUT;
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(format!(
+                "mariadbd exited ({status}) before accepting connections"
+            ));
+        }
+        if let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_secs(1)) {
+            let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+            // 3 bytes of length, 1 of sequence, then the payload: 10 for a handshake, 0xFF
+            // for an error packet (too early, or refused).
+            let mut head = [0u8; 5];
+            if s.read_exact(&mut head).is_ok() && head[4] == 10 {
+                return Ok(());
+            }
+        }
+        if Instant::now() > deadline {
+            return Err(format!(
+                "mariadbd did not greet on 127.0.0.1:{port} within {READY_TIMEOUT:?}"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+// ───────────────────────────── shared ─────────────────────────────
+
+/// The OS user a server runs as when the tests run as root.
+struct RunAs {
+    name: &'static str,
+    uid: u32,
+    gid: u32,
+    /// util-linux's runuser: su without a password or a login shell.
+    runuser: PathBuf,
+}
+
+impl RunAs {
+    /// `None` when not root (everything runs as the current user).
+    fn when_root(name: &'static str, package: &str) -> Result<Option<RunAs>, StartError> {
+        if !is_root() {
+            return Ok(None);
+        }
+        let (uid, gid) = os_user(name).ok_or_else(|| {
+            StartError::Missing(format!(
+                "running as root needs the OS user '{name}' to run the server as: apt-get install {package}"
+            ))
+        })?;
+        let runuser = find_program("runuser").ok_or_else(|| {
+            StartError::Missing("runuser not found: apt-get install util-linux".into())
+        })?;
+        Ok(Some(RunAs {
+            name,
+            uid,
+            gid,
+            runuser,
+        }))
+    }
+
+    fn chown(&self, path: &Path) -> Result<(), StartError> {
+        std::os::unix::fs::chown(path, Some(self.uid), Some(self.gid)).map_err(|e| {
+            StartError::Failed(format!(
+                "cannot chown {} to {}: {e}",
+                path.display(),
+                self.name
+            ))
+        })
+    }
+}
+
+/// `program`, run as `run_as` when given, in `dir` (the caller's folder may be /root, which
+/// the server's user cannot enter), with nothing on stdin.
+fn command(program: &Path, run_as: Option<&RunAs>, dir: &Path) -> Command {
+    let mut c = match run_as {
+        Some(u) => {
+            let mut c = Command::new(&u.runuser);
+            c.args(["-u", u.name, "--"]).arg(program);
+            c
+        }
+        None => Command::new(program),
+    };
+    c.current_dir(dir).stdin(Stdio::null());
+    c
+}
+
+/// Runs `cmd` with its output appended to `log`, killed after `timeout`. The output goes to a
+/// file, not a pipe, because pg_ctl's server inherits it and would keep a pipe open forever.
+fn run_logged(cmd: &mut Command, log: &Path, timeout: Duration) -> Result<(), String> {
+    let program = format!("{:?}", cmd.get_program());
+    let seen = file_len(log);
+    let out = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .map_err(|e| format!("cannot open {}: {e}", log.display()))?;
+    let err = out
+        .try_clone()
+        .map_err(|e| format!("cannot open {}: {e}", log.display()))?;
+    let mut child = cmd
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .map_err(|e| format!("cannot run {program}: {e}"))?;
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("{program} did not finish within {timeout:?}"));
+            }
+        }
+    };
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{:?} failed ({status}):\n{}",
+            std::iter::once(cmd.get_program())
+                .chain(cmd.get_args())
+                .collect::<Vec<_>>(),
+            last_lines(&read_from(log, seen), 20)
+        ))
+    }
+}
+
+/// Until 127.0.0.1:`port` accepts a TCP connection, for at most [`READY_TIMEOUT`].
+fn wait_for_tcp(port: u16) -> Result<(), String> {
+    let deadline = Instant::now() + READY_TIMEOUT;
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    while TcpStream::connect_timeout(&addr, Duration::from_secs(1)).is_err() {
+        if Instant::now() > deadline {
+            return Err(format!(
+                "nothing accepts on 127.0.0.1:{port} after {READY_TIMEOUT:?}"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(())
+}
+
+/// A port nobody listens on now (the kernel's pick for port 0). Another process may take it
+/// before the server binds it: the callers retry.
+fn free_port() -> Result<u16, StartError> {
+    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| StartError::Failed(format!("cannot find a free port on 127.0.0.1: {e}")))
+}
+
+/// A new, empty folder for one server, owned by the server's user. Under the temporary
+/// folder if the server's user can reach it, else /tmp.
+fn scratch_dir(kind: &str, run_as: Option<&RunAs>) -> Result<PathBuf, StartError> {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let mut base = std::env::temp_dir();
+    if run_as.is_some() && !others_can_enter(&base) {
+        base = PathBuf::from("/tmp");
+    }
+    let dir = base.join(format!(
+        "perflab-{kind}-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::SeqCst)
+    ));
+    // A leftover of an earlier process with the same id.
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir)
+        .map_err(|e| StartError::Failed(format!("cannot create {}: {e}", dir.display())))?;
+    if let Some(u) = run_as
+        && let Err(e) = u.chown(&dir)
+    {
+        remove_dir(&dir);
+        return Err(e);
+    }
+    Ok(dir)
+}
+
+/// Whether every folder on the way to `dir` lets other users through.
+fn others_can_enter(dir: &Path) -> bool {
+    dir.ancestors()
+        .all(|a| fs::metadata(a).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
+}
+
+fn remove_dir(dir: &Path) {
+    if let Err(e) = fs::remove_dir_all(dir)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        eprintln!("cannot remove test server folder {}: {e}", dir.display());
+    }
+}
+
+fn append(path: &Path, text: &str) -> Result<(), StartError> {
+    fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .map_err(|e| StartError::Failed(format!("cannot write {}: {e}", path.display())))
+}
+
+fn file_len(path: &Path) -> u64 {
+    fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+/// What was written to `path` after its first `from` bytes.
+fn read_from(path: &Path, from: u64) -> String {
+    let bytes = fs::read(path).unwrap_or_default();
+    let start = usize::try_from(from).unwrap_or(0).min(bytes.len());
+    String::from_utf8_lossy(&bytes[start..]).into_owned()
+}
+
+/// The log lines that say what went wrong (install-db buries its error under a page of
+/// advice), then the last `n` lines.
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let tail_from = lines.len().saturating_sub(n);
+    let errors = lines[..tail_from].iter().filter(|l| {
+        let l = l.to_ascii_lowercase();
+        l.contains("error") || l.contains("fatal")
+    });
+    let mut out: Vec<&str> = errors.take(10).copied().collect();
+    if !out.is_empty() {
+        out.push("...");
+    }
+    out.extend(&lines[tail_from..]);
+    out.join("\n")
+}
+
+/// The effective user is root: /proc/self belongs to the process's effective uid.
+fn is_root() -> bool {
+    fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+/// The uid and gid of an OS user, from /etc/passwd.
+fn os_user(name: &str) -> Option<(u32, u32)> {
+    let passwd = fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|line| {
+        let mut f = line.split(':');
+        if f.next()? != name {
+            return None;
+        }
+        let _password = f.next()?;
+        Some((f.next()?.parse().ok()?, f.next()?.parse().ok()?))
+    })
+}
+
+/// `name` on PATH, or in the sbin folders that a non-login root PATH may lack.
+fn find_program(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/local/sbin", "/usr/sbin", "/sbin"].map(PathBuf::from))
+        .map(|d| d.join(name))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
