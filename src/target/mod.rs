@@ -1,5 +1,9 @@
 //! The registry of targets (systems under test), for `perflab targets` and for checking a
 //! `--target` URL. Adding a target kind is adding a line to [`registry`] and its file.
+//!
+//! - [`url`]: `--target` URLs (sqlite, postgres, mysql/mariadb): parsing, redaction of
+//!   passwords for the record and the terminal, and passwords from the environment and the
+//!   clients' files (`PGPASSWORD`, `~/.pgpass`, `MYSQL_PWD`, `~/.my.cnf`).
 
 pub mod url;
 

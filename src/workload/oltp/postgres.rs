@@ -65,77 +65,23 @@ fn err(e: postgres::Error) -> String {
 }
 
 /// The connection settings: the URL, with the password from `PGPASSWORD` or `~/.pgpass`
-/// when the URL has none (as libpq does; the `postgres` crate reads neither).
+/// when the URL has none (as libpq does; the `postgres` crate reads neither). The lookup is
+/// the target module's, shared by every backend.
 fn config(t: &PgTarget) -> Result<postgres::Config, String> {
     let mut cfg: postgres::Config = t
         .url
         .parse()
         .map_err(|e: postgres::Error| format!("bad URL: {e}"))?;
-    if cfg.get_password().is_none() {
-        let env = std::env::var("PGPASSWORD").ok();
-        let file = || {
-            let home = std::env::var_os("HOME")?;
-            let path = std::env::var_os("PGPASSFILE")
-                .map(std::path::PathBuf::from)
-                .unwrap_or_else(|| std::path::Path::new(&home).join(".pgpass"));
-            pgpass(&path, &cfg)
-        };
-        if let Some(pw) = env.or_else(file) {
-            cfg.password(pw);
+    if cfg.get_password().is_none()
+        && let Ok(target) = t.url.parse::<crate::target::url::TargetUrl>()
+    {
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        let found = target.password_from_environment(&|k| std::env::var(k).ok(), home.as_deref());
+        if let Some(pw) = found.password {
+            cfg.password(pw.expose());
         }
     }
     Ok(cfg)
-}
-
-/// The password `~/.pgpass` gives for this connection: the first line whose host, port,
-/// database and user match (`*` matches anything; `\:` and `\\` are escapes). Ignored, as
-/// libpq ignores it, when others can read the file.
-fn pgpass(path: &std::path::Path, cfg: &postgres::Config) -> Option<String> {
-    use std::os::unix::fs::PermissionsExt;
-    let meta = std::fs::metadata(path).ok()?;
-    if meta.permissions().mode() & 0o077 != 0 {
-        return None;
-    }
-    let host = match cfg.get_hosts().first() {
-        Some(postgres::config::Host::Tcp(h)) => h.clone(),
-        _ => "localhost".to_string(),
-    };
-    let port = cfg.get_ports().first().copied().unwrap_or(5432).to_string();
-    let user = cfg.get_user().unwrap_or_default().to_string();
-    let db = cfg.get_dbname().unwrap_or(&user).to_string();
-    let text = std::fs::read_to_string(path).ok()?;
-    text.lines()
-        .filter(|l| !l.starts_with('#'))
-        .find_map(|line| {
-            let fields = split_pgpass(line);
-            let [h, p, d, u, pw] = fields.as_slice() else {
-                return None;
-            };
-            let ok = |pat: &str, v: &str| pat == "*" || pat == v;
-            (ok(h, &host) && ok(p, &port) && ok(d, &db) && ok(u, &user)).then(|| pw.clone())
-        })
-}
-
-/// One `.pgpass` line's five fields, with its escapes undone.
-fn split_pgpass(line: &str) -> Vec<String> {
-    let mut fields = vec![String::new()];
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                if let (Some(n), Some(f)) = (chars.next(), fields.last_mut()) {
-                    f.push(n);
-                }
-            }
-            ':' if fields.len() < 5 => fields.push(String::new()),
-            c => {
-                if let Some(f) = fields.last_mut() {
-                    f.push(c);
-                }
-            }
-        }
-    }
-    fields
 }
 
 /// Connects and applies the session settings.
@@ -446,37 +392,5 @@ impl Session for PgSession {
         f.insert("retries_per_client".into(), self.retries as f64);
         f.insert("reconnects_per_client".into(), self.reconnects as f64);
         f
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pgpass_lines_split_with_escapes() {
-        assert_eq!(
-            split_pgpass(r"db\:host:5432:*:me:pa\:ss"),
-            vec!["db:host", "5432", "*", "me", "pa:ss"]
-        );
-    }
-
-    #[test]
-    fn pgpass_gives_the_first_matching_password_and_respects_permissions() {
-        use std::os::unix::fs::PermissionsExt;
-        let path = std::env::temp_dir().join(format!("perflab-pgpass-{}", std::process::id()));
-        std::fs::write(
-            &path,
-            "# comment\nother:5432:*:*:no\n127.0.0.1:*:bank:bob:yes\n*:*:*:*:fallback\n",
-        )
-        .unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-        let cfg: postgres::Config = "postgres://bob@127.0.0.1/bank".parse().unwrap();
-        assert_eq!(pgpass(&path, &cfg).as_deref(), Some("yes"));
-        let cfg: postgres::Config = "postgres://ann@127.0.0.1/bank".parse().unwrap();
-        assert_eq!(pgpass(&path, &cfg).as_deref(), Some("fallback"));
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        assert_eq!(pgpass(&path, &cfg), None, "a readable file is ignored");
-        let _ = std::fs::remove_file(&path);
     }
 }
