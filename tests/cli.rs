@@ -2,26 +2,13 @@
 
 mod common;
 
-use common::Results;
+use common::{Results, json, stderr, stdout};
 use serde_json::Value;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn perflab(results: &Results, args: &[&str]) -> Output {
     common::run(results, args)
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn json(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", stdout(o)))
 }
 
 #[test]

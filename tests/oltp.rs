@@ -3,27 +3,12 @@
 
 mod common;
 
-use common::Results;
-use serde_json::Value;
+use common::{Results, json, stderr};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
 fn perflab(results: &Results, args: &[&str]) -> Output {
     common::run(results, args)
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn json(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}): {}\nstderr: {}",
-            String::from_utf8_lossy(&o.stdout),
-            stderr(o)
-        )
-    })
 }
 
 const SHORT: [&str; 4] = ["--warmup", "0s", "--duration", "300ms"];

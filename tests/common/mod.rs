@@ -44,3 +44,24 @@ pub fn run(results: &Results, args: &[&str]) -> Output {
         .output()
         .expect("the perflab binary runs")
 }
+
+/// What the command printed on stdout, as text.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// What the command printed on stderr, as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// stdout parsed as JSON; the test fails showing both streams if it is not.
+pub fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            stdout(o),
+            stderr(o)
+        )
+    })
+}
