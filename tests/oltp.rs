@@ -186,15 +186,16 @@ fn foreign_tables_and_bad_targets_are_refused() {
         "the file was changed"
     );
 
-    let cases: [(&[&str], &str); 5] = [
-        (&["--target", "mysql://u:secret@host/db"], "not built yet"),
+    let cases: [(&[&str], &str); 6] = [
+        (&["--target", "oracle://u:secret@host/db"], "unknown scheme"),
         (
             &["--target", "postgres://u:secret@127.0.0.1:1/db"],
             "cannot connect",
         ),
-        (&["--target", "sqlite://"], "file path"),
+        (&["--target", "sqlite://"], "names no file"),
         (&["--scale", "0"], "scale"),
         (&["--sqlite-synchronous", "sometimes"], "full"),
+        (&["--workload", "tpcc"], "orderentry"),
     ];
     for (args, hint) in cases {
         let mut all = vec!["oltp"];
@@ -206,4 +207,92 @@ fn foreign_tables_and_bad_targets_are_refused() {
         assert!(e.contains(hint), "{args:?}: {e}");
         assert!(!e.contains("secret"), "a password was printed: {e}");
     }
+}
+
+#[test]
+fn order_entry_keeps_its_counts_and_reports_each_transaction_type() {
+    let r = Results::new("oltp-oe");
+    let d = Scratch::new("oe");
+    let url = d.url();
+    let oe = ["--workload", "orderentry"];
+    let mut args = vec!["oltp", "prepare", "--target", &url, "--scale", "2"];
+    args.extend_from_slice(&oe);
+    let o = perflab(&r, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(sum(&d.db(), "SELECT count(*) FROM oe_customer"), 2_000);
+    assert_eq!(sum(&d.db(), "SELECT count(*) FROM oe_order"), 20_000);
+    assert_eq!(sum(&d.db(), "SELECT count(*) FROM oe_order_line"), 100_000);
+    assert_eq!(
+        sum(&d.db(), "SELECT sum(o_total) FROM oe_order"),
+        sum(&d.db(), "SELECT sum(ol_amount) FROM oe_order_line")
+    );
+    // A DebitCredit run finds no bank there.
+    let o = perflab(&r, &["oltp", "run", "--target", &url]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("prepare --workload debitcredit"), "{}", stderr(&o));
+
+    let mut args = vec!["oltp", "run", "--json", "--target", &url, "--clients", "2"];
+    args.extend_from_slice(&oe);
+    args.extend_from_slice(&SHORT);
+    let o = perflab(&r, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["spec"]["workload"], "orderentry");
+    assert_eq!(v["spec"]["scale"], 2);
+    let t = &v["steps"][0]["trials"][0];
+    assert_eq!(t["errors"], 0, "{}", t["error_samples"]);
+    let kinds: Vec<(&str, u64)> = t["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["by"] == "kind")
+        .map(|g| (g["key"].as_str().unwrap(), g["ops"].as_u64().unwrap()))
+        .collect();
+    let ops: u64 = kinds.iter().map(|k| k.1).sum();
+    assert_eq!(ops, t["ops"].as_u64().unwrap(), "{kinds:?}");
+    let new_orders = kinds.iter().find(|k| k.0 == "new_order").map_or(0, |k| k.1);
+    assert!(new_orders > 0 && new_orders < ops / 4, "{kinds:?}");
+    assert!(
+        v["warnings"].as_array().unwrap().iter().all(|w| w["code"] != "inconsistent"),
+        "{}",
+        v["warnings"]
+    );
+    // The human report has a table by transaction type.
+    let mut args = vec!["oltp", "run", "--target", &url];
+    args.extend_from_slice(&oe);
+    args.extend_from_slice(&SHORT);
+    let o = perflab(&r, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = common::stdout(&o);
+    assert!(out.contains("by transaction type") && out.contains("new_order"), "{out}");
+
+    // An order that lost a line, as a broken database would leave it.
+    rusqlite::Connection::open(d.db())
+        .unwrap()
+        .execute(
+            "DELETE FROM oe_order_line WHERE ol_c_id = 1 AND ol_number = 1",
+            [],
+        )
+        .unwrap();
+    let mut args = vec!["oltp", "run", "--json", "--target", &url];
+    args.extend_from_slice(&oe);
+    args.extend_from_slice(&SHORT);
+    let o = perflab(&r, &args);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v = json(&o);
+    assert!(
+        v["warnings"].as_array().unwrap().iter().any(|w| w["code"] == "inconsistent"
+            && w["message"].as_str().unwrap().contains("lines")),
+        "{}",
+        v["warnings"]
+    );
+
+    let mut args = vec!["oltp", "cleanup", "--target", &url];
+    args.extend_from_slice(&oe);
+    let o = perflab(&r, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        sum(&d.db(), "SELECT count(*) FROM sqlite_master WHERE name LIKE 'oe_%' OR name LIKE 'perflab_%'"),
+        0
+    );
 }

@@ -91,9 +91,10 @@ pub struct RunArgs {
     /// intended start (fio --rate_iops, pgbench --rate)
     #[arg(long, value_name = "RATE|SWEEP")]
     pub rate: Option<String>,
-    /// Whether --rate is for all workers together or for each worker
-    #[arg(long, value_enum, default_value = "total", requires = "rate")]
-    pub rate_scope: crate::spec::RateScope,
+    /// Whether --rate is for all workers together or for each worker (default: total; for
+    /// oltp, worker: a rate per user, the stabilized load)
+    #[arg(long, value_enum, requires = "rate")]
+    pub rate_scope: Option<crate::spec::RateScope>,
     /// Spacing of open-loop starts (fio --rate_process)
     #[arg(long, value_enum, default_value = "poisson", requires = "rate")]
     pub arrival: crate::spec::Arrival,
@@ -250,17 +251,20 @@ pub struct OltpArgs {
     /// prepared bank) or `cleanup` (drop what prepare made), as sysbench's steps
     #[arg(value_enum, default_value = "all")]
     pub action: OltpAction,
-    /// The transaction mix: debitcredit (TPC-B)
+    /// The transactions: debitcredit (TPC-B, pgbench's tpcb-like) or orderentry (customers,
+    /// orders and order lines, 90/10 read/write by statements)
     #[arg(long, default_value = "debitcredit")]
     pub workload: String,
-    /// The database: sqlite:///path/to/file.db (default: a temporary file) or
-    /// postgres://user[:password]@host[:port]/database (password also from PGPASSWORD)
+    /// The database: sqlite:///path/to/file.db (default: a temporary file),
+    /// postgres://user[:password]@host[:port]/database or mysql://... (MySQL and MariaDB);
+    /// passwords also from PGPASSWORD, ~/.pgpass, MYSQL_PWD, ~/.my.cnf
     #[arg(long, value_name = "URL")]
     pub target: Option<String>,
-    /// Branches: 100,000 accounts and 10 tellers each (pgbench --scale)
+    /// debitcredit: branches, 100,000 accounts and 10 tellers each (pgbench --scale);
+    /// orderentry: thousands of customers, 10 orders of 5 lines each
     #[arg(long, value_name = "N", default_value = "1")]
     pub scale: String,
-    /// Only the account lookup (pgbench --select-only)
+    /// Reads only: the account lookup (pgbench --select-only), or order lookups
     #[arg(long)]
     pub select_only: bool,
     /// SQLite journal_mode: wal, delete, truncate, persist, memory, off
@@ -269,10 +273,10 @@ pub struct OltpArgs {
     /// SQLite synchronous: full, normal, off, extra
     #[arg(long, value_name = "MODE", default_value = "full")]
     pub sqlite_synchronous: String,
-    /// PostgreSQL: set a server parameter in every session, e.g. synchronous_commit=off;
-    /// repeatable
-    #[arg(long, value_name = "NAME=VALUE")]
-    pub pg_set: Vec<String>,
+    /// Servers: set a session parameter on every connection, e.g. synchronous_commit=off
+    /// (PostgreSQL) or innodb_lock_wait_timeout=5 (MySQL); repeatable
+    #[arg(long, visible_alias = "pg-set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
     /// Keep the bank after `all` (drop it later with `cleanup`)
     #[arg(long)]
     pub keep: bool,

@@ -22,6 +22,9 @@ pub struct Defaults {
     pub threads: String,
     pub warmup: &'static str,
     pub duration: &'static str,
+    /// What `--rate` counts when `--rate-scope` is not given: all workers together, or each
+    /// (OLTP's stabilized load is a rate per user).
+    pub rate_scope: crate::spec::RateScope,
 }
 
 /// The shared options plus a workload: the run specification.
@@ -81,7 +84,7 @@ pub fn build_spec(
             let rate = parse_numeric("rate", rate, |s| parse_rate("rate", s), |v| *v, |f| f)?;
             LoadSpec::Open {
                 rate,
-                scope: args.rate_scope,
+                scope: args.rate_scope.unwrap_or(defaults.rate_scope),
                 arrival: args.arrival,
             }
         }
@@ -189,6 +192,7 @@ pub fn memory_spec(args: &MemoryArgs, env: &Environment) -> Result<RunSpec, Spec
             threads: threads_default,
             warmup: "1s",
             duration: "5s",
+            rate_scope: crate::spec::RateScope::Total,
         },
     )?;
     check_memory(&spec, &size_bytes, class, env)?;
@@ -294,6 +298,7 @@ pub fn cpu_spec(args: &CpuArgs, env: &Environment) -> Result<RunSpec, SpecError>
             threads: format!("1..{}", all_threads(env)),
             warmup: "1s",
             duration: "5s",
+            rate_scope: crate::spec::RateScope::Total,
         },
     )
 }
@@ -318,6 +323,7 @@ pub fn null_spec(args: &NullArgs) -> Result<RunSpec, SpecError> {
             threads: "1".into(),
             warmup: "1s",
             duration: "5s",
+            rate_scope: crate::spec::RateScope::Total,
         },
     )
 }

@@ -219,6 +219,7 @@ pub fn io_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
             threads: "1".into(),
             warmup: "1s",
             duration: "5s",
+            rate_scope: crate::spec::RateScope::Total,
         },
     )?;
     Ok(spec)
@@ -292,6 +293,7 @@ fn surface_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
             threads: "1".into(),
             warmup: "0s",
             duration: "5s",
+            rate_scope: crate::spec::RateScope::Total,
         },
     )
     .map_err(AppError::from)

@@ -1,28 +1,30 @@
-//! `perflab oltp [all|prepare|run|cleanup]`: DebitCredit on a database, in one go or in
-//! sysbench-style steps.
+//! `perflab oltp [all|prepare|run|cleanup]`: DebitCredit or order entry on a database, in one
+//! go or in sysbench-style steps.
 
 use super::AppError;
 use super::build::{Defaults, build_spec};
 use crate::cli::{GlobalArgs, OltpAction, OltpArgs};
 use crate::env::Environment;
 use crate::spec::units::parse_count;
-use crate::spec::{RunSpec, SpecError};
+use crate::spec::{RateScope, RunSpec, SpecError};
+use crate::target::url::{self as target_url, TargetUrl};
 use crate::workload::WorkloadSpec;
-use crate::workload::oltp::postgres::{self as pg_backend, PgTarget};
-use crate::workload::oltp::sqlite::{self, SqliteSettings};
-use crate::workload::oltp::{OltpSpec, Phases};
+use crate::workload::oltp::backend::Backend;
+use crate::workload::oltp::mysql::MyTarget;
+use crate::workload::oltp::postgres::PgTarget;
+use crate::workload::oltp::schema::{self, Found};
+use crate::workload::oltp::sqlite::SqliteSettings;
+use crate::workload::oltp::sql::{Conn, DbError};
+use crate::workload::oltp::{Mix, OltpSpec, Phases};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-
-/// Largest scale accepted: 10,000 branches is a billion accounts.
-const MAX_SCALE: u64 = 10_000;
+use std::sync::Arc;
 
 /// The database a command works on.
 struct Target {
-    path: PathBuf,
+    backend: Backend,
+    /// The temporary directory of the default SQLite file.
     temp_dir: Option<PathBuf>,
-    /// PostgreSQL: how to connect.
-    pg: Option<PgTarget>,
     /// As shown and recorded: no password.
     shown: String,
 }
@@ -30,7 +32,7 @@ struct Target {
 /// `scheme://user:password@host/...` with the password replaced by `***`: the target
 /// parser's redaction where the URL parses, else a plain cut of the password.
 pub fn redact(url: &str) -> String {
-    if let Ok(parsed) = url.parse::<crate::target::url::TargetUrl>() {
+    if let Ok(parsed) = url.parse::<TargetUrl>() {
         return parsed.redacted();
     }
     let Some((scheme, rest)) = url.split_once("://") else {
@@ -46,86 +48,81 @@ pub fn redact(url: &str) -> String {
     }
 }
 
-fn target(args: &OltpArgs) -> Result<Target, AppError> {
-    match args.target.as_deref() {
-        None => {
-            let dir = std::env::temp_dir().join(format!("perflab-oltp-{}", std::process::id()));
-            Ok(Target {
-                path: dir.join("bank.db"),
-                shown: format!("sqlite://{}", dir.join("bank.db").display()),
-                temp_dir: Some(dir),
-                pg: None,
-            })
-        }
-        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-            let mut set = Vec::new();
-            for item in &args.pg_set {
-                let Some((name, value)) = item.split_once('=') else {
-                    return Err(SpecError::new(
-                        "pg-set",
-                        item,
-                        "give NAME=VALUE, e.g. synchronous_commit=off",
-                    )
-                    .into());
-                };
-                set.push((name.trim().to_string(), value.trim().to_string()));
+/// `--set NAME=VALUE` pairs.
+fn session_settings(args: &OltpArgs) -> Result<Vec<(String, String)>, SpecError> {
+    args.set
+        .iter()
+        .map(|item| match item.split_once('=') {
+            Some((name, value)) if !name.trim().is_empty() => {
+                Ok((name.trim().to_string(), value.trim().to_string()))
             }
-            Ok(Target {
-                path: PathBuf::new(),
-                temp_dir: None,
-                pg: Some(PgTarget {
-                    url: url.to_string(),
-                    set,
-                }),
-                shown: redact(url),
-            })
-        }
-        Some(url) => {
-            let Some(rest) = url.strip_prefix("sqlite://") else {
-                let scheme = url.split("://").next().unwrap_or(url);
-                return Err(AppError::Usage(if url.contains("://") {
-                    format!(
-                        "--target {scheme}://...: MySQL targets are not built yet; use sqlite:///path/to/file.db or postgres://user@host/db"
-                    )
-                } else {
-                    format!(
-                        "--target {:?}: give a URL such as sqlite:///path/to/file.db or postgres://user@host/db",
-                        redact(url)
-                    )
-                }));
-            };
-            if rest.is_empty() || rest == ":memory:" {
+            _ => Err(SpecError::new(
+                "set",
+                item,
+                "give NAME=VALUE, e.g. synchronous_commit=off",
+            )),
+        })
+        .collect()
+}
+
+fn target(args: &OltpArgs) -> Result<Target, AppError> {
+    let sqlite = sqlite_settings(args)?;
+    let set = session_settings(args)?;
+    let Some(url) = args.target.as_deref() else {
+        let dir = std::env::temp_dir().join(format!("perflab-oltp-{}", std::process::id()));
+        let path = dir.join("bank.db");
+        return Ok(Target {
+            shown: format!("sqlite://{}", path.display()),
+            backend: Backend::Sqlite {
+                path,
+                settings: sqlite,
+            },
+            temp_dir: Some(dir),
+        });
+    };
+    let parsed: TargetUrl = url
+        .parse()
+        .map_err(|e: target_url::UrlError| AppError::Usage(format!("--target {}: {e}", redact(url))))?;
+    let shown = parsed.redacted();
+    let backend = match parsed.backend {
+        target_url::Backend::Sqlite => {
+            if !set.is_empty() {
                 return Err(AppError::Usage(
-                    "--target sqlite://: give a file path, e.g. sqlite:///tmp/bank.db (a benchmark needs a file)".into(),
+                    "--set is for servers; SQLite takes --sqlite-journal-mode and --sqlite-synchronous".into(),
                 ));
             }
-            let path = PathBuf::from(rest);
-            if path
-                .parent()
-                .is_some_and(|p| !p.as_os_str().is_empty() && !p.is_dir())
+            let path = parsed.path.unwrap_or_default();
+            if let Some(dir) = path.parent()
+                && !dir.as_os_str().is_empty()
+                && !dir.is_dir()
             {
                 return Err(AppError::Usage(format!(
-                    "--target {url}: the directory {} does not exist",
-                    path.parent().unwrap_or(&path).display()
+                    "--target {shown}: the directory {} does not exist",
+                    dir.display()
                 )));
             }
-            Ok(Target {
+            Backend::Sqlite {
                 path,
-                temp_dir: None,
-                pg: None,
-                shown: url.to_string(),
-            })
+                settings: sqlite,
+            }
         }
-    }
+        target_url::Backend::Postgres => Backend::Postgres(PgTarget {
+            url: url.to_string(),
+            set,
+        }),
+        target_url::Backend::Mysql => Backend::Mysql(MyTarget {
+            url: url.to_string(),
+            set,
+        }),
+    };
+    Ok(Target {
+        backend,
+        temp_dir: None,
+        shown,
+    })
 }
 
-/// Connects to a PostgreSQL target, or says in one line why not.
-fn pg_connect(t: &Target, pg: &PgTarget) -> Result<postgres::Client, AppError> {
-    pg_backend::connect(pg)
-        .map_err(|e| AppError::Usage(format!("cannot connect to {}: {e}", t.shown)))
-}
-
-fn settings(args: &OltpArgs) -> Result<SqliteSettings, SpecError> {
+fn sqlite_settings(args: &OltpArgs) -> Result<SqliteSettings, SpecError> {
     let journal = args.sqlite_journal_mode.to_ascii_lowercase();
     if !SqliteSettings::JOURNAL_MODES.contains(&journal.as_str()) {
         return Err(SpecError::new(
@@ -148,81 +145,126 @@ fn settings(args: &OltpArgs) -> Result<SqliteSettings, SpecError> {
     })
 }
 
-fn scale(args: &OltpArgs) -> Result<u64, SpecError> {
+fn mix(args: &OltpArgs) -> Result<Mix, SpecError> {
+    Mix::parse(&args.workload).ok_or_else(|| {
+        SpecError::new(
+            "workload",
+            &args.workload,
+            "use debitcredit (TPC-B) or orderentry",
+        )
+    })
+}
+
+fn scale(args: &OltpArgs, mix: Mix) -> Result<u64, SpecError> {
     let s = parse_count("scale", &args.scale)?;
-    if s == 0 || s > MAX_SCALE {
+    if s == 0 || s > mix.max_scale() {
         return Err(SpecError::new(
             "scale",
             &args.scale,
-            "a scale from 1 to 10000 (100,000 accounts each)",
+            &format!("a scale from 1 to {} ({})", mix.max_scale(), mix.unit()),
         ));
     }
     Ok(s)
 }
 
+/// Connects (an SQLite file read-only), or says in one line why not.
+fn open(t: &Target, look_only: bool) -> Result<Box<dyn Conn>, AppError> {
+    let opened = if look_only {
+        t.backend.inspect()
+    } else {
+        t.backend.connect()
+    };
+    opened.map_err(|e| unreachable_target(t, e))
+}
+
+fn unreachable_target(t: &Target, e: DbError) -> AppError {
+    AppError::Usage(format!("cannot connect to {}: {e}", t.shown))
+}
+
+/// What the database holds of the workload's tables, changing nothing.
+fn look(t: &Target, mix: Mix) -> Result<Found, AppError> {
+    if t.backend.is_new_file() {
+        return Ok(Found {
+            foreign: false,
+            ours: None,
+        });
+    }
+    schema::found(&mut *open(t, true)?, mix.tables())
+        .map_err(|e| AppError::Usage(format!("--target {}: {e}", t.shown)))
+}
+
+/// Refuses (exit 2) a database that holds tables of the workload's names perflab did not
+/// create.
+fn refuse_foreign(t: &Target, mix: Mix) -> Result<(), AppError> {
+    if look(t, mix)?.foreign {
+        let names: Vec<&str> = mix.tables().iter().map(|t| t.name).collect();
+        return Err(AppError::Usage(format!(
+            "refusing to load into {}: it holds tables perflab did not create ({}); use another --target, or drop them yourself",
+            t.shown,
+            names.join(", ")
+        )));
+    }
+    Ok(())
+}
+
 /// The run specification for `all` and `run`.
 pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppError> {
-    if args.workload != "debitcredit" {
-        return Err(SpecError::new(
-            "workload",
-            &args.workload,
-            "debitcredit is the one built so far (order entry is coming)",
-        )
-        .into());
-    }
+    let mix = mix(args)?;
     if args.run.think.is_some() && args.run.rate.is_some() {
         return Err(AppError::Usage("give --think or --rate, not both".into()));
     }
     let t = target(args)?;
-    let sqlite = settings(args)?;
-    let mut scale = scale(args)?;
-    let mut server_settings = BTreeMap::new();
-    if let Some(pg) = &t.pg {
-        let mut c = pg_connect(&t, pg)?;
-        server_settings = pg_backend::settings(&mut c).map_err(AppError::Usage)?;
-    }
+    let mut scale = scale(args, mix)?;
     let phases = match args.action {
         OltpAction::Run => {
             if t.temp_dir.is_some() {
                 return Err(AppError::Usage(
-                    "oltp run needs --target: the bank 'oltp prepare --target ...' loaded".into(),
+                    "oltp run needs --target: the database 'oltp prepare --target ...' loaded"
+                        .into(),
                 ));
             }
-            let found = match &t.pg {
-                Some(pg) => pg_backend::scale_of(&mut pg_connect(&t, pg)?),
-                None => sqlite::inspect(&t.path)
-                    .map_err(|e| format!("{e}"))
-                    .and_then(|c| sqlite::scale_of(&c)),
-            }
-            .map_err(|e| AppError::Usage(format!("--target {}: {e}", t.shown)))?;
-            match found {
-                Some(s) => scale = s,
-                None => {
+            let found = look(&t, mix)?;
+            match found.ours {
+                Some((workload, s)) if workload == mix.name() && !found.foreign => scale = s,
+                _ => {
                     return Err(AppError::Usage(format!(
-                        "{} holds no bank perflab prepared; run 'perflab oltp prepare --target {}' first",
-                        t.shown, t.shown
+                        "{} holds no {} tables perflab prepared; run 'perflab oltp prepare --workload {} --target {}' first",
+                        t.shown,
+                        mix.name(),
+                        mix.name(),
+                        t.shown
                     )));
                 }
             }
             Phases::Run
         }
         _ => {
-            refuse_foreign(&t)?;
+            refuse_foreign(&t, mix)?;
             Phases::All
         }
     };
+    let server_settings: BTreeMap<String, String> = match &t.backend {
+        Backend::Sqlite { .. } => BTreeMap::new(),
+        _ => t
+            .backend
+            .settings()
+            .map_err(|e| unreachable_target(&t, e))?,
+    };
+    let sqlite = match &t.backend {
+        Backend::Sqlite { settings, .. } => Some(settings.clone()),
+        _ => None,
+    };
     let spec = OltpSpec {
-        transaction: "debitcredit",
+        workload: mix,
         select_only: args.select_only,
         scale,
         target: t.shown,
-        sqlite: t.pg.is_none().then_some(sqlite),
+        sqlite,
         server_settings,
         phases,
         keep: args.keep,
-        path: t.path,
+        backend: Arc::new(t.backend),
         temp_dir: t.temp_dir,
-        pg: t.pg,
     };
     Ok(build_spec(
         &args.run,
@@ -231,38 +273,20 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
             threads: "1,2,4".into(),
             warmup: "1s",
             duration: "5s",
+            rate_scope: RateScope::Worker,
         },
     )?)
 }
 
-/// Refuses (exit 2) a database that holds pgbench tables perflab did not create.
-fn refuse_foreign(t: &Target) -> Result<(), AppError> {
-    let found = match &t.pg {
-        Some(pg) => pg_backend::existing(&mut pg_connect(t, pg)?),
-        None if !t.path.exists() => return Ok(()),
-        None => sqlite::inspect(&t.path)
-            .map_err(|e| e.to_string())
-            .and_then(|c| sqlite::existing(&c)),
-    }
-    .map_err(|e| AppError::Usage(format!("--target {}: {e}", t.shown)))?;
-    match found {
-        (true, false) => Err(AppError::Usage(format!(
-            "refusing to load into {}: it holds pgbench tables perflab did not create; use another --target, or drop them yourself",
-            t.shown
-        ))),
-        _ => Ok(()),
-    }
-}
-
-/// `prepare` and `cleanup`: load or drop the bank, no measurement.
+/// `prepare` and `cleanup`: load or drop the tables, no measurement.
 pub fn steps(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
+    let mix = mix(args)?;
     let t = target(args)?;
     if t.temp_dir.is_some() {
         return Err(AppError::Usage(
-            "oltp prepare and cleanup need --target sqlite:///path/to/file.db".into(),
+            "oltp prepare and cleanup need --target, e.g. sqlite:///path/to/file.db".into(),
         ));
     }
-    let s = settings(args)?;
     let note = |text: &str| {
         if !g.quiet {
             eprintln!("{text}");
@@ -270,27 +294,27 @@ pub fn steps(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
     };
     match args.action {
         OltpAction::Prepare => {
-            refuse_foreign(&t)?;
+            let scale = scale(args, mix)?;
+            refuse_foreign(&t, mix)?;
             crate::run::interrupt::install();
-            let scale = scale(args)?;
-            match &t.pg {
-                Some(pg) => pg_backend::prepare(pg, scale, &note),
-                None => sqlite::prepare(&t.path, &s, scale, &note),
+            let mut c = open(&t, false)?;
+            let loaded = schema::drop_ours(&mut *c, &Mix::known_tables())
+                .and_then(|_| mix.load(&mut *c, scale, &note));
+            if let Err(e) = loaded {
+                // Leave nothing half-loaded behind.
+                let _ = schema::drop_ours(&mut *c, &Mix::known_tables());
+                return Err(AppError::Failed(format!("prepare failed: {e}")));
             }
-            .map_err(AppError::Failed)
+            Ok(())
         }
         OltpAction::Cleanup => {
-            match &t.pg {
-                Some(pg) => pg_backend::drop_bank(&mut pg_connect(&t, pg)?),
-                None => sqlite::connect(&t.path, &s)
-                    .map_err(|e| format!("--target {}: {e}", t.shown))
-                    .and_then(|conn| sqlite::drop_bank(&conn)),
-            }
-            .map_err(AppError::Failed)?;
-            note(&format!(
-                "cleanup: dropped perflab's tables from {}",
-                t.shown
-            ));
+            let dropped = schema::drop_ours(&mut *open(&t, false)?, &Mix::known_tables())
+                .map_err(|e| AppError::Failed(format!("cleanup failed: {e}")))?;
+            note(&if dropped {
+                format!("cleanup: dropped perflab's tables from {}", t.shown)
+            } else {
+                format!("cleanup: {} holds no tables perflab made", t.shown)
+            });
             Ok(())
         }
         _ => Ok(()),

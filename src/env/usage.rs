@@ -111,6 +111,36 @@ pub fn process_cpu_time() -> Option<Duration> {
     parse_process_cpu(&std::fs::read_to_string("/proc/self/stat").ok()?)
 }
 
+/// The CPU time (user + system) of every process whose command name is one of `names`
+/// (`postgres`, `mariadbd` ...): a local database server's CPU, sampled around a step.
+/// Reaped children's time counts too (the kernel adds it to their parent's `cutime` and
+/// `cstime`), so a server backend that exits between two samples does not take its time
+/// with it.
+pub fn cpu_time_of(names: &[&str]) -> Option<Duration> {
+    let mut total = Duration::ZERO;
+    let mut found = false;
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let file_name = entry.file_name();
+        if !file_name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let comm = text
+            .find('(')
+            .zip(text.rfind(')'))
+            .map(|(a, b)| &text[a + 1..b]);
+        if comm.is_some_and(|c| names.contains(&c))
+            && let Some(t) = parse_process_cpu_with_children(&text)
+        {
+            total += t;
+            found = true;
+        }
+    }
+    found.then_some(total)
+}
+
 /// `utime + stime` of a `/proc/<pid>/stat` text. The command name (field 2) is in
 /// parentheses and may itself hold spaces and `)`, so fields are counted from the last `)`.
 pub fn parse_process_cpu(stat_text: &str) -> Option<Duration> {
@@ -121,6 +151,18 @@ pub fn parse_process_cpu(stat_text: &str) -> Option<Duration> {
     let utime: u64 = fields.next()?.parse().ok()?;
     let stime: u64 = fields.next()?.parse().ok()?;
     let ticks = utime.saturating_add(stime);
+    Some(Duration::from_millis(ticks.saturating_mul(1000 / USER_HZ)))
+}
+
+/// `utime + stime + cutime + cstime` (fields 14 to 17) of a `/proc/<pid>/stat` text.
+fn parse_process_cpu_with_children(stat_text: &str) -> Option<Duration> {
+    let close = stat_text.rfind(')')?;
+    let ticks = stat_text[close + 1..]
+        .split_whitespace()
+        .skip(14 - 3)
+        .take(4)
+        .map(|f| f.parse::<u64>().ok())
+        .sum::<Option<u64>>()?;
     Some(Duration::from_millis(ticks.saturating_mul(1000 / USER_HZ)))
 }
 
@@ -240,6 +282,12 @@ procs_blocked 0
         let plain = "7708 (cat) R 7691 7691 6852 0 -1 4194304 101 0 0 0 250 36 0 0 20 0 1 0 \
                      312198 3133440 389 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0\n";
         assert_eq!(parse_process_cpu(plain), Some(Duration::from_millis(2860)));
+        // Reaped children's time (fields 16 and 17) counts for a server's CPU.
+        let parent = plain.replace(" 250 36 0 0 ", " 250 36 14 10 ");
+        assert_eq!(
+            parse_process_cpu_with_children(&parent),
+            Some(Duration::from_millis(3100))
+        );
         // A command name with spaces and parentheses in it.
         let odd = "42 (my (weird) prog) 1 2) S 1 42 42 0 -1 4194560 500 0 0 0 7 3 0 0 20 0 4 0 \
                    100 0 0 18446744073709551615\n";

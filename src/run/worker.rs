@@ -5,6 +5,7 @@
 //! per op in a closed loop (the end of one op is the start of the next), one histogram update.
 
 use super::pacer::{Pacer, wait_until};
+use crate::record::histogram::new_histogram;
 use crate::record::recorder::{IntervalReport, Recorder, WorkerTotals};
 use crate::workload::{
     Figures, GroupTotals, OpError, OpResult, Pump, QueuedSession, Session, SessionFactory,
@@ -108,18 +109,21 @@ pub fn run(mut plan: WorkerPlan, shared: &Shared, tx: Sender<IntervalReport>) ->
     while shared.phase() < MEASURE {
         std::thread::sleep(Duration::from_micros(200));
     }
+    let mut kinds = Kinds::default();
     let totals = if shared.phase() == MEASURE {
         let start = *shared.measure_start.get().unwrap_or(&Instant::now());
-        measure(&mut *session, &mut plan, shared, tx, start)
+        measure(&mut *session, &mut plan, shared, tx, start, &mut kinds)
     } else {
         WorkerTotals::default()
     };
     shared.measured.fetch_add(1, Ordering::SeqCst);
     shared.done.fetch_add(1, Ordering::SeqCst);
+    let mut groups = kinds.0;
+    groups.extend(session.groups());
     Ok(WorkerOutput {
         totals,
         figures: session.finish(),
-        groups: session.groups(),
+        groups,
     })
 }
 
@@ -130,12 +134,45 @@ fn think(pacer: &Pacer, shared: &Shared, phase: u8) {
     }
 }
 
+/// One worker's measured ops by kind (`OpOutcome::kind`), for workloads with several:
+/// response times per transaction type. Kinds are few, so a short list searched by name.
+#[derive(Default)]
+struct Kinds(Vec<GroupTotals>);
+
+impl Kinds {
+    #[inline]
+    fn record(&mut self, kind: &'static str, response: Duration) {
+        if kind.is_empty() {
+            return;
+        }
+        let at = match self.0.iter().position(|g| g.key == kind) {
+            Some(i) => i,
+            None => {
+                self.0.push(GroupTotals {
+                    by: "kind",
+                    key: kind.to_string(),
+                    label: kind.to_string(),
+                    ops: 0,
+                    bytes: 0,
+                    errors: 0,
+                    latency: new_histogram(),
+                });
+                self.0.len() - 1
+            }
+        };
+        let g = &mut self.0[at];
+        g.ops += 1;
+        g.latency.saturating_record(response.as_nanos() as u64);
+    }
+}
+
 fn measure(
     session: &mut dyn Session,
     plan: &mut WorkerPlan,
     shared: &Shared,
     tx: Sender<IntervalReport>,
     measure_start: Instant,
+    kinds: &mut Kinds,
 ) -> WorkerTotals {
     let quota = plan.quota.unwrap_or(u64::MAX);
     let mut now = Instant::now();
@@ -157,7 +194,10 @@ fn measure(
         let outcome = session.execute();
         now = Instant::now();
         match outcome {
-            Ok(o) => rec.record(intended, start, now, o.items, o.bytes),
+            Ok(o) => {
+                rec.record(intended, start, now, o.items, o.bytes);
+                kinds.record(o.kind, now.saturating_duration_since(intended));
+            }
             Err(e) => rec.record_error(intended, start, now, &e.0),
         }
         done += 1;

@@ -1,5 +1,6 @@
-//! The storage part of a report: each step's figures by direction, block size and file, and
-//! what the block devices themselves counted over the same time.
+//! The breakdowns of a report: each step's figures by transaction type (OLTP), by direction,
+//! block size and file (storage), and what the block devices themselves counted over the
+//! same time.
 
 use super::format::{bytes_per_sec, ns, rate, sig3};
 use super::table::Table;
@@ -11,6 +12,13 @@ pub fn render(r: &RunRecord) -> String {
     let mut groups = Table::new(
         [
             "step", "group", "IO/s", "bytes/s", "mean", "p50", "p99", "max", "errors", "",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    let mut kinds = Table::new(
+        [
+            "step", "type", "tx/s", "share", "mean", "p50", "p90", "p99", "p99.9", "max",
         ]
         .map(String::from)
         .to_vec(),
@@ -33,7 +41,25 @@ pub fn render(r: &RunRecord) -> String {
     for s in &r.steps {
         // The first trial stands for the step; repeats have the same groups.
         let Some(t) = s.trials.first() else { continue };
-        for g in &t.groups {
+        // Response times by transaction type, where a step ran more than one type.
+        let typed: Vec<_> = t.groups.iter().filter(|g| g.by == "kind").collect();
+        let all: u64 = typed.iter().map(|g| g.ops).sum();
+        for g in typed.iter().filter(|_| typed.len() > 1) {
+            let l = &g.latency;
+            kinds.row(vec![
+                s.index.to_string(),
+                g.label.clone(),
+                rate(g.ops_per_sec),
+                format!("{:.1}%", 100.0 * g.ops as f64 / all.max(1) as f64),
+                ns(l.mean_ns),
+                ns(l.p50_ns as f64),
+                ns(l.p90_ns as f64),
+                ns(l.p99_ns as f64),
+                ns(l.p999_ns as f64),
+                ns(l.max_ns as f64),
+            ]);
+        }
+        for g in t.groups.iter().filter(|g| g.by != "kind") {
             groups.row(vec![
                 s.index.to_string(),
                 match g.by.as_str() {
@@ -65,6 +91,10 @@ pub fn render(r: &RunRecord) -> String {
                 rate(a.flushes_per_sec),
             ]);
         }
+    }
+    if !kinds.is_empty() {
+        out.push_str("\nby transaction type (response times):\n");
+        out.push_str(&kinds.render());
     }
     if !groups.is_empty() {
         out.push_str("\nby direction, block size and file:\n");

@@ -22,6 +22,9 @@ pub struct OpOutcome {
     pub bytes: u64,
     /// Work items the op completed (loads of a pointer chase, tickets checked, pixels ...).
     pub items: u64,
+    /// Which kind of op this was (`new_order`, `lookup`), for a breakdown by kind; empty for
+    /// workloads with one kind.
+    pub kind: &'static str,
 }
 
 /// A failed op. Counted as an error in the step; the message of the first few is kept.

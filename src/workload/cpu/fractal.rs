@@ -353,6 +353,7 @@ impl Session for FractalSession {
         Ok(OpOutcome {
             bytes: 0,
             items: (self.side * self.side) as u64,
+            ..Default::default()
         })
     }
 }
@@ -466,7 +467,8 @@ mod tests {
                     out,
                     OpOutcome {
                         bytes: 0,
-                        items: 576
+                        items: 576,
+                        ..Default::default()
                     }
                 );
                 sums.push(s.last_checksum());

@@ -162,6 +162,7 @@ impl Session for SurfaceSession {
         Ok(OpOutcome {
             bytes: self.file * TESTS.len() as u64,
             items: TESTS.len() as u64,
+            ..Default::default()
         })
     }
 

@@ -315,6 +315,7 @@ impl Session for BandwidthSession {
         Ok(OpOutcome {
             bytes: self.elements as u64 * self.kernel.bytes_per_element(),
             items: self.elements as u64,
+            ..Default::default()
         })
     }
 }

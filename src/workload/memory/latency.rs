@@ -127,6 +127,7 @@ impl Session for LatencySession {
         Ok(OpOutcome {
             bytes: (self.loads_per_op * SLOT_BYTES) as u64,
             items: self.loads_per_op as u64,
+            ..Default::default()
         })
     }
 
@@ -203,7 +204,8 @@ mod tests {
             out,
             OpOutcome {
                 bytes: 640,
-                items: 10
+                items: 10,
+                ..Default::default()
             }
         );
         let mut p = start;

@@ -252,6 +252,7 @@ impl Session for LottoSession {
         Ok(OpOutcome {
             bytes: (BLOCK_TICKETS * TICKET_BYTES) as u64,
             items: BLOCK_TICKETS as u64,
+            ..Default::default()
         })
     }
 

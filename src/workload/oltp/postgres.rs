@@ -1,28 +1,23 @@
-//! DebitCredit on PostgreSQL, through the `postgres` crate (the extended protocol, statements
-//! prepared once per connection).
+//! PostgreSQL, through the `postgres` crate: the extended protocol, each statement prepared
+//! once per connection, integers converted to the types the server inferred.
 //!
-//! - Loading follows `pgbench -i -I dtGvp`: tables created, rows generated on the server
-//!   (`generate_series`, no round trip per row), then `VACUUM ANALYZE`, then primary keys —
-//!   indexes after the load.
-//! - A transaction that fails with a serialization failure or a deadlock is retried and
-//!   counted; a broken connection is re-opened with backoff and counted, and the transaction
-//!   in flight is an error (its outcome is unknown).
-//! - `--pg-set NAME=VALUE` sets server parameters per session (`SET`), e.g.
-//!   `synchronous_commit=off`; the settings that decide durability and group commit are
-//!   read back and recorded.
-//! - Log flushes: `pg_stat_wal`'s `wal_write` and `wal_sync` and `pg_stat_database`'s commits
-//!   are sampled around every measure phase.
+//! - `--set NAME=VALUE` sets server parameters per session (`SET`), e.g.
+//!   `synchronous_commit=off`; the settings that decide durability and group commit
+//!   ([`DISCLOSED`]) are read back and recorded.
+//! - Log flushes: `pg_stat_wal`'s `wal_write` and `wal_sync` (as `log_writes`, `log_syncs`)
+//!   and `pg_stat_database`'s commits are sampled around every measure phase ([`counters`]).
+//! - Passwords: from the URL, else `PGPASSWORD` or `~/.pgpass` (as libpq does; the crate reads
+//!   neither), through the target module's lookup.
 
-use super::debitcredit::{ACCOUNTS_PER_SCALE, Books, TABLES, TELLERS_PER_SCALE, Txn};
-use crate::workload::rng::Rng;
-use crate::workload::{Figures, OpError, OpOutcome, Session};
+use super::sql::{Conn, DbError, Dialect, ErrorKind, Stmt, numbered_placeholders};
+use bytes::BytesMut;
 use postgres::error::SqlState;
-use postgres::{Client, NoTls, Statement};
+use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
+use postgres::{Client, NoTls, SimpleQueryMessage, Statement};
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
 
 /// Server settings recorded with every run: durability, group commit, the WAL.
-pub const DISCLOSED: [&str; 10] = [
+pub const DISCLOSED: [&str; 11] = [
     "server_version",
     "synchronous_commit",
     "fsync",
@@ -33,13 +28,8 @@ pub const DISCLOSED: [&str; 10] = [
     "wal_level",
     "shared_buffers",
     "max_connections",
+    "default_transaction_isolation",
 ];
-/// Retries of one transaction before it counts as failed.
-const MAX_RETRIES: u32 = 100;
-/// How long a client keeps trying to reconnect before the transaction in hand fails.
-const RECONNECT_FOR: Duration = Duration::from_secs(10);
-/// Longest wait between attempts to reconnect.
-const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
 /// How to reach the server, with the password (never shown) and the session settings.
 #[derive(Clone)]
@@ -56,22 +46,33 @@ impl std::fmt::Debug for PgTarget {
     }
 }
 
-fn err(e: postgres::Error) -> String {
-    // The server's message when there is one (wrong password, missing database ...).
-    match e.as_db_error() {
+fn db_error(e: postgres::Error) -> DbError {
+    let kind = match e.code() {
+        Some(c)
+            if *c == SqlState::T_R_SERIALIZATION_FAILURE
+                || *c == SqlState::T_R_DEADLOCK_DETECTED
+                || *c == SqlState::UNIQUE_VIOLATION =>
+        {
+            ErrorKind::Conflict
+        }
+        _ if e.is_closed() => ErrorKind::Broken,
+        _ => ErrorKind::Other,
+    };
+    // The server's message when there is one (wrong password, missing table ...).
+    let message = match e.as_db_error() {
         Some(db) => format!("{}: {}", db.severity(), db.message()),
         None => e.to_string(),
-    }
+    };
+    DbError { kind, message }
 }
 
 /// The connection settings: the URL, with the password from `PGPASSWORD` or `~/.pgpass`
-/// when the URL has none (as libpq does; the `postgres` crate reads neither). The lookup is
-/// the target module's, shared by every backend.
-fn config(t: &PgTarget) -> Result<postgres::Config, String> {
+/// when the URL has none.
+fn config(t: &PgTarget) -> Result<postgres::Config, DbError> {
     let mut cfg: postgres::Config = t
         .url
         .parse()
-        .map_err(|e: postgres::Error| format!("bad URL: {e}"))?;
+        .map_err(|e: postgres::Error| DbError::other(format!("bad URL: {e}")))?;
     if cfg.get_password().is_none()
         && let Ok(target) = t.url.parse::<crate::target::url::TargetUrl>()
     {
@@ -85,21 +86,26 @@ fn config(t: &PgTarget) -> Result<postgres::Config, String> {
 }
 
 /// Connects and applies the session settings.
-pub fn connect(t: &PgTarget) -> Result<Client, String> {
-    let mut c = config(t)?.connect(NoTls).map_err(err)?;
+pub fn connect(t: &PgTarget) -> Result<PgConn, DbError> {
+    let mut client = config(t)?.connect(NoTls).map_err(db_error)?;
     for (name, value) in &t.set {
-        c.batch_execute(&format!(
-            "SET {} = '{}'",
-            ident(name)?,
-            value.replace('\'', "''")
-        ))
-        .map_err(err)?;
+        client
+            .batch_execute(&format!(
+                "SET {} = '{}'",
+                ident(name)?,
+                value.replace('\'', "''")
+            ))
+            .map_err(db_error)?;
     }
-    Ok(c)
+    Ok(PgConn {
+        client,
+        stmts: Vec::new(),
+        params: Vec::with_capacity(8),
+    })
 }
 
 /// A parameter name as given, checked to be a plain identifier (it is spliced into SQL).
-fn ident(name: &str) -> Result<&str, String> {
+fn ident(name: &str) -> Result<&str, DbError> {
     if !name.is_empty()
         && name
             .chars()
@@ -107,145 +113,19 @@ fn ident(name: &str) -> Result<&str, String> {
     {
         Ok(name)
     } else {
-        Err(format!("--pg-set {name:?}: not a parameter name"))
+        Err(DbError::other(format!("--set {name:?}: not a parameter name")))
     }
 }
 
-/// The recorded settings, as the server reports them for a session with `--pg-set` applied.
-pub fn settings(c: &mut Client) -> Result<BTreeMap<String, String>, String> {
+/// The recorded settings, as the server reports them for a session with `--set` applied.
+pub fn settings(c: &mut PgConn) -> Result<BTreeMap<String, String>, DbError> {
     let mut out = BTreeMap::new();
     for name in DISCLOSED {
-        let row = c.query_one(&format!("SHOW {name}"), &[]).map_err(err)?;
-        out.insert(name.to_string(), row.get::<_, String>(0));
+        if let Some(v) = c.query_text(&format!("SHOW {name}"))? {
+            out.insert(name.to_string(), v);
+        }
     }
     Ok(out)
-}
-
-/// Whether the bank's tables exist, and whether perflab made them.
-pub fn existing(c: &mut Client) -> Result<(bool, bool), String> {
-    let count = |c: &mut Client, names: &[&str]| -> Result<i64, String> {
-        let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
-        c.query_one(
-            "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = ANY($1)",
-            &[&names],
-        )
-        .map(|r| r.get(0))
-        .map_err(err)
-    };
-    Ok((count(c, &TABLES)? > 0, count(c, &["perflab_meta"])? > 0))
-}
-
-/// The scale of a bank perflab made, if there is one.
-pub fn scale_of(c: &mut Client) -> Result<Option<u64>, String> {
-    if !existing(c)?.1 {
-        return Ok(None);
-    }
-    let row = c
-        .query_one("SELECT value FROM perflab_meta WHERE key = 'scale'", &[])
-        .map_err(err)?;
-    Ok(row.get::<_, String>(0).parse().ok())
-}
-
-/// Creates and loads the bank (server-side generation, keys after the load).
-pub fn prepare(t: &PgTarget, scale: u64, note: &dyn Fn(&str)) -> Result<(), String> {
-    let mut c = connect(t)?;
-    match existing(&mut c)? {
-        (true, false) => {
-            return Err(
-                "the database already holds pgbench tables that perflab did not create; use another database, or drop them yourself"
-                    .into(),
-            );
-        }
-        (true, true) => drop_bank(&mut c)?,
-        _ => {}
-    }
-    let started = Instant::now();
-    let accounts = ACCOUNTS_PER_SCALE * scale;
-    note(&format!(
-        "prepare: generating scale {scale} ({accounts} accounts) on the server"
-    ));
-    c.batch_execute(
-        "CREATE TABLE perflab_meta (key text PRIMARY KEY, value text);
-         CREATE TABLE pgbench_branches (bid int NOT NULL, bbalance int, filler char(88));
-         CREATE TABLE pgbench_tellers (tid int NOT NULL, bid int, tbalance int, filler char(84));
-         CREATE TABLE pgbench_accounts (aid int NOT NULL, bid int, abalance int, filler char(84));
-         CREATE TABLE pgbench_history (tid int, bid int, aid int, delta int, mtime timestamp, filler char(22));",
-    )
-    .map_err(err)?;
-    let s = scale as i64;
-    c.execute(
-        "INSERT INTO perflab_meta VALUES ('scale', $1::bigint::text), ('tables', $2)",
-        &[&s, &TABLES.join(",")],
-    )
-    .map_err(err)?;
-    c.execute(
-        "INSERT INTO pgbench_branches (bid, bbalance) SELECT b, 0 FROM generate_series(1, $1::bigint) b",
-        &[&s],
-    )
-    .map_err(err)?;
-    c.execute(
-        "INSERT INTO pgbench_tellers (tid, bid, tbalance) SELECT t, (t - 1) / $2::bigint + 1, 0 FROM generate_series(1, $1::bigint) t",
-        &[&((TELLERS_PER_SCALE * scale) as i64), &(TELLERS_PER_SCALE as i64)],
-    )
-    .map_err(err)?;
-    c.execute(
-        "INSERT INTO pgbench_accounts (aid, bid, abalance, filler) SELECT a, (a - 1) / $2::bigint + 1, 0, '' FROM generate_series(1, $1::bigint) a",
-        &[&(accounts as i64), &(ACCOUNTS_PER_SCALE as i64)],
-    )
-    .map_err(err)?;
-    note("prepare: vacuum, then primary keys");
-    // VACUUM must run on its own: several statements in one batch form a transaction.
-    c.batch_execute(
-        "VACUUM ANALYZE pgbench_branches, pgbench_tellers, pgbench_accounts, pgbench_history",
-    )
-    .map_err(err)?;
-    c.batch_execute(
-        "ALTER TABLE pgbench_branches ADD PRIMARY KEY (bid);
-         ALTER TABLE pgbench_tellers ADD PRIMARY KEY (tid);
-         ALTER TABLE pgbench_accounts ADD PRIMARY KEY (aid);",
-    )
-    .map_err(err)?;
-    let secs = started.elapsed().as_secs_f64();
-    note(&format!(
-        "prepare: done in {secs:.1} s ({:.0} accounts/s)",
-        accounts as f64 / secs.max(1e-9)
-    ));
-    Ok(())
-}
-
-/// Drops the tables perflab created (and only those).
-pub fn drop_bank(c: &mut Client) -> Result<(), String> {
-    if !existing(c)?.1 {
-        return Ok(());
-    }
-    let listed: String = c
-        .query_one("SELECT value FROM perflab_meta WHERE key = 'tables'", &[])
-        .map_err(err)?
-        .get(0);
-    for t in listed.split(',').filter(|t| TABLES.contains(t)) {
-        c.batch_execute(&format!("DROP TABLE IF EXISTS {t}"))
-            .map_err(err)?;
-    }
-    c.batch_execute("DROP TABLE perflab_meta").map_err(err)
-}
-
-/// The four sums that must agree.
-pub fn books(c: &mut Client) -> Result<Books, String> {
-    let row = c
-        .query_one(
-            "SELECT (SELECT coalesce(sum(abalance), 0)::bigint FROM pgbench_accounts),
-                    (SELECT coalesce(sum(tbalance), 0)::bigint FROM pgbench_tellers),
-                    (SELECT coalesce(sum(bbalance), 0)::bigint FROM pgbench_branches),
-                    (SELECT coalesce(sum(delta), 0)::bigint FROM pgbench_history)",
-            &[],
-        )
-        .map_err(err)?;
-    Ok(Books {
-        accounts: row.get(0),
-        tellers: row.get(1),
-        branches: row.get(2),
-        history: row.get(3),
-    })
 }
 
 /// Cumulative server counters: WAL writes and syncs, commits.
@@ -253,12 +133,13 @@ pub fn counters(t: &PgTarget) -> Option<Vec<(String, f64)>> {
     let mut c = config(t).ok()?.connect(NoTls).ok()?;
     let mut out = Vec::new();
     if let Ok(r) = c.query_one(
-        "SELECT wal_write::float8, wal_sync::float8, wal_records::float8 FROM pg_stat_wal",
+        "SELECT wal_write::float8, wal_sync::float8, wal_records::float8, wal_bytes::float8 FROM pg_stat_wal",
         &[],
     ) {
-        out.push(("wal_writes".into(), r.get::<_, f64>(0)));
-        out.push(("wal_syncs".into(), r.get::<_, f64>(1)));
-        out.push(("wal_records".into(), r.get::<_, f64>(2)));
+        out.push(("log_writes".into(), r.get::<_, f64>(0)));
+        out.push(("log_syncs".into(), r.get::<_, f64>(1)));
+        out.push(("log_records".into(), r.get::<_, f64>(2)));
+        out.push(("log_bytes".into(), r.get::<_, f64>(3)));
     }
     if let Ok(r) = c.query_one(
         "SELECT xact_commit::float8 FROM pg_stat_database WHERE datname = current_database()",
@@ -269,128 +150,155 @@ pub fn counters(t: &PgTarget) -> Option<Vec<(String, f64)>> {
     Some(out)
 }
 
-struct Prepared {
-    account: Statement,
-    select: Statement,
-    teller: Statement,
-    branch: Statement,
-    history: Statement,
+/// An integer parameter in the width the server inferred for its placeholder.
+#[derive(Debug)]
+enum Int {
+    I16(i16),
+    I32(i32),
+    I64(i64),
 }
 
-fn prepare_statements(c: &mut Client) -> Result<Prepared, postgres::Error> {
-    Ok(Prepared {
-        account: c.prepare("UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2")?,
-        select: c.prepare("SELECT abalance FROM pgbench_accounts WHERE aid = $1")?,
-        teller: c.prepare("UPDATE pgbench_tellers SET tbalance = tbalance + $1 WHERE tid = $2")?,
-        branch: c.prepare("UPDATE pgbench_branches SET bbalance = bbalance + $1 WHERE bid = $2")?,
-        history: c.prepare(
-            "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP)",
-        )?,
-    })
+impl ToSql for Int {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut BytesMut,
+    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match self {
+            Int::I16(v) => v.to_sql(ty, out),
+            Int::I32(v) => v.to_sql(ty, out),
+            Int::I64(v) => v.to_sql(ty, out),
+        }
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        matches!(*ty, Type::INT2 | Type::INT4 | Type::INT8)
+    }
+
+    to_sql_checked!();
 }
 
-/// One client.
-pub struct PgSession {
-    target: PgTarget,
+/// One connection.
+pub struct PgConn {
     client: Client,
-    stmts: Prepared,
-    rng: Rng,
-    scale: u64,
-    select_only: bool,
-    retries: u64,
-    reconnects: u64,
+    stmts: Vec<Statement>,
+    /// Reused for every call: the parameters converted to the statement's types.
+    params: Vec<Int>,
 }
 
-impl PgSession {
-    pub fn open(t: &PgTarget, scale: u64, select_only: bool, seed: u64) -> Result<Self, OpError> {
-        let mut client = connect(t).map_err(OpError)?;
-        let stmts = prepare_statements(&mut client).map_err(|e| OpError(err(e)))?;
-        Ok(PgSession {
-            target: t.clone(),
-            client,
-            stmts,
-            rng: Rng::new(seed),
-            scale,
-            select_only,
-            retries: 0,
-            reconnects: 0,
-        })
-    }
-
-    fn transaction(&mut self, t: &Txn) -> Result<(), postgres::Error> {
-        let (aid, bid, tid, delta) = (t.aid as i32, t.bid as i32, t.tid as i32, t.delta as i32);
-        let s = &self.stmts;
-        if self.select_only {
-            self.client.query_one(&s.select, &[&aid])?;
-            return Ok(());
+impl PgConn {
+    fn bind(&mut self, stmt: Stmt, values: &[i64]) -> Result<(), DbError> {
+        self.params.clear();
+        for (ty, &v) in self.stmts[stmt].params().iter().zip(values) {
+            let out_of_range = || DbError::other(format!("{v} does not fit a {ty} parameter"));
+            self.params.push(match *ty {
+                Type::INT2 => Int::I16(v.try_into().map_err(|_| out_of_range())?),
+                Type::INT4 => Int::I32(v.try_into().map_err(|_| out_of_range())?),
+                _ => Int::I64(v),
+            });
         }
-        let mut tx = self.client.transaction()?;
-        tx.execute(&s.account, &[&delta, &aid])?;
-        tx.query_one(&s.select, &[&aid])?;
-        tx.execute(&s.teller, &[&delta, &tid])?;
-        tx.execute(&s.branch, &[&delta, &bid])?;
-        tx.execute(&s.history, &[&tid, &bid, &aid, &delta])?;
-        tx.commit()
+        Ok(())
     }
 
-    /// Re-opens a broken connection, waiting longer after each failure.
-    fn reconnect(&mut self) -> Result<(), String> {
-        let mut wait = Duration::from_millis(100);
-        let deadline = Instant::now() + RECONNECT_FOR;
-        loop {
-            self.reconnects += 1;
-            match connect(&self.target).and_then(|mut c| {
-                let s = prepare_statements(&mut c).map_err(err)?;
-                Ok((c, s))
-            }) {
-                Ok((c, s)) => {
-                    self.client = c;
-                    self.stmts = s;
-                    return Ok(());
-                }
-                Err(e) if Instant::now() >= deadline => return Err(e),
-                Err(_) => {
-                    std::thread::sleep(wait);
-                    wait = (wait * 2).min(MAX_BACKOFF);
-                }
+}
+
+/// The bound parameters as the crate takes them.
+fn refs(params: &[Int]) -> Vec<&(dyn ToSql + Sync)> {
+    params.iter().map(|p| p as &(dyn ToSql + Sync)).collect()
+}
+
+/// A column read as an integer, whichever integer type the server sent; NULL as 0.
+fn int_at(row: &postgres::Row, i: usize) -> Result<i64, DbError> {
+    let ty = row.columns()[i].type_().clone();
+    let v = match ty {
+        Type::INT2 => row.try_get::<_, Option<i16>>(i).map(|v| v.map(i64::from)),
+        Type::INT4 => row.try_get::<_, Option<i32>>(i).map(|v| v.map(i64::from)),
+        _ => row.try_get::<_, Option<i64>>(i),
+    };
+    v.map(|v| v.unwrap_or(0)).map_err(db_error)
+}
+
+impl Conn for PgConn {
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+
+    fn batch(&mut self, sql: &str) -> Result<(), DbError> {
+        self.client.batch_execute(sql).map_err(db_error)
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<Stmt, DbError> {
+        let s = self
+            .client
+            .prepare(&numbered_placeholders(sql))
+            .map_err(db_error)?;
+        self.stmts.push(s);
+        Ok(self.stmts.len() - 1)
+    }
+
+    fn exec(&mut self, stmt: Stmt, params: &[i64]) -> Result<u64, DbError> {
+        self.bind(stmt, params)?;
+        let refs = refs(&self.params);
+        self.client
+            .execute(&self.stmts[stmt], &refs)
+            .map_err(db_error)
+    }
+
+    fn query(&mut self, stmt: Stmt, params: &[i64], out: &mut Vec<i64>) -> Result<usize, DbError> {
+        self.bind(stmt, params)?;
+        let refs = refs(&self.params);
+        let rows = self
+            .client
+            .query(&self.stmts[stmt], &refs)
+            .map_err(db_error)?;
+        for r in &rows {
+            out.push(int_at(r, 0)?);
+        }
+        Ok(rows.len())
+    }
+
+    fn query_row(&mut self, sql: &str) -> Result<Option<Vec<i64>>, DbError> {
+        // The simple protocol: every column as text, so sums of any width parse alike.
+        for m in self.client.simple_query(sql).map_err(db_error)? {
+            if let SimpleQueryMessage::Row(r) = m {
+                return (0..r.len())
+                    .map(|i| match r.get(i) {
+                        None => Ok(0),
+                        Some(s) => s
+                            .parse::<i64>()
+                            .map_err(|_| DbError::other(format!("{s:?} is not an integer"))),
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(Some);
             }
         }
+        Ok(None)
     }
-}
 
-fn retryable(e: &postgres::Error) -> bool {
-    matches!(
-        e.code(),
-        Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE || *c == SqlState::T_R_DEADLOCK_DETECTED
-    )
-}
-
-impl Session for PgSession {
-    fn execute(&mut self) -> Result<OpOutcome, OpError> {
-        let t = Txn::draw(&mut self.rng, self.scale);
-        let mut tries = 0;
-        loop {
-            match self.transaction(&t) {
-                Ok(()) => return Ok(OpOutcome { bytes: 0, items: 1 }),
-                Err(e) if retryable(&e) && tries < MAX_RETRIES => {
-                    tries += 1;
-                    self.retries += 1;
-                }
-                Err(e) if self.client.is_closed() => {
-                    let message = format!("connection lost: {}", err(e));
-                    self.reconnect()
-                        .map_err(|r| OpError(format!("{message}; reconnecting failed: {r}")))?;
-                    return Err(OpError(message));
-                }
-                Err(e) => return Err(OpError(format!("transaction failed: {}", err(e)))),
+    fn query_text(&mut self, sql: &str) -> Result<Option<String>, DbError> {
+        for m in self.client.simple_query(sql).map_err(db_error)? {
+            if let SimpleQueryMessage::Row(r) = m {
+                return Ok(r.get(0).map(str::to_string));
             }
+        }
+        Ok(None)
+    }
+
+    fn begin(&mut self, _writes: bool) -> Result<(), DbError> {
+        self.client.batch_execute("BEGIN").map_err(db_error)
+    }
+
+    fn commit(&mut self) -> Result<(), DbError> {
+        self.client.batch_execute("COMMIT").map_err(db_error)
+    }
+
+    fn rollback(&mut self) {
+        if !self.client.is_closed() {
+            let _ = self.client.batch_execute("ROLLBACK");
         }
     }
 
-    fn finish(&mut self) -> Figures {
-        let mut f = Figures::new();
-        f.insert("retries_per_client".into(), self.retries as f64);
-        f.insert("reconnects_per_client".into(), self.reconnects as f64);
-        f
+    fn is_broken(&self) -> bool {
+        self.client.is_closed()
     }
 }

@@ -1,0 +1,106 @@
+//! Which database a run talks to, and what perflab reads from it besides transactions: the
+//! settings recorded with the run, the log counters sampled around each step, the server's
+//! CPU when it runs on this machine, and the block device under an SQLite file.
+
+use super::mysql::{self, MyTarget};
+use super::postgres::{self, PgTarget};
+use super::sql::{Conn, DbError};
+use super::sqlite::{self, SqliteSettings};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// The database, with what it takes to connect (passwords included: never serialized,
+/// never shown; `Debug` prints none).
+#[derive(Debug, Clone)]
+pub enum Backend {
+    Sqlite {
+        path: PathBuf,
+        settings: SqliteSettings,
+    },
+    Postgres(PgTarget),
+    Mysql(MyTarget),
+}
+
+/// Process names of local database servers, for their CPU time.
+const SERVER_PROCESSES: [&str; 3] = ["postgres", "mariadbd", "mysqld"];
+
+impl Backend {
+    /// A new connection, ready for work.
+    pub fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
+        Ok(match self {
+            Backend::Sqlite { path, settings } => Box::new(sqlite::connect(path, settings)?),
+            Backend::Postgres(t) => Box::new(postgres::connect(t)?),
+            Backend::Mysql(t) => Box::new(mysql::connect(t)?),
+        })
+    }
+
+    /// A connection that changes nothing: an SQLite file is opened read-only (not even its
+    /// journal mode is set) so perflab can look before deciding whether it may write.
+    pub fn inspect(&self) -> Result<Box<dyn Conn>, DbError> {
+        match self {
+            Backend::Sqlite { path, .. } => Ok(Box::new(sqlite::inspect(path)?)),
+            _ => self.connect(),
+        }
+    }
+
+    /// Whether the database is a file that does not exist yet (nothing to look at).
+    pub fn is_new_file(&self) -> bool {
+        matches!(self, Backend::Sqlite { path, .. } if !path.exists())
+    }
+
+    /// The settings that decide durability and group commit, as the server reports them.
+    pub fn settings(&self) -> Result<BTreeMap<String, String>, DbError> {
+        match self {
+            Backend::Sqlite { .. } => Ok(BTreeMap::new()),
+            Backend::Postgres(t) => postgres::settings(&mut postgres::connect(t)?),
+            Backend::Mysql(t) => mysql::settings(&mut mysql::connect(t)?).map_err(DbError::other),
+        }
+    }
+
+    /// Cumulative counters sampled around each measure phase (the runner turns them into
+    /// `<name>_per_sec`): the log's writes and syncs, commits, and the server's CPU seconds
+    /// when it runs here.
+    pub fn counters(&self) -> Vec<(String, f64)> {
+        let mut out = match self {
+            Backend::Sqlite { .. } => Vec::new(),
+            Backend::Postgres(t) => postgres::counters(t).unwrap_or_default(),
+            Backend::Mysql(t) => mysql::counters(t).unwrap_or_default(),
+        };
+        if self.is_local_server()
+            && let Some(cpu) = crate::env::usage::cpu_time_of(&SERVER_PROCESSES)
+        {
+            out.push(("server_cpu".into(), cpu.as_secs_f64()));
+        }
+        out
+    }
+
+    /// A server on this machine: a Unix socket, `localhost` or a loopback address.
+    fn is_local_server(&self) -> bool {
+        let url = match self {
+            Backend::Sqlite { .. } => return false,
+            Backend::Postgres(t) => &t.url,
+            Backend::Mysql(t) => &t.url,
+        };
+        match url.parse::<crate::target::url::TargetUrl>() {
+            Ok(u) => match u.host.as_deref() {
+                None => true,
+                Some(h) => {
+                    h.starts_with('/') || h == "localhost" || h == "::1" || h.starts_with("127.")
+                }
+            },
+            Err(_) => false,
+        }
+    }
+
+    /// The block devices to sample: the one under an SQLite file.
+    pub fn devices(&self) -> Vec<String> {
+        match self {
+            Backend::Sqlite { path, .. } => path
+                .parent()
+                .and_then(crate::env::disk::device_of)
+                .map(|d| vec![d.name])
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! One simulated user: a [`Client`] (the workload's transactions and random choices) on one
+//! connection, as a [`Session`] the runner times.
+//!
+//! The session owns what every workload needs around a transaction: a conflict (serialization
+//! failure, deadlock, busy database, duplicate key) rolls back and runs the same transaction
+//! again, counted in `retries_per_client`; a broken connection is re-opened with backoff,
+//! counted in `reconnects_per_client`, and the transaction in flight is an error (its outcome
+//! is unknown) — the run goes on, and if the server stays away every op fails loudly.
+
+use super::backend::Backend;
+use super::sql::{Conn, DbError, ErrorKind};
+use crate::workload::{Figures, OpError, OpOutcome, Session};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Retries of one transaction before it counts as failed.
+const MAX_RETRIES: u32 = 100;
+/// How long a client keeps trying to reconnect before the transaction in hand fails.
+const RECONNECT_FOR: Duration = Duration::from_secs(10);
+/// Longest wait between attempts to reconnect.
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+
+/// A workload's side of one user.
+pub trait Client: Send {
+    /// Prepares the statements on a (new) connection.
+    fn prepare(&mut self, conn: &mut dyn Conn) -> Result<(), DbError>;
+    /// Draws the next transaction's inputs; returns its kind, for the per-type breakdown.
+    fn draw(&mut self) -> &'static str;
+    /// Runs the drawn transaction once, from begin to commit. On an error the caller rolls
+    /// back, and may call again to retry the same transaction.
+    fn run(&mut self, conn: &mut dyn Conn) -> Result<(), DbError>;
+}
+
+pub struct OltpSession {
+    backend: Arc<Backend>,
+    conn: Box<dyn Conn>,
+    client: Box<dyn Client>,
+    retries: u64,
+    reconnects: u64,
+}
+
+impl OltpSession {
+    pub fn open(backend: Arc<Backend>, mut client: Box<dyn Client>) -> Result<Self, OpError> {
+        let mut conn = backend.connect().map_err(|e| OpError(e.message))?;
+        client
+            .prepare(&mut *conn)
+            .map_err(|e| OpError(format!("cannot prepare the statements: {e}")))?;
+        Ok(OltpSession {
+            backend,
+            conn,
+            client,
+            retries: 0,
+            reconnects: 0,
+        })
+    }
+
+    /// Re-opens a broken connection, waiting longer after each failure.
+    fn reconnect(&mut self) -> Result<(), DbError> {
+        let mut wait = Duration::from_millis(100);
+        let deadline = Instant::now() + RECONNECT_FOR;
+        loop {
+            self.reconnects += 1;
+            let attempt = self.backend.connect().and_then(|mut c| {
+                self.client.prepare(&mut *c)?;
+                Ok(c)
+            });
+            match attempt {
+                Ok(c) => {
+                    self.conn = c;
+                    return Ok(());
+                }
+                Err(e) if Instant::now() >= deadline => return Err(e),
+                Err(_) => {
+                    std::thread::sleep(wait);
+                    wait = (wait * 2).min(MAX_BACKOFF);
+                }
+            }
+        }
+    }
+}
+
+impl Session for OltpSession {
+    fn execute(&mut self) -> Result<OpOutcome, OpError> {
+        let kind = self.client.draw();
+        let mut tries = 0;
+        loop {
+            let e = match self.client.run(&mut *self.conn) {
+                Ok(()) => {
+                    return Ok(OpOutcome {
+                        bytes: 0,
+                        items: 1,
+                        kind,
+                    });
+                }
+                Err(e) => e,
+            };
+            if e.kind == ErrorKind::Broken || self.conn.is_broken() {
+                let message = format!("connection lost: {e}");
+                self.reconnect()
+                    .map_err(|r| OpError(format!("{message}; reconnecting failed: {r}")))?;
+                return Err(OpError(message));
+            }
+            self.conn.rollback();
+            if e.kind == ErrorKind::Conflict && tries < MAX_RETRIES {
+                tries += 1;
+                self.retries += 1;
+                continue;
+            }
+            return Err(OpError(format!("{kind} failed: {e}")));
+        }
+    }
+
+    fn finish(&mut self) -> Figures {
+        let mut f = Figures::new();
+        f.insert("retries_per_client".into(), self.retries as f64);
+        f.insert("reconnects_per_client".into(), self.reconnects as f64);
+        f
+    }
+}

@@ -1,0 +1,96 @@
+//! The transaction workloads, by name: what each creates, loads, runs and checks.
+
+use super::client::Client;
+use super::debitcredit::{self, DebitCredit};
+use super::orderentry::{self, OrderEntry};
+use super::schema::Table;
+use super::sql::{Conn, DbError};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mix {
+    /// TPC-B's transaction on pgbench's schema.
+    Debitcredit,
+    /// Customers, orders and order lines, 90/10 by statements.
+    Orderentry,
+}
+
+impl Mix {
+    pub const ALL: [Mix; 2] = [Mix::Debitcredit, Mix::Orderentry];
+
+    pub fn parse(name: &str) -> Option<Mix> {
+        match name.to_ascii_lowercase().replace(['-', '_'], "").as_str() {
+            "debitcredit" | "tpcb" => Some(Mix::Debitcredit),
+            "orderentry" => Some(Mix::Orderentry),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mix::Debitcredit => "debitcredit",
+            Mix::Orderentry => "orderentry",
+        }
+    }
+
+    /// What one unit of `--scale` is.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Mix::Debitcredit => "branches: 100,000 accounts and 10 tellers each",
+            Mix::Orderentry => "thousands of customers, 10 orders of 5 lines each",
+        }
+    }
+
+    /// The largest scale accepted: a billion accounts, or 100 million customers.
+    pub fn max_scale(self) -> u64 {
+        match self {
+            Mix::Debitcredit => 10_000,
+            Mix::Orderentry => 100_000,
+        }
+    }
+
+    pub fn tables(self) -> &'static [Table] {
+        match self {
+            Mix::Debitcredit => &debitcredit::TABLES,
+            Mix::Orderentry => &orderentry::TABLES,
+        }
+    }
+
+    /// Every table any workload creates: what cleanup may drop when perflab listed it.
+    pub fn known_tables() -> Vec<&'static str> {
+        Mix::ALL
+            .iter()
+            .flat_map(|m| m.tables().iter().map(|t| t.name))
+            .collect()
+    }
+
+    pub fn load(self, conn: &mut dyn Conn, scale: u64, note: &dyn Fn(&str)) -> Result<(), DbError> {
+        match self {
+            Mix::Debitcredit => debitcredit::load(conn, scale, note),
+            Mix::Orderentry => orderentry::load(conn, scale, note),
+        }
+    }
+
+    /// The consistency check: `Ok(None)` when it holds, `Ok(Some(what was found))` when not.
+    pub fn check(self, conn: &mut dyn Conn) -> Result<Option<String>, DbError> {
+        Ok(match self {
+            Mix::Debitcredit => {
+                let b = debitcredit::books(conn)?;
+                (!b.balanced()).then(|| format!("the books do not balance ({b})"))
+            }
+            Mix::Orderentry => {
+                let c = orderentry::check(conn)?;
+                (!c.consistent()).then(|| format!("the counts do not add up ({c})"))
+            }
+        })
+    }
+
+    /// One user's transactions; `reads_only` is `--select-only`.
+    pub fn client(self, scale: u64, reads_only: bool, seed: u64) -> Box<dyn Client> {
+        match self {
+            Mix::Debitcredit => Box::new(DebitCredit::new(scale, reads_only, seed)),
+            Mix::Orderentry => Box::new(OrderEntry::new(scale, reads_only, seed)),
+        }
+    }
+}

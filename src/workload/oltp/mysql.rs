@@ -1,0 +1,871 @@
+//! MySQL and MariaDB behind [`Conn`], through the `mysql` crate (synchronous, pure Rust;
+//! one wire protocol for both servers).
+//!
+//! ```text
+//!  mysql://user:pw@host:3306/db?socket=/run/mysqld/mysqld.sock&ssl-mode=REQUIRED
+//!        │  (mariadb:// too)                     │
+//!        ▼                                       ▼
+//!  TargetUrl ──► password: URL, else MYSQL_PWD, else ~/.my.cnf [client]
+//!        │
+//!        ▼
+//!  connect() ──► SET SESSION name = value, for every --set pair
+//!        │
+//!        ▼
+//!  MyConn ─ prepare(sql) ──► COM_STMT_PREPARE once; Stmt = index into MyConn's list
+//!         ─ exec/query   ──► COM_STMT_EXECUTE (binary protocol), i64 parameters
+//!         ─ batch, query_row, query_text, begin/commit/rollback ──► COM_QUERY (text)
+//! ```
+//!
+//! - Statements are prepared on the server once per connection and kept by index; the
+//!   driver's own statement cache is off, since evicting from it closes statements on the
+//!   server that the list still holds. Preparing the same text again returns the same index.
+//! - Affected rows are rows *matched*, as SQLite and PostgreSQL count them
+//!   (`CLIENT_FOUND_ROWS`): by default MySQL counts only rows whose value changed, so
+//!   `SET a = a + 0` would report 0 rows.
+//! - The transport is what the URL says: TCP to the host (127.0.0.1 when none is given), or
+//!   the Unix socket of `?socket=` (or a host that is an absolute path). The driver's habit
+//!   of quietly switching a loopback TCP connection to the server's socket is turned off:
+//!   the two do not perform alike, and a run must measure the one it names.
+//! - TLS only when asked: `?ssl-mode=REQUIRED` (encrypted, certificate not checked, as the
+//!   MySQL clients do), `VERIFY_CA`, `VERIFY_IDENTITY` (with `?ssl-ca=FILE` for a private CA);
+//!   `PREFERRED` and `DISABLED` connect in plain text.
+//! - Errors, by what the caller does next: deadlock (1213), lock wait timeout (1205),
+//!   duplicate key (1062) and MariaDB's snapshot-isolation write conflict (1020) are
+//!   conflicts to retry; I/O and protocol failures, a killed session and a server shutting
+//!   down mark the connection broken (every later call fails at once, with no I/O); the
+//!   rest are the server's own message, `ERROR 1146 (42S02): Table ... doesn't exist`.
+//! - Numbers come back as integers whatever their SQL type: `sum()` is DECIMAL in MySQL and
+//!   arrives as text (`"1234"`), which is parsed; a fraction is cut off; NULL is 0.
+//! - Disclosure: [`settings`] reads [`DISCLOSED`] in one `SHOW VARIABLES` (the session's
+//!   values, after `SET SESSION`); [`counters`] reads redo log writes and syncs, data file
+//!   syncs and commits from `SHOW GLOBAL STATUS` on a connection of its own.
+
+use super::sql::{Conn, DbError, Dialect, ErrorKind, Stmt};
+use mysql::consts::CapabilityFlags;
+use mysql::prelude::{Protocol, Queryable};
+use mysql::{DriverError, OptsBuilder, Params, QueryResult, SslOpts, Statement, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Server variables recorded with every run: version, durability, group commit, sizes.
+/// Servers name some differently (`tx_isolation` is MariaDB's name before 11.1,
+/// `transaction_isolation` MySQL's; `binlog_commit_wait_*` are MariaDB's group commit delay,
+/// `binlog_group_commit_sync_delay` MySQL's; `innodb_redo_log_capacity` replaces
+/// `innodb_log_file_size` from MySQL 8.0.30): each name the server lacks is left out.
+pub const DISCLOSED: [&str; 17] = [
+    "version",
+    "version_comment",
+    "innodb_flush_log_at_trx_commit",
+    "sync_binlog",
+    "log_bin",
+    "innodb_flush_method",
+    "innodb_buffer_pool_size",
+    "innodb_log_file_size",
+    "innodb_redo_log_capacity",
+    "innodb_doublewrite",
+    "transaction_isolation",
+    "tx_isolation",
+    "binlog_commit_wait_usec",
+    "binlog_commit_wait_count",
+    "binlog_group_commit_sync_delay",
+    "autocommit",
+    "max_connections",
+];
+
+/// The cumulative counters of [`counters`]: perflab's name, then the server's.
+const COUNTERS: [(&str, &str); 7] = [
+    ("log_writes", "Innodb_log_writes"),
+    // MySQL, and MariaDB before 10.8; MariaDB 10.8+ has no such counter, and its redo log
+    // syncs are counted in Innodb_data_fsyncs instead.
+    ("log_syncs", "Innodb_os_log_fsyncs"),
+    ("log_bytes", "Innodb_os_log_written"),
+    ("data_syncs", "Innodb_data_fsyncs"),
+    // Explicit COMMIT statements. The workloads end every transaction with one, so this
+    // counts their commits exactly (and other sessions' too, as pg_stat_database does).
+    // Handler_commit is no measure of transactions: it counts the engine's commit of every
+    // statement, so a transaction of three statements and a COMMIT adds 4, and every
+    // autocommit SELECT adds 1. Autocommit writes have no counter of their own (Com_insert
+    // and the like count statements inside transactions as well), so they are not added.
+    ("server_commits", "Com_commit"),
+    // MariaDB with the binary log on: transactions written to it, and the group commits
+    // that wrote them (commits per group shows group commit at work).
+    ("binlog_commits", "Binlog_commits"),
+    ("binlog_group_commits", "Binlog_group_commits"),
+];
+
+/// How to reach the server, with the password (never shown) and the session settings.
+#[derive(Clone)]
+pub struct MyTarget {
+    /// A `mysql://` or `mariadb://` URL, password included.
+    pub url: String,
+    /// `SET SESSION name = value` for every session.
+    pub set: Vec<(String, String)>,
+}
+
+/// The URL with its password as `***` (or not at all when it does not parse).
+impl std::fmt::Debug for MyTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let url = match self.url.parse::<crate::target::url::TargetUrl>() {
+            Ok(u) => u.redacted(),
+            Err(_) => "..".to_string(),
+        };
+        f.debug_struct("MyTarget")
+            .field("url", &url)
+            .field("set", &self.set)
+            .finish()
+    }
+}
+
+/// One connection to the server, with the statements prepared on it.
+pub struct MyConn {
+    conn: mysql::Conn,
+    /// The prepared statements, by [`Stmt`], with their text (to find a repeated one).
+    stmts: Vec<(String, Statement)>,
+    broken: bool,
+}
+
+impl std::fmt::Debug for MyConn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MyConn")
+            .field("connection_id", &self.conn.connection_id())
+            .field("statements", &self.stmts.len())
+            .field("broken", &self.broken)
+            .finish()
+    }
+}
+
+/// The driver's options, and for messages where the connection goes (`host:port` or the
+/// socket's path) and whether TLS was asked for.
+struct Options {
+    builder: OptsBuilder,
+    place: String,
+    tls: bool,
+}
+
+/// The driver's options from the URL: password from the URL, else the environment and
+/// `~/.my.cnf` (the target module's lookup, shared by every backend).
+fn options(t: &MyTarget) -> Result<Options, DbError> {
+    use crate::target::url::{Backend, TargetUrl};
+    let url: TargetUrl = t
+        .url
+        .parse()
+        .map_err(|e| DbError::other(format!("bad URL: {e}")))?;
+    if url.backend != Backend::Mysql {
+        return Err(DbError::other(
+            "not a MySQL URL; write mysql://USER@HOST:PORT/DATABASE (or mariadb://)",
+        ));
+    }
+    let password = match &url.password {
+        Some(p) => Some(p.expose().to_string()),
+        None => {
+            let home = std::env::var_os("HOME").map(PathBuf::from);
+            url.password_from_environment(&|k| std::env::var(k).ok(), home.as_deref())
+                .password
+                .map(|p| p.expose().to_string())
+        }
+    };
+    // As the mysql client: no user means the login name.
+    let user = url
+        .user
+        .clone()
+        .or_else(|| std::env::var("USER").ok())
+        .or_else(|| std::env::var("LOGNAME").ok());
+
+    let mut socket: Option<String> = None;
+    let mut ssl_mode = String::from("DISABLED");
+    let mut ssl_ca: Option<PathBuf> = None;
+    for (k, v) in &url.params {
+        match k.to_ascii_lowercase().replace('_', "-").as_str() {
+            "socket" => socket = Some(v.clone()),
+            "ssl-mode" | "sslmode" => ssl_mode = v.to_ascii_uppercase().replace('-', "_"),
+            "ssl-ca" | "sslca" | "sslrootcert" => ssl_ca = Some(PathBuf::from(v)),
+            _ => {
+                return Err(DbError::other(format!(
+                    "unknown URL parameter {k:?}; MySQL targets take socket=PATH, ssl-mode=DISABLED|PREFERRED|REQUIRED|VERIFY_CA|VERIFY_IDENTITY and ssl-ca=FILE"
+                )));
+            }
+        }
+    }
+    // A host that is a path names the socket (or the directory holding mysqld.sock).
+    if socket.is_none()
+        && let Some(h) = url.host.as_deref().filter(|h| h.starts_with('/'))
+    {
+        let p = Path::new(h);
+        socket = Some(if p.is_dir() {
+            p.join("mysqld.sock").display().to_string()
+        } else {
+            h.to_string()
+        });
+    }
+
+    let port = url.port.unwrap_or(3306);
+    let host = match url.host.as_deref() {
+        Some(h) if !h.starts_with('/') => h.to_string(),
+        _ => "127.0.0.1".to_string(),
+    };
+    // The driver wants IPv6 addresses in brackets.
+    let host_for_driver = if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host.clone()
+    };
+    let place = match &socket {
+        Some(s) => s.clone(),
+        None => format!("{host_for_driver}:{port}"),
+    };
+
+    let ssl = match ssl_mode.as_str() {
+        "DISABLED" | "PREFERRED" => None,
+        // What the MySQL clients do for REQUIRED: encrypt, trust any certificate.
+        "REQUIRED" => Some(
+            SslOpts::default()
+                .with_danger_accept_invalid_certs(true)
+                .with_danger_skip_domain_validation(true),
+        ),
+        "VERIFY_CA" => Some(SslOpts::default().with_danger_skip_domain_validation(true)),
+        "VERIFY_IDENTITY" => Some(SslOpts::default()),
+        other => {
+            return Err(DbError::other(format!(
+                "ssl-mode={other}: use DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY"
+            )));
+        }
+    }
+    .map(|o| match ssl_ca {
+        Some(ca) => o.with_root_cert_path(Some(ca)),
+        None => o,
+    });
+
+    let tls = ssl.is_some();
+    let builder = OptsBuilder::new()
+        .ip_or_hostname(Some(host_for_driver))
+        .tcp_port(port)
+        .socket(socket)
+        .prefer_socket(false)
+        .user(user)
+        .pass(password)
+        .db_name(url.database.clone())
+        .stmt_cache_size(0)
+        .ssl_opts(ssl)
+        .additional_capabilities(CapabilityFlags::CLIENT_FOUND_ROWS);
+    Ok(Options {
+        builder,
+        place,
+        tls,
+    })
+}
+
+/// Opens a connection, without the session settings.
+fn open(t: &MyTarget) -> Result<mysql::Conn, DbError> {
+    let o = options(t)?;
+    mysql::Conn::new(o.builder).map_err(|e| match e {
+        mysql::Error::DriverError(DriverError::CouldNotConnect(Some((_, desc, _)))) => DbError {
+            kind: ErrorKind::Broken,
+            message: format!("cannot connect to {}: {}", o.place, plain_io(&desc)),
+        },
+        mysql::Error::DriverError(DriverError::TlsNotSupported) => DbError::other(format!(
+            "cannot connect to {} with TLS: the server does not offer it; drop ssl-mode or set it to PREFERRED",
+            o.place
+        )),
+        mysql::Error::TlsError(e) => DbError::other(format!(
+            "cannot connect to {} with TLS: {e}",
+            o.place
+        )),
+        mysql::Error::DriverError(DriverError::ConnectTimeout) => DbError {
+            kind: ErrorKind::Broken,
+            message: format!("cannot connect to {}: timed out", o.place),
+        },
+        mysql::Error::IoError(io) => DbError {
+            kind: ErrorKind::Broken,
+            message: format!("cannot connect to {}: {}", o.place, plain_io(&io.to_string())),
+        },
+        // A failed TLS handshake (an untrusted certificate ...) arrives as a codec error.
+        mysql::Error::CodecError(c) => DbError::other(format!(
+            "cannot connect to {}{}: {}",
+            o.place,
+            if o.tls { " with TLS" } else { "" },
+            plain_io(&c.to_string())
+        )),
+        e => db_err(e),
+    })
+}
+
+/// Connects and applies the session settings.
+pub fn connect(t: &MyTarget) -> Result<MyConn, DbError> {
+    let mut conn = open(t)?;
+    for (name, value) in &t.set {
+        let sql = format!(
+            "SET SESSION {} = {}",
+            ident(name)?,
+            literal(value, conn.no_backslash_escape())
+        );
+        conn.query_drop(sql).map_err(|e| {
+            let e = db_err(e);
+            DbError {
+                kind: e.kind,
+                message: format!("SET SESSION {name}: {}", e.message),
+            }
+        })?;
+    }
+    Ok(MyConn {
+        conn,
+        stmts: Vec::new(),
+        broken: false,
+    })
+}
+
+/// A variable name as given, checked to be a plain identifier (it is spliced into SQL).
+fn ident(name: &str) -> Result<&str, DbError> {
+    if !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    {
+        Ok(name)
+    } else {
+        Err(DbError::other(format!(
+            "SET SESSION {name:?}: not a variable name"
+        )))
+    }
+}
+
+/// A value for `SET SESSION`: numbers and `DEFAULT` bare (MySQL refuses a quoted string for
+/// a numeric variable: error 1232), anything else as a quoted string.
+fn literal(value: &str, no_backslash_escape: bool) -> String {
+    let v = value.trim();
+    let digits = v.strip_prefix('-').unwrap_or(v);
+    let numeric = !digits.is_empty()
+        && digits.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && digits.chars().filter(|&c| c == '.').count() <= 1
+        && digits.chars().any(|c| c.is_ascii_digit());
+    if numeric || v.eq_ignore_ascii_case("default") {
+        return v.to_string();
+    }
+    let mut out = String::with_capacity(v.len() + 2);
+    out.push('\'');
+    for c in value.chars() {
+        match c {
+            '\'' => out.push_str("''"),
+            '\\' if !no_backslash_escape => out.push_str("\\\\"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// The recorded settings, as the server reports them for a session with `SET SESSION`
+/// applied (global values for variables that have no session value). Variables this server
+/// does not have are absent.
+pub fn settings(c: &mut MyConn) -> Result<BTreeMap<String, String>, String> {
+    let names = DISCLOSED
+        .iter()
+        .map(|n| format!("'{n}'"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    c.usable()?;
+    let r = name_values(
+        &mut c.conn,
+        &format!("SHOW SESSION VARIABLES WHERE Variable_name IN ({names})"),
+    );
+    Ok(c.check(r)?.into_iter().collect())
+}
+
+/// Cumulative server counters, on a connection of its own: redo log writes, syncs and bytes,
+/// data file syncs, commits (see [`COUNTERS`] for what each counts). Counters this server
+/// does not have are left out; None when the server cannot be reached.
+pub fn counters(t: &MyTarget) -> Option<Vec<(String, f64)>> {
+    let mut c = open(t).ok()?;
+    let names = COUNTERS
+        .iter()
+        .map(|(_, n)| format!("'{n}'"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let rows = name_values(
+        &mut c,
+        &format!("SHOW GLOBAL STATUS WHERE Variable_name IN ({names})"),
+    )
+    .ok()?;
+    let mut out = Vec::new();
+    for (ours, theirs) in COUNTERS {
+        let value = rows
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(theirs))
+            .and_then(|(_, v)| v.trim().parse::<f64>().ok());
+        if let Some(v) = value {
+            out.push((ours.to_string(), v));
+        }
+    }
+    Some(out)
+}
+
+/// The (name, value) rows of a `SHOW VARIABLES` or `SHOW STATUS`.
+fn name_values(c: &mut mysql::Conn, sql: &str) -> mysql::Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    let mut r = c.query_iter(sql)?;
+    while let Some(set) = r.iter() {
+        for row in set {
+            let row = row?;
+            if let (Some(n), Some(v)) = (row.as_ref(0), row.as_ref(1)) {
+                out.push((text_of(n), text_of(v)));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Why a call failed: the driver (or server), or a value that is not a number.
+enum Fail {
+    Driver(mysql::Error),
+    Value(String),
+}
+
+impl From<mysql::Error> for Fail {
+    fn from(e: mysql::Error) -> Self {
+        Fail::Driver(e)
+    }
+}
+
+/// Reads every remaining row and result set, so an error in any of them is seen (dropping a
+/// result reads them too, but swallows their errors).
+fn drain<P: Protocol>(r: &mut QueryResult<'_, '_, '_, P>) -> mysql::Result<()> {
+    while let Some(set) = r.iter() {
+        for row in set {
+            row?;
+        }
+    }
+    Ok(())
+}
+
+/// The parameters for the driver: all integers.
+fn params_of(params: &[i64]) -> Params {
+    if params.is_empty() {
+        Params::Empty
+    } else {
+        Params::Positional(params.iter().map(|&v| Value::Int(v)).collect())
+    }
+}
+
+fn run_exec(c: &mut mysql::Conn, st: &Statement, params: &[i64]) -> mysql::Result<u64> {
+    let mut r = c.exec_iter(st, params_of(params))?;
+    let n = r.affected_rows();
+    drain(&mut r)?;
+    Ok(n)
+}
+
+fn run_query(
+    c: &mut mysql::Conn,
+    st: &Statement,
+    params: &[i64],
+    out: &mut Vec<i64>,
+) -> Result<usize, Fail> {
+    let mut r = c.exec_iter(st, params_of(params))?;
+    let mut rows = 0;
+    let mut bad = None;
+    if let Some(set) = r.iter() {
+        for row in set {
+            let row = row?;
+            rows += 1;
+            match row.as_ref(0).map(int_of).unwrap_or(Ok(0)) {
+                Ok(v) => out.push(v),
+                Err(e) => {
+                    bad.get_or_insert(e);
+                }
+            }
+        }
+    }
+    drain(&mut r)?;
+    match bad {
+        Some(e) => Err(Fail::Value(e)),
+        None => Ok(rows),
+    }
+}
+
+fn run_text(c: &mut mysql::Conn, sql: &str) -> mysql::Result<()> {
+    let mut r = c.query_iter(sql)?;
+    drain(&mut r)
+}
+
+/// The first row of a text query, as the driver's values; the rest are read and dropped.
+fn first_row(c: &mut mysql::Conn, sql: &str) -> mysql::Result<Option<Vec<Value>>> {
+    let mut r = c.query_iter(sql)?;
+    let mut first = None;
+    if let Some(set) = r.iter() {
+        for row in set {
+            let row = row?;
+            if first.is_none() {
+                first = Some(row.unwrap());
+            }
+        }
+    }
+    drain(&mut r)?;
+    Ok(first)
+}
+
+/// A value as an integer: integers as they are, NULL as 0, text (DECIMAL in either
+/// protocol, anything in the text protocol) parsed with any fraction cut off.
+fn int_of(v: &Value) -> Result<i64, String> {
+    match v {
+        Value::NULL => Ok(0),
+        Value::Int(i) => Ok(*i),
+        Value::UInt(u) => i64::try_from(*u).map_err(|_| format!("{u} is out of range")),
+        Value::Float(f) => float_to_int(f64::from(*f)),
+        Value::Double(f) => float_to_int(*f),
+        Value::Bytes(b) => parse_int(b),
+        other => Err(format!("{other:?} is not a number")),
+    }
+}
+
+fn float_to_int(f: f64) -> Result<i64, String> {
+    if f.is_finite() && f.abs() < 9.2e18 {
+        Ok(f.trunc() as i64)
+    } else {
+        Err(format!("{f} is out of range"))
+    }
+}
+
+/// `123`, `-123.45` (DECIMAL), `1.5e3` (a DOUBLE in the text protocol).
+fn parse_int(b: &[u8]) -> Result<i64, String> {
+    let not_a_number = || format!("{:?} is not a number", String::from_utf8_lossy(b));
+    let s = std::str::from_utf8(b).map_err(|_| not_a_number())?.trim();
+    if let Ok(i) = s.parse::<i64>() {
+        return Ok(i);
+    }
+    if let Some((whole, frac)) = s.split_once('.')
+        && frac.bytes().all(|c| c.is_ascii_digit())
+    {
+        match whole {
+            "" | "-" | "+" if !frac.is_empty() => return Ok(0),
+            _ => {
+                if let Ok(i) = whole.parse::<i64>() {
+                    return Ok(i);
+                }
+            }
+        }
+    }
+    match s.parse::<f64>() {
+        Ok(f) => float_to_int(f),
+        Err(_) => Err(not_a_number()),
+    }
+}
+
+fn text_of(v: &Value) -> String {
+    match v {
+        Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+        Value::NULL => String::new(),
+        Value::Int(i) => i.to_string(),
+        Value::UInt(u) => u.to_string(),
+        Value::Float(f) => f.to_string(),
+        Value::Double(f) => f.to_string(),
+        // Dates and times arrive as text in the text protocol; this is the binary form.
+        other => other.as_sql(true).trim_matches('\'').to_string(),
+    }
+}
+
+/// `Connection refused (os error 111)` → `Connection refused`.
+fn plain_io(desc: &str) -> String {
+    match desc.rfind(" (os error ") {
+        Some(i) if desc.ends_with(')') => desc[..i].to_string(),
+        _ => desc.to_string(),
+    }
+}
+
+/// The server's error codes that mean: retry the transaction.
+fn conflict(code: u16) -> bool {
+    matches!(
+        code,
+        1213 // ER_LOCK_DEADLOCK: the transaction was rolled back
+        | 1205 // ER_LOCK_WAIT_TIMEOUT: the statement was rolled back
+        | 1062 // ER_DUP_ENTRY: a concurrent insert of the same key
+        | 1020 // ER_CHECKREAD: MariaDB's innodb_snapshot_isolation write conflict (on from 11.8)
+    )
+}
+
+/// The server's error codes that mean: the connection is gone.
+fn gone(code: u16) -> bool {
+    matches!(
+        code,
+        1053 // ER_SERVER_SHUTDOWN
+        | 1152 // ER_ABORTING_CONNECTION
+        | 1927 // ER_CONNECTION_KILLED (MariaDB)
+        | 2006 // CR_SERVER_GONE_ERROR
+        | 2013 // CR_SERVER_LOST
+        | 3169 // ER_SESSION_WAS_KILLED (MySQL)
+        | 4031 // ER_CLIENT_INTERACTION_TIMEOUT (MySQL)
+    )
+}
+
+fn db_err(e: mysql::Error) -> DbError {
+    use mysql::Error as E;
+    let (kind, message) = match e {
+        E::MySqlError(m) => {
+            let kind = if conflict(m.code) {
+                ErrorKind::Conflict
+            } else if gone(m.code) {
+                ErrorKind::Broken
+            } else {
+                ErrorKind::Other
+            };
+            // `ERROR 1045 (28000): Access denied for user ...`, as the mysql client shows it.
+            (kind, m.to_string())
+        }
+        // Just the cause (`server disconnected`, `Connection reset by peer`): the caller
+        // says the connection was lost.
+        E::IoError(io) => (
+            ErrorKind::Broken,
+            match io.kind() {
+                std::io::ErrorKind::UnexpectedEof => "the server closed the connection".into(),
+                _ => plain_io(&io.to_string()),
+            },
+        ),
+        E::CodecError(c) => (ErrorKind::Broken, format!("protocol error: {c}")),
+        E::DriverError(d) => {
+            // Caught before anything is sent: the connection is fine.
+            let harmless = matches!(
+                d,
+                DriverError::MismatchedStmtParams(..)
+                    | DriverError::Params(_)
+                    | DriverError::MixedParams
+                    | DriverError::ReadOnlyTransNotSupported
+            );
+            let kind = if harmless {
+                ErrorKind::Other
+            } else {
+                ErrorKind::Broken
+            };
+            (kind, d.to_string())
+        }
+        E::TlsError(t) => (ErrorKind::Broken, format!("TLS: {t}")),
+        E::UrlError(u) => (ErrorKind::Other, format!("bad URL: {u}")),
+        e @ (E::FromValueError(_) | E::FromRowError(_)) => (ErrorKind::Other, e.to_string()),
+    };
+    DbError { kind, message }
+}
+
+impl MyConn {
+    /// Fails at once, with no I/O, once the connection is known to be gone.
+    fn usable(&self) -> Result<(), DbError> {
+        if self.broken {
+            Err(DbError {
+                kind: ErrorKind::Broken,
+                message: "the connection was lost earlier".into(),
+            })
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The error for the caller, noting a broken connection.
+    fn fail(&mut self, f: Fail) -> DbError {
+        let e = match f {
+            Fail::Driver(e) => db_err(e),
+            Fail::Value(m) => DbError::other(m),
+        };
+        if e.kind == ErrorKind::Broken {
+            self.broken = true;
+        }
+        e
+    }
+
+    fn check<T>(&mut self, r: Result<T, impl Into<Fail>>) -> Result<T, DbError> {
+        r.map_err(|e| self.fail(e.into()))
+    }
+}
+
+fn no_statement(stmt: Stmt) -> DbError {
+    DbError::other(format!("no prepared statement #{stmt} on this connection"))
+}
+
+impl Conn for MyConn {
+    fn dialect(&self) -> Dialect {
+        Dialect::Mysql
+    }
+
+    /// Sends the whole text at once (the driver enables multi-statements) and reads every
+    /// result, so the first failing statement's error is returned and the rest do not run.
+    fn batch(&mut self, sql: &str) -> Result<(), DbError> {
+        self.usable()?;
+        let r = run_text(&mut self.conn, sql);
+        self.check(r)
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<Stmt, DbError> {
+        self.usable()?;
+        if let Some(i) = self.stmts.iter().position(|(s, _)| s == sql) {
+            return Ok(i);
+        }
+        let r = self.conn.prep(sql);
+        let st = self.check(r)?;
+        self.stmts.push((sql.to_string(), st));
+        Ok(self.stmts.len() - 1)
+    }
+
+    fn exec(&mut self, stmt: Stmt, params: &[i64]) -> Result<u64, DbError> {
+        self.usable()?;
+        let Some((_, st)) = self.stmts.get(stmt) else {
+            return Err(no_statement(stmt));
+        };
+        let r = run_exec(&mut self.conn, st, params);
+        self.check(r)
+    }
+
+    fn query(&mut self, stmt: Stmt, params: &[i64], out: &mut Vec<i64>) -> Result<usize, DbError> {
+        self.usable()?;
+        let Some((_, st)) = self.stmts.get(stmt) else {
+            return Err(no_statement(stmt));
+        };
+        let r = run_query(&mut self.conn, st, params, out);
+        self.check(r)
+    }
+
+    fn query_row(&mut self, sql: &str) -> Result<Option<Vec<i64>>, DbError> {
+        self.usable()?;
+        let r = first_row(&mut self.conn, sql);
+        let row = self.check(r)?;
+        row.map(|vals| vals.iter().map(int_of).collect::<Result<Vec<_>, _>>())
+            .transpose()
+            .map_err(DbError::other)
+    }
+
+    /// NULL gives None, as no row does.
+    fn query_text(&mut self, sql: &str) -> Result<Option<String>, DbError> {
+        self.usable()?;
+        let r = first_row(&mut self.conn, sql);
+        let row = self.check(r)?;
+        Ok(row
+            .and_then(|vals| vals.into_iter().next())
+            .filter(|v| *v != Value::NULL)
+            .map(|v| text_of(&v)))
+    }
+
+    /// `START TRANSACTION` for readers and writers alike: InnoDB treats a transaction as
+    /// read-only until it writes.
+    fn begin(&mut self, _writes: bool) -> Result<(), DbError> {
+        self.usable()?;
+        let r = run_text(&mut self.conn, "START TRANSACTION");
+        self.check(r)
+    }
+
+    fn commit(&mut self) -> Result<(), DbError> {
+        self.usable()?;
+        let r = run_text(&mut self.conn, "COMMIT");
+        self.check(r)
+    }
+
+    fn rollback(&mut self) {
+        if !self.broken {
+            let r = run_text(&mut self.conn, "ROLLBACK");
+            let _ = self.check(r);
+        }
+    }
+
+    fn is_broken(&self) -> bool {
+        self.broken
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! What needs no server; the rest is tested against a live MariaDB.
+    use super::*;
+
+    #[test]
+    fn numbers_from_text() {
+        for (text, want) in [
+            ("123", Ok(123)),
+            (" -42 ", Ok(-42)),
+            ("1234.00", Ok(1234)),
+            ("-7.9", Ok(-7)),
+            ("-0.5", Ok(0)),
+            (".5", Ok(0)),
+            ("99999999999999999999.5", Err(())),
+            ("1.5e3", Ok(1500)),
+            ("abc", Err(())),
+            ("", Err(())),
+        ] {
+            assert_eq!(parse_int(text.as_bytes()).map_err(|_| ()), want, "{text:?}");
+        }
+        assert_eq!(int_of(&Value::NULL), Ok(0));
+        assert_eq!(int_of(&Value::UInt(7)), Ok(7));
+        assert!(int_of(&Value::UInt(u64::MAX)).is_err());
+        assert_eq!(int_of(&Value::Double(-2.5)), Ok(-2));
+    }
+
+    #[test]
+    fn set_values() {
+        assert_eq!(literal("5", false), "5");
+        assert_eq!(literal("-1.5", false), "-1.5");
+        assert_eq!(literal("default", false), "default");
+        assert_eq!(literal("READ-COMMITTED", false), "'READ-COMMITTED'");
+        assert_eq!(literal("it's a\\b", false), "'it''s a\\\\b'");
+        assert_eq!(literal("a\\b", true), "'a\\b'");
+        assert_eq!(literal(".", false), "'.'");
+        assert!(ident("innodb_lock_wait_timeout").is_ok());
+        assert!(ident("x = 1; DROP TABLE t").is_err());
+        assert!(ident("").is_err());
+    }
+
+    #[test]
+    fn errors_by_code() {
+        let server = |code| {
+            db_err(mysql::Error::MySqlError(mysql::MySqlError {
+                state: "40001".into(),
+                message: "m".into(),
+                code,
+            }))
+        };
+        for code in [1213, 1205, 1062, 1020] {
+            assert_eq!(server(code).kind, ErrorKind::Conflict, "{code}");
+        }
+        for code in [1927, 2006, 2013, 4031] {
+            assert_eq!(server(code).kind, ErrorKind::Broken, "{code}");
+        }
+        assert_eq!(
+            server(1146),
+            DbError {
+                kind: ErrorKind::Other,
+                message: "ERROR 1146 (40001): m".into()
+            }
+        );
+        let eof = std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
+        assert_eq!(db_err(eof.into()).kind, ErrorKind::Broken);
+        assert_eq!(
+            db_err(DriverError::MismatchedStmtParams(2, 1).into()).kind,
+            ErrorKind::Other
+        );
+        assert_eq!(
+            plain_io("Connection refused (os error 111)"),
+            "Connection refused"
+        );
+    }
+
+    #[test]
+    fn urls_and_secrets() {
+        let t = |url: &str| MyTarget {
+            url: url.into(),
+            set: vec![],
+        };
+        let o = options(&t("mariadb://u:pw@[::1]:3307/d")).map_err(|e| e.message);
+        assert_eq!(
+            o.map(|o| (o.place, o.tls)),
+            Ok(("[::1]:3307".into(), false))
+        );
+        let o = options(&t("mysql://u@/d?socket=/tmp/my.sock&ssl-mode=REQUIRED"));
+        assert_eq!(o.ok().map(|o| o.place), Some("/tmp/my.sock".into()));
+        let o = options(&t("mysql://u@h/d?ssl_mode=verify-identity"));
+        assert!(o.is_ok_and(|o| o.tls && o.place == "h:3306"));
+        for bad in [
+            "sqlite:///x.db",
+            "mysql://u:hunter2@h/d?foo=1",
+            "mysql://u:hunter2@h/d?ssl-mode=maybe",
+            "mysql://u:hunter2@h:0/d",
+        ] {
+            let e = options(&t(bad)).err().expect(bad);
+            assert!(!e.message.contains("hunter2"), "{}", e.message);
+        }
+        let shown = format!("{:?}", t("mysql://u:hunter2@h/d"));
+        assert!(
+            !shown.contains("hunter2") && shown.contains("***"),
+            "{shown}"
+        );
+    }
+}

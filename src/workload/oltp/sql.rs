@@ -1,0 +1,143 @@
+//! The little a transaction workload needs from a database connection, so DebitCredit and
+//! order entry are written once and run on SQLite, PostgreSQL and MySQL/MariaDB alike.
+//!
+//! Statements are written with `?` placeholders and integer parameters (the workloads need
+//! nothing else); each backend rewrites the placeholders its own way (`$1` for PostgreSQL) and
+//! converts the integers to the types the server inferred. Errors are sorted by what the
+//! caller does next ([`ErrorKind`]): retry the transaction, reconnect, or give up.
+
+use std::fmt;
+
+/// Which SQL the backend speaks, where the workloads' DDL and loading differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+    Mysql,
+}
+
+/// What the caller does about a failed statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A serialization failure, deadlock, lock timeout, busy database or duplicate key from
+    /// a concurrent writer: roll back and run the transaction again.
+    Conflict,
+    /// The connection is gone: open a new one.
+    Broken,
+    /// Anything else: the transaction failed.
+    Other,
+}
+
+/// A failed statement, with the server's message (never a password).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DbError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl DbError {
+    pub fn other(message: impl Into<String>) -> Self {
+        DbError {
+            kind: ErrorKind::Other,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for DbError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<DbError> for String {
+    fn from(e: DbError) -> String {
+        e.message
+    }
+}
+
+/// A statement prepared on one connection: an index into that connection's list.
+pub type Stmt = usize;
+
+/// One connection, as the workloads use it.
+pub trait Conn: Send {
+    fn dialect(&self) -> Dialect;
+    /// Runs SQL with no parameters and no result rows (DDL, loading, `ANALYZE`); several
+    /// statements separated by `;` where the backend allows it.
+    fn batch(&mut self, sql: &str) -> Result<(), DbError>;
+    /// Prepares a statement written with `?` placeholders.
+    fn prepare(&mut self, sql: &str) -> Result<Stmt, DbError>;
+    /// Runs a prepared statement; returns the rows it changed.
+    fn exec(&mut self, stmt: Stmt, params: &[i64]) -> Result<u64, DbError>;
+    /// Runs a prepared query and reads every row; appends each row's first column (as an
+    /// integer, NULL as 0) to `out` and returns the number of rows.
+    fn query(&mut self, stmt: Stmt, params: &[i64], out: &mut Vec<i64>) -> Result<usize, DbError>;
+    /// Runs an unprepared query and returns its first row, every column as an integer
+    /// (NULL as 0), or None when there is no row: counts and sums for checks.
+    fn query_row(&mut self, sql: &str) -> Result<Option<Vec<i64>>, DbError>;
+    /// Runs an unprepared query and returns its first row's first column as text.
+    fn query_text(&mut self, sql: &str) -> Result<Option<String>, DbError>;
+    /// Starts a transaction; `writes` says it will write (SQLite then takes the write lock
+    /// at once, so two writers never deadlock upgrading their locks).
+    fn begin(&mut self, writes: bool) -> Result<(), DbError>;
+    fn commit(&mut self) -> Result<(), DbError>;
+    /// Rolls back whatever is open; errors are ignored (the connection may be gone).
+    fn rollback(&mut self);
+    /// Whether the connection is known to be unusable.
+    fn is_broken(&self) -> bool;
+}
+
+/// Rewrites `?` placeholders as `$1`, `$2` ... (PostgreSQL). The workloads' SQL has no `?`
+/// inside literals.
+pub fn numbered_placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut n = 0;
+    for c in sql.chars() {
+        if c == '?' {
+            n += 1;
+            out.push('$');
+            out.push_str(&n.to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The tables perflab created in a database, as listed in its `perflab_meta` table.
+pub const META: &str = "perflab_meta";
+
+/// How many of `names` exist as tables in the connection's database (schema).
+pub fn count_tables(conn: &mut dyn Conn, names: &[&str]) -> Result<i64, DbError> {
+    let list = names
+        .iter()
+        .map(|n| format!("'{n}'"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let sql = match conn.dialect() {
+        Dialect::Sqlite => {
+            format!("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ({list})")
+        }
+        Dialect::Postgres => format!(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename IN ({list})"
+        ),
+        Dialect::Mysql => format!(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = database() AND table_name IN ({list})"
+        ),
+    };
+    Ok(conn.query_row(&sql)?.map(|r| r[0]).unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_numbered_in_order() {
+        assert_eq!(
+            numbered_placeholders("UPDATE t SET a = a + ? WHERE k = ?"),
+            "UPDATE t SET a = a + $1 WHERE k = $2"
+        );
+        assert_eq!(numbered_placeholders("SELECT 1"), "SELECT 1");
+    }
+}

@@ -1,0 +1,202 @@
+//! `perflab oltp` on a throwaway MariaDB server started for these tests (mariadb-install-db +
+//! mariadbd on a free port): both workloads, settings and log counters, secrets, bad targets,
+//! and a server that dies mid-run.
+
+mod common;
+
+use common::servers::MariaDbServer;
+use common::{Results, json, stderr};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn perflab(results: &Results, args: &[&str]) -> Output {
+    common::run(results, args)
+}
+
+fn assert_consistent(v: &serde_json::Value) {
+    assert!(
+        v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|w| w["code"] != "inconsistent"),
+        "{}",
+        v["warnings"]
+    );
+}
+
+#[test]
+fn both_workloads_run_on_mariadb_and_stay_consistent() {
+    let Some(db) = MariaDbServer::start() else {
+        return;
+    };
+    let r = Results::new("my-both");
+    let url = db.url();
+    let o = perflab(
+        &r,
+        &[
+            "oltp",
+            "--json",
+            "--target",
+            &url,
+            "--clients",
+            "1,3",
+            "--set",
+            "tx_isolation=READ-COMMITTED",
+            "--warmup",
+            "0s",
+            "--duration",
+            "500ms",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    let settings = &v["spec"]["server_settings"];
+    assert!(
+        settings["innodb_flush_log_at_trx_commit"].is_string(),
+        "{settings}"
+    );
+    // The session setting given on the command line is what the server reports back.
+    assert_eq!(settings["tx_isolation"], "READ-COMMITTED", "{settings}");
+    for s in v["steps"].as_array().unwrap() {
+        let t = &s["trials"][0];
+        assert!(t["ops"].as_u64().unwrap() > 0);
+        assert_eq!(t["errors"], 0, "{}", t["error_samples"]);
+        assert!(
+            t["figures"]["log_writes_per_txn"].as_f64().unwrap() > 0.0,
+            "{}",
+            t["figures"]
+        );
+    }
+    assert_consistent(&v);
+
+    // Order entry: both transaction types, each with its own response times; conflicts
+    // between users of the same customer are retried, never errors.
+    let o = perflab(
+        &r,
+        &[
+            "oltp",
+            "--workload",
+            "orderentry",
+            "--json",
+            "--target",
+            &url,
+            "--clients",
+            "4",
+            "--warmup",
+            "0s",
+            "--duration",
+            "700ms",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    let t = &v["steps"][0]["trials"][0];
+    assert_eq!(t["errors"], 0, "{}", t["error_samples"]);
+    let kinds: Vec<&str> = t["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["by"] == "kind")
+        .map(|g| g["key"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"lookup") && kinds.contains(&"new_order"), "{kinds:?}");
+    assert_consistent(&v);
+}
+
+#[test]
+fn passwords_stay_secret_and_bad_targets_get_one_clear_line() {
+    let Some(db) = MariaDbServer::start() else {
+        return;
+    };
+    let r = Results::new("my-bad");
+    let port = db.port();
+    let cases = [
+        (
+            format!("mysql://nobody:hunter2@127.0.0.1:{port}/test"),
+            "Access denied",
+        ),
+        (
+            format!("mysql://root@127.0.0.1:{port}/no_such_db"),
+            "no_such_db",
+        ),
+        (format!("mysql://root@127.0.0.1:{port}/test?colour=blue"), "colour"),
+    ];
+    for (url, hint) in cases {
+        let o = perflab(&r, &["oltp", "--target", &url, "--duration", "100ms"]);
+        assert_eq!(o.status.code(), Some(2), "{url}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        assert!(e.contains(hint), "{url}: {e}");
+        assert!(!e.contains("hunter2"), "the password was printed: {e}");
+    }
+    let o = perflab(
+        &r,
+        &["oltp", "--target", &db.url(), "--set", "no such=1", "--duration", "100ms"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    drop(db);
+    let o = perflab(
+        &r,
+        &["oltp", "--target", &format!("mysql://root@127.0.0.1:{port}/test")],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cannot connect"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_mariadb_that_dies_mid_run_leaves_a_clear_message_and_a_record() {
+    let Some(db) = MariaDbServer::start() else {
+        return;
+    };
+    let r = Results::new("my-dies");
+    let url = db.url();
+    let o = perflab(
+        &r,
+        &["oltp", "prepare", "--workload", "orderentry", "--target", &url],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let child = Command::new(env!("CARGO_BIN_EXE_perflab"))
+        .args([
+            "oltp",
+            "run",
+            "--workload",
+            "orderentry",
+            "--json",
+            "--quiet",
+            "--target",
+            &url,
+            "--clients",
+            "2",
+            "--warmup",
+            "0s",
+            "--duration",
+            "2s",
+        ])
+        .arg("--results")
+        .arg(r.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    db.kill();
+    let started = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(60));
+    assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    let t = &v["steps"][0]["trials"][0];
+    assert!(t["ops"].as_u64().unwrap() > 0, "work before the crash is kept");
+    assert!(t["errors"].as_u64().unwrap() > 0);
+    assert!(
+        t["error_samples"].to_string().contains("connection"),
+        "{}",
+        t["error_samples"]
+    );
+    assert!(
+        stderr(&out).contains("consistency check"),
+        "{}",
+        stderr(&out)
+    );
+}
