@@ -229,7 +229,11 @@ fn order_entry_keeps_its_counts_and_reports_each_transaction_type() {
     // A DebitCredit run finds no bank there.
     let o = perflab(&r, &["oltp", "run", "--target", &url]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("prepare --workload debitcredit"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("prepare --workload debitcredit"),
+        "{}",
+        stderr(&o)
+    );
 
     let mut args = vec!["oltp", "run", "--json", "--target", &url, "--clients", "2"];
     args.extend_from_slice(&oe);
@@ -237,7 +241,7 @@ fn order_entry_keeps_its_counts_and_reports_each_transaction_type() {
     let o = perflab(&r, &args);
     assert!(o.status.success(), "{}", stderr(&o));
     let v = json(&o);
-    assert_eq!(v["spec"]["workload"], "orderentry");
+    assert_eq!(v["spec"]["mix"], "orderentry");
     assert_eq!(v["spec"]["scale"], 2);
     let t = &v["steps"][0]["trials"][0];
     assert_eq!(t["errors"], 0, "{}", t["error_samples"]);
@@ -253,7 +257,11 @@ fn order_entry_keeps_its_counts_and_reports_each_transaction_type() {
     let new_orders = kinds.iter().find(|k| k.0 == "new_order").map_or(0, |k| k.1);
     assert!(new_orders > 0 && new_orders < ops / 4, "{kinds:?}");
     assert!(
-        v["warnings"].as_array().unwrap().iter().all(|w| w["code"] != "inconsistent"),
+        v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|w| w["code"] != "inconsistent"),
         "{}",
         v["warnings"]
     );
@@ -264,7 +272,10 @@ fn order_entry_keeps_its_counts_and_reports_each_transaction_type() {
     let o = perflab(&r, &args);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = common::stdout(&o);
-    assert!(out.contains("by transaction type") && out.contains("new_order"), "{out}");
+    assert!(
+        out.contains("by transaction type") && out.contains("new_order"),
+        "{out}"
+    );
 
     // An order that lost a line, as a broken database would leave it.
     rusqlite::Connection::open(d.db())
@@ -281,8 +292,9 @@ fn order_entry_keeps_its_counts_and_reports_each_transaction_type() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let v = json(&o);
     assert!(
-        v["warnings"].as_array().unwrap().iter().any(|w| w["code"] == "inconsistent"
-            && w["message"].as_str().unwrap().contains("lines")),
+        v["warnings"].as_array().unwrap().iter().any(
+            |w| w["code"] == "inconsistent" && w["message"].as_str().unwrap().contains("lines")
+        ),
         "{}",
         v["warnings"]
     );
@@ -292,7 +304,10 @@ fn order_entry_keeps_its_counts_and_reports_each_transaction_type() {
     let o = perflab(&r, &args);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
-        sum(&d.db(), "SELECT count(*) FROM sqlite_master WHERE name LIKE 'oe_%' OR name LIKE 'perflab_%'"),
+        sum(
+            &d.db(),
+            "SELECT count(*) FROM sqlite_master WHERE name LIKE 'oe_%' OR name LIKE 'perflab_%'"
+        ),
         0
     );
 }

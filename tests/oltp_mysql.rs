@@ -100,7 +100,10 @@ fn both_workloads_run_on_mariadb_and_stay_consistent() {
         .filter(|g| g["by"] == "kind")
         .map(|g| g["key"].as_str().unwrap())
         .collect();
-    assert!(kinds.contains(&"lookup") && kinds.contains(&"new_order"), "{kinds:?}");
+    assert!(
+        kinds.contains(&"lookup") && kinds.contains(&"new_order"),
+        "{kinds:?}"
+    );
     assert_consistent(&v);
 }
 
@@ -120,7 +123,10 @@ fn passwords_stay_secret_and_bad_targets_get_one_clear_line() {
             format!("mysql://root@127.0.0.1:{port}/no_such_db"),
             "no_such_db",
         ),
-        (format!("mysql://root@127.0.0.1:{port}/test?colour=blue"), "colour"),
+        (
+            format!("mysql://root@127.0.0.1:{port}/test?colour=blue"),
+            "colour",
+        ),
     ];
     for (url, hint) in cases {
         let o = perflab(&r, &["oltp", "--target", &url, "--duration", "100ms"]);
@@ -132,13 +138,25 @@ fn passwords_stay_secret_and_bad_targets_get_one_clear_line() {
     }
     let o = perflab(
         &r,
-        &["oltp", "--target", &db.url(), "--set", "no such=1", "--duration", "100ms"],
+        &[
+            "oltp",
+            "--target",
+            &db.url(),
+            "--set",
+            "no such=1",
+            "--duration",
+            "100ms",
+        ],
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     drop(db);
     let o = perflab(
         &r,
-        &["oltp", "--target", &format!("mysql://root@127.0.0.1:{port}/test")],
+        &[
+            "oltp",
+            "--target",
+            &format!("mysql://root@127.0.0.1:{port}/test"),
+        ],
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("cannot connect"), "{}", stderr(&o));
@@ -153,7 +171,14 @@ fn a_mariadb_that_dies_mid_run_leaves_a_clear_message_and_a_record() {
     let url = db.url();
     let o = perflab(
         &r,
-        &["oltp", "prepare", "--workload", "orderentry", "--target", &url],
+        &[
+            "oltp",
+            "prepare",
+            "--workload",
+            "orderentry",
+            "--target",
+            &url,
+        ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let child = Command::new(env!("CARGO_BIN_EXE_perflab"))
@@ -187,7 +212,10 @@ fn a_mariadb_that_dies_mid_run_leaves_a_clear_message_and_a_record() {
     assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
     let v = json(&out);
     let t = &v["steps"][0]["trials"][0];
-    assert!(t["ops"].as_u64().unwrap() > 0, "work before the crash is kept");
+    assert!(
+        t["ops"].as_u64().unwrap() > 0,
+        "work before the crash is kept"
+    );
     assert!(t["errors"].as_u64().unwrap() > 0);
     assert!(
         t["error_samples"].to_string().contains("connection"),

@@ -13,8 +13,8 @@ use crate::workload::oltp::backend::Backend;
 use crate::workload::oltp::mysql::MyTarget;
 use crate::workload::oltp::postgres::PgTarget;
 use crate::workload::oltp::schema::{self, Found};
-use crate::workload::oltp::sqlite::SqliteSettings;
 use crate::workload::oltp::sql::{Conn, DbError};
+use crate::workload::oltp::sqlite::SqliteSettings;
 use crate::workload::oltp::{Mix, OltpSpec, Phases};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -80,9 +80,9 @@ fn target(args: &OltpArgs) -> Result<Target, AppError> {
             temp_dir: Some(dir),
         });
     };
-    let parsed: TargetUrl = url
-        .parse()
-        .map_err(|e: target_url::UrlError| AppError::Usage(format!("--target {}: {e}", redact(url))))?;
+    let parsed: TargetUrl = url.parse().map_err(|e: target_url::UrlError| {
+        AppError::Usage(format!("--target {}: {e}", redact(url)))
+    })?;
     let shown = parsed.redacted();
     let backend = match parsed.backend {
         target_url::Backend::Sqlite => {
@@ -255,7 +255,7 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
         _ => None,
     };
     let spec = OltpSpec {
-        workload: mix,
+        mix,
         select_only: args.select_only,
         scale,
         target: t.shown,

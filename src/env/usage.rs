@@ -121,7 +121,11 @@ pub fn cpu_time_of(names: &[&str]) -> Option<Duration> {
     let mut found = false;
     for entry in std::fs::read_dir("/proc").ok()?.flatten() {
         let file_name = entry.file_name();
-        if !file_name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+        if !file_name
+            .to_string_lossy()
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+        {
             continue;
         }
         let Ok(text) = std::fs::read_to_string(entry.path().join("stat")) else {

@@ -54,6 +54,12 @@ pub fn registry() -> Vec<TargetInfo> {
             available: true,
         },
         TargetInfo {
+            name: "mysql://USER@HOST/DB",
+            workloads: &["oltp"],
+            description: "a MySQL or MariaDB server (password from the URL, MYSQL_PWD or ~/.my.cnf; TLS with ?ssl-mode=REQUIRED)",
+            available: true,
+        },
+        TargetInfo {
             name: "null",
             workloads: &["null"],
             description: "does nothing: measures perflab's own overhead per op",

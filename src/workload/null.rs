@@ -70,6 +70,10 @@ impl Session for NullSession {
         if self.fail_every > 0 && self.done.is_multiple_of(self.fail_every) {
             return Err(OpError("null: deliberate failure (--fail-every)".into()));
         }
-        Ok(OpOutcome { bytes: 0, items: 1, ..Default::default() })
+        Ok(OpOutcome {
+            bytes: 0,
+            items: 1,
+            ..Default::default()
+        })
     }
 }

@@ -560,7 +560,11 @@ impl IoSession {
                 slot.intended,
                 slot.start,
                 end,
-                Ok(OpOutcome { bytes, items: 1, ..Default::default() }),
+                Ok(OpOutcome {
+                    bytes,
+                    items: 1,
+                    ..Default::default()
+                }),
             ),
             Some(m) => pump.done(slot.intended, slot.start, end, Err(m)),
         }

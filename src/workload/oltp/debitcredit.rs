@@ -167,7 +167,11 @@ impl Client for DebitCredit {
 
     fn draw(&mut self) -> &'static str {
         self.txn = Txn::draw(&mut self.rng, self.scale);
-        if self.select_only { "select" } else { "debitcredit" }
+        if self.select_only {
+            "select"
+        } else {
+            "debitcredit"
+        }
     }
 
     fn run(&mut self, conn: &mut dyn Conn) -> Result<(), DbError> {

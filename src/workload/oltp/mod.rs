@@ -53,7 +53,8 @@ pub enum Phases {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct OltpSpec {
-    pub workload: Mix,
+    /// The transactions (`--workload`; `workload` in the record is the family, `oltp`).
+    pub mix: Mix,
     /// Reads only: `pgbench -S` for DebitCredit, lookups only for order entry.
     pub select_only: bool,
     /// In the workload's units ([`Mix::unit`]).
@@ -116,14 +117,11 @@ impl Workload for OltpSpec {
 
     fn sessions(&self, _point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError> {
         let backend = Arc::clone(&self.backend);
-        let (mix, scale, select_only) = (self.workload, self.scale, self.select_only);
+        let (mix, scale, select_only) = (self.mix, self.scale, self.select_only);
         Ok(Arc::new(move |worker, _| {
             let seed = seed ^ (worker as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            OltpSession::open(
-                Arc::clone(&backend),
-                mix.client(scale, select_only, seed),
-            )
-            .map(|s| Box::new(s) as Box<dyn Session>)
+            OltpSession::open(Arc::clone(&backend), mix.client(scale, select_only, seed))
+                .map(|s| Box::new(s) as Box<dyn Session>)
         }))
     }
 
@@ -157,7 +155,12 @@ impl Workload for OltpSpec {
             ("data_syncs_per_sec", "data_syncs_per_txn", 1.0, false),
             ("server_cpu_per_sec", "server_cpu_us_per_txn", 1e6, false),
             ("binlog_commits_per_sec", "", 1.0, false),
-            ("binlog_group_commits_per_sec", "binlog_group_commits_per_txn", 1.0, false),
+            (
+                "binlog_group_commits_per_sec",
+                "binlog_group_commits_per_txn",
+                1.0,
+                false,
+            ),
         ] {
             let Some(v) = (if keep_rate {
                 trial.figures.get(rate).copied()
@@ -167,7 +170,7 @@ impl Workload for OltpSpec {
                 continue;
             };
             // The binary log's figures are zero when it is off: no news.
-            if !per_txn.is_empty() && !(v == 0.0 && rate.starts_with("binlog")) {
+            if !(per_txn.is_empty() || v == 0.0 && rate.starts_with("binlog")) {
                 trial.figures.insert(per_txn.into(), v * factor / tps);
             }
         }
@@ -187,7 +190,7 @@ impl Workload for OltpSpec {
         if self.phases == Phases::All {
             let mut c = self.backend.connect().map_err(|e| OpError(e.message))?;
             schema::drop_ours(&mut *c, &Mix::known_tables()).map_err(|e| OpError(e.message))?;
-            self.workload
+            self.mix
                 .load(&mut *c, self.scale, note)
                 .map_err(|e| OpError(format!("loading failed: {e}")))?;
         }
@@ -205,7 +208,7 @@ impl Workload for OltpSpec {
         let checked = self
             .backend
             .connect()
-            .and_then(|mut c| self.workload.check(&mut *c));
+            .and_then(|mut c| self.mix.check(&mut *c));
         let message = match checked {
             Ok(None) => return Vec::new(),
             Ok(Some(found)) => format!(

@@ -228,7 +228,10 @@ impl OrderEntry {
 
     fn lookup(&mut self, conn: &mut dyn Conn) -> Result<(), DbError> {
         self.customer_and_orders(conn)?;
-        let Some(&seq) = self.rows.get(self.pick.min(self.rows.len().saturating_sub(1))) else {
+        let Some(&seq) = self
+            .rows
+            .get(self.pick.min(self.rows.len().saturating_sub(1)))
+        else {
             return Err(DbError::other(format!(
                 "customer {} has no orders",
                 self.customer
@@ -256,22 +259,23 @@ impl OrderEntry {
         };
         let c = self.customer;
         let seq = newest + 1;
-        let amounts: Vec<i64> = (0..LINES_PER_ORDER)
-            .map(|i| self.qty[i] * price(self.items[i]))
-            .collect();
+        let mut amounts = [0i64; LINES_PER_ORDER];
+        for (a, (&item, &qty)) in amounts.iter_mut().zip(self.items.iter().zip(&self.qty)) {
+            *a = qty * price(item);
+        }
         conn.exec(
             self.stmts[INSERT_ORDER],
             &[c, seq, amounts.iter().sum::<i64>()],
         )?;
         self.params.clear();
-        for i in 0..LINES_PER_ORDER {
+        for (i, amount) in amounts.iter().enumerate() {
             self.params.extend_from_slice(&[
                 c,
                 seq,
                 i as i64 + 1,
                 self.items[i],
                 self.qty[i],
-                amounts[i],
+                *amount,
             ]);
         }
         conn.exec(self.stmts[INSERT_LINES], &self.params)?;
@@ -292,8 +296,8 @@ impl OrderEntry {
 
 impl Client for OrderEntry {
     fn prepare(&mut self, conn: &mut dyn Conn) -> Result<(), DbError> {
-        let placeholders = vec!["?"; LINES_PER_ORDER].join(", ");
-        let line_rows = vec!["(?, ?, ?, ?, ?, ?)"; LINES_PER_ORDER].join(", ");
+        let placeholders = ["?"; LINES_PER_ORDER].join(", ");
+        let line_rows = ["(?, ?, ?, ?, ?, ?)"; LINES_PER_ORDER].join(", ");
         self.stmts = [
             conn.prepare("SELECT c_balance, c_name, c_address FROM oe_customer WHERE c_id = ?")?,
             conn.prepare(&format!(
@@ -356,10 +360,28 @@ mod tests {
             line_amounts: 77,
         };
         assert!(good.consistent());
-        assert!(!Counts { orders: 9_999, ..good }.consistent());
-        assert!(!Counts { lines: 49_999, ..good }.consistent());
+        assert!(
+            !Counts {
+                orders: 9_999,
+                ..good
+            }
+            .consistent()
+        );
+        assert!(
+            !Counts {
+                lines: 49_999,
+                ..good
+            }
+            .consistent()
+        );
         assert!(!Counts { uneven: 1, ..good }.consistent());
-        assert!(!Counts { line_amounts: 78, ..good }.consistent());
+        assert!(
+            !Counts {
+                line_amounts: 78,
+                ..good
+            }
+            .consistent()
+        );
     }
 
     #[test]

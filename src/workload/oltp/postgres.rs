@@ -113,7 +113,9 @@ fn ident(name: &str) -> Result<&str, DbError> {
     {
         Ok(name)
     } else {
-        Err(DbError::other(format!("--set {name:?}: not a parameter name")))
+        Err(DbError::other(format!(
+            "--set {name:?}: not a parameter name"
+        )))
     }
 }
 
@@ -199,7 +201,6 @@ impl PgConn {
         }
         Ok(())
     }
-
 }
 
 /// The bound parameters as the crate takes them.

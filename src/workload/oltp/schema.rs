@@ -64,7 +64,9 @@ pub fn found(conn: &mut dyn Conn, tables: &[Table]) -> Result<Found, DbError> {
         .collect();
     let foreign = !unlisted.is_empty() && count_tables(conn, &unlisted)? > 0;
     let workload = meta(conn, "workload")?.unwrap_or_default();
-    let scale = meta(conn, "scale")?.and_then(|s| s.parse().ok()).unwrap_or(0);
+    let scale = meta(conn, "scale")?
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
     Ok(Found {
         foreign,
         ours: Some((workload, scale)),
@@ -98,7 +100,10 @@ pub fn create(
     }
     conn.batch(&format!("CREATE TABLE {SEQ} (n integer NOT NULL)"))?;
     let values: Vec<String> = (0..1000).map(|i| format!("({i})")).collect();
-    conn.batch(&format!("INSERT INTO {SEQ} (n) VALUES {}", values.join(", ")))
+    conn.batch(&format!(
+        "INSERT INTO {SEQ} (n) VALUES {}",
+        values.join(", ")
+    ))
 }
 
 /// After the rows: drop the helper table, gather statistics, and (PostgreSQL) add the keys.
@@ -129,10 +134,7 @@ pub fn drop_ours(conn: &mut dyn Conn, known: &[&str]) -> Result<bool, DbError> {
         return Ok(false);
     }
     let listed = meta(conn, "tables")?.unwrap_or_default();
-    for t in listed
-        .split(',')
-        .filter(|t| known.contains(t) || *t == SEQ)
-    {
+    for t in listed.split(',').filter(|t| known.contains(t) || *t == SEQ) {
         conn.batch(&format!("DROP TABLE IF EXISTS {t}"))?;
     }
     conn.batch(&format!("DROP TABLE {META}"))?;

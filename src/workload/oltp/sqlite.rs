@@ -56,7 +56,8 @@ pub fn connect(path: &Path, s: &SqliteSettings) -> Result<SqliteConn, DbError> {
         conn.execute_batch(&format!("PRAGMA synchronous = {}", s.synchronous))?;
         Ok(conn)
     };
-    let conn = open().map_err(|e| DbError::other(format!("cannot open {}: {e}", path.display())))?;
+    let conn =
+        open().map_err(|e| DbError::other(format!("cannot open {}: {e}", path.display())))?;
     Ok(SqliteConn {
         conn,
         sqls: Vec::new(),
@@ -101,14 +102,20 @@ impl Conn for SqliteConn {
     }
 
     fn exec(&mut self, stmt: Stmt, params: &[i64]) -> Result<u64, DbError> {
-        let mut s = self.conn.prepare_cached(&self.sqls[stmt]).map_err(db_error)?;
+        let mut s = self
+            .conn
+            .prepare_cached(&self.sqls[stmt])
+            .map_err(db_error)?;
         s.execute(params_from_iter(params.iter()))
             .map(|n| n as u64)
             .map_err(db_error)
     }
 
     fn query(&mut self, stmt: Stmt, params: &[i64], out: &mut Vec<i64>) -> Result<usize, DbError> {
-        let mut s = self.conn.prepare_cached(&self.sqls[stmt]).map_err(db_error)?;
+        let mut s = self
+            .conn
+            .prepare_cached(&self.sqls[stmt])
+            .map_err(db_error)?;
         let mut rows = s.query(params_from_iter(params.iter())).map_err(db_error)?;
         let mut n = 0;
         while let Some(r) = rows.next().map_err(db_error)? {
