@@ -311,3 +311,86 @@ fn order_entry_keeps_its_counts_and_reports_each_transaction_type() {
         0
     );
 }
+
+#[test]
+fn shards_each_get_a_database_and_their_own_figures() {
+    let r = Results::new("oltp-shards");
+    let d = Scratch::new("shards");
+    let url = d.url();
+    let o = perflab(&r, &["oltp", "prepare", "--target", &url, "--shards", "3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for i in 1..=3 {
+        let db = d.0.join(format!("bank-{i}.db"));
+        assert_eq!(sum(&db, "SELECT count(*) FROM pgbench_accounts"), 100_000);
+    }
+    assert!(!d.db().exists(), "the unsharded file was made");
+
+    let mut args = vec![
+        "oltp",
+        "run",
+        "--json",
+        "--target",
+        &url,
+        "--shards",
+        "3",
+        "--clients",
+        "3,6",
+    ];
+    args.extend_from_slice(&SHORT);
+    let o = perflab(&r, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["spec"]["shards"].as_array().unwrap().len(), 3);
+    for s in v["steps"].as_array().unwrap() {
+        let t = &s["trials"][0];
+        let shards: Vec<(&str, u64)> = t["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|g| g["by"] == "shard")
+            .map(|g| (g["key"].as_str().unwrap(), g["ops"].as_u64().unwrap()))
+            .collect();
+        assert_eq!(shards.len(), 3, "{shards:?}");
+        assert!(shards.iter().all(|s| s.1 > 0), "{shards:?}");
+        let ops: u64 = shards.iter().map(|s| s.1).sum();
+        assert_eq!(ops, t["ops"].as_u64().unwrap());
+    }
+    // Every shard's books balance on their own, and each took transactions.
+    for i in 1..=3 {
+        let db = d.0.join(format!("bank-{i}.db"));
+        assert!(sum(&db, "SELECT count(*) FROM pgbench_history") > 0);
+        assert_eq!(
+            sum(&db, "SELECT sum(abalance) FROM pgbench_accounts"),
+            sum(&db, "SELECT sum(delta) FROM pgbench_history")
+        );
+    }
+    let o = perflab(&r, &["oltp", "cleanup", "--target", &url, "--shards", "3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let db = d.0.join("bank-2.db");
+    assert_eq!(
+        sum(
+            &db,
+            "SELECT count(*) FROM sqlite_master WHERE name LIKE 'pgbench_%'"
+        ),
+        0
+    );
+
+    // Sharding mistakes get one line and exit 2.
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["--target", "postgres://u@127.0.0.1:1/db", "--shards", "2"],
+            "one --target per shard",
+        ),
+        (&["--target", &url, "--target", &url], "twice"),
+        (&["--shards", "0"], "shards"),
+    ];
+    for (args, hint) in cases {
+        let mut all = vec!["oltp"];
+        all.extend_from_slice(args);
+        let o = perflab(&r, &all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        assert!(e.contains(hint), "{args:?}: {e}");
+    }
+}

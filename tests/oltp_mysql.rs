@@ -105,6 +105,55 @@ fn both_workloads_run_on_mariadb_and_stay_consistent() {
         "{kinds:?}"
     );
     assert_consistent(&v);
+
+    // Two shards on one server: a second database, made with the real client.
+    let made = Command::new("mariadb")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-P",
+            &db.port().to_string(),
+            "-u",
+            "root",
+        ])
+        .args(["-e", "CREATE DATABASE shard2"])
+        .output();
+    if !made.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipping the shard test: the mariadb client could not create a database");
+        return;
+    }
+    let second = url.replace("/test", "/shard2");
+    let o = perflab(
+        &r,
+        &[
+            "oltp",
+            "--workload",
+            "orderentry",
+            "--json",
+            "--target",
+            &url,
+            "--target",
+            &second,
+            "--clients",
+            "4",
+            "--warmup",
+            "0s",
+            "--duration",
+            "500ms",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["spec"]["shards"].as_array().unwrap().len(), 2);
+    let t = &v["steps"][0]["trials"][0];
+    let shards = t["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["by"] == "shard" && g["ops"].as_u64().unwrap() > 0)
+        .count();
+    assert_eq!(shards, 2, "{}", t["groups"]);
+    assert_consistent(&v);
 }
 
 #[test]

@@ -257,9 +257,14 @@ pub struct OltpArgs {
     pub workload: String,
     /// The database: sqlite:///path/to/file.db (default: a temporary file),
     /// postgres://user[:password]@host[:port]/database or mysql://... (MySQL and MariaDB);
-    /// passwords also from PGPASSWORD, ~/.pgpass, MYSQL_PWD, ~/.my.cnf
+    /// passwords also from PGPASSWORD, ~/.pgpass, MYSQL_PWD, ~/.my.cnf. Repeat for shards:
+    /// user i works on shard i mod N
     #[arg(long, value_name = "URL")]
-    pub target: Option<String>,
+    pub target: Vec<String>,
+    /// SQLite: this many database files (FILE-1.db ... FILE-N.db), each user on one: shards
+    /// on one machine; servers take one --target per shard
+    #[arg(long, value_name = "N")]
+    pub shards: Option<String>,
     /// debitcredit: branches, 100,000 accounts and 10 tellers each (pgbench --scale);
     /// orderentry: thousands of customers, 10 orders of 5 lines each
     #[arg(long, value_name = "N", default_value = "1")]

@@ -20,14 +20,21 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// The database a command works on.
+/// One database a command works on (one shard).
 struct Target {
     backend: Backend,
-    /// The temporary directory of the default SQLite file.
-    temp_dir: Option<PathBuf>,
     /// As shown and recorded: no password.
     shown: String,
 }
+
+/// The shards, in order, and the temporary directory of the default SQLite files.
+struct Targets {
+    shards: Vec<Target>,
+    temp_dir: Option<PathBuf>,
+}
+
+/// Most shards accepted: the sharding study went to 32 instances.
+const MAX_SHARDS: u64 = 256;
 
 /// `scheme://user:password@host/...` with the password replaced by `***`: the target
 /// parser's redaction where the URL parses, else a plain cut of the password.
@@ -65,21 +72,100 @@ fn session_settings(args: &OltpArgs) -> Result<Vec<(String, String)>, SpecError>
         .collect()
 }
 
-fn target(args: &OltpArgs) -> Result<Target, AppError> {
+/// `FILE.db` as shard `i` of several: `FILE-i.db`.
+fn shard_path(path: &std::path::Path, i: u64) -> PathBuf {
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}-{i}.{}", ext.to_string_lossy()),
+        None => format!("{stem}-{i}"),
+    };
+    path.with_file_name(name)
+}
+
+fn targets(args: &OltpArgs) -> Result<Targets, AppError> {
+    let shards = match args.shards.as_deref() {
+        None => None,
+        Some(text) => {
+            let n = parse_count("shards", text)?;
+            if n == 0 || n > MAX_SHARDS {
+                return Err(SpecError::new("shards", text, "from 1 to 256 shards").into());
+            }
+            Some(n)
+        }
+    };
     let sqlite = sqlite_settings(args)?;
-    let set = session_settings(args)?;
-    let Some(url) = args.target.as_deref() else {
+    if args.target.is_empty() {
         let dir = std::env::temp_dir().join(format!("perflab-oltp-{}", std::process::id()));
         let path = dir.join("bank.db");
-        return Ok(Target {
-            shown: format!("sqlite://{}", path.display()),
-            backend: Backend::Sqlite {
-                path,
-                settings: sqlite,
-            },
+        let paths = match shards {
+            None | Some(1) => vec![path],
+            Some(n) => (1..=n).map(|i| shard_path(&path, i)).collect(),
+        };
+        return Ok(Targets {
+            shards: paths
+                .into_iter()
+                .map(|path| Target {
+                    shown: format!("sqlite://{}", path.display()),
+                    backend: Backend::Sqlite {
+                        path,
+                        settings: sqlite.clone(),
+                    },
+                })
+                .collect(),
             temp_dir: Some(dir),
         });
-    };
+    }
+    let mut out = Vec::new();
+    for url in &args.target {
+        out.push(target(args, url, &sqlite)?);
+    }
+    match shards {
+        Some(n) if n > 1 && out.len() == 1 => {
+            let Target {
+                backend: Backend::Sqlite { path, settings },
+                ..
+            } = out.remove(0)
+            else {
+                return Err(AppError::Usage(
+                    "--shards makes several SQLite files; for servers give one --target per shard"
+                        .into(),
+                ));
+            };
+            for i in 1..=n {
+                let path = shard_path(&path, i);
+                out.push(Target {
+                    shown: format!("sqlite://{}", path.display()),
+                    backend: Backend::Sqlite {
+                        path,
+                        settings: settings.clone(),
+                    },
+                });
+            }
+        }
+        Some(n) if n as usize != out.len() && out.len() > 1 => {
+            return Err(AppError::Usage(format!(
+                "--shards {n} with {} --target URLs: give one or the other",
+                out.len()
+            )));
+        }
+        _ => {}
+    }
+    for (i, t) in out.iter().enumerate() {
+        if out[..i].iter().any(|o| o.shown == t.shown) {
+            return Err(AppError::Usage(format!(
+                "--target {} is given twice: every shard needs a database of its own",
+                t.shown
+            )));
+        }
+    }
+    Ok(Targets {
+        shards: out,
+        temp_dir: None,
+    })
+}
+
+fn target(args: &OltpArgs, url: &str, sqlite: &SqliteSettings) -> Result<Target, AppError> {
+    let set = session_settings(args)?;
     let parsed: TargetUrl = url.parse().map_err(|e: target_url::UrlError| {
         AppError::Usage(format!("--target {}: {e}", redact(url)))
     })?;
@@ -103,7 +189,7 @@ fn target(args: &OltpArgs) -> Result<Target, AppError> {
             }
             Backend::Sqlite {
                 path,
-                settings: sqlite,
+                settings: sqlite.clone(),
             }
         }
         target_url::Backend::Postgres => Backend::Postgres(PgTarget {
@@ -115,11 +201,7 @@ fn target(args: &OltpArgs) -> Result<Target, AppError> {
             set,
         }),
     };
-    Ok(Target {
-        backend,
-        temp_dir: None,
-        shown,
-    })
+    Ok(Target { backend, shown })
 }
 
 fn sqlite_settings(args: &OltpArgs) -> Result<SqliteSettings, SpecError> {
@@ -213,44 +295,58 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
     if args.run.think.is_some() && args.run.rate.is_some() {
         return Err(AppError::Usage("give --think or --rate, not both".into()));
     }
-    let t = target(args)?;
+    let ts = targets(args)?;
     let mut scale = scale(args, mix)?;
     let phases = match args.action {
         OltpAction::Run => {
-            if t.temp_dir.is_some() {
+            if ts.temp_dir.is_some() {
                 return Err(AppError::Usage(
                     "oltp run needs --target: the database 'oltp prepare --target ...' loaded"
                         .into(),
                 ));
             }
-            let found = look(&t, mix)?;
-            match found.ours {
-                Some((workload, s)) if workload == mix.name() && !found.foreign => scale = s,
+            let mut scales = Vec::new();
+            for t in &ts.shards {
+                let found = look(t, mix)?;
+                match found.ours {
+                    Some((workload, s)) if workload == mix.name() && !found.foreign => {
+                        scales.push(s)
+                    }
+                    _ => {
+                        return Err(AppError::Usage(format!(
+                            "{} holds no {} tables perflab prepared; run 'perflab oltp prepare --workload {} --target {}' first",
+                            t.shown,
+                            mix.name(),
+                            mix.name(),
+                            t.shown
+                        )));
+                    }
+                }
+            }
+            scales.dedup();
+            match scales[..] {
+                [s] => scale = s,
                 _ => {
                     return Err(AppError::Usage(format!(
-                        "{} holds no {} tables perflab prepared; run 'perflab oltp prepare --workload {} --target {}' first",
-                        t.shown,
-                        mix.name(),
-                        mix.name(),
-                        t.shown
+                        "the shards were prepared at different scales ({scales:?}); prepare them again with one --scale"
                     )));
                 }
             }
             Phases::Run
         }
         _ => {
-            refuse_foreign(&t, mix)?;
+            for t in &ts.shards {
+                refuse_foreign(t, mix)?;
+            }
             Phases::All
         }
     };
-    let server_settings: BTreeMap<String, String> = match &t.backend {
+    let first = &ts.shards[0];
+    let server_settings: BTreeMap<String, String> = match &first.backend {
         Backend::Sqlite { .. } => BTreeMap::new(),
-        _ => t
-            .backend
-            .settings()
-            .map_err(|e| unreachable_target(&t, e))?,
+        b => b.settings().map_err(|e| unreachable_target(first, e))?,
     };
-    let sqlite = match &t.backend {
+    let sqlite = match &first.backend {
         Backend::Sqlite { settings, .. } => Some(settings.clone()),
         _ => None,
     };
@@ -258,13 +354,18 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
         mix,
         select_only: args.select_only,
         scale,
-        target: t.shown,
+        target: first.shown.clone(),
+        shards: if ts.shards.len() > 1 {
+            ts.shards.iter().map(|t| t.shown.clone()).collect()
+        } else {
+            Vec::new()
+        },
         sqlite,
         server_settings,
         phases,
         keep: args.keep,
-        backend: Arc::new(t.backend),
-        temp_dir: t.temp_dir,
+        backends: ts.shards.into_iter().map(|t| Arc::new(t.backend)).collect(),
+        temp_dir: ts.temp_dir,
     };
     Ok(build_spec(
         &args.run,
@@ -278,11 +379,11 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
     )?)
 }
 
-/// `prepare` and `cleanup`: load or drop the tables, no measurement.
+/// `prepare` and `cleanup`: load or drop the tables of every shard, no measurement.
 pub fn steps(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
     let mix = mix(args)?;
-    let t = target(args)?;
-    if t.temp_dir.is_some() {
+    let ts = targets(args)?;
+    if ts.temp_dir.is_some() {
         return Err(AppError::Usage(
             "oltp prepare and cleanup need --target, e.g. sqlite:///path/to/file.db".into(),
         ));
@@ -295,26 +396,43 @@ pub fn steps(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
     match args.action {
         OltpAction::Prepare => {
             let scale = scale(args, mix)?;
-            refuse_foreign(&t, mix)?;
+            for t in &ts.shards {
+                refuse_foreign(t, mix)?;
+            }
             crate::run::interrupt::install();
-            let mut c = open(&t, false)?;
-            let loaded = schema::drop_ours(&mut *c, &Mix::known_tables())
-                .and_then(|_| mix.load(&mut *c, scale, &note));
-            if let Err(e) = loaded {
-                // Leave nothing half-loaded behind.
-                let _ = schema::drop_ours(&mut *c, &Mix::known_tables());
-                return Err(AppError::Failed(format!("prepare failed: {e}")));
+            for (i, t) in ts.shards.iter().enumerate() {
+                if ts.shards.len() > 1 {
+                    note(&format!(
+                        "prepare: shard {} of {}: {}",
+                        i + 1,
+                        ts.shards.len(),
+                        t.shown
+                    ));
+                }
+                let mut c = open(t, false)?;
+                let loaded = schema::drop_ours(&mut *c, &Mix::known_tables())
+                    .and_then(|_| mix.load(&mut *c, scale, &note));
+                if let Err(e) = loaded {
+                    // Leave nothing half-loaded behind.
+                    let _ = schema::drop_ours(&mut *c, &Mix::known_tables());
+                    return Err(AppError::Failed(format!(
+                        "prepare failed on {}: {e}",
+                        t.shown
+                    )));
+                }
             }
             Ok(())
         }
         OltpAction::Cleanup => {
-            let dropped = schema::drop_ours(&mut *open(&t, false)?, &Mix::known_tables())
-                .map_err(|e| AppError::Failed(format!("cleanup failed: {e}")))?;
-            note(&if dropped {
-                format!("cleanup: dropped perflab's tables from {}", t.shown)
-            } else {
-                format!("cleanup: {} holds no tables perflab made", t.shown)
-            });
+            for t in &ts.shards {
+                let dropped = schema::drop_ours(&mut *open(t, false)?, &Mix::known_tables())
+                    .map_err(|e| AppError::Failed(format!("cleanup failed on {}: {e}", t.shown)))?;
+                note(&if dropped {
+                    format!("cleanup: dropped perflab's tables from {}", t.shown)
+                } else {
+                    format!("cleanup: {} holds no tables perflab made", t.shown)
+                });
+            }
             Ok(())
         }
         _ => Ok(()),

@@ -109,7 +109,7 @@ pub fn run(mut plan: WorkerPlan, shared: &Shared, tx: Sender<IntervalReport>) ->
     while shared.phase() < MEASURE {
         std::thread::sleep(Duration::from_micros(200));
     }
-    let mut kinds = Kinds::default();
+    let mut kinds = Breakdown::new(session.group());
     let totals = if shared.phase() == MEASURE {
         let start = *shared.measure_start.get().unwrap_or(&Instant::now());
         measure(&mut *session, &mut plan, shared, tx, start, &mut kinds)
@@ -118,7 +118,7 @@ pub fn run(mut plan: WorkerPlan, shared: &Shared, tx: Sender<IntervalReport>) ->
     };
     shared.measured.fetch_add(1, Ordering::SeqCst);
     shared.done.fetch_add(1, Ordering::SeqCst);
-    let mut groups = kinds.0;
+    let mut groups = kinds.groups;
     groups.extend(session.groups());
     Ok(WorkerOutput {
         totals,
@@ -135,34 +135,69 @@ fn think(pacer: &Pacer, shared: &Shared, phase: u8) {
 }
 
 /// One worker's measured ops by kind (`OpOutcome::kind`), for workloads with several:
-/// response times per transaction type. Kinds are few, so a short list searched by name.
+/// response times per transaction type; and, when the session belongs to a group of its own
+/// (`Session::group`: the shard its user routes to), all its ops in that group. Kinds are
+/// few, so a short list searched by name.
 #[derive(Default)]
-struct Kinds(Vec<GroupTotals>);
+struct Breakdown {
+    groups: Vec<GroupTotals>,
+    /// The session's own group: its index in `groups`.
+    own: Option<usize>,
+}
 
-impl Kinds {
+impl Breakdown {
+    fn new(own: Option<(&'static str, String)>) -> Self {
+        let mut b = Breakdown::default();
+        if let Some((by, key)) = own {
+            b.groups.push(group(by, key));
+            b.own = Some(0);
+        }
+        b
+    }
+
     #[inline]
     fn record(&mut self, kind: &'static str, response: Duration) {
+        let ns = response.as_nanos() as u64;
+        if let Some(i) = self.own {
+            self.groups[i].ops += 1;
+            self.groups[i].latency.saturating_record(ns);
+        }
         if kind.is_empty() {
             return;
         }
-        let at = match self.0.iter().position(|g| g.key == kind) {
+        let at = match self
+            .groups
+            .iter()
+            .position(|g| g.by == "kind" && g.key == kind)
+        {
             Some(i) => i,
             None => {
-                self.0.push(GroupTotals {
-                    by: "kind",
-                    key: kind.to_string(),
-                    label: kind.to_string(),
-                    ops: 0,
-                    bytes: 0,
-                    errors: 0,
-                    latency: new_histogram(),
-                });
-                self.0.len() - 1
+                self.groups.push(group("kind", kind.to_string()));
+                self.groups.len() - 1
             }
         };
-        let g = &mut self.0[at];
+        let g = &mut self.groups[at];
         g.ops += 1;
-        g.latency.saturating_record(response.as_nanos() as u64);
+        g.latency.saturating_record(ns);
+    }
+
+    #[inline]
+    fn record_error(&mut self) {
+        if let Some(i) = self.own {
+            self.groups[i].errors += 1;
+        }
+    }
+}
+
+fn group(by: &'static str, key: String) -> GroupTotals {
+    GroupTotals {
+        by,
+        label: key.clone(),
+        key,
+        ops: 0,
+        bytes: 0,
+        errors: 0,
+        latency: new_histogram(),
     }
 }
 
@@ -172,7 +207,7 @@ fn measure(
     shared: &Shared,
     tx: Sender<IntervalReport>,
     measure_start: Instant,
-    kinds: &mut Kinds,
+    kinds: &mut Breakdown,
 ) -> WorkerTotals {
     let quota = plan.quota.unwrap_or(u64::MAX);
     let mut now = Instant::now();
@@ -198,7 +233,10 @@ fn measure(
                 rec.record(intended, start, now, o.items, o.bytes);
                 kinds.record(o.kind, now.saturating_duration_since(intended));
             }
-            Err(e) => rec.record_error(intended, start, now, &e.0),
+            Err(e) => {
+                rec.record_error(intended, start, now, &e.0);
+                kinds.record_error();
+            }
         }
         done += 1;
         if has_think {

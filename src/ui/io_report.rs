@@ -4,7 +4,7 @@
 
 use super::format::{bytes_per_sec, ns, rate, sig3};
 use super::table::Table;
-use crate::record::RunRecord;
+use crate::record::{GroupResult, RunRecord};
 
 /// The tables, or nothing when the record has no groups or devices (not an I/O run).
 pub fn render(r: &RunRecord) -> String {
@@ -16,13 +16,9 @@ pub fn render(r: &RunRecord) -> String {
         .map(String::from)
         .to_vec(),
     );
-    let mut kinds = Table::new(
-        [
-            "step", "type", "tx/s", "share", "mean", "p50", "p90", "p99", "p99.9", "max",
-        ]
-        .map(String::from)
-        .to_vec(),
-    );
+    // OLTP: response times by transaction type and by shard, where a step had several.
+    let mut kinds = breakdown_table("type");
+    let mut shards = breakdown_table("shard");
     let mut devices = Table::new(
         [
             "step",
@@ -41,25 +37,13 @@ pub fn render(r: &RunRecord) -> String {
     for s in &r.steps {
         // The first trial stands for the step; repeats have the same groups.
         let Some(t) = s.trials.first() else { continue };
-        // Response times by transaction type, where a step ran more than one type.
-        let typed: Vec<_> = t.groups.iter().filter(|g| g.by == "kind").collect();
-        let all: u64 = typed.iter().map(|g| g.ops).sum();
-        for g in typed.iter().filter(|_| typed.len() > 1) {
-            let l = &g.latency;
-            kinds.row(vec![
-                s.index.to_string(),
-                g.label.clone(),
-                rate(g.ops_per_sec),
-                format!("{:.1}%", 100.0 * g.ops as f64 / all.max(1) as f64),
-                ns(l.mean_ns),
-                ns(l.p50_ns as f64),
-                ns(l.p90_ns as f64),
-                ns(l.p99_ns as f64),
-                ns(l.p999_ns as f64),
-                ns(l.max_ns as f64),
-            ]);
-        }
-        for g in t.groups.iter().filter(|g| g.by != "kind") {
+        breakdown_rows(&mut kinds, s.index, &t.groups, "kind");
+        breakdown_rows(&mut shards, s.index, &t.groups, "shard");
+        for g in t
+            .groups
+            .iter()
+            .filter(|g| g.by != "kind" && g.by != "shard")
+        {
             groups.row(vec![
                 s.index.to_string(),
                 match g.by.as_str() {
@@ -96,6 +80,10 @@ pub fn render(r: &RunRecord) -> String {
         out.push_str("\nby transaction type (response times):\n");
         out.push_str(&kinds.render());
     }
+    if !shards.is_empty() {
+        out.push_str("\nby shard (response times):\n");
+        out.push_str(&shards.render());
+    }
     if !groups.is_empty() {
         out.push_str("\nby direction, block size and file:\n");
         out.push_str(&groups.render());
@@ -105,4 +93,39 @@ pub fn render(r: &RunRecord) -> String {
         out.push_str(&devices.render());
     }
     out
+}
+
+fn breakdown_table(what: &str) -> Table {
+    Table::new(
+        [
+            "step", what, "tx/s", "share", "mean", "p50", "p90", "p99", "p99.9", "max", "errors",
+        ]
+        .map(String::from)
+        .to_vec(),
+    )
+}
+
+/// One row per group of `by` in a step, when the step has more than one such group.
+fn breakdown_rows(table: &mut Table, step: usize, groups: &[GroupResult], by: &str) {
+    let ours: Vec<&GroupResult> = groups.iter().filter(|g| g.by == by).collect();
+    if ours.len() < 2 {
+        return;
+    }
+    let all: u64 = ours.iter().map(|g| g.ops).sum();
+    for g in ours {
+        let l = &g.latency;
+        table.row(vec![
+            step.to_string(),
+            g.label.clone(),
+            rate(g.ops_per_sec),
+            format!("{:.1}%", 100.0 * g.ops as f64 / all.max(1) as f64),
+            ns(l.mean_ns),
+            ns(l.p50_ns as f64),
+            ns(l.p90_ns as f64),
+            ns(l.p99_ns as f64),
+            ns(l.p999_ns as f64),
+            ns(l.max_ns as f64),
+            g.errors.to_string(),
+        ]);
+    }
 }

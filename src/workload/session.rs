@@ -58,6 +58,12 @@ pub trait Session: Send {
     fn groups(&mut self) -> Vec<GroupTotals> {
         Vec::new()
     }
+
+    /// The group every op of this session belongs to, as `(by, key)`: e.g. `("shard",
+    /// "2")` for a user routed to shard 2. The runner times them into it, beside the step.
+    fn group(&self) -> Option<(&'static str, String)> {
+        None
+    }
 }
 
 /// The runner's side of a [`QueuedSession`]: admission of new ops and recording of finished

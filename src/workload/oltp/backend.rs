@@ -58,15 +58,16 @@ impl Backend {
     }
 
     /// Cumulative counters sampled around each measure phase (the runner turns them into
-    /// `<name>_per_sec`): the log's writes and syncs, commits, and the server's CPU seconds
-    /// when it runs here.
-    pub fn counters(&self) -> Vec<(String, f64)> {
+    /// `<name>_per_sec`): the log's writes and syncs, commits, and (`with_cpu`) the CPU
+    /// seconds of the database servers running on this machine, if this one is local.
+    pub fn counters(&self, with_cpu: bool) -> Vec<(String, f64)> {
         let mut out = match self {
             Backend::Sqlite { .. } => Vec::new(),
             Backend::Postgres(t) => postgres::counters(t).unwrap_or_default(),
             Backend::Mysql(t) => mysql::counters(t).unwrap_or_default(),
         };
-        if self.is_local_server()
+        if with_cpu
+            && self.is_local_server()
             && let Some(cpu) = crate::env::usage::cpu_time_of(&SERVER_PROCESSES)
         {
             out.push(("server_cpu".into(), cpu.as_secs_f64()));

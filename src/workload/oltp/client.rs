@@ -35,12 +35,18 @@ pub struct OltpSession {
     backend: Arc<Backend>,
     conn: Box<dyn Conn>,
     client: Box<dyn Client>,
+    /// The shard this user works on (numbered from 1), when there are several.
+    shard: Option<usize>,
     retries: u64,
     reconnects: u64,
 }
 
 impl OltpSession {
-    pub fn open(backend: Arc<Backend>, mut client: Box<dyn Client>) -> Result<Self, OpError> {
+    pub fn open(
+        backend: Arc<Backend>,
+        mut client: Box<dyn Client>,
+        shard: Option<usize>,
+    ) -> Result<Self, OpError> {
         let mut conn = backend.connect().map_err(|e| OpError(e.message))?;
         client
             .prepare(&mut *conn)
@@ -49,6 +55,7 @@ impl OltpSession {
             backend,
             conn,
             client,
+            shard,
             retries: 0,
             reconnects: 0,
         })
@@ -108,6 +115,10 @@ impl Session for OltpSession {
             }
             return Err(OpError(format!("{kind} failed: {e}")));
         }
+    }
+
+    fn group(&self) -> Option<(&'static str, String)> {
+        self.shard.map(|s| ("shard", s.to_string()))
     }
 
     fn finish(&mut self) -> Figures {

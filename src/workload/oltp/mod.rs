@@ -59,17 +59,20 @@ pub struct OltpSpec {
     pub select_only: bool,
     /// In the workload's units ([`Mix::unit`]).
     pub scale: u64,
-    /// The target, without secrets.
+    /// The target, without secrets (the first shard's, with several).
     pub target: String,
+    /// With several shards, every shard's target, without secrets; user `i` works on shard
+    /// `i % shards`, and each shard holds a whole database at `scale`.
+    pub shards: Vec<String>,
     /// SQLite's settings, when the target is SQLite.
     pub sqlite: Option<SqliteSettings>,
     /// The server's settings that decide durability and group commit, as it reported them.
     pub server_settings: BTreeMap<String, String>,
     pub phases: Phases,
     pub keep: bool,
-    /// How to connect (passwords included; never serialized).
+    /// How to connect to each shard (passwords included; never serialized).
     #[serde(skip)]
-    pub backend: Arc<Backend>,
+    pub backends: Vec<Arc<Backend>>,
     /// The temporary directory perflab made for the database, removed afterwards.
     #[serde(skip)]
     pub temp_dir: Option<PathBuf>,
@@ -82,11 +85,12 @@ struct Teardown {
 
 impl Drop for Teardown {
     fn drop(&mut self) {
-        if !self.spec.keep
-            && self.spec.phases == Phases::All
-            && let Ok(mut c) = self.spec.backend.connect()
-        {
-            let _ = schema::drop_ours(&mut *c, &Mix::known_tables());
+        if !self.spec.keep && self.spec.phases == Phases::All {
+            for b in &self.spec.backends {
+                if let Ok(mut c) = b.connect() {
+                    let _ = schema::drop_ours(&mut *c, &Mix::known_tables());
+                }
+            }
         }
         if let Some(dir) = &self.spec.temp_dir {
             let _ = std::fs::remove_dir_all(dir);
@@ -116,12 +120,22 @@ impl Workload for OltpSpec {
     }
 
     fn sessions(&self, _point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError> {
-        let backend = Arc::clone(&self.backend);
+        let backends = self.backends.clone();
         let (mix, scale, select_only) = (self.mix, self.scale, self.select_only);
         Ok(Arc::new(move |worker, _| {
             let seed = seed ^ (worker as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            OltpSession::open(Arc::clone(&backend), mix.client(scale, select_only, seed))
-                .map(|s| Box::new(s) as Box<dyn Session>)
+            // Application partitioning: each user works on the shard that owns its keys.
+            let shard = worker % backends.len().max(1);
+            let label = (backends.len() > 1).then_some(shard + 1);
+            let backend = backends
+                .get(shard)
+                .ok_or_else(|| OpError("no database".into()))?;
+            OltpSession::open(
+                Arc::clone(backend),
+                mix.client(scale, select_only, seed),
+                label,
+            )
+            .map(|s| Box::new(s) as Box<dyn Session>)
         }))
     }
 
@@ -177,7 +191,17 @@ impl Workload for OltpSpec {
     }
 
     fn server_counters(&self) -> Vec<(String, f64)> {
-        self.backend.counters()
+        // Cumulative counters add up over shards; the CPU of the servers on this machine is
+        // read once, whichever shard asked.
+        let mut sum: BTreeMap<String, f64> = BTreeMap::new();
+        let mut cpu_read = false;
+        for b in &self.backends {
+            for (name, v) in b.counters(!cpu_read) {
+                cpu_read |= name == "server_cpu";
+                *sum.entry(name).or_default() += v;
+            }
+        }
+        sum.into_iter().collect()
     }
 
     fn prepare(&self, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
@@ -188,42 +212,59 @@ impl Workload for OltpSpec {
         // Tear down whatever this run made, even if loading fails halfway.
         let teardown = Teardown { spec: self.clone() };
         if self.phases == Phases::All {
-            let mut c = self.backend.connect().map_err(|e| OpError(e.message))?;
-            schema::drop_ours(&mut *c, &Mix::known_tables()).map_err(|e| OpError(e.message))?;
-            self.mix
-                .load(&mut *c, self.scale, note)
-                .map_err(|e| OpError(format!("loading failed: {e}")))?;
+            for (i, b) in self.backends.iter().enumerate() {
+                if self.backends.len() > 1 {
+                    note(&format!(
+                        "prepare: shard {} of {}",
+                        i + 1,
+                        self.backends.len()
+                    ));
+                }
+                let mut c = b.connect().map_err(|e| OpError(e.message))?;
+                schema::drop_ours(&mut *c, &Mix::known_tables()).map_err(|e| OpError(e.message))?;
+                self.mix
+                    .load(&mut *c, self.scale, note)
+                    .map_err(|e| OpError(format!("loading failed: {e}")))?;
+            }
         }
         Ok(Box::new(teardown))
     }
 
     fn devices(&self) -> Vec<String> {
-        self.backend.devices()
+        let mut all: Vec<String> = self.backends.iter().flat_map(|b| b.devices()).collect();
+        all.sort();
+        all.dedup();
+        all
     }
 
     fn step_warnings(&self, step: &StepResult) -> Vec<Warning> {
         if self.select_only {
             return Vec::new();
         }
-        let checked = self
-            .backend
-            .connect()
-            .and_then(|mut c| self.mix.check(&mut *c));
-        let message = match checked {
-            Ok(None) => return Vec::new(),
-            Ok(Some(found)) => format!(
-                "INCONSISTENT after step {}: {found}; the database lost or duplicated updates",
-                step.index
-            ),
-            Err(e) => format!(
-                "the consistency check after step {} could not run: {e}",
-                step.index
-            ),
-        };
-        vec![Warning {
-            code: "inconsistent".into(),
-            message,
-            step: Some(step.index),
-        }]
+        let mut warnings = Vec::new();
+        for (i, b) in self.backends.iter().enumerate() {
+            let shard = if self.backends.len() > 1 {
+                format!(" on shard {}", i + 1)
+            } else {
+                String::new()
+            };
+            let message = match b.connect().and_then(|mut c| self.mix.check(&mut *c)) {
+                Ok(None) => continue,
+                Ok(Some(found)) => format!(
+                    "INCONSISTENT after step {}{shard}: {found}; the database lost or duplicated updates",
+                    step.index
+                ),
+                Err(e) => format!(
+                    "the consistency check after step {}{shard} could not run: {e}",
+                    step.index
+                ),
+            };
+            warnings.push(Warning {
+                code: "inconsistent".into(),
+                message,
+                step: Some(step.index),
+            });
+        }
+        warnings
     }
 }
