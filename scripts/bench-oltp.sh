@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # perflab oltp against pgbench: DebitCredit on the same PostgreSQL bank, alternating.
 #   scripts/bench-oltp.sh [URL] [ROUNDS] [SECONDS]
-# URL defaults to postgres://postgres@127.0.0.1/test (the database must exist and allow the
+# URL defaults to postgres://postgres@127.0.0.1/test?sslmode=disable: plain TCP for both (libpq
+# and perflab default to sslmode=prefer, TLS where the server offers it; the benchmark compares
+# the clients, not TLS). The database must exist and allow the
 # user in). perflab prepares the bank (scale 1) and drops it at the end; pgbench runs on the
 # same tables with -n (no vacuum) and -M prepared, as perflab uses prepared statements.
 # Prints tps, CPU time per transaction of each client program, and the perflab/pgbench ratios.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-URL=${1:-postgres://postgres@127.0.0.1/test}
+URL=${1:-postgres://postgres@127.0.0.1/test?sslmode=disable}
 ROUNDS=${2:-2}
 SECS=${3:-5}
 PGBENCH=$(command -v pgbench || ls /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | tail -1)

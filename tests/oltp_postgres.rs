@@ -108,6 +108,39 @@ fn bad_postgres_targets_get_one_clear_line() {
     let e = stderr(&o);
     assert_eq!(e.trim().lines().count(), 1, "{e}");
     assert!(e.contains("cannot connect") && e.contains("nope"), "{e}");
+    // The throwaway server offers no TLS: `prefer` (libpq's default) connects in plain text,
+    // `require` is refused in one line.
+    let plain = format!("postgres://postgres@127.0.0.1:{}/postgres", pg.port());
+    let o = perflab(
+        &r,
+        &[
+            "oltp",
+            "--target",
+            &format!("{plain}?sslmode=require"),
+            "--duration",
+            "100ms",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.contains("TLS"), "{e}");
+    let o = perflab(
+        &r,
+        &[
+            "oltp",
+            "--target",
+            &format!("{plain}?sslmode=prefer"),
+            "--select-only",
+            "--clients",
+            "1",
+            "--warmup",
+            "0s",
+            "--duration",
+            "100ms",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
     // Nobody listens on the port of a stopped server.
     let port = pg.port();
     drop(pg);

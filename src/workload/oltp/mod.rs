@@ -9,7 +9,8 @@
 //!   transactions and checks of each.
 //! - [`client`]: one user as a runner session: retries of conflicts, reconnects.
 //! - [`schema`]: tables, fast server-side loading, perflab's record of what it created.
-//! - [`sql`]: the connection interface; [`sqlite`], [`postgres`], [`mysql`]: the backends;
+//! - [`sql`]: the connection interface; [`sqlite`], [`postgres`] (with [`pg_tls`]), [`mysql`]:
+//!   the backends;
 //!   [`backend`]: which one a run uses, its settings, log counters and server CPU.
 //!
 //! Why throughput stops growing, per step: the database's own log counters (PostgreSQL's
@@ -24,6 +25,7 @@ pub mod debitcredit;
 pub mod mix;
 pub mod mysql;
 pub mod orderentry;
+pub mod pg_tls;
 pub mod postgres;
 pub mod schema;
 pub mod sql;

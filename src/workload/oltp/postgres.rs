@@ -8,9 +8,11 @@
 //!   and `pg_stat_database`'s commits are sampled around every measure phase ([`counters`]).
 //! - Passwords: from the URL, else `PGPASSWORD` or `~/.pgpass` (as libpq does; the crate reads
 //!   neither), through the target module's lookup.
+//! - TLS as libpq's `sslmode` says ([`super::pg_tls`]).
 
 use super::sql::{Conn, DbError, Dialect, ErrorKind, Stmt, numbered_placeholders};
 use bytes::BytesMut;
+use postgres::config::SslMode;
 use postgres::error::SqlState;
 use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use postgres::{Client, NoTls, SimpleQueryMessage, Statement};
@@ -85,9 +87,20 @@ fn config(t: &PgTarget) -> Result<postgres::Config, DbError> {
     Ok(cfg)
 }
 
+/// Opens a session: TLS unless the URL says `sslmode=disable` (libpq's default, `prefer`,
+/// encrypts where the server offers it).
+fn open(t: &PgTarget) -> Result<Client, DbError> {
+    let cfg = config(t)?;
+    match cfg.get_ssl_mode() {
+        SslMode::Disable => cfg.connect(NoTls),
+        _ => cfg.connect(super::pg_tls::connector().map_err(DbError::other)?),
+    }
+    .map_err(db_error)
+}
+
 /// Connects and applies the session settings.
 pub fn connect(t: &PgTarget) -> Result<PgConn, DbError> {
-    let mut client = config(t)?.connect(NoTls).map_err(db_error)?;
+    let mut client = open(t)?;
     for (name, value) in &t.set {
         client
             .batch_execute(&format!(
@@ -132,7 +145,7 @@ pub fn settings(c: &mut PgConn) -> Result<BTreeMap<String, String>, DbError> {
 
 /// Cumulative server counters: WAL writes and syncs, commits.
 pub fn counters(t: &PgTarget) -> Option<Vec<(String, f64)>> {
-    let mut c = config(t).ok()?.connect(NoTls).ok()?;
+    let mut c = open(t).ok()?;
     let mut out = Vec::new();
     if let Ok(r) = c.query_one(
         "SELECT wal_write::float8, wal_sync::float8, wal_records::float8, wal_bytes::float8 FROM pg_stat_wal",
