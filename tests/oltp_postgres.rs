@@ -208,3 +208,69 @@ fn a_server_that_dies_mid_run_leaves_a_clear_message_and_a_record() {
         stderr(&out)
     );
 }
+
+#[test]
+fn passwords_are_checked_with_scram_and_md5_and_never_shown() {
+    let Some(pg) = PgServer::start() else { return };
+    let r = Results::new("pg-auth");
+    let port = pg.port();
+    // Two users with passwords, the server asking for them by SCRAM and by MD5.
+    let sql = "SET password_encryption = 'scram-sha-256'; CREATE USER scram_user PASSWORD 'open sesame' SUPERUSER;
+               SET password_encryption = 'md5'; CREATE USER md5_user PASSWORD 'open sesame' SUPERUSER;";
+    let psql = |sql: &str| {
+        Command::new("psql")
+            .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "postgres"])
+            .args(["-d", "postgres", "-v", "ON_ERROR_STOP=1", "-c", sql])
+            .output()
+    };
+    if !psql(sql).is_ok_and(|o| o.status.success()) {
+        eprintln!("skipping: psql could not create the users");
+        return;
+    }
+    let hba = pg.dir().join("data").join("pg_hba.conf");
+    let old = std::fs::read_to_string(&hba).unwrap();
+    std::fs::write(
+        &hba,
+        format!(
+            "host all scram_user 127.0.0.1/32 scram-sha-256\nhost all md5_user 127.0.0.1/32 md5\n{old}"
+        ),
+    )
+    .unwrap();
+    assert!(psql("SELECT pg_reload_conf()").unwrap().status.success());
+    for user in ["scram_user", "md5_user"] {
+        let url = format!("postgres://{user}:open%20sesame@127.0.0.1:{port}/postgres");
+        let o = perflab(
+            &r,
+            &[
+                "oltp",
+                "--target",
+                &url,
+                "--select-only",
+                "--clients",
+                "1",
+                "--warmup",
+                "0s",
+                "--duration",
+                "100ms",
+            ],
+        );
+        assert!(o.status.success(), "{user}: {}", stderr(&o));
+        let wrong = format!("postgres://{user}:guess@127.0.0.1:{port}/postgres");
+        let o = perflab(&r, &["oltp", "--target", &wrong]);
+        assert_eq!(o.status.code(), Some(2), "{user}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        assert!(e.contains("password authentication failed"), "{user}: {e}");
+        assert!(!e.contains("guess") && !e.contains("sesame"), "{e}");
+        // No password at all: one line naming where to give it.
+        let none = format!("postgres://{user}@127.0.0.1:{port}/postgres");
+        let o = Command::new(env!("CARGO_BIN_EXE_perflab"))
+            .args(["oltp", "--target", &none])
+            .env_remove("PGPASSWORD")
+            .env("HOME", pg.dir())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("PGPASSWORD"), "{}", stderr(&o));
+    }
+}

@@ -1,8 +1,8 @@
 //! TLS for PostgreSQL connections, as libpq does it for `sslmode=prefer` (its default) and
 //! `require`: the session is encrypted, the server's certificate is not verified. `prefer`
-//! falls back to plain TCP when the server offers no TLS; `require` fails then, with the
-//! server's answer; `disable` never asks. (The `postgres` crate parses `sslmode` and does the
-//! negotiation; `verify-ca` and `verify-full` are not accepted by it.)
+//! falls back to plain TCP when the server offers no TLS; `require` fails then; `disable` never
+//! asks. `verify-ca` and `verify-full` are refused: perflab does not check certificates yet.
+//! The negotiation (SSLRequest) is in [`super::postgres`].
 //!
 //! rustls with the *ring* provider: pure Rust plus a little C built by `cc`, no system
 //! OpenSSL to install, the same stack the MySQL driver uses.
@@ -12,25 +12,23 @@ use rustls::crypto::{CryptoProvider, verify_tls12_signature, verify_tls13_signat
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, SignatureScheme};
 use std::sync::{Arc, OnceLock};
-use tokio_postgres_rustls::MakeRustlsConnect;
 
-/// The connector every PostgreSQL connection of the process shares.
-pub fn connector() -> Result<MakeRustlsConnect, String> {
-    static CONFIG: OnceLock<Result<rustls::ClientConfig, String>> = OnceLock::new();
+/// The TLS settings every PostgreSQL connection of the process shares.
+pub fn config() -> Result<Arc<rustls::ClientConfig>, String> {
+    static CONFIG: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
     CONFIG
         .get_or_init(|| {
             let provider = Arc::new(rustls::crypto::ring::default_provider());
-            Ok(
+            Ok(Arc::new(
                 rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
                     .with_safe_default_protocol_versions()
                     .map_err(|e| format!("TLS: {e}"))?
                     .dangerous()
                     .with_custom_certificate_verifier(Arc::new(Unverified(provider)))
                     .with_no_client_auth(),
-            )
+            ))
         })
         .clone()
-        .map(MakeRustlsConnect::new)
 }
 
 /// Accepts the server's certificate as it is (libpq's `require`), still checking that the

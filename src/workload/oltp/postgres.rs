@@ -1,22 +1,39 @@
-//! PostgreSQL, through the `postgres` crate: the extended protocol, each statement prepared
-//! once per connection, integers converted to the types the server inferred.
+//! PostgreSQL through its wire protocol on a blocking socket: perflab's own small client, built
+//! on the `postgres-protocol` crate's message codecs and SCRAM/MD5 authentication.
 //!
+//! Why not a general client: a benchmark client's cost per statement is overhead measured
+//! against the server. Here a prepared statement is one `write` (Bind, Execute, Sync in one
+//! buffer) and usually one `read`; libpq, under pgbench, adds a `poll` and a `recv` that finds
+//! nothing, and the async `postgres` crate adds its runtime's `epoll_wait`s (docs/performance.md
+//! has the counts). Only what the workloads need is here: prepared statements with integer
+//! parameters (binary), simple queries for transactions, DDL and checks.
+//!
+//! - Connecting: TCP or a Unix socket (a host that is a directory, as libpq), startup, then
+//!   trust, password, MD5 or SCRAM-SHA-256 authentication. TLS as libpq's `sslmode`
+//!   ([`super::pg_tls`]): `prefer` (the default) and `require` ask the server, `disable` does
+//!   not; never over a Unix socket.
 //! - `--set NAME=VALUE` sets server parameters per session (`SET`), e.g.
 //!   `synchronous_commit=off`; the settings that decide durability and group commit
 //!   ([`DISCLOSED`]) are read back and recorded.
-//! - Log flushes: `pg_stat_wal`'s `wal_write` and `wal_sync` (as `log_writes`, `log_syncs`)
-//!   and `pg_stat_database`'s commits are sampled around every measure phase ([`counters`]).
-//! - Passwords: from the URL, else `PGPASSWORD` or `~/.pgpass` (as libpq does; the crate reads
-//!   neither), through the target module's lookup.
-//! - TLS as libpq's `sslmode` says ([`super::pg_tls`]).
+//! - Log flushes: `pg_stat_wal`'s `wal_write`, `wal_sync` and `wal_bytes` (as `log_writes`,
+//!   `log_syncs`, `log_bytes`) and `pg_stat_database`'s commits, sampled around every measure
+//!   phase ([`counters`]).
+//! - Passwords: from the URL, else `PGPASSWORD` or `~/.pgpass`, through the target module's
+//!   lookup; never in a message.
 
 use super::sql::{Conn, DbError, Dialect, ErrorKind, Stmt, numbered_placeholders};
+use crate::target::url::TargetUrl;
 use bytes::BytesMut;
-use postgres::config::SslMode;
-use postgres::error::SqlState;
-use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
-use postgres::{Client, NoTls, SimpleQueryMessage, Statement};
+use fallible_iterator::FallibleIterator;
+use postgres_protocol::IsNull;
+use postgres_protocol::authentication::md5_hash;
+use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
+use postgres_protocol::message::{backend::Message, frontend};
 use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
 
 /// Server settings recorded with every run: durability, group commit, the WAL.
 pub const DISCLOSED: [&str; 11] = [
@@ -33,6 +50,17 @@ pub const DISCLOSED: [&str; 11] = [
     "default_transaction_isolation",
 ];
 
+/// URL parameters understood; others are refused rather than silently ignored.
+const PARAMS: [&str; 3] = ["sslmode", "application_name", "connect_timeout"];
+
+/// How long connecting may take before it fails.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Integer types' OIDs: the parameters perflab binds.
+const INT2: u32 = 21;
+const INT4: u32 = 23;
+const INT8: u32 = 20;
+
 /// How to reach the server, with the password (never shown) and the session settings.
 #[derive(Clone)]
 pub struct PgTarget {
@@ -48,73 +76,241 @@ impl std::fmt::Debug for PgTarget {
     }
 }
 
-fn db_error(e: postgres::Error) -> DbError {
-    let kind = match e.code() {
-        Some(c)
-            if *c == SqlState::T_R_SERIALIZATION_FAILURE
-                || *c == SqlState::T_R_DEADLOCK_DETECTED
-                || *c == SqlState::UNIQUE_VIOLATION =>
-        {
-            ErrorKind::Conflict
-        }
-        _ if e.is_closed() => ErrorKind::Broken,
-        _ => ErrorKind::Other,
-    };
-    // The server's message when there is one (wrong password, missing table ...).
-    let message = match e.as_db_error() {
-        Some(db) => format!("{}: {}", db.severity(), db.message()),
-        None => e.to_string(),
-    };
-    DbError { kind, message }
+/// The byte stream under the protocol.
+enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
 }
 
-/// The connection settings: the URL, with the password from `PGPASSWORD` or `~/.pgpass`
-/// when the URL has none.
-fn config(t: &PgTarget) -> Result<postgres::Config, DbError> {
-    let mut cfg: postgres::Config = t
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.flush(),
+            Stream::Unix(s) => s.flush(),
+            Stream::Tls(s) => s.flush(),
+        }
+    }
+}
+
+/// A prepared statement: its server-side name and its parameters' types.
+struct Prepared {
+    name: String,
+    params: Vec<u32>,
+}
+
+/// One connection.
+pub struct PgConn {
+    stream: Stream,
+    /// Messages being composed; sent in one write.
+    out: BytesMut,
+    /// Bytes read and not yet parsed.
+    inb: BytesMut,
+    stmts: Vec<Prepared>,
+    broken: bool,
+}
+
+fn broken(message: impl Into<String>) -> DbError {
+    DbError {
+        kind: ErrorKind::Broken,
+        message: message.into(),
+    }
+}
+
+fn io_error(e: std::io::Error) -> DbError {
+    broken(format!("connection lost: {e}"))
+}
+
+/// What the server's ErrorResponse says, sorted by what the caller does next.
+struct ServerError {
+    severity: String,
+    code: String,
+    message: String,
+}
+
+impl ServerError {
+    fn into_db_error(self) -> DbError {
+        let kind = match self.code.as_str() {
+            // serialization_failure, deadlock_detected, unique_violation
+            "40001" | "40P01" | "23505" => ErrorKind::Conflict,
+            _ if self.severity == "FATAL" || self.severity == "PANIC" => ErrorKind::Broken,
+            _ => ErrorKind::Other,
+        };
+        DbError {
+            kind,
+            message: format!("{}: {}", self.severity, self.message),
+        }
+    }
+}
+
+fn server_error(body: &postgres_protocol::message::backend::ErrorResponseBody) -> ServerError {
+    let mut e = ServerError {
+        severity: "ERROR".into(),
+        code: String::new(),
+        message: String::new(),
+    };
+    let mut fields = body.fields();
+    while let Ok(Some(f)) = fields.next() {
+        let value = String::from_utf8_lossy(f.value_bytes()).into_owned();
+        match f.type_() {
+            // V is the severity never translated; S may be in the server's language.
+            b'V' => e.severity = value,
+            b'S' if e.severity == "ERROR" => e.severity = value,
+            b'C' => e.code = value,
+            b'M' => e.message = value,
+            _ => {}
+        }
+    }
+    e
+}
+
+/// Connects, authenticates and applies the session settings.
+pub fn connect(t: &PgTarget) -> Result<PgConn, DbError> {
+    let url: TargetUrl = t
         .url
         .parse()
-        .map_err(|e: postgres::Error| DbError::other(format!("bad URL: {e}")))?;
-    if cfg.get_password().is_none()
-        && let Ok(target) = t.url.parse::<crate::target::url::TargetUrl>()
+        .map_err(|e| DbError::other(format!("bad URL: {e}")))?;
+    if let Some((name, _)) = url
+        .params
+        .iter()
+        .find(|(k, _)| !PARAMS.contains(&k.as_str()))
     {
-        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-        let found = target.password_from_environment(&|k| std::env::var(k).ok(), home.as_deref());
-        if let Some(pw) = found.password {
-            cfg.password(pw.expose());
+        return Err(DbError::other(format!(
+            "the URL parameter {name:?} is not supported; perflab takes {}",
+            PARAMS.join(", ")
+        )));
+    }
+    let param = |name: &str| {
+        url.params
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let sslmode = param("sslmode").unwrap_or("prefer");
+    if !["disable", "allow", "prefer", "require"].contains(&sslmode) {
+        return Err(DbError::other(format!(
+            "sslmode={sslmode} is not supported; use disable, prefer or require (the certificate is not verified)"
+        )));
+    }
+    let port = url.port.unwrap_or(5432);
+    let user = url
+        .user
+        .clone()
+        .or_else(|| std::env::var("USER").ok())
+        .unwrap_or_else(|| "postgres".into());
+    let database = url.database.clone().unwrap_or_else(|| user.clone());
+    let host = url
+        .host
+        .clone()
+        .unwrap_or_else(|| "/var/run/postgresql".into());
+    let stream = if host.starts_with('/') {
+        let path = format!("{host}/.s.PGSQL.{port}");
+        Stream::Unix(
+            UnixStream::connect(&path)
+                .map_err(|e| DbError::other(format!("cannot connect to {path}: {e}")))?,
+        )
+    } else {
+        let tcp = tcp_connect(&host, port)?;
+        if sslmode == "disable" {
+            Stream::Tcp(tcp)
+        } else {
+            negotiate_tls(tcp, &host, sslmode == "require")?
+        }
+    };
+    let mut c = PgConn {
+        stream,
+        out: BytesMut::with_capacity(1024),
+        inb: BytesMut::with_capacity(16 * 1024),
+        stmts: Vec::new(),
+        broken: false,
+    };
+    let password = match &url.password {
+        Some(p) => Some(p.expose().to_string()),
+        None => {
+            let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+            url.password_from_environment(&|k| std::env::var(k).ok(), home.as_deref())
+                .password
+                .map(|p| p.expose().to_string())
+        }
+    };
+    let application = param("application_name").unwrap_or("perflab");
+    c.startup(&user, &database, application, password.as_deref())?;
+    for (name, value) in &t.set {
+        c.batch(&format!(
+            "SET {} = '{}'",
+            ident(name)?,
+            value.replace('\'', "''")
+        ))?;
+    }
+    Ok(c)
+}
+
+fn tcp_connect(host: &str, port: u16) -> Result<TcpStream, DbError> {
+    use std::net::ToSocketAddrs;
+    let fail = |e: std::io::Error| DbError::other(format!("cannot connect to {host}:{port}: {e}"));
+    let mut last = None;
+    for addr in (host, port).to_socket_addrs().map_err(fail)? {
+        match TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT) {
+            Ok(s) => {
+                // Statements are small and each waits for its answer: send at once.
+                s.set_nodelay(true).map_err(fail)?;
+                return Ok(s);
+            }
+            Err(e) => last = Some(e),
         }
     }
-    Ok(cfg)
+    Err(fail(last.unwrap_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::NotFound, "no address")
+    })))
 }
 
-/// Opens a session: TLS unless the URL says `sslmode=disable` (libpq's default, `prefer`,
-/// encrypts where the server offers it).
-fn open(t: &PgTarget) -> Result<Client, DbError> {
-    let cfg = config(t)?;
-    match cfg.get_ssl_mode() {
-        SslMode::Disable => cfg.connect(NoTls),
-        _ => cfg.connect(super::pg_tls::connector().map_err(DbError::other)?),
+/// Asks the server for TLS (SSLRequest) and wraps the socket if it agrees.
+fn negotiate_tls(mut tcp: TcpStream, host: &str, required: bool) -> Result<Stream, DbError> {
+    let mut buf = BytesMut::with_capacity(8);
+    frontend::ssl_request(&mut buf);
+    let mut answer = [0u8; 1];
+    tcp.write_all(&buf)
+        .and_then(|_| tcp.read_exact(&mut answer))
+        .map_err(|e| DbError::other(format!("cannot connect to {host}: {e}")))?;
+    match answer[0] {
+        b'S' => {
+            let config = super::pg_tls::config().map_err(DbError::other)?;
+            let name = rustls::pki_types::ServerName::try_from(host.to_string())
+                .map_err(|e| DbError::other(format!("TLS: {host}: {e}")))?;
+            let conn = rustls::ClientConnection::new(config, name)
+                .map_err(|e| DbError::other(format!("TLS: {e}")))?;
+            let mut tls = rustls::StreamOwned::new(conn, tcp);
+            // Finish the handshake now, so a TLS failure reads as one.
+            while tls.conn.is_handshaking() {
+                tls.conn
+                    .complete_io(&mut tls.sock)
+                    .map_err(|e| DbError::other(format!("TLS handshake with {host}: {e}")))?;
+            }
+            Ok(Stream::Tls(Box::new(tls)))
+        }
+        _ if required => Err(DbError::other(format!(
+            "{host} does not offer TLS, and the URL says sslmode=require"
+        ))),
+        _ => Ok(Stream::Tcp(tcp)),
     }
-    .map_err(db_error)
-}
-
-/// Connects and applies the session settings.
-pub fn connect(t: &PgTarget) -> Result<PgConn, DbError> {
-    let mut client = open(t)?;
-    for (name, value) in &t.set {
-        client
-            .batch_execute(&format!(
-                "SET {} = '{}'",
-                ident(name)?,
-                value.replace('\'', "''")
-            ))
-            .map_err(db_error)?;
-    }
-    Ok(PgConn {
-        client,
-        stmts: Vec::new(),
-        params: Vec::with_capacity(8),
-    })
 }
 
 /// A parameter name as given, checked to be a plain identifier (it is spliced into SQL).
@@ -143,93 +339,263 @@ pub fn settings(c: &mut PgConn) -> Result<BTreeMap<String, String>, DbError> {
     Ok(out)
 }
 
-/// Cumulative server counters: WAL writes and syncs, commits.
+/// Cumulative server counters: WAL writes, syncs and bytes, commits.
 pub fn counters(t: &PgTarget) -> Option<Vec<(String, f64)>> {
-    let mut c = open(t).ok()?;
+    let mut c = connect(t).ok()?;
     let mut out = Vec::new();
-    if let Ok(r) = c.query_one(
-        "SELECT wal_write::float8, wal_sync::float8, wal_records::float8, wal_bytes::float8 FROM pg_stat_wal",
-        &[],
-    ) {
-        out.push(("log_writes".into(), r.get::<_, f64>(0)));
-        out.push(("log_syncs".into(), r.get::<_, f64>(1)));
-        out.push(("log_records".into(), r.get::<_, f64>(2)));
-        out.push(("log_bytes".into(), r.get::<_, f64>(3)));
+    if let Ok(Some(r)) =
+        c.query_row("SELECT wal_write, wal_sync, wal_records, wal_bytes::bigint FROM pg_stat_wal")
+    {
+        for (name, v) in ["log_writes", "log_syncs", "log_records", "log_bytes"]
+            .iter()
+            .zip(r)
+        {
+            out.push((name.to_string(), v as f64));
+        }
     }
-    if let Ok(r) = c.query_one(
-        "SELECT xact_commit::float8 FROM pg_stat_database WHERE datname = current_database()",
-        &[],
-    ) {
-        out.push(("server_commits".into(), r.get::<_, f64>(0)));
+    if let Ok(Some(r)) =
+        c.query_row("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")
+    {
+        out.push(("server_commits".into(), r[0] as f64));
     }
     Some(out)
 }
 
-/// An integer parameter in the width the server inferred for its placeholder.
-#[derive(Debug)]
-enum Int {
-    I16(i16),
-    I32(i32),
-    I64(i64),
+/// The number a command tag ends with: rows changed (`UPDATE 1`, `INSERT 0 5`).
+fn rows_of(tag: &str) -> u64 {
+    tag.rsplit(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
 }
 
-impl ToSql for Int {
-    fn to_sql(
-        &self,
-        ty: &Type,
-        out: &mut BytesMut,
-    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        match self {
-            Int::I16(v) => v.to_sql(ty, out),
-            Int::I32(v) => v.to_sql(ty, out),
-            Int::I64(v) => v.to_sql(ty, out),
-        }
+/// A binary integer column, whatever its width; NULL and other shapes as 0.
+fn int_of(bytes: Option<&[u8]>) -> i64 {
+    match bytes {
+        Some(b) if b.len() == 8 => i64::from_be_bytes(b.try_into().unwrap_or_default()),
+        Some(b) if b.len() == 4 => i32::from_be_bytes(b.try_into().unwrap_or_default()) as i64,
+        Some(b) if b.len() == 2 => i16::from_be_bytes(b.try_into().unwrap_or_default()) as i64,
+        _ => 0,
     }
-
-    fn accepts(ty: &Type) -> bool {
-        matches!(*ty, Type::INT2 | Type::INT4 | Type::INT8)
-    }
-
-    to_sql_checked!();
-}
-
-/// One connection.
-pub struct PgConn {
-    client: Client,
-    stmts: Vec<Statement>,
-    /// Reused for every call: the parameters converted to the statement's types.
-    params: Vec<Int>,
 }
 
 impl PgConn {
-    fn bind(&mut self, stmt: Stmt, values: &[i64]) -> Result<(), DbError> {
-        self.params.clear();
-        for (ty, &v) in self.stmts[stmt].params().iter().zip(values) {
-            let out_of_range = || DbError::other(format!("{v} does not fit a {ty} parameter"));
-            self.params.push(match *ty {
-                Type::INT2 => Int::I16(v.try_into().map_err(|_| out_of_range())?),
-                Type::INT4 => Int::I32(v.try_into().map_err(|_| out_of_range())?),
-                _ => Int::I64(v),
-            });
-        }
-        Ok(())
+    fn send(&mut self) -> Result<(), DbError> {
+        let sent = self
+            .stream
+            .write_all(&self.out)
+            .and_then(|_| self.stream.flush());
+        self.out.clear();
+        sent.map_err(|e| {
+            self.broken = true;
+            io_error(e)
+        })
     }
-}
 
-/// The bound parameters as the crate takes them.
-fn refs(params: &[Int]) -> Vec<&(dyn ToSql + Sync)> {
-    params.iter().map(|p| p as &(dyn ToSql + Sync)).collect()
-}
+    /// The next message from the server, reading as needed.
+    fn next(&mut self) -> Result<Message, DbError> {
+        loop {
+            match Message::parse(&mut self.inb) {
+                Ok(Some(m)) => return Ok(m),
+                Ok(None) => {}
+                Err(e) => {
+                    self.broken = true;
+                    return Err(broken(format!("protocol error: {e}")));
+                }
+            }
+            let mut chunk = [0u8; 16 * 1024];
+            match self.stream.read(&mut chunk) {
+                Ok(0) => {
+                    self.broken = true;
+                    return Err(broken("connection lost: the server closed the connection"));
+                }
+                Ok(n) => self.inb.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.broken = true;
+                    return Err(io_error(e));
+                }
+            }
+        }
+    }
 
-/// A column read as an integer, whichever integer type the server sent; NULL as 0.
-fn int_at(row: &postgres::Row, i: usize) -> Result<i64, DbError> {
-    let ty = row.columns()[i].type_().clone();
-    let v = match ty {
-        Type::INT2 => row.try_get::<_, Option<i16>>(i).map(|v| v.map(i64::from)),
-        Type::INT4 => row.try_get::<_, Option<i32>>(i).map(|v| v.map(i64::from)),
-        _ => row.try_get::<_, Option<i64>>(i),
-    };
-    v.map(|v| v.unwrap_or(0)).map_err(db_error)
+    /// Reads up to ReadyForQuery, handing data rows and the command tag's row count to
+    /// `row`; returns the rows changed, or the first error the server sent.
+    fn finish_exchange(&mut self, mut row: impl FnMut(&Message)) -> Result<u64, DbError> {
+        let mut failed: Option<ServerError> = None;
+        let mut changed = 0;
+        loop {
+            let m = self.next()?;
+            match &m {
+                Message::ReadyForQuery(_) => break,
+                Message::ErrorResponse(body) => {
+                    let e = server_error(body);
+                    if e.severity == "FATAL" || e.severity == "PANIC" {
+                        self.broken = true;
+                        return Err(e.into_db_error());
+                    }
+                    failed.get_or_insert(e);
+                }
+                Message::CommandComplete(body) => {
+                    changed = body.tag().map(rows_of).unwrap_or(0);
+                }
+                Message::DataRow(_) => row(&m),
+                _ => {}
+            }
+        }
+        match failed {
+            Some(e) => Err(e.into_db_error()),
+            None => Ok(changed),
+        }
+    }
+
+    fn startup(
+        &mut self,
+        user: &str,
+        database: &str,
+        application: &str,
+        password: Option<&str>,
+    ) -> Result<(), DbError> {
+        frontend::startup_message(
+            [
+                ("user", user),
+                ("database", database),
+                ("application_name", application),
+                ("client_encoding", "UTF8"),
+            ],
+            &mut self.out,
+        )
+        .map_err(|e| DbError::other(e.to_string()))?;
+        self.send()?;
+        let need = || {
+            DbError::other(
+                "the server asks for a password; give it in the URL, PGPASSWORD or ~/.pgpass",
+            )
+        };
+        let mut scram: Option<ScramSha256> = None;
+        loop {
+            match self.next()? {
+                Message::AuthenticationOk => break,
+                Message::AuthenticationCleartextPassword => {
+                    let pw = password.ok_or_else(need)?;
+                    frontend::password_message(pw.as_bytes(), &mut self.out)
+                        .map_err(|e| DbError::other(e.to_string()))?;
+                    self.send()?;
+                }
+                Message::AuthenticationMd5Password(body) => {
+                    let pw = password.ok_or_else(need)?;
+                    let hash = md5_hash(user.as_bytes(), pw.as_bytes(), body.salt());
+                    frontend::password_message(hash.as_bytes(), &mut self.out)
+                        .map_err(|e| DbError::other(e.to_string()))?;
+                    self.send()?;
+                }
+                Message::AuthenticationSasl(body) => {
+                    let pw = password.ok_or_else(need)?;
+                    let mut offered = body.mechanisms();
+                    let mut scram_offered = false;
+                    while let Ok(Some(m)) = offered.next() {
+                        scram_offered |= m == SCRAM_SHA_256;
+                    }
+                    if !scram_offered {
+                        return Err(DbError::other(
+                            "the server offers no SASL mechanism perflab speaks (SCRAM-SHA-256)",
+                        ));
+                    }
+                    let s = ScramSha256::new(pw.as_bytes(), ChannelBinding::unsupported());
+                    frontend::sasl_initial_response(SCRAM_SHA_256, s.message(), &mut self.out)
+                        .map_err(|e| DbError::other(e.to_string()))?;
+                    scram = Some(s);
+                    self.send()?;
+                }
+                Message::AuthenticationSaslContinue(body) => {
+                    let s = scram.as_mut().ok_or_else(|| broken("SCRAM out of order"))?;
+                    s.update(body.data())
+                        .map_err(|e| DbError::other(format!("SCRAM: {e}")))?;
+                    frontend::sasl_response(s.message(), &mut self.out)
+                        .map_err(|e| DbError::other(e.to_string()))?;
+                    self.send()?;
+                }
+                Message::AuthenticationSaslFinal(body) => {
+                    let s = scram.as_mut().ok_or_else(|| broken("SCRAM out of order"))?;
+                    s.finish(body.data())
+                        .map_err(|e| DbError::other(format!("SCRAM: {e}")))?;
+                }
+                Message::ErrorResponse(body) => {
+                    let e = server_error(&body);
+                    return Err(DbError::other(format!("{}: {}", e.severity, e.message)));
+                }
+                Message::AuthenticationGss
+                | Message::AuthenticationKerberosV5
+                | Message::AuthenticationSspi
+                | Message::AuthenticationScmCredential => {
+                    return Err(DbError::other(
+                        "the server asks for GSS, Kerberos or SSPI authentication, which perflab does not speak; use password or trust",
+                    ));
+                }
+                _ => {}
+            }
+        }
+        // Parameter statuses and the key data, up to the first ReadyForQuery.
+        self.finish_exchange(|_| {}).map(|_| ())
+    }
+
+    /// Bind, Execute, Sync for a prepared statement, in one write.
+    fn bind_execute(&mut self, stmt: Stmt, params: &[i64]) -> Result<(), DbError> {
+        if self.broken {
+            return Err(broken("connection lost earlier"));
+        }
+        let p = self
+            .stmts
+            .get(stmt)
+            .ok_or_else(|| DbError::other("no such statement"))?;
+        let types = &p.params;
+        if params.len() != types.len() {
+            return Err(DbError::other(format!(
+                "the statement takes {} parameters, {} given",
+                types.len(),
+                params.len()
+            )));
+        }
+        let binary = types.iter().all(|t| [INT2, INT4, INT8].contains(t));
+        let mut range_error = None;
+        let bound = frontend::bind(
+            "",
+            &p.name,
+            [if binary { 1 } else { 0 }],
+            params.iter().zip(types),
+            |(&v, &ty), buf| {
+                if !binary {
+                    buf.extend_from_slice(v.to_string().as_bytes());
+                    return Ok(IsNull::No);
+                }
+                match ty {
+                    INT2 => match i16::try_from(v) {
+                        Ok(v) => postgres_protocol::types::int2_to_sql(v, buf),
+                        Err(_) => range_error = Some((v, "smallint")),
+                    },
+                    INT4 => match i32::try_from(v) {
+                        Ok(v) => postgres_protocol::types::int4_to_sql(v, buf),
+                        Err(_) => range_error = Some((v, "integer")),
+                    },
+                    _ => postgres_protocol::types::int8_to_sql(v, buf),
+                }
+                Ok(IsNull::No)
+            },
+            [1],
+            &mut self.out,
+        );
+        if let Some((v, ty)) = range_error {
+            self.out.clear();
+            return Err(DbError::other(format!("{v} does not fit a {ty} parameter")));
+        }
+        if bound.is_err() {
+            self.out.clear();
+            return Err(DbError::other("cannot bind the parameters"));
+        }
+        frontend::execute("", 0, &mut self.out).map_err(|e| DbError::other(e.to_string()))?;
+        frontend::sync(&mut self.out);
+        self.send()
+    }
 }
 
 impl Conn for PgConn {
@@ -238,81 +604,184 @@ impl Conn for PgConn {
     }
 
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {
-        self.client.batch_execute(sql).map_err(db_error)
+        if self.broken {
+            return Err(broken("connection lost earlier"));
+        }
+        frontend::query(sql, &mut self.out).map_err(|e| DbError::other(e.to_string()))?;
+        self.send()?;
+        self.finish_exchange(|_| {}).map(|_| ())
     }
 
     fn prepare(&mut self, sql: &str) -> Result<Stmt, DbError> {
-        let s = self
-            .client
-            .prepare(&numbered_placeholders(sql))
-            .map_err(db_error)?;
-        self.stmts.push(s);
+        if self.broken {
+            return Err(broken("connection lost earlier"));
+        }
+        let name = format!("perflab_{}", self.stmts.len());
+        frontend::parse(&name, &numbered_placeholders(sql), [], &mut self.out)
+            .map_err(|e| DbError::other(e.to_string()))?;
+        frontend::describe(b'S', &name, &mut self.out)
+            .map_err(|e| DbError::other(e.to_string()))?;
+        frontend::sync(&mut self.out);
+        self.send()?;
+        let mut params = Vec::new();
+        let mut failed: Option<ServerError> = None;
+        loop {
+            match self.next()? {
+                Message::ReadyForQuery(_) => break,
+                Message::ParameterDescription(body) => {
+                    let mut it = body.parameters();
+                    while let Ok(Some(oid)) = it.next() {
+                        params.push(oid);
+                    }
+                }
+                Message::ErrorResponse(body) => {
+                    failed.get_or_insert(server_error(&body));
+                }
+                _ => {}
+            }
+        }
+        if let Some(e) = failed {
+            return Err(e.into_db_error());
+        }
+        self.stmts.push(Prepared { name, params });
         Ok(self.stmts.len() - 1)
     }
 
     fn exec(&mut self, stmt: Stmt, params: &[i64]) -> Result<u64, DbError> {
-        self.bind(stmt, params)?;
-        let refs = refs(&self.params);
-        self.client
-            .execute(&self.stmts[stmt], &refs)
-            .map_err(db_error)
+        self.bind_execute(stmt, params)?;
+        self.finish_exchange(|_| {})
     }
 
     fn query(&mut self, stmt: Stmt, params: &[i64], out: &mut Vec<i64>) -> Result<usize, DbError> {
-        self.bind(stmt, params)?;
-        let refs = refs(&self.params);
-        let rows = self
-            .client
-            .query(&self.stmts[stmt], &refs)
-            .map_err(db_error)?;
-        for r in &rows {
-            out.push(int_at(r, 0)?);
-        }
-        Ok(rows.len())
+        self.bind_execute(stmt, params)?;
+        let mut n = 0;
+        self.finish_exchange(|m| {
+            if let Message::DataRow(row) = m {
+                let first = row
+                    .ranges()
+                    .next()
+                    .ok()
+                    .flatten()
+                    .flatten()
+                    .map(|r| &row.buffer()[r]);
+                out.push(int_of(first));
+                n += 1;
+            }
+        })?;
+        Ok(n)
     }
 
     fn query_row(&mut self, sql: &str) -> Result<Option<Vec<i64>>, DbError> {
-        // The simple protocol: every column as text, so sums of any width parse alike.
-        for m in self.client.simple_query(sql).map_err(db_error)? {
-            if let SimpleQueryMessage::Row(r) = m {
-                return (0..r.len())
-                    .map(|i| match r.get(i) {
-                        None => Ok(0),
-                        Some(s) => s
-                            .parse::<i64>()
-                            .map_err(|_| DbError::other(format!("{s:?} is not an integer"))),
-                    })
-                    .collect::<Result<Vec<_>, _>>()
-                    .map(Some);
+        // The simple protocol sends text, so sums of any width parse alike.
+        let mut first: Option<Result<Vec<i64>, DbError>> = None;
+        frontend::query(sql, &mut self.out).map_err(|e| DbError::other(e.to_string()))?;
+        self.send()?;
+        self.finish_exchange(|m| {
+            if let (Message::DataRow(row), None) = (m, &first) {
+                let mut values = Vec::new();
+                let mut ranges = row.ranges();
+                while let Ok(Some(r)) = ranges.next() {
+                    let text = r.map(|r| String::from_utf8_lossy(&row.buffer()[r]).into_owned());
+                    match text.as_deref().map(str::parse::<i64>) {
+                        None => values.push(0),
+                        Some(Ok(v)) => values.push(v),
+                        Some(Err(_)) => {
+                            first = Some(Err(DbError::other(format!(
+                                "{:?} is not an integer",
+                                text.unwrap_or_default()
+                            ))));
+                            return;
+                        }
+                    }
+                }
+                first = Some(Ok(values));
             }
-        }
-        Ok(None)
+        })?;
+        first.transpose()
     }
 
     fn query_text(&mut self, sql: &str) -> Result<Option<String>, DbError> {
-        for m in self.client.simple_query(sql).map_err(db_error)? {
-            if let SimpleQueryMessage::Row(r) = m {
-                return Ok(r.get(0).map(str::to_string));
+        let mut first: Option<Option<String>> = None;
+        frontend::query(sql, &mut self.out).map_err(|e| DbError::other(e.to_string()))?;
+        self.send()?;
+        self.finish_exchange(|m| {
+            if let (Message::DataRow(row), None) = (m, &first) {
+                let value = row
+                    .ranges()
+                    .next()
+                    .ok()
+                    .flatten()
+                    .flatten()
+                    .map(|r| String::from_utf8_lossy(&row.buffer()[r]).into_owned());
+                first = Some(value);
             }
-        }
-        Ok(None)
+        })?;
+        Ok(first.flatten())
     }
 
     fn begin(&mut self, _writes: bool) -> Result<(), DbError> {
-        self.client.batch_execute("BEGIN").map_err(db_error)
+        self.batch("BEGIN")
     }
 
     fn commit(&mut self) -> Result<(), DbError> {
-        self.client.batch_execute("COMMIT").map_err(db_error)
+        self.batch("COMMIT")
     }
 
     fn rollback(&mut self) {
-        if !self.client.is_closed() {
-            let _ = self.client.batch_execute("ROLLBACK");
+        if !self.broken {
+            let _ = self.batch("ROLLBACK");
         }
     }
 
     fn is_broken(&self) -> bool {
-        self.client.is_closed()
+        self.broken
+    }
+}
+
+impl Drop for PgConn {
+    fn drop(&mut self) {
+        // Say goodbye, so the server does not log an unexpected EOF.
+        if !self.broken {
+            frontend::terminate(&mut self.out);
+            let _ = self.stream.write_all(&self.out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_tags_give_the_rows_changed() {
+        assert_eq!(rows_of("UPDATE 1"), 1);
+        assert_eq!(rows_of("INSERT 0 5"), 5);
+        assert_eq!(rows_of("DELETE 0"), 0);
+        assert_eq!(rows_of("BEGIN"), 0);
+    }
+
+    #[test]
+    fn binary_integers_of_every_width_decode() {
+        assert_eq!(int_of(Some(&7i16.to_be_bytes())), 7);
+        assert_eq!(int_of(Some(&(-7i32).to_be_bytes())), -7);
+        assert_eq!(int_of(Some(&(1i64 << 40).to_be_bytes())), 1 << 40);
+        assert_eq!(int_of(None), 0);
+    }
+
+    #[test]
+    fn server_errors_are_sorted_by_what_to_do_next() {
+        let e = |severity: &str, code: &str| {
+            ServerError {
+                severity: severity.into(),
+                code: code.into(),
+                message: "m".into(),
+            }
+            .into_db_error()
+            .kind
+        };
+        assert_eq!(e("ERROR", "40001"), ErrorKind::Conflict);
+        assert_eq!(e("ERROR", "23505"), ErrorKind::Conflict);
+        assert_eq!(e("FATAL", "57P01"), ErrorKind::Broken);
+        assert_eq!(e("ERROR", "42P01"), ErrorKind::Other);
     }
 }
