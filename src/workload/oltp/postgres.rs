@@ -53,6 +53,9 @@ pub const DISCLOSED: [&str; 11] = [
 /// URL parameters understood; others are refused rather than silently ignored.
 const PARAMS: [&str; 3] = ["sslmode", "application_name", "connect_timeout"];
 
+/// The most one read takes from the socket.
+const READ_CHUNK: usize = 16 * 1024;
+
 /// How long connecting may take before it fails.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -124,6 +127,8 @@ pub struct PgConn {
     out: BytesMut,
     /// Bytes read and not yet parsed.
     inb: BytesMut,
+    /// Where the socket is read into: allocated once, never cleared.
+    chunk: Box<[u8]>,
     stmts: Vec<Prepared>,
     broken: bool,
 }
@@ -238,7 +243,8 @@ pub fn connect(t: &PgTarget) -> Result<PgConn, DbError> {
     let mut c = PgConn {
         stream,
         out: BytesMut::with_capacity(1024),
-        inb: BytesMut::with_capacity(16 * 1024),
+        inb: BytesMut::with_capacity(READ_CHUNK),
+        chunk: vec![0; READ_CHUNK].into_boxed_slice(),
         stmts: Vec::new(),
         broken: false,
     };
@@ -403,13 +409,12 @@ impl PgConn {
                     return Err(broken(format!("protocol error: {e}")));
                 }
             }
-            let mut chunk = [0u8; 16 * 1024];
-            match self.stream.read(&mut chunk) {
+            match self.stream.read(&mut self.chunk) {
                 Ok(0) => {
                     self.broken = true;
                     return Err(broken("connection lost: the server closed the connection"));
                 }
-                Ok(n) => self.inb.extend_from_slice(&chunk[..n]),
+                Ok(n) => self.inb.extend_from_slice(&self.chunk[..n]),
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => {
                     self.broken = true;
