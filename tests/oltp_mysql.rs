@@ -277,3 +277,38 @@ fn a_mariadb_that_dies_mid_run_leaves_a_clear_message_and_a_record() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_server_that_requires_tls_gets_it_unless_the_url_says_otherwise() {
+    let Some(db) = MariaDbServer::start_requiring_tls() else {
+        return;
+    };
+    let r = Results::new("my-tls");
+    let run = |url: &str| {
+        perflab(
+            &r,
+            &[
+                "oltp",
+                "--json",
+                "--target",
+                url,
+                "--select-only",
+                "--clients",
+                "1",
+                "--warmup",
+                "0s",
+                "--duration",
+                "200ms",
+            ],
+        )
+    };
+    // No ssl-mode: TLS preferred, as the MySQL 8 client does.
+    let o = run(&db.url());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&format!("{}?ssl-mode=REQUIRED", db.url()));
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Plain text asked for: the server's refusal, in one line.
+    let o = run(&format!("{}?ssl-mode=DISABLED", db.url()));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+}

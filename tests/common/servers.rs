@@ -238,16 +238,24 @@ pub struct MariaDbServer {
     /// The server process itself (not a wrapper), so `kill()` is a real crash.
     child: Mutex<Option<Child>>,
     port: u16,
+    /// Server options beyond the defaults (TLS).
+    extra: Vec<String>,
 }
 
 impl MariaDbServer {
     /// mariadb-install-db into a fresh temporary folder, start mariadbd on a free port and
     /// wait until it greets. `None` (with the reason on stderr) when MariaDB is not installed.
     pub fn start() -> Option<MariaDbServer> {
-        settle("MariaDB", Self::try_start())
+        settle("MariaDB", Self::try_start(false))
     }
 
-    fn try_start() -> Result<MariaDbServer, StartError> {
+    /// As [`MariaDbServer::start`], with a self-signed certificate (made by `openssl`) and
+    /// `require_secure_transport`: a server that refuses plain TCP.
+    pub fn start_requiring_tls() -> Option<MariaDbServer> {
+        settle("MariaDB with TLS", Self::try_start(true))
+    }
+
+    fn try_start(tls: bool) -> Result<MariaDbServer, StartError> {
         let missing = |what: &str| {
             StartError::Missing(format!(
                 "{what} not found (looked in PATH and /usr/sbin): apt-get install mariadb-server"
@@ -265,10 +273,41 @@ impl MariaDbServer {
             dir,
             child: Mutex::new(None),
             port: 0,
+            extra: Vec::new(),
         };
+        if tls {
+            server.make_certificate(run_as.as_ref())?;
+        }
         server.create(&install, run_as.as_ref())?;
         server.boot(&mariadbd, run_as.as_ref())?;
         Ok(server)
+    }
+
+    fn make_certificate(&mut self, run_as: Option<&RunAs>) -> Result<(), StartError> {
+        let openssl = find_program("openssl").ok_or_else(|| {
+            StartError::Missing("openssl not found: apt-get install openssl".into())
+        })?;
+        let (key, cert) = (self.dir.join("key.pem"), self.dir.join("cert.pem"));
+        let mut cmd = Command::new(openssl);
+        cmd.args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args(["-subj", "/CN=localhost", "-keyout"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert);
+        run_logged(&mut cmd, &self.dir.join("openssl.log"), COMMAND_TIMEOUT)
+            .map_err(StartError::Failed)?;
+        if let Some(u) = run_as {
+            u.chown(&key)?;
+            u.chown(&cert)?;
+        }
+        self.extra = vec![
+            format!("--ssl-cert={}", cert.display()),
+            format!("--ssl-key={}", key.display()),
+            "--require-secure-transport=ON".into(),
+        ];
+        Ok(())
     }
 
     fn create(&self, install: &Path, run_as: Option<&RunAs>) -> Result<(), StartError> {
@@ -325,6 +364,7 @@ impl MariaDbServer {
                     "--innodb-buffer-pool-dump-at-shutdown=0",
                     "--innodb-buffer-pool-load-at-startup=0",
                 ])
+                .args(&self.extra)
                 .current_dir(&self.dir)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())

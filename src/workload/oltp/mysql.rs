@@ -26,9 +26,10 @@
 //!   the Unix socket of `?socket=` (or a host that is an absolute path). The driver's habit
 //!   of quietly switching a loopback TCP connection to the server's socket is turned off:
 //!   the two do not perform alike, and a run must measure the one it names.
-//! - TLS only when asked: `?ssl-mode=REQUIRED` (encrypted, certificate not checked, as the
-//!   MySQL clients do), `VERIFY_CA`, `VERIFY_IDENTITY` (with `?ssl-ca=FILE` for a private CA);
-//!   `PREFERRED` and `DISABLED` connect in plain text.
+//! - TLS: `PREFERRED` by default, as the MySQL 8 client does (TLS if the server offers it,
+//!   else plain text); `?ssl-mode=REQUIRED` (encrypted, certificate not checked, as the MySQL
+//!   clients do), `VERIFY_CA`, `VERIFY_IDENTITY` (with `?ssl-ca=FILE` for a private CA);
+//!   `DISABLED` for plain text. Never over a Unix socket.
 //! - Errors, by what the caller does next: deadlock (1213), lock wait timeout (1205),
 //!   duplicate key (1062) and MariaDB's snapshot-isolation write conflict (1020) are
 //!   conflicts to retry; I/O and protocol failures, a killed session and a server shutting
@@ -140,11 +141,19 @@ struct Options {
     builder: OptsBuilder,
     place: String,
     tls: bool,
+    /// The URL chose an `ssl-mode` (else TLS is preferred).
+    explicit: bool,
 }
 
 /// The driver's options from the URL: password from the URL, else the environment and
 /// `~/.my.cnf` (the target module's lookup, shared by every backend).
 fn options(t: &MyTarget) -> Result<Options, DbError> {
+    options_with(t, false)
+}
+
+/// As [`options`]; `upgrade` asks for TLS (`REQUIRED`) where the URL chose no mode or
+/// `PREFERRED`.
+fn options_with(t: &MyTarget, upgrade: bool) -> Result<Options, DbError> {
     use crate::target::url::{Backend, TargetUrl};
     let url: TargetUrl = t
         .url
@@ -172,7 +181,7 @@ fn options(t: &MyTarget) -> Result<Options, DbError> {
         .or_else(|| std::env::var("LOGNAME").ok());
 
     let mut socket: Option<String> = None;
-    let mut ssl_mode = String::from("DISABLED");
+    let mut ssl_mode = String::from("PREFERRED");
     let mut ssl_ca: Option<PathBuf> = None;
     for (k, v) in &url.params {
         match k.to_ascii_lowercase().replace('_', "-").as_str() {
@@ -214,6 +223,11 @@ fn options(t: &MyTarget) -> Result<Options, DbError> {
         None => format!("{host_for_driver}:{port}"),
     };
 
+    // PREFERRED (the default) is tried as REQUIRED first, then as DISABLED: see `open`.
+    let explicit = ssl_mode != "PREFERRED";
+    if upgrade && !explicit {
+        ssl_mode = "REQUIRED".into();
+    }
     let ssl = match ssl_mode.as_str() {
         "DISABLED" | "PREFERRED" => None,
         // What the MySQL clients do for REQUIRED: encrypt, trust any certificate.
@@ -251,13 +265,30 @@ fn options(t: &MyTarget) -> Result<Options, DbError> {
         builder,
         place,
         tls,
+        explicit,
     })
 }
 
-/// Opens a connection, without the session settings.
+/// Opens a connection, without the session settings. With no `ssl-mode` in the URL, TLS is
+/// preferred, as the MySQL 8 client and libpq do: asked for first, plain TCP if the server
+/// offers none. (MariaDB refuses an insecure connection to a server that requires TLS with
+/// a plain "access denied", so waiting to be asked would not work.)
 fn open(t: &MyTarget) -> Result<mysql::Conn, DbError> {
     let o = options(t)?;
-    mysql::Conn::new(o.builder).map_err(|e| match e {
+    if !o.explicit {
+        let tls = options_with(t, true)?;
+        match mysql::Conn::new(tls.builder.clone()) {
+            Ok(c) => return Ok(c),
+            Err(mysql::Error::DriverError(DriverError::TlsNotSupported)) => {}
+            Err(e) => return Err(open_error(e, &tls)),
+        }
+    }
+    mysql::Conn::new(o.builder.clone()).map_err(|e| open_error(e, &o))
+}
+
+/// Why a connection did not open, in one line.
+fn open_error(e: mysql::Error, o: &Options) -> DbError {
+    match e {
         mysql::Error::DriverError(DriverError::CouldNotConnect(Some((_, desc, _)))) => DbError {
             kind: ErrorKind::Broken,
             message: format!("cannot connect to {}: {}", o.place, plain_io(&desc)),
@@ -266,17 +297,20 @@ fn open(t: &MyTarget) -> Result<mysql::Conn, DbError> {
             "cannot connect to {} with TLS: the server does not offer it; drop ssl-mode or set it to PREFERRED",
             o.place
         )),
-        mysql::Error::TlsError(e) => DbError::other(format!(
-            "cannot connect to {} with TLS: {e}",
-            o.place
-        )),
+        mysql::Error::TlsError(e) => {
+            DbError::other(format!("cannot connect to {} with TLS: {e}", o.place))
+        }
         mysql::Error::DriverError(DriverError::ConnectTimeout) => DbError {
             kind: ErrorKind::Broken,
             message: format!("cannot connect to {}: timed out", o.place),
         },
         mysql::Error::IoError(io) => DbError {
             kind: ErrorKind::Broken,
-            message: format!("cannot connect to {}: {}", o.place, plain_io(&io.to_string())),
+            message: format!(
+                "cannot connect to {}: {}",
+                o.place,
+                plain_io(&io.to_string())
+            ),
         },
         // A failed TLS handshake (an untrusted certificate ...) arrives as a codec error.
         mysql::Error::CodecError(c) => DbError::other(format!(
@@ -286,7 +320,7 @@ fn open(t: &MyTarget) -> Result<mysql::Conn, DbError> {
             plain_io(&c.to_string())
         )),
         e => db_err(e),
-    })
+    }
 }
 
 /// Connects and applies the session settings.
