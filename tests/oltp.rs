@@ -378,8 +378,8 @@ fn shards_each_get_a_database_and_their_own_figures() {
     // Sharding mistakes get one line and exit 2.
     let cases: [(&[&str], &str); 3] = [
         (
-            &["--target", "postgres://u@127.0.0.1:1/db", "--shards", "2"],
-            "one --target per shard",
+            &["--target", "postgres://u@127.0.0.1:1", "--shards", "2"],
+            "must name a database",
         ),
         (&["--target", &url, "--target", &url], "twice"),
         (&["--shards", "0"], "shards"),

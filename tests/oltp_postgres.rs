@@ -274,3 +274,73 @@ fn passwords_are_checked_with_scram_and_md5_and_never_shown() {
         assert!(stderr(&o).contains("PGPASSWORD"), "{}", stderr(&o));
     }
 }
+
+#[test]
+fn shards_on_one_server_are_databases_perflab_makes_and_drops() {
+    let Some(pg) = PgServer::start() else { return };
+    let r = Results::new("pg-shards");
+    let port = pg.port().to_string();
+    let psql = |db: &str, sql: &str| {
+        Command::new("psql")
+            .args(["-h", "127.0.0.1", "-p", &port, "-U", "postgres", "-d", db])
+            .args(["-Atc", sql])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let databases = || {
+        psql(
+            "postgres",
+            "SELECT string_agg(datname, ',' ORDER BY datname) FROM pg_database WHERE datname LIKE 'postgres_%'",
+        )
+    };
+    let Ok(before) = databases() else {
+        eprintln!("skipping: no psql");
+        return;
+    };
+    assert_eq!(before, "");
+    // Somebody's own database of a shard's name: used, never dropped.
+    psql("postgres", "CREATE DATABASE postgres_2").unwrap();
+    let url = pg.url();
+    let shards = ["--target", url.as_str(), "--shards", "3"];
+    let mut args = vec!["oltp", "prepare"];
+    args.extend_from_slice(&shards);
+    let o = perflab(&r, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(databases().unwrap(), "postgres_1,postgres_2,postgres_3");
+    assert_eq!(
+        psql("postgres_3", "SELECT count(*) FROM pgbench_accounts").unwrap(),
+        "100000"
+    );
+
+    let mut args = vec!["oltp", "run", "--json", "--clients", "3"];
+    args.extend_from_slice(&shards);
+    args.extend_from_slice(&["--warmup", "0s", "--duration", "300ms"]);
+    let o = perflab(&r, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["spec"]["shards"].as_array().unwrap().len(), 3);
+    assert!(!o.stdout.is_empty());
+
+    let mut args = vec!["oltp", "cleanup"];
+    args.extend_from_slice(&shards);
+    let o = perflab(&r, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // perflab's databases are gone; the one it found stays, emptied of perflab's tables.
+    assert_eq!(databases().unwrap(), "postgres_2");
+    assert_eq!(
+        psql(
+            "postgres_2",
+            "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'pgbench_%'"
+        )
+        .unwrap(),
+        "0"
+    );
+
+    // All at once: made, measured, dropped.
+    let mut args = vec!["oltp", "--clients", "2", "--workload", "orderentry"];
+    args.extend_from_slice(&shards);
+    args.extend_from_slice(&["--warmup", "0s", "--duration", "300ms"]);
+    let o = perflab(&r, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(databases().unwrap(), "postgres_2");
+}

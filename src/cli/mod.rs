@@ -261,8 +261,8 @@ pub struct OltpArgs {
     /// user i works on shard i mod N
     #[arg(long, value_name = "URL")]
     pub target: Vec<String>,
-    /// SQLite: this many database files (FILE-1.db ... FILE-N.db), each user on one: shards
-    /// on one machine; servers take one --target per shard
+    /// Shards from one --target: SQLite files FILE-1.db ... FILE-N.db, or databases DB_1 ...
+    /// DB_N on the server (made where missing, dropped if perflab made them)
     #[arg(long, value_name = "N")]
     pub shards: Option<String>,
     /// debitcredit: branches, 100,000 accounts and 10 tellers each (pgbench --scale);

@@ -13,6 +13,7 @@ use crate::workload::oltp::backend::Backend;
 use crate::workload::oltp::mysql::MyTarget;
 use crate::workload::oltp::postgres::PgTarget;
 use crate::workload::oltp::schema::{self, Found};
+use crate::workload::oltp::shard_db::{self, ShardDatabases};
 use crate::workload::oltp::sql::{Conn, DbError};
 use crate::workload::oltp::sqlite::SqliteSettings;
 use crate::workload::oltp::{Mix, OltpSpec, Phases};
@@ -31,6 +32,8 @@ struct Target {
 struct Targets {
     shards: Vec<Target>,
     temp_dir: Option<PathBuf>,
+    /// `--shards N` with one server URL: the databases for the shards.
+    databases: Option<ShardDatabases>,
 }
 
 /// Most shards accepted: the sharding study went to 32 instances.
@@ -113,6 +116,7 @@ fn targets(args: &OltpArgs) -> Result<Targets, AppError> {
                 })
                 .collect(),
             temp_dir: Some(dir),
+            databases: None,
         });
     }
     let mut out = Vec::new();
@@ -121,24 +125,45 @@ fn targets(args: &OltpArgs) -> Result<Targets, AppError> {
     }
     match shards {
         Some(n) if n > 1 && out.len() == 1 => {
-            let Target {
-                backend: Backend::Sqlite { path, settings },
-                ..
-            } = out.remove(0)
-            else {
-                return Err(AppError::Usage(
-                    "--shards makes several SQLite files; for servers give one --target per shard"
-                        .into(),
-                ));
-            };
-            for i in 1..=n {
-                let path = shard_path(&path, i);
-                out.push(Target {
-                    shown: format!("sqlite://{}", path.display()),
-                    backend: Backend::Sqlite {
-                        path,
-                        settings: settings.clone(),
-                    },
+            let base = out.remove(0);
+            if let Backend::Sqlite { path, settings } = &base.backend {
+                for i in 1..=n {
+                    let path = shard_path(path, i);
+                    out.push(Target {
+                        shown: format!("sqlite://{}", path.display()),
+                        backend: Backend::Sqlite {
+                            path,
+                            settings: settings.clone(),
+                        },
+                    });
+                }
+            } else {
+                // One server: databases <db>_1 ... <db>_N beside the one the URL names.
+                let url = &args.target[0];
+                let database = url
+                    .parse::<TargetUrl>()
+                    .ok()
+                    .and_then(|u| u.database)
+                    .unwrap_or_default();
+                let mut names = Vec::new();
+                for i in 1..=n {
+                    let Some(shard) = shard_db::shard_url(url, &database, i) else {
+                        return Err(AppError::Usage(format!(
+                            "--shards {n} on {}: the URL must name a database of letters, digits and _ (shards are <database>_1 ... <database>_{n})",
+                            base.shown
+                        )));
+                    };
+                    names.push(format!("{database}_{i}"));
+                    out.push(target(args, &shard, &sqlite)?);
+                }
+                return Ok(Targets {
+                    shards: out,
+                    temp_dir: None,
+                    databases: Some(ShardDatabases {
+                        creator: Arc::new(base.backend),
+                        names,
+                        created: Vec::new(),
+                    }),
                 });
             }
         }
@@ -161,6 +186,7 @@ fn targets(args: &OltpArgs) -> Result<Targets, AppError> {
     Ok(Targets {
         shards: out,
         temp_dir: None,
+        databases: None,
     })
 }
 
@@ -335,14 +361,28 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
             Phases::Run
         }
         _ => {
-            for t in &ts.shards {
-                refuse_foreign(t, mix)?;
+            // Shard databases not made yet hold nothing to look at; the run creates them.
+            let missing = match &ts.databases {
+                Some(d) => shard_db::missing(&d.creator, &d.names)
+                    .map_err(|e| unreachable_target(&ts.shards[0], e))?,
+                None => Vec::new(),
+            };
+            for (i, t) in ts.shards.iter().enumerate() {
+                let name = ts.databases.as_ref().and_then(|d| d.names.get(i));
+                if !name.is_some_and(|n| missing.contains(n)) {
+                    refuse_foreign(t, mix)?;
+                }
             }
             Phases::All
         }
     };
     let first = &ts.shards[0];
-    let server_settings: BTreeMap<String, String> = match &first.backend {
+    let settings_from = match &ts.databases {
+        // The shard databases may not exist yet: ask the server through the URL's own.
+        Some(d) => &*d.creator,
+        None => &first.backend,
+    };
+    let server_settings: BTreeMap<String, String> = match settings_from {
         Backend::Sqlite { .. } => BTreeMap::new(),
         b => b.settings().map_err(|e| unreachable_target(first, e))?,
     };
@@ -365,6 +405,7 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
         phases,
         keep: args.keep,
         backends: ts.shards.into_iter().map(|t| Arc::new(t.backend)).collect(),
+        shard_databases: ts.databases,
         temp_dir: ts.temp_dir,
     };
     Ok(build_spec(
@@ -396,6 +437,15 @@ pub fn steps(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
     match args.action {
         OltpAction::Prepare => {
             let scale = scale(args, mix)?;
+            let created = match &ts.databases {
+                Some(d) => shard_db::ensure(&d.creator, &d.names).map_err(|e| {
+                    AppError::Usage(format!(
+                        "cannot create the shard databases on {}: {e}",
+                        ts.shards[0].shown
+                    ))
+                })?,
+                None => Vec::new(),
+            };
             for t in &ts.shards {
                 refuse_foreign(t, mix)?;
             }
@@ -409,10 +459,12 @@ pub fn steps(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
                         t.shown
                     ));
                 }
+                let made = ts
+                    .databases
+                    .as_ref()
+                    .is_some_and(|d| d.names.get(i).is_some_and(|n| created.contains(n)));
                 let mut c = open(t, false)?;
-                let loaded = schema::drop_ours(&mut *c, &Mix::known_tables())
-                    .and_then(|_| mix.load(&mut *c, scale, &note));
-                if let Err(e) = loaded {
+                if let Err(e) = shard_db::load(&mut *c, mix, scale, &note, made) {
                     // Leave nothing half-loaded behind.
                     let _ = schema::drop_ours(&mut *c, &Mix::known_tables());
                     return Err(AppError::Failed(format!(
@@ -424,8 +476,9 @@ pub fn steps(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
             Ok(())
         }
         OltpAction::Cleanup => {
-            for t in &ts.shards {
-                let dropped = schema::drop_ours(&mut *open(t, false)?, &Mix::known_tables())
+            for (i, t) in ts.shards.iter().enumerate() {
+                let dbs = ts.databases.as_ref().map(|d| (d, i));
+                let dropped = shard_db::clear(&t.backend, dbs)
                     .map_err(|e| AppError::Failed(format!("cleanup failed on {}: {e}", t.shown)))?;
                 note(&if dropped {
                     format!("cleanup: dropped perflab's tables from {}", t.shown)

@@ -8,7 +8,8 @@
 //! - [`mix`]: the workloads by name; [`debitcredit`] and [`orderentry`]: schema, loading,
 //!   transactions and checks of each.
 //! - [`client`]: one user as a runner session: retries of conflicts, reconnects.
-//! - [`schema`]: tables, fast server-side loading, perflab's record of what it created.
+//! - [`schema`]: tables, fast server-side loading, perflab's record of what it created;
+//!   [`shard_db`]: the databases `--shards N` makes on one server.
 //! - [`sql`]: the connection interface; [`sqlite`], [`postgres`] (with [`pg_tls`]), [`mysql`]:
 //!   the backends;
 //!   [`backend`]: which one a run uses, its settings, log counters and server CPU.
@@ -28,6 +29,7 @@ pub mod orderentry;
 pub mod pg_tls;
 pub mod postgres;
 pub mod schema;
+pub mod shard_db;
 pub mod sql;
 pub mod sqlite;
 
@@ -75,6 +77,9 @@ pub struct OltpSpec {
     /// How to connect to each shard (passwords included; never serialized).
     #[serde(skip)]
     pub backends: Vec<Arc<Backend>>,
+    /// `--shards N` on one server: the databases perflab made or found for them.
+    #[serde(skip)]
+    pub shard_databases: Option<shard_db::ShardDatabases>,
     /// The temporary directory perflab made for the database, removed afterwards.
     #[serde(skip)]
     pub temp_dir: Option<PathBuf>,
@@ -88,10 +93,9 @@ struct Teardown {
 impl Drop for Teardown {
     fn drop(&mut self) {
         if !self.spec.keep && self.spec.phases == Phases::All {
-            for b in &self.spec.backends {
-                if let Ok(mut c) = b.connect() {
-                    let _ = schema::drop_ours(&mut *c, &Mix::known_tables());
-                }
+            for (i, b) in self.spec.backends.iter().enumerate() {
+                let dbs = self.spec.shard_databases.as_ref().map(|d| (d, i));
+                let _ = shard_db::clear(b, dbs);
             }
         }
         if let Some(dir) = &self.spec.temp_dir {
@@ -212,7 +216,21 @@ impl Workload for OltpSpec {
                 .map_err(|e| OpError(format!("cannot create {}: {e}", dir.display())))?;
         }
         // Tear down whatever this run made, even if loading fails halfway.
-        let teardown = Teardown { spec: self.clone() };
+        let mut spec = self.clone();
+        if self.phases == Phases::All
+            && let Some(dbs) = &mut spec.shard_databases
+        {
+            dbs.created = shard_db::ensure(&dbs.creator, &dbs.names)
+                .map_err(|e| OpError(format!("cannot create the shard databases: {e}")))?;
+        }
+        let teardown = Teardown { spec };
+        let created = |i: usize| {
+            teardown
+                .spec
+                .shard_databases
+                .as_ref()
+                .is_some_and(|d| d.names.get(i).is_some_and(|n| d.created.contains(n)))
+        };
         if self.phases == Phases::All {
             for (i, b) in self.backends.iter().enumerate() {
                 if self.backends.len() > 1 {
@@ -223,9 +241,7 @@ impl Workload for OltpSpec {
                     ));
                 }
                 let mut c = b.connect().map_err(|e| OpError(e.message))?;
-                schema::drop_ours(&mut *c, &Mix::known_tables()).map_err(|e| OpError(e.message))?;
-                self.mix
-                    .load(&mut *c, self.scale, note)
+                shard_db::load(&mut *c, self.mix, self.scale, note, created(i))
                     .map_err(|e| OpError(format!("loading failed: {e}")))?;
             }
         }

@@ -77,6 +77,21 @@ fn meta(conn: &mut dyn Conn, name: &str) -> Result<Option<String>, DbError> {
     conn.query_text(&format!("SELECT value FROM {META} WHERE name = '{name}'"))
 }
 
+/// A value perflab recorded in this database, if it recorded any.
+pub fn recorded(conn: &mut dyn Conn, name: &str) -> Result<Option<String>, DbError> {
+    if count_tables(conn, &[META])? == 0 {
+        return Ok(None);
+    }
+    meta(conn, name)
+}
+
+/// Records a value beside the tables (after [`create`]).
+pub fn record(conn: &mut dyn Conn, name: &str, value: &str) -> Result<(), DbError> {
+    conn.batch(&format!(
+        "INSERT INTO {META} (name, value) VALUES ('{name}', '{value}')"
+    ))
+}
+
 /// Creates the tables (keys inline where they belong) and records them as perflab's, with
 /// the helper table, before any row is loaded: a load cut short is still cleaned up.
 pub fn create(
