@@ -128,6 +128,17 @@ fn prepare_run_and_cleanup_are_separate_steps() {
     let o = perflab(&r, &["oltp", "run", "--target", &url]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("oltp prepare"), "{}", stderr(&o));
+
+    // A prepare that did not finish (as a crash mid-load leaves it) is not run against.
+    let o = perflab(&r, &["oltp", "prepare", "--target", &url]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    rusqlite::Connection::open(d.db())
+        .unwrap()
+        .execute("DELETE FROM perflab_meta WHERE name = 'complete'", [])
+        .unwrap();
+    let o = perflab(&r, &["oltp", "run", "--target", &url]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("did not finish"), "{}", stderr(&o));
 }
 
 #[test]
@@ -180,6 +191,10 @@ fn foreign_tables_and_bad_targets_are_refused() {
         assert_eq!(o.status.code(), Some(2), "{action}: {}", stderr(&o));
         assert!(stderr(&o).contains("did not create"), "{}", stderr(&o));
     }
+    // Cleanup finds nothing of perflab's there and leaves the file alone.
+    let o = perflab(&r, &["oltp", "cleanup", "--target", &url]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("holds no tables"), "{}", stderr(&o));
     assert_eq!(
         std::fs::read(d.db()).unwrap(),
         before,

@@ -42,19 +42,9 @@ const MAX_SHARDS: u64 = 256;
 /// `scheme://user:password@host/...` with the password replaced by `***`: the target
 /// parser's redaction where the URL parses, else a plain cut of the password.
 pub fn redact(url: &str) -> String {
-    if let Ok(parsed) = url.parse::<TargetUrl>() {
-        return parsed.redacted();
-    }
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let (auth, host) = match rest.rsplit_once('@') {
-        Some(parts) => parts,
-        None => return url.to_string(),
-    };
-    match auth.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
-        None => url.to_string(),
+    match url.parse::<TargetUrl>() {
+        Ok(parsed) => parsed.redacted(),
+        Err(_) => target_url::redact_url_text(url),
     }
 }
 
@@ -295,6 +285,7 @@ fn look(t: &Target, mix: Mix) -> Result<Found, AppError> {
         return Ok(Found {
             foreign: false,
             ours: None,
+            complete: false,
         });
     }
     schema::found(&mut *open(t, true)?, mix.tables())
@@ -335,8 +326,18 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
             for t in &ts.shards {
                 let found = look(t, mix)?;
                 match found.ours {
-                    Some((workload, s)) if workload == mix.name() && !found.foreign => {
+                    Some((workload, s))
+                        if workload == mix.name() && !found.foreign && found.complete =>
+                    {
                         scales.push(s)
+                    }
+                    Some(_) if !found.complete => {
+                        return Err(AppError::Usage(format!(
+                            "{}: perflab's last prepare there did not finish; run 'perflab oltp prepare --workload {} --target {}' again",
+                            t.shown,
+                            mix.name(),
+                            t.shown
+                        )));
                     }
                     _ => {
                         return Err(AppError::Usage(format!(

@@ -924,8 +924,8 @@ pub fn redact_command_line(args: &[String]) -> Vec<String> {
     out
 }
 
-/// One URL's text with its password(s) replaced by `***`.
-fn redact_url_text(u: &str) -> String {
+/// One URL's text with its password(s) replaced by `***`, whether or not it parses.
+pub fn redact_url_text(u: &str) -> String {
     let (prefix, rest) = match u.find("://") {
         Some(i) => u.split_at(i + 3),
         None => ("", u),

@@ -75,6 +75,23 @@ impl Backend {
         out
     }
 
+    /// Which server this is (scheme, host, port), so that counters of the whole server are
+    /// read once however many of its databases are shards. None for SQLite.
+    pub fn server_key(&self) -> Option<String> {
+        let url = match self {
+            Backend::Sqlite { .. } => return None,
+            Backend::Postgres(t) => &t.url,
+            Backend::Mysql(t) => &t.url,
+        };
+        let u = url.parse::<crate::target::url::TargetUrl>().ok()?;
+        Some(format!(
+            "{}://{}:{}",
+            u.backend.scheme(),
+            u.host.unwrap_or_default(),
+            u.port.or(u.backend.default_port()).unwrap_or(0)
+        ))
+    }
+
     /// A server on this machine: a Unix socket, `localhost` or a loopback address.
     fn is_local_server(&self) -> bool {
         let url = match self {

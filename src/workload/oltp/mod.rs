@@ -199,9 +199,17 @@ impl Workload for OltpSpec {
     fn server_counters(&self) -> Vec<(String, f64)> {
         // Cumulative counters add up over shards; the CPU of the servers on this machine is
         // read once, whichever shard asked.
+        // The log counters are the whole server's (pg_stat_wal, GLOBAL STATUS): several
+        // databases of one server as shards are read once.
         let mut sum: BTreeMap<String, f64> = BTreeMap::new();
         let mut cpu_read = false;
+        let mut servers = std::collections::BTreeSet::new();
         for b in &self.backends {
+            if let Some(key) = b.server_key()
+                && !servers.insert(key)
+            {
+                continue;
+            }
             for (name, v) in b.counters(!cpu_read) {
                 cpu_read |= name == "server_cpu";
                 *sum.entry(name).or_default() += v;

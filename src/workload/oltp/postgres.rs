@@ -154,8 +154,9 @@ struct ServerError {
 impl ServerError {
     fn into_db_error(self) -> DbError {
         let kind = match self.code.as_str() {
-            // serialization_failure, deadlock_detected, unique_violation
-            "40001" | "40P01" | "23505" => ErrorKind::Conflict,
+            // serialization_failure, deadlock_detected, unique_violation,
+            // lock_not_available (lock_timeout)
+            "40001" | "40P01" | "23505" | "55P03" => ErrorKind::Conflict,
             _ if self.severity == "FATAL" || self.severity == "PANIC" => ErrorKind::Broken,
             _ => ErrorKind::Other,
         };
@@ -210,7 +211,7 @@ pub fn connect(t: &PgTarget) -> Result<PgConn, DbError> {
             .map(|(_, v)| v.as_str())
     };
     let sslmode = param("sslmode").unwrap_or("prefer");
-    if !["disable", "allow", "prefer", "require"].contains(&sslmode) {
+    if !["disable", "prefer", "require"].contains(&sslmode) {
         return Err(DbError::other(format!(
             "sslmode={sslmode} is not supported; use disable, prefer or require (the certificate is not verified)"
         )));
@@ -226,6 +227,17 @@ pub fn connect(t: &PgTarget) -> Result<PgConn, DbError> {
         .host
         .clone()
         .unwrap_or_else(|| "/var/run/postgresql".into());
+    let timeout = match param("connect_timeout") {
+        None => CONNECT_TIMEOUT,
+        Some(s) => s
+            .parse::<u64>()
+            .ok()
+            .filter(|&n| n > 0)
+            .map(Duration::from_secs)
+            .ok_or_else(|| {
+                DbError::other(format!("connect_timeout={s}: give whole seconds, e.g. 10"))
+            })?,
+    };
     let stream = if host.starts_with('/') {
         let path = format!("{host}/.s.PGSQL.{port}");
         Stream::Unix(
@@ -233,7 +245,7 @@ pub fn connect(t: &PgTarget) -> Result<PgConn, DbError> {
                 .map_err(|e| DbError::other(format!("cannot connect to {path}: {e}")))?,
         )
     } else {
-        let tcp = tcp_connect(&host, port)?;
+        let tcp = tcp_connect(&host, port, timeout)?;
         if sslmode == "disable" {
             Stream::Tcp(tcp)
         } else {
@@ -269,12 +281,12 @@ pub fn connect(t: &PgTarget) -> Result<PgConn, DbError> {
     Ok(c)
 }
 
-fn tcp_connect(host: &str, port: u16) -> Result<TcpStream, DbError> {
+fn tcp_connect(host: &str, port: u16, timeout: Duration) -> Result<TcpStream, DbError> {
     use std::net::ToSocketAddrs;
     let fail = |e: std::io::Error| DbError::other(format!("cannot connect to {host}:{port}: {e}"));
     let mut last = None;
     for addr in (host, port).to_socket_addrs().map_err(fail)? {
-        match TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT) {
+        match TcpStream::connect_timeout(&addr, timeout) {
             Ok(s) => {
                 // Statements are small and each waits for its answer: send at once.
                 s.set_nodelay(true).map_err(fail)?;
@@ -349,15 +361,22 @@ pub fn settings(c: &mut PgConn) -> Result<BTreeMap<String, String>, DbError> {
 pub fn counters(t: &PgTarget) -> Option<Vec<(String, f64)>> {
     let mut c = connect(t).ok()?;
     let mut out = Vec::new();
-    if let Ok(Some(r)) =
-        c.query_row("SELECT wal_write, wal_sync, wal_records, wal_bytes::bigint FROM pg_stat_wal")
-    {
-        for (name, v) in ["log_writes", "log_syncs", "log_records", "log_bytes"]
-            .iter()
-            .zip(r)
-        {
-            out.push((name.to_string(), v as f64));
-        }
+    if let Ok(Some(r)) = c.query_row("SELECT wal_records, wal_bytes::bigint FROM pg_stat_wal") {
+        out.push(("log_records".into(), r[0] as f64));
+        out.push(("log_bytes".into(), r.get(1).copied().unwrap_or(0) as f64));
+    }
+    // PostgreSQL 14 to 17 count WAL writes and syncs in pg_stat_wal; 18 moved them to
+    // pg_stat_io.
+    let writes = c
+        .query_row("SELECT wal_write, wal_sync FROM pg_stat_wal")
+        .or_else(|_| {
+            c.query_row(
+                "SELECT sum(writes)::bigint, sum(fsyncs)::bigint FROM pg_stat_io WHERE object = 'wal'",
+            )
+        });
+    if let Ok(Some(r)) = writes {
+        out.push(("log_writes".into(), r[0] as f64));
+        out.push(("log_syncs".into(), r.get(1).copied().unwrap_or(0) as f64));
     }
     if let Ok(Some(r)) =
         c.query_row("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")
@@ -640,7 +659,12 @@ impl Conn for PgConn {
                     }
                 }
                 Message::ErrorResponse(body) => {
-                    failed.get_or_insert(server_error(&body));
+                    let e = server_error(&body);
+                    if e.severity == "FATAL" || e.severity == "PANIC" {
+                        self.broken = true;
+                        return Err(e.into_db_error());
+                    }
+                    failed.get_or_insert(e);
                 }
                 _ => {}
             }

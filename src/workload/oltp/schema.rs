@@ -45,6 +45,8 @@ pub struct Found {
     pub foreign: bool,
     /// What perflab recorded, if it made tables here: the workload and its scale.
     pub ours: Option<(String, u64)>,
+    /// The load finished (a prepare cut short leaves tables without this).
+    pub complete: bool,
 }
 
 /// Looks at the database without changing it.
@@ -54,6 +56,7 @@ pub fn found(conn: &mut dyn Conn, tables: &[Table]) -> Result<Found, DbError> {
         return Ok(Found {
             foreign: count_tables(conn, &names)? > 0,
             ours: None,
+            complete: false,
         });
     }
     let listed = meta(conn, "tables")?.unwrap_or_default();
@@ -67,9 +70,11 @@ pub fn found(conn: &mut dyn Conn, tables: &[Table]) -> Result<Found, DbError> {
     let scale = meta(conn, "scale")?
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
+    let complete = meta(conn, "complete")?.is_some();
     Ok(Found {
         foreign,
         ours: Some((workload, scale)),
+        complete,
     })
 }
 
@@ -124,6 +129,16 @@ pub fn create(
 /// After the rows: drop the helper table, gather statistics, and (PostgreSQL) add the keys.
 pub fn finish(conn: &mut dyn Conn, tables: &[Table], note: &dyn Fn(&str)) -> Result<(), DbError> {
     conn.batch(&format!("DROP TABLE {SEQ}"))?;
+    finish_tables(conn, tables, note)?;
+    // Only a load that got this far may be run against (`oltp run` checks).
+    record(conn, "complete", "yes")
+}
+
+fn finish_tables(
+    conn: &mut dyn Conn,
+    tables: &[Table],
+    note: &dyn Fn(&str),
+) -> Result<(), DbError> {
     let names: Vec<&str> = tables.iter().map(|t| t.name).collect();
     match conn.dialect() {
         Dialect::Postgres => {
@@ -150,7 +165,11 @@ pub fn drop_ours(conn: &mut dyn Conn, known: &[&str]) -> Result<bool, DbError> {
     }
     let listed = meta(conn, "tables")?.unwrap_or_default();
     for t in listed.split(',').filter(|t| known.contains(t) || *t == SEQ) {
-        conn.batch(&format!("DROP TABLE IF EXISTS {t}"))?;
+        // Only where it is, in this database's (PostgreSQL: this schema's) tables: an
+        // unqualified DROP of a name missing here could find a table elsewhere on the path.
+        if count_tables(conn, &[t])? > 0 {
+            conn.batch(&format!("DROP TABLE {t}"))?;
+        }
     }
     conn.batch(&format!("DROP TABLE {META}"))?;
     Ok(true)

@@ -46,6 +46,11 @@ pub fn clear(
     shard: &Backend,
     databases: Option<(&ShardDatabases, usize)>,
 ) -> Result<bool, DbError> {
+    // Look first without changing anything (an SQLite file opened for writing gets its
+    // journal mode set): a database where perflab made nothing is left as it is.
+    if shard.is_new_file() || schema::recorded(&mut *shard.inspect()?, "workload")?.is_none() {
+        return Ok(false);
+    }
     let mut c = shard.connect()?;
     let made = created_here(&mut *c);
     let dropped = drop_ours(&mut *c, &Mix::known_tables())?;
