@@ -19,6 +19,9 @@ const MAX_RETRIES: u32 = 100;
 const RECONNECT_FOR: Duration = Duration::from_secs(10);
 /// Longest wait between attempts to reconnect.
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
+/// A statement unanswered this long means the server or the network is gone: the
+/// connection counts as broken and is re-opened, rather than the run hanging.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A workload's side of one user.
 pub trait Client: Send {
@@ -48,6 +51,7 @@ impl OltpSession {
         shard: Option<usize>,
     ) -> Result<Self, OpError> {
         let mut conn = backend.connect().map_err(|e| OpError(e.message))?;
+        conn.set_answer_timeout(Some(ANSWER_TIMEOUT));
         client
             .prepare(&mut *conn)
             .map_err(|e| OpError(format!("cannot prepare the statements: {e}")))?;
@@ -68,6 +72,7 @@ impl OltpSession {
         loop {
             self.reconnects += 1;
             let attempt = self.backend.connect().and_then(|mut c| {
+                c.set_answer_timeout(Some(ANSWER_TIMEOUT));
                 self.client.prepare(&mut *c)?;
                 Ok(c)
             });

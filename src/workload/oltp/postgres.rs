@@ -765,6 +765,14 @@ impl Conn for PgConn {
     fn is_broken(&self) -> bool {
         self.broken
     }
+
+    fn set_answer_timeout(&mut self, limit: Option<Duration>) {
+        let _ = match &self.stream {
+            Stream::Tcp(s) => s.set_read_timeout(limit),
+            Stream::Unix(s) => s.set_read_timeout(limit),
+            Stream::Tls(s) => s.sock.set_read_timeout(limit),
+        };
+    }
 }
 
 impl Drop for PgConn {

@@ -85,6 +85,9 @@ pub trait Conn: Send {
     fn rollback(&mut self);
     /// Whether the connection is known to be unusable.
     fn is_broken(&self) -> bool;
+    /// How long one answer may take before the connection counts as broken (None: no
+    /// limit, for loading). Backends that cannot change it after connecting ignore it.
+    fn set_answer_timeout(&mut self, _limit: Option<std::time::Duration>) {}
 }
 
 /// Rewrites `?` placeholders as `$1`, `$2` ... (PostgreSQL). The workloads' SQL has no `?`
