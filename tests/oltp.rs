@@ -292,6 +292,30 @@ fn order_entry_keeps_its_counts_and_reports_each_transaction_type() {
         "{out}"
     );
 
+    // New orders that the database refuses are errors of their own type; lookups go on.
+    let c = rusqlite::Connection::open(d.db()).unwrap();
+    c.execute_batch("CREATE TRIGGER refuse BEFORE INSERT ON oe_order_line BEGIN SELECT RAISE(ABORT, 'no new lines'); END;")
+        .unwrap();
+    let mut args = vec!["oltp", "run", "--json", "--target", &url];
+    args.extend_from_slice(&oe);
+    args.extend_from_slice(&SHORT);
+    let o = perflab(&r, &args);
+    let v = json(&o);
+    let groups = v["steps"][0]["trials"][0]["groups"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let errors = |kind: &str| {
+        groups
+            .iter()
+            .find(|g| g["by"] == "kind" && g["key"] == kind)
+            .map_or(0, |g| g["errors"].as_u64().unwrap())
+    };
+    assert!(errors("new_order") > 0, "{groups:?}");
+    assert_eq!(errors("lookup"), 0, "{groups:?}");
+    c.execute_batch("DROP TRIGGER refuse").unwrap();
+    drop(c);
+
     // An order that lost a line, as a broken database would leave it.
     rusqlite::Connection::open(d.db())
         .unwrap()

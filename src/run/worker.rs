@@ -155,16 +155,8 @@ impl Breakdown {
         b
     }
 
-    #[inline]
-    fn record(&mut self, kind: &'static str, response: Duration) {
-        let ns = response.as_nanos() as u64;
-        if let Some(i) = self.own {
-            self.groups[i].ops += 1;
-            self.groups[i].latency.saturating_record(ns);
-        }
-        if kind.is_empty() {
-            return;
-        }
+    /// The group of a kind, made on first sight.
+    fn kind(&mut self, kind: &'static str) -> &mut GroupTotals {
         let at = match self
             .groups
             .iter()
@@ -176,15 +168,31 @@ impl Breakdown {
                 self.groups.len() - 1
             }
         };
-        let g = &mut self.groups[at];
-        g.ops += 1;
-        g.latency.saturating_record(ns);
+        &mut self.groups[at]
     }
 
     #[inline]
-    fn record_error(&mut self) {
+    fn record(&mut self, kind: &'static str, response: Duration) {
+        let ns = response.as_nanos() as u64;
+        if let Some(i) = self.own {
+            self.groups[i].ops += 1;
+            self.groups[i].latency.saturating_record(ns);
+        }
+        if !kind.is_empty() {
+            let g = self.kind(kind);
+            g.ops += 1;
+            g.latency.saturating_record(ns);
+        }
+    }
+
+    /// A failed op, of the kind the session says it was.
+    #[inline]
+    fn record_error(&mut self, kind: &'static str) {
         if let Some(i) = self.own {
             self.groups[i].errors += 1;
+        }
+        if !kind.is_empty() {
+            self.kind(kind).errors += 1;
         }
     }
 }
@@ -235,7 +243,7 @@ fn measure(
             }
             Err(e) => {
                 rec.record_error(intended, start, now, &e.0);
-                kinds.record_error();
+                kinds.record_error(session.last_kind());
             }
         }
         done += 1;

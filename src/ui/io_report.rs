@@ -17,8 +17,8 @@ pub fn render(r: &RunRecord) -> String {
         .to_vec(),
     );
     // OLTP: response times by transaction type and by shard, where a step had several.
-    let mut kinds = breakdown_table("type", false);
-    let mut shards = breakdown_table("shard", true);
+    let mut kinds = breakdown_table("type");
+    let mut shards = breakdown_table("shard");
     let mut devices = Table::new(
         [
             "step",
@@ -95,18 +95,14 @@ pub fn render(r: &RunRecord) -> String {
     out
 }
 
-/// Failed transactions are counted per shard, not per type (the runner does not know a
-/// failed transaction's type), so the type table has no error column.
-fn breakdown_table(what: &str, errors: bool) -> Table {
-    let mut columns: Vec<String> = [
-        "step", what, "tx/s", "share", "mean", "p50", "p90", "p99", "p99.9", "max",
-    ]
-    .map(String::from)
-    .to_vec();
-    if errors {
-        columns.push("errors".into());
-    }
-    Table::new(columns)
+fn breakdown_table(what: &str) -> Table {
+    Table::new(
+        [
+            "step", what, "tx/s", "share", "mean", "p50", "p90", "p99", "p99.9", "max", "errors",
+        ]
+        .map(String::from)
+        .to_vec(),
+    )
 }
 
 /// One row per group of `by` in a step, when the step has more than one such group.
@@ -118,7 +114,7 @@ fn breakdown_rows(table: &mut Table, step: usize, groups: &[GroupResult], by: &s
     let all: u64 = ours.iter().map(|g| g.ops).sum();
     for g in ours {
         let l = &g.latency;
-        let mut row = vec![
+        let row = vec![
             step.to_string(),
             g.label.clone(),
             rate(g.ops_per_sec),
@@ -129,10 +125,8 @@ fn breakdown_rows(table: &mut Table, step: usize, groups: &[GroupResult], by: &s
             ns(l.p99_ns as f64),
             ns(l.p999_ns as f64),
             ns(l.max_ns as f64),
+            g.errors.to_string(),
         ];
-        if by == "shard" {
-            row.push(g.errors.to_string());
-        }
         table.row(row);
     }
 }

@@ -59,6 +59,12 @@ pub trait Session: Send {
         Vec::new()
     }
 
+    /// The kind of the op `execute` last ran (as `OpOutcome::kind` says for one that
+    /// succeeded), so a failed op is counted in its kind's group too.
+    fn last_kind(&self) -> &'static str {
+        ""
+    }
+
     /// The group every op of this session belongs to, as `(by, key)`: e.g. `("shard",
     /// "2")` for a user routed to shard 2. The runner times them into it, beside the step.
     fn group(&self) -> Option<(&'static str, String)> {

@@ -40,6 +40,8 @@ pub struct OltpSession {
     client: Box<dyn Client>,
     /// The shard this user works on (numbered from 1), when there are several.
     shard: Option<usize>,
+    /// The type of the transaction last drawn.
+    kind: &'static str,
     retries: u64,
     reconnects: u64,
 }
@@ -60,6 +62,7 @@ impl OltpSession {
             conn,
             client,
             shard,
+            kind: "",
             retries: 0,
             reconnects: 0,
         })
@@ -94,6 +97,7 @@ impl OltpSession {
 impl Session for OltpSession {
     fn execute(&mut self) -> Result<OpOutcome, OpError> {
         let kind = self.client.draw();
+        self.kind = kind;
         let mut tries = 0;
         loop {
             let e = match self.client.run(&mut *self.conn) {
@@ -120,6 +124,10 @@ impl Session for OltpSession {
             }
             return Err(OpError(format!("{kind} failed: {e}")));
         }
+    }
+
+    fn last_kind(&self) -> &'static str {
+        self.kind
     }
 
     fn group(&self) -> Option<(&'static str, String)> {
