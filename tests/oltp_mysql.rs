@@ -6,8 +6,7 @@ mod common;
 
 use common::servers::MariaDbServer;
 use common::{Results, json, stderr};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
 
 fn perflab(results: &Results, args: &[&str]) -> Output {
     common::run(results, args)
@@ -230,8 +229,9 @@ fn a_mariadb_that_dies_mid_run_leaves_a_clear_message_and_a_record() {
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let child = Command::new(env!("CARGO_BIN_EXE_perflab"))
-        .args([
+    let out = common::run_through_crash(
+        &r,
+        &[
             "oltp",
             "run",
             "--workload",
@@ -246,36 +246,10 @@ fn a_mariadb_that_dies_mid_run_leaves_a_clear_message_and_a_record() {
             "0s",
             "--duration",
             "2s",
-        ])
-        .arg("--results")
-        .arg(r.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(700));
-    db.kill();
-    let started = Instant::now();
-    let out = child.wait_with_output().unwrap();
-    assert!(started.elapsed() < Duration::from_secs(60));
-    assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
-    let v = json(&out);
-    let t = &v["steps"][0]["trials"][0];
-    assert!(
-        t["ops"].as_u64().unwrap() > 0,
-        "work before the crash is kept"
+        ],
+        || db.kill(),
     );
-    assert!(t["errors"].as_u64().unwrap() > 0);
-    assert!(
-        t["error_samples"].to_string().contains("connection"),
-        "{}",
-        t["error_samples"]
-    );
-    assert!(
-        stderr(&out).contains("consistency check"),
-        "{}",
-        stderr(&out)
-    );
+    common::assert_crash_recorded(&out);
 }
 
 #[test]

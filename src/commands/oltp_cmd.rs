@@ -10,10 +10,9 @@ use crate::spec::{RateScope, RunSpec, SpecError};
 use crate::target::url::{self as target_url, TargetUrl};
 use crate::workload::WorkloadSpec;
 use crate::workload::oltp::backend::Backend;
-use crate::workload::oltp::mysql::MyTarget;
-use crate::workload::oltp::postgres::PgTarget;
 use crate::workload::oltp::schema::{self, Found};
 use crate::workload::oltp::shard_db::{self, ShardDatabases};
+use crate::workload::oltp::sql::ServerTarget;
 use crate::workload::oltp::sql::{Conn, DbError};
 use crate::workload::oltp::sqlite::SqliteSettings;
 use crate::workload::oltp::{Mix, OltpSpec, Phases};
@@ -208,11 +207,11 @@ fn target(args: &OltpArgs, url: &str, sqlite: &SqliteSettings) -> Result<Target,
                 settings: sqlite.clone(),
             }
         }
-        target_url::Backend::Postgres => Backend::Postgres(PgTarget {
+        target_url::Backend::Postgres => Backend::Postgres(ServerTarget {
             url: url.to_string(),
             set,
         }),
-        target_url::Backend::Mysql => Backend::Mysql(MyTarget {
+        target_url::Backend::Mysql => Backend::Mysql(ServerTarget {
             url: url.to_string(),
             set,
         }),

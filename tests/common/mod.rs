@@ -45,6 +45,45 @@ pub fn run(results: &Results, args: &[&str]) -> Output {
         .expect("the perflab binary runs")
 }
 
+/// Runs the perflab binary with `args` on `results`, calls `crash` (kill a server) after
+/// 700 ms, and returns the output once perflab ends, which must be within a minute.
+pub fn run_through_crash(results: &Results, args: &[&str], crash: impl FnOnce()) -> Output {
+    let child = Command::new(env!("CARGO_BIN_EXE_perflab"))
+        .args(args)
+        .arg("--results")
+        .arg(results.path())
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the perflab binary runs");
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    crash();
+    let started = std::time::Instant::now();
+    let out = child.wait_with_output().expect("perflab ends");
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    out
+}
+
+/// What a JSON run whose database server died mid-step must show: a failed exit, the work
+/// before the crash kept, the loss counted as connection errors, the check's failure said.
+pub fn assert_crash_recorded(out: &Output) {
+    assert_ne!(out.status.code(), Some(0), "{}", stderr(out));
+    let v = json(out);
+    let t = &v["steps"][0]["trials"][0];
+    assert!(
+        t["ops"].as_u64().unwrap() > 0,
+        "work before the crash is kept"
+    );
+    assert!(t["errors"].as_u64().unwrap() > 0);
+    assert!(
+        t["error_samples"].to_string().contains("connection"),
+        "{}",
+        t["error_samples"]
+    );
+    assert!(stderr(out).contains("consistency check"), "{}", stderr(out));
+}
+
 /// What the command printed on stdout, as text.
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

@@ -2,8 +2,9 @@
 //! settings recorded with the run, the log counters sampled around each step, the server's
 //! CPU when it runs on this machine, and the block device under an SQLite file.
 
-use super::mysql::{self, MyTarget};
-use super::postgres::{self, PgTarget};
+use super::mysql;
+use super::postgres;
+use super::sql::ServerTarget;
 use super::sql::{Conn, DbError};
 use super::sqlite::{self, SqliteSettings};
 use std::collections::BTreeMap;
@@ -17,8 +18,8 @@ pub enum Backend {
         path: PathBuf,
         settings: SqliteSettings,
     },
-    Postgres(PgTarget),
-    Mysql(MyTarget),
+    Postgres(ServerTarget),
+    Mysql(ServerTarget),
 }
 
 /// Process names of local database servers, for their CPU time.

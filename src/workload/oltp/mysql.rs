@@ -41,7 +41,7 @@
 //!   values, after `SET SESSION`); [`counters`] reads redo log writes and syncs, data file
 //!   syncs and commits from `SHOW GLOBAL STATUS` on a connection of its own.
 
-use super::sql::{Conn, DbError, Dialect, ErrorKind, Stmt};
+use super::sql::{Conn, DbError, Dialect, ErrorKind, ServerTarget, Stmt};
 use mysql::consts::CapabilityFlags;
 use mysql::prelude::{Protocol, Queryable};
 use mysql::{DriverError, OptsBuilder, Params, QueryResult, SslOpts, Statement, Value};
@@ -94,29 +94,6 @@ const COUNTERS: [(&str, &str); 7] = [
     ("binlog_group_commits", "Binlog_group_commits"),
 ];
 
-/// How to reach the server, with the password (never shown) and the session settings.
-#[derive(Clone)]
-pub struct MyTarget {
-    /// A `mysql://` or `mariadb://` URL, password included.
-    pub url: String,
-    /// `SET SESSION name = value` for every session.
-    pub set: Vec<(String, String)>,
-}
-
-/// The URL with its password as `***` (or not at all when it does not parse).
-impl std::fmt::Debug for MyTarget {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let url = match self.url.parse::<crate::target::url::TargetUrl>() {
-            Ok(u) => u.redacted(),
-            Err(_) => "..".to_string(),
-        };
-        f.debug_struct("MyTarget")
-            .field("url", &url)
-            .field("set", &self.set)
-            .finish()
-    }
-}
-
 /// One connection to the server, with the statements prepared on it.
 pub struct MyConn {
     conn: mysql::Conn,
@@ -147,13 +124,13 @@ struct Options {
 
 /// The driver's options from the URL: password from the URL, else the environment and
 /// `~/.my.cnf` (the target module's lookup, shared by every backend).
-fn options(t: &MyTarget) -> Result<Options, DbError> {
+fn options(t: &ServerTarget) -> Result<Options, DbError> {
     options_with(t, false)
 }
 
 /// As [`options`]; `upgrade` asks for TLS (`REQUIRED`) where the URL chose no mode or
 /// `PREFERRED`.
-fn options_with(t: &MyTarget, upgrade: bool) -> Result<Options, DbError> {
+fn options_with(t: &ServerTarget, upgrade: bool) -> Result<Options, DbError> {
     use crate::target::url::{Backend, TargetUrl};
     let url: TargetUrl = t
         .url
@@ -273,7 +250,7 @@ fn options_with(t: &MyTarget, upgrade: bool) -> Result<Options, DbError> {
 /// preferred, as the MySQL 8 client and libpq do: asked for first, plain TCP if the server
 /// offers none. (MariaDB refuses an insecure connection to a server that requires TLS with
 /// a plain "access denied", so waiting to be asked would not work.)
-fn open(t: &MyTarget) -> Result<mysql::Conn, DbError> {
+fn open(t: &ServerTarget) -> Result<mysql::Conn, DbError> {
     let o = options(t)?;
     if !o.explicit {
         let tls = options_with(t, true)?;
@@ -324,7 +301,7 @@ fn open_error(e: mysql::Error, o: &Options) -> DbError {
 }
 
 /// Connects and applies the session settings.
-pub fn connect(t: &MyTarget) -> Result<MyConn, DbError> {
+pub fn connect(t: &ServerTarget) -> Result<MyConn, DbError> {
     let mut conn = open(t)?;
     for (name, value) in &t.set {
         let sql = format!(
@@ -407,7 +384,7 @@ pub fn settings(c: &mut MyConn) -> Result<BTreeMap<String, String>, String> {
 /// Cumulative server counters, on a connection of its own: redo log writes, syncs and bytes,
 /// data file syncs, commits (see [`COUNTERS`] for what each counts). Counters this server
 /// does not have are left out; None when the server cannot be reached.
-pub fn counters(t: &MyTarget) -> Option<Vec<(String, f64)>> {
+pub fn counters(t: &ServerTarget) -> Option<Vec<(String, f64)>> {
     let mut c = open(t).ok()?;
     let names = COUNTERS
         .iter()
@@ -874,7 +851,7 @@ mod tests {
 
     #[test]
     fn urls_and_secrets() {
-        let t = |url: &str| MyTarget {
+        let t = |url: &str| ServerTarget {
             url: url.into(),
             set: vec![],
         };

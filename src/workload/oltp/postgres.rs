@@ -21,7 +21,7 @@
 //! - Passwords: from the URL, else `PGPASSWORD` or `~/.pgpass`, through the target module's
 //!   lookup; never in a message.
 
-use super::sql::{Conn, DbError, Dialect, ErrorKind, Stmt, numbered_placeholders};
+use super::sql::{Conn, DbError, Dialect, ErrorKind, ServerTarget, Stmt, numbered_placeholders};
 use crate::target::url::TargetUrl;
 use bytes::BytesMut;
 use fallible_iterator::FallibleIterator;
@@ -63,21 +63,6 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const INT2: u32 = 21;
 const INT4: u32 = 23;
 const INT8: u32 = 20;
-
-/// How to reach the server, with the password (never shown) and the session settings.
-#[derive(Clone)]
-pub struct PgTarget {
-    /// A libpq-style URL, password included.
-    pub url: String,
-    /// `SET name = value` for every session.
-    pub set: Vec<(String, String)>,
-}
-
-impl std::fmt::Debug for PgTarget {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("PgTarget { .. }")
-    }
-}
 
 /// The byte stream under the protocol.
 enum Stream {
@@ -189,7 +174,7 @@ fn server_error(body: &postgres_protocol::message::backend::ErrorResponseBody) -
 }
 
 /// Connects, authenticates and applies the session settings.
-pub fn connect(t: &PgTarget) -> Result<PgConn, DbError> {
+pub fn connect(t: &ServerTarget) -> Result<PgConn, DbError> {
     let url: TargetUrl = t
         .url
         .parse()
@@ -358,7 +343,7 @@ pub fn settings(c: &mut PgConn) -> Result<BTreeMap<String, String>, DbError> {
 }
 
 /// Cumulative server counters: WAL writes, syncs and bytes, commits.
-pub fn counters(t: &PgTarget) -> Option<Vec<(String, f64)>> {
+pub fn counters(t: &ServerTarget) -> Option<Vec<(String, f64)>> {
     let mut c = connect(t).ok()?;
     let mut out = Vec::new();
     if let Ok(Some(r)) = c.query_row("SELECT wal_records, wal_bytes::bigint FROM pg_stat_wal") {

@@ -56,6 +56,29 @@ impl From<DbError> for String {
     }
 }
 
+/// How to reach a database server: its URL, password included, and the session settings
+/// (`--set`) for every connection. `Debug` shows the URL with its password as `***`.
+#[derive(Clone)]
+pub struct ServerTarget {
+    /// A `postgres://`, `mysql://` or `mariadb://` URL.
+    pub url: String,
+    /// `SET name = value` for every session.
+    pub set: Vec<(String, String)>,
+}
+
+impl fmt::Debug for ServerTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let url = match self.url.parse::<crate::target::url::TargetUrl>() {
+            Ok(u) => u.redacted(),
+            Err(_) => "..".to_string(),
+        };
+        f.debug_struct("ServerTarget")
+            .field("url", &url)
+            .field("set", &self.set)
+            .finish()
+    }
+}
+
 /// A statement prepared on one connection: an index into that connection's list.
 pub type Stmt = usize;
 
