@@ -6,10 +6,12 @@
 //! Each workload's own options live beside the workload, in `crate::workload`.
 
 pub mod run_spec;
+pub mod slo;
 pub mod sweep;
 pub mod units;
 
 pub use run_spec::{Arrival, LoadSpec, RateScope, RunSpec, StopSpec};
+pub use slo::{Slo, SloFigure};
 pub use sweep::{Axis, StepPoint, Sweep};
 
 /// A value the user gave that cannot be used. Displays as one line naming the fix.

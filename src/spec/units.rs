@@ -101,7 +101,14 @@ pub fn parse_duration(option: &str, text: &str) -> Result<Duration, SpecError> {
             ));
         }
     };
-    Ok(Duration::from_secs_f64(seconds))
+    // try_: a value such as 1e30s is a bad input, not a panic.
+    Duration::try_from_secs_f64(seconds).map_err(|_| {
+        SpecError::new(
+            option,
+            text,
+            "too long; give a duration under a few centuries",
+        )
+    })
 }
 
 /// Parses a rate in operations per second: `10/s`, `2k/s`, `600/min`, `500` (per second).

@@ -74,6 +74,7 @@ pub fn analyze(steps: &[StepResult], headline: &Headline) -> Analysis {
         peak_step: peak.map(|s| s.index),
         sweet_spot_step: sweet,
         scaling,
+        curves: super::curve::analyze_curves(steps, headline, None),
     }
 }
 
