@@ -3,6 +3,8 @@
 //! ```text
 //! <results>/index.sqlite          runs, for `perflab runs` and lookups (rebuilt from the folders when stale)
 //! <results>/runs/<id>/run.json    the record, rewritten atomically after every step
+//! <results>/tags.json             names given to runs (`perflab tag`)
+//! <results>/reports/              reports perflab wrote there (`perflab report`, `perflab run`)
 //! ```
 //! The results folder is `--results DIR`, else `$PERFLAB_RESULTS`, else
 //! `$XDG_DATA_HOME/perflab`, else `~/.local/share/perflab`. The record files are the truth;
@@ -10,6 +12,7 @@
 
 mod index;
 mod store;
+pub mod tags;
 
 pub use index::RunSummary;
 pub use store::parse_record;
@@ -44,6 +47,8 @@ pub enum ArchiveError {
     NewerSchema { path: PathBuf, version: u64 },
     #[error("no results folder: set --results DIR or PERFLAB_RESULTS (HOME is not set)")]
     NoHome,
+    #[error("{name:?} cannot be a tag: {reason}")]
+    BadTag { name: String, reason: &'static str },
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ArchiveError + '_ {
@@ -144,11 +149,43 @@ impl Archive {
         Ok(ids)
     }
 
-    /// Turns `last`, an id or a unique prefix of one into an id.
+    /// Names run `query` (an id, a prefix, `last` or another tag) `name`, moving the tag if
+    /// it named another run. Returns the run's id.
+    pub fn tag(&self, query: &str, name: &str) -> Result<String, ArchiveError> {
+        if let Some(reason) = tags::invalid_name(name) {
+            return Err(ArchiveError::BadTag {
+                name: name.to_string(),
+                reason,
+            });
+        }
+        let id = self.resolve(query)?;
+        let mut all = tags::load(&self.root)?;
+        all.insert(name.to_string(), id.clone());
+        tags::save(&self.root, &all)?;
+        Ok(id)
+    }
+
+    /// Every tag, name → run id.
+    pub fn tags(&self) -> Result<tags::Tags, ArchiveError> {
+        tags::load(&self.root)
+    }
+
+    /// Turns `last`, a tag, an id or a unique prefix of one into an id.
     pub fn resolve(&self, query: &str) -> Result<String, ArchiveError> {
         let query = query.trim();
         if query == "last" {
             return self.list()?.pop().map(|r| r.id).ok_or(ArchiveError::Empty);
+        }
+        if tags::invalid_name(query).is_none()
+            && let Some(id) = tags::load(&self.root)?.remove(query)
+        {
+            return if self.record_path(&id).is_file() {
+                Ok(id)
+            } else {
+                Err(ArchiveError::NotFound(format!(
+                    "{query} (the tag names run {id}, which is no longer in the archive)"
+                )))
+            };
         }
         let ids = self.ids()?;
         if ids.iter().any(|id| id == query) {
@@ -225,6 +262,33 @@ mod tests {
         ));
         assert!(matches!(a.resolve("1999"), Err(ArchiveError::NotFound(_))));
         assert_eq!(a.load("last").unwrap().status, Status::Complete);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn tags_name_runs_and_move() {
+        let dir = temp_dir("tags");
+        let a = Archive::open(Some(&dir)).unwrap();
+        a.save(&record("20260101-000000-aaaa", "2026-01-01T00:00:00.000Z"))
+            .unwrap();
+        a.save(&record("20260102-000000-bbbb", "2026-01-02T00:00:00.000Z"))
+            .unwrap();
+        assert_eq!(
+            a.tag("20260101", "baseline").unwrap(),
+            "20260101-000000-aaaa"
+        );
+        assert_eq!(a.resolve("baseline").unwrap(), "20260101-000000-aaaa");
+        a.tag("last", "baseline").unwrap();
+        assert_eq!(a.resolve("baseline").unwrap(), "20260102-000000-bbbb");
+        assert_eq!(a.tags().unwrap().len(), 1);
+        assert!(matches!(
+            a.tag("last", "2026"),
+            Err(ArchiveError::BadTag { .. })
+        ));
+        assert!(matches!(
+            a.resolve("nosuch"),
+            Err(ArchiveError::NotFound(_))
+        ));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -24,6 +24,10 @@ pub struct RunRecord {
     pub target: String,
     /// The suite this run belongs to, if it was started by `perflab run`.
     pub suite: Option<String>,
+    /// Which invocation of the suite (shared by all its runs), so `perflab report --suite`
+    /// can gather them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suite_run: Option<String>,
     /// The command line, with secrets removed.
     pub command: Vec<String>,
     /// The exact specification, as the workload serializes it.
@@ -48,6 +52,7 @@ impl Default for RunRecord {
             workload: String::new(),
             target: String::new(),
             suite: None,
+            suite_run: None,
             command: Vec::new(),
             spec: serde_json::Value::Null,
             headline: Headline::default(),
@@ -309,6 +314,45 @@ pub struct Analysis {
     pub sweet_spot_step: Option<usize>,
     /// Per step, against the first step of the same curve.
     pub scaling: Vec<Scaling>,
+    /// Each throughput curve's knees and, for concurrency sweeps of at least six points, its
+    /// Universal Scalability Law fit (see docs/reading-reports.md).
+    pub curves: Vec<CurveAnalysis>,
+}
+
+/// What one curve of a sweep shows (the steps that differ only in the option along x).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct CurveAnalysis {
+    /// The option along the x axis (`threads`, `iodepth` ...).
+    pub x: String,
+    /// The other swept options' values on this curve (`kernel=triad`); empty for the only one.
+    pub label: String,
+    /// The steps on the curve, in order of x.
+    pub steps: Vec<usize>,
+    /// The Universal Scalability Law fitted to throughput against x.
+    pub usl: Option<crate::stats::usl::UslFit>,
+    /// The knee by Kneedle (Satopää et al.): where the curve bends most.
+    pub knee_kneedle_step: Option<usize>,
+    /// The knee by Kleinrock's power: the most throughput per unit of mean response time.
+    pub knee_power_step: Option<usize>,
+    /// The highest throughput that meets a response-time objective (reports with `--slo`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slo: Option<SloKnee>,
+}
+
+/// The highest throughput on a curve that still meets a response-time objective.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct SloKnee {
+    /// As given: `p99<10ms`.
+    pub objective: String,
+    /// Interpolated between the last step that met it and the first that did not.
+    pub throughput: f64,
+    /// The objective's figure at that throughput.
+    pub latency_ns: f64,
+    pub interpolated: bool,
+    /// The last measured step that met it.
+    pub last_step: usize,
 }
 
 /// Scaling of one step against the first step of its curve.
