@@ -22,10 +22,14 @@
 //! - [`target`]: the registry of systems under test, for `perflab targets`.
 //! - [`run`]: the sweep, trials, worker threads, load models, Ctrl-C.
 //! - [`record`]: the record type, HDR histograms, per-worker recorders, time series.
-//! - [`stats`]: estimates with confidence intervals; peak, sweet spot, scaling; steady state.
+//! - [`stats`]: estimates with confidence intervals; peak, sweet spot, scaling; curves, USL
+//!   fits and knees; comparison statistics; steady state.
 //! - [`env`]: the machine's disclosure, CPU-time sampling, block devices and write hazards.
 //! - [`archive`]: saving, listing and loading records.
 //! - [`export`]: one file per output format.
+//! - [`report`]: records as self-contained HTML (or Markdown + SVG): curves, hockey sticks,
+//!   time series, latency spectra, heatmaps, the landscape of several runs.
+//! - [`compare`]: runs set side by side, step by step: ratios, verdicts, what else differed.
 //! - [`ui`]: progress, tables, the balance sheet, warnings.
 //! - [`suite`]: named lists of runs (`perflab run`).
 //!
@@ -37,10 +41,12 @@
 pub mod archive;
 pub mod cli;
 pub mod commands;
+pub mod compare;
 pub mod engine;
 pub mod env;
 pub mod export;
 pub mod record;
+pub mod report;
 pub mod run;
 pub mod spec;
 pub mod stats;

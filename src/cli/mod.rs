@@ -49,6 +49,15 @@ pub enum Command {
     Show(ShowArgs),
     /// Export an archived run
     Export(ExportArgs),
+    /// Write a report of archived runs: one self-contained HTML file (or Markdown with SVG
+    /// files) with curves, response-time hockey sticks, time series, latency spectra, tables
+    /// and the disclosure
+    Report(ReportArgs),
+    /// Compare runs step by step: ratios with 95% intervals and verdicts (faster, slower,
+    /// equivalent, inconclusive), and every difference in their disclosure
+    Compare(CompareArgs),
+    /// Name a run, e.g. as a baseline ('perflab compare baseline last')
+    Tag(TagArgs),
     /// Print the disclosure of this machine
     Sysinfo,
     /// List the targets perflab can measure
@@ -332,6 +341,75 @@ pub struct ExportArgs {
     /// Write to FILE instead of stdout (refuses to replace a file that exists)
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Runs: ids, unique prefixes, tags or `last`
+    #[arg(value_name = "RUN", default_value = "last")]
+    pub runs: Vec<String>,
+    /// Every run of the suite invocation that RUN belongs to (e.g. the balance sheet of
+    /// 'perflab run'), in order
+    #[arg(long)]
+    pub suite: bool,
+    /// Write to FILE (default: <results>/reports/<run>.html; refuses to replace a file)
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// html (one self-contained file) or md (Markdown; its SVG charts go in FILE's folder,
+    /// in <name>-files/); default from the extension of --output, else html
+    #[arg(long, short = 'f', value_enum)]
+    pub format: Option<ReportFormat>,
+    /// Start with the landscape: the runs ranked by their best headline figure, with the
+    /// settings that differ between them
+    #[arg(long)]
+    pub landscape: bool,
+    /// Mark the highest throughput that meets a response-time objective, e.g. p99<10ms
+    #[arg(long, value_name = "FIGURE<TIME")]
+    pub slo: Option<String>,
+    /// The report's title
+    #[arg(long)]
+    pub title: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    Html,
+    Md,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline, then one or more candidates: ids, unique prefixes, tags or `last`
+    #[arg(value_name = "RUN", num_args = 2.., required = true)]
+    pub runs: Vec<String>,
+    /// Ratios within this band are "equivalent" (default 2%)
+    #[arg(long, value_name = "PCT", default_value = "2%")]
+    pub noise: String,
+    /// Set the headline ratio against a naive expectation: `clock` (the CPUs' clock ratio)
+    /// or a factor such as 2x
+    #[arg(long, value_name = "clock|FACTOR")]
+    pub expect: Option<String>,
+    /// Exit with code 3 when any figure of a candidate is slower beyond the noise
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub fail_on: Option<FailOn>,
+    /// Also write the comparison as a report (HTML, or Markdown by extension)
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    Regression,
+}
+
+#[derive(Debug, Args)]
+pub struct TagArgs {
+    /// The run: an id, a unique prefix, `last` or another tag
+    #[arg(value_name = "RUN")]
+    pub run: String,
+    /// The name: starts with a letter; letters, digits, '-', '_', '.'
+    #[arg(value_name = "NAME")]
+    pub name: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -3,7 +3,7 @@
 use super::workload_cmd::show as show_record;
 use super::{AppError, print};
 use crate::archive::Archive;
-use crate::cli::{ExportArgs, GlobalArgs, ShowArgs};
+use crate::cli::{ExportArgs, GlobalArgs, ShowArgs, TagArgs};
 use crate::export;
 use crate::ui::report;
 
@@ -22,7 +22,7 @@ pub fn runs(g: &GlobalArgs) -> Result<(), AppError> {
         );
         return Ok(());
     }
-    print(&report::render_runs(&runs))
+    print(&report::render_runs(&runs, &archive.tags()?))
 }
 
 pub fn show(g: &GlobalArgs, args: &ShowArgs) -> Result<(), AppError> {
@@ -38,24 +38,13 @@ pub fn export(g: &GlobalArgs, args: &ExportArgs) -> Result<(), AppError> {
     export::write(args.format, &record, &mut bytes).map_err(|e| AppError::Output(e.to_string()))?;
     match &args.output {
         None => print(&String::from_utf8_lossy(&bytes)),
-        Some(path) => {
-            // perflab never replaces a file it did not create.
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(path)
-                .map_err(|e| {
-                    if e.kind() == std::io::ErrorKind::AlreadyExists {
-                        AppError::Usage(format!(
-                            "{} exists; choose a new file name (perflab does not overwrite files)",
-                            path.display()
-                        ))
-                    } else {
-                        AppError::Output(format!("{}: {e}", path.display()))
-                    }
-                })?;
-            std::io::Write::write_all(&mut file, &bytes)
-                .map_err(|e| AppError::Output(format!("{}: {e}", path.display())))
-        }
+        Some(path) => super::write_new_file(path, &bytes),
     }
+}
+
+/// `perflab tag RUN NAME`.
+pub fn tag(g: &GlobalArgs, args: &TagArgs) -> Result<(), AppError> {
+    let archive = Archive::open(g.results.as_deref())?;
+    let id = archive.tag(&args.run, &args.name)?;
+    print(&format!("{} now names run {id}\n", args.name))
 }

@@ -1,12 +1,14 @@
 //! One file per command. [`main_with_args`] parses, dispatches, and turns any error into one
 //! line on stderr and an exit code: 0 done, 1 the run failed, 2 bad usage or refused,
-//! 130 interrupted.
+//! 3 a comparison found a regression (`--fail-on regression`), 130 interrupted.
 
 mod archive_cmds;
 mod build;
+mod compare_cmd;
 mod info;
 mod io_build;
 mod oltp_cmd;
+mod report_cmd;
 mod suite_cmd;
 mod workload_cmd;
 
@@ -39,7 +41,13 @@ pub enum AppError {
     /// The run finished but found what it was checking for broken (e.g. `--verify`).
     #[error("{0}")]
     Failed(String),
+    /// `compare --fail-on regression` found a candidate slower beyond the noise.
+    #[error("{0}")]
+    Regression(String),
 }
+
+/// The exit code of `compare --fail-on regression` when a figure got worse.
+pub const EXIT_REGRESSION: u8 = 3;
 
 impl AppError {
     pub fn exit_code(&self) -> u8 {
@@ -48,11 +56,13 @@ impl AppError {
             AppError::Run(RunError::Interrupted { .. }) => EXIT_INTERRUPTED,
             AppError::Run(RunError::Archive(e)) | AppError::Archive(e) => match e {
                 ArchiveError::NotFound(_)
+                | ArchiveError::BadTag { .. }
                 | ArchiveError::Ambiguous { .. }
                 | ArchiveError::Empty => 2,
                 _ => 1,
             },
             AppError::Run(_) | AppError::Output(_) | AppError::Failed(_) => 1,
+            AppError::Regression(_) => EXIT_REGRESSION,
         }
     }
 }
@@ -85,6 +95,9 @@ fn dispatch(cli: Cli) -> Result<(), AppError> {
         Command::Runs => archive_cmds::runs(g),
         Command::Show(args) => archive_cmds::show(g, args),
         Command::Export(args) => archive_cmds::export(g, args),
+        Command::Report(args) => report_cmd::report(g, args),
+        Command::Compare(args) => compare_cmd::compare(g, args),
+        Command::Tag(args) => archive_cmds::tag(g, args),
         Command::Sysinfo => info::sysinfo(g),
         Command::Targets => info::targets(g),
     }
@@ -130,4 +143,24 @@ pub(crate) fn print(text: &str) -> Result<(), AppError> {
     out.write_all(text.as_bytes())
         .and_then(|_| out.flush())
         .map_err(|e| AppError::Output(format!("stdout: {e}")))
+}
+
+/// Writes a new file; perflab never replaces a file it did not create.
+pub(crate) fn write_new_file(path: &std::path::Path, bytes: &[u8]) -> Result<(), AppError> {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                AppError::Usage(format!(
+                    "{} exists; choose a new file name (perflab does not overwrite files)",
+                    path.display()
+                ))
+            } else {
+                AppError::Output(format!("{}: {e}", path.display()))
+            }
+        })?;
+    std::io::Write::write_all(&mut file, bytes)
+        .map_err(|e| AppError::Output(format!("{}: {e}", path.display())))
 }

@@ -59,6 +59,8 @@ pub fn run(g: &GlobalArgs, args: &SuiteArgs) -> Result<(), AppError> {
     interrupt::install();
     let progress = Progress::new(g.quiet);
     let suite_name = format!("{}{}", args.suite, if args.quick { " (quick)" } else { "" });
+    // One id for this invocation, shared by its runs, so the report can gather them later.
+    let suite_run = crate::record::timestamp::run_id(std::time::SystemTime::now());
     let mut records: Vec<RunRecord> = Vec::new();
     let mut outcome = Ok(());
     for (entry, spec) in entries.iter().zip(&specs) {
@@ -72,6 +74,7 @@ pub fn run(g: &GlobalArgs, args: &SuiteArgs) -> Result<(), AppError> {
                 .chain(entry.args.iter().cloned())
                 .collect(),
             suite: Some(suite_name.clone()),
+            suite_run: Some(suite_run.clone()),
         };
         match run::run(spec, &env, &archive, &options, &progress) {
             Ok(record) => records.push(record),
@@ -104,6 +107,23 @@ pub fn run(g: &GlobalArgs, args: &SuiteArgs) -> Result<(), AppError> {
         print(&(text + "\n"))?;
     } else {
         print(&balance::render(&suite_name, &env, &records))?;
+    }
+    // The first thing a new user opens: a picture of their machine, beside its runs.
+    if !records.is_empty() {
+        match super::report_cmd::write(
+            &archive,
+            &records,
+            &crate::report::Options::default(),
+            None,
+            crate::cli::ReportFormat::Html,
+        ) {
+            Ok(path) if !g.json => print(&format!(
+                "report: {}  (open it in a browser; 'perflab report --suite last' writes it again)\n",
+                path.display()
+            ))?,
+            Ok(_) => {}
+            Err(e) => progress.line(&style::warning(&format!("the report was not written: {e}"))),
+        }
     }
     match outcome {
         Err(AppError::Usage(m)) => Err(AppError::Run(RunError::Failed {

@@ -77,7 +77,7 @@ fn execute_record(g: &GlobalArgs, spec: &RunSpec, env: Environment) -> Result<Ru
     let progress = Progress::new(g.quiet);
     let options = RunOptions {
         command: command_line(),
-        suite: None,
+        ..Default::default()
     };
     let result = run::run(spec, &env, &archive, &options, &progress);
     progress.finish();

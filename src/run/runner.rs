@@ -43,6 +43,8 @@ pub struct RunOptions {
     pub command: Vec<String>,
     /// The suite this run belongs to.
     pub suite: Option<String>,
+    /// Which invocation of the suite: one id shared by all its runs.
+    pub suite_run: Option<String>,
 }
 
 /// Runs `spec`, saving its record in `archive` after every step, and returns the record.
@@ -61,6 +63,7 @@ pub fn run(
         workload: workload.name().to_string(),
         target: workload.target(),
         suite: options.suite.clone(),
+        suite_run: options.suite_run.clone(),
         command: options.command.clone(),
         spec: serde_json::to_value(spec).unwrap_or_default(),
         headline: workload.headline(),

@@ -82,6 +82,32 @@ pub fn metric(name: &str, v: f64) -> String {
     }
 }
 
+/// The value of a step parameter as text (`triad`, `2`, `64 MiB` for sizes, `5.00 ms` for
+/// times).
+pub fn param(name: &str, v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Number(n) if name.ends_with("_bytes") => {
+            crate::spec::units::format_bytes(n.as_u64().unwrap_or(0))
+        }
+        serde_json::Value::Number(n) if name.ends_with("_ns") => ns(n.as_f64().unwrap_or(0.0)),
+        other => other.to_string(),
+    }
+}
+
+/// `kernel=triad threads=4`: a step's swept options and their values, in units; empty when
+/// nothing was swept.
+pub fn step_params(s: &crate::record::StepResult) -> String {
+    s.swept
+        .iter()
+        .map(|k| {
+            let v = s.params.get(k).map(|v| param(k, v)).unwrap_or_default();
+            format!("{k}={v}")
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// A short column header for a figure.
 pub fn header(name: &str, op_name: &str) -> String {
     match name {

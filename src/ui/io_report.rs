@@ -6,9 +6,18 @@ use super::format::{bytes_per_sec, ns, rate, sig3};
 use super::table::Table;
 use crate::record::{GroupResult, RunRecord};
 
-/// The tables, or nothing when the record has no groups or devices (not an I/O run).
+/// The tables as text, or nothing when the record has no groups or devices.
 pub fn render(r: &RunRecord) -> String {
     let mut out = String::new();
+    for (title, t) in tables(r) {
+        out.push_str(&format!("\n{title}:\n"));
+        out.push_str(&t.render());
+    }
+    out
+}
+
+/// The breakdown tables that have rows, each with its title.
+pub fn tables(r: &RunRecord) -> Vec<(&'static str, Table)> {
     let mut groups = Table::new(
         [
             "step", "group", "IO/s", "bytes/s", "mean", "p50", "p99", "max", "errors", "",
@@ -76,23 +85,18 @@ pub fn render(r: &RunRecord) -> String {
             ]);
         }
     }
-    if !kinds.is_empty() {
-        out.push_str("\nby transaction type (response times):\n");
-        out.push_str(&kinds.render());
-    }
-    if !shards.is_empty() {
-        out.push_str("\nby shard (response times):\n");
-        out.push_str(&shards.render());
-    }
-    if !groups.is_empty() {
-        out.push_str("\nby direction, block size and file:\n");
-        out.push_str(&groups.render());
-    }
-    if !devices.is_empty() {
-        out.push_str("\nthe devices' own counters (/proc/diskstats) over each measure phase:\n");
-        out.push_str(&devices.render());
-    }
-    out
+    [
+        ("by transaction type (response times)", kinds),
+        ("by shard (response times)", shards),
+        ("by direction, block size and file", groups),
+        (
+            "the devices' own counters (/proc/diskstats) over each measure phase",
+            devices,
+        ),
+    ]
+    .into_iter()
+    .filter(|(_, t)| !t.is_empty())
+    .collect()
 }
 
 fn breakdown_table(what: &str) -> Table {

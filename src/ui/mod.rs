@@ -5,12 +5,14 @@
 //! - [`table`]: aligned text tables.
 //! - [`report`]: a record as tables; the run list; the target list.
 //! - [`io_report`]: a storage record's figures per direction, block size, file and device.
+//! - [`compare`]: a comparison of runs: differences, ratios, verdicts.
 //! - [`balance`]: the one-line-per-capability balance sheet of a suite.
 //! - [`progress`]: the live progress display (an [`crate::run::Observer`]).
 //! - [`sysinfo`]: the machine's disclosure.
 //! - [`style`]: colour, only on terminals and never with NO_COLOR.
 
 pub mod balance;
+pub mod compare;
 pub mod format;
 pub mod io_report;
 pub mod progress;

@@ -3,7 +3,7 @@
 use super::format::{self, header, metric, ns};
 use super::table::Table;
 use crate::archive::RunSummary;
-use crate::record::{RunRecord, StepResult, Trial};
+use crate::record::{Analysis, RunRecord, StepResult, Trial};
 use crate::target::TargetInfo;
 
 /// The whole record.
@@ -36,7 +36,7 @@ pub fn render(r: &RunRecord) -> String {
 }
 
 /// `closed loop · 1s warmup + 5s per step · repeat 3`, from the record's spec.
-fn describe_spec(spec: &serde_json::Value) -> String {
+pub fn describe_spec(spec: &serde_json::Value) -> String {
     let mut parts = Vec::new();
     match spec.pointer("/load/model").and_then(|m| m.as_str()) {
         Some("open") => parts.push(format!(
@@ -67,7 +67,11 @@ fn describe_spec(spec: &serde_json::Value) -> String {
         (_, Some(o)) => format!("{} ops per step", o),
         _ => String::new(),
     };
-    parts.push(format!("{} warmup + {stop}", ns(warmup)));
+    parts.push(if warmup > 0.0 {
+        format!("{} warmup + {stop}", ns(warmup))
+    } else {
+        format!("no warmup, {stop}")
+    });
     if let Some(n) = spec
         .get("repeat")
         .and_then(|v| v.as_u64())
@@ -78,19 +82,9 @@ fn describe_spec(spec: &serde_json::Value) -> String {
     parts.join("  ·  ")
 }
 
-/// The value of a step parameter as text (`triad`, `2`, `64 MiB` for sizes).
-fn param_text(name: &str, v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Number(n) if name.ends_with("_bytes") => {
-            crate::spec::units::format_bytes(n.as_u64().unwrap_or(0))
-        }
-        serde_json::Value::Number(n) if name.ends_with("_ns") => ns(n.as_f64().unwrap_or(0.0)),
-        other => other.to_string(),
-    }
-}
-
-fn steps_table(r: &RunRecord) -> Table {
+/// One row per step: swept options, the headline (with its interval over repeats), the
+/// workload's own figures, response times and errors.
+pub fn steps_table(r: &RunRecord) -> Table {
     let first = &r.steps[0];
     // Swept options first, then any the user would want to see beside them.
     let mut cols: Vec<String> = first.swept.clone();
@@ -142,7 +136,7 @@ fn steps_table(r: &RunRecord) -> Table {
             .map(|c| {
                 s.params
                     .get(c)
-                    .map(|v| param_text(c, v))
+                    .map(|v| format::param(c, v))
                     .unwrap_or_default()
             })
             .collect();
@@ -221,37 +215,41 @@ fn merged_latency(s: &StepResult) -> (String, String, String, String, String, St
     )
 }
 
-/// What the sweep shows, in words.
+/// What the sweep shows, in words, below the table.
 fn analysis_lines(r: &RunRecord) -> String {
     let Some(a) = &r.analysis else {
         return String::new();
     };
-    if r.steps.len() < 2 {
+    let lines = findings(r, a);
+    if lines.is_empty() {
         return String::new();
     }
     let mut out = String::from("\n");
-    let label = |i: usize| {
-        r.steps
-            .iter()
-            .find(|s| s.index == i)
-            .map(|s| {
-                let parts: Vec<String> = s
-                    .swept
-                    .iter()
-                    .map(|k| {
-                        format!(
-                            "{k}={}",
-                            s.params
-                                .get(k)
-                                .map(|v| param_text(k, v))
-                                .unwrap_or_default()
-                        )
-                    })
-                    .collect();
-                (parts.join(" "), s.summary.headline.mean)
-            })
-            .unwrap_or_default()
-    };
+    for l in lines {
+        out.push_str(&l);
+        out.push('\n');
+    }
+    out
+}
+
+/// `threads=4 kernel=triad` for a step (by its index), and its headline figure.
+fn step_label(r: &RunRecord, i: usize) -> (String, f64) {
+    r.steps
+        .iter()
+        .find(|s| s.index == i)
+        .map(|s| (format::step_params(s), s.summary.headline.mean))
+        .unwrap_or_default()
+}
+
+/// What an analysis shows, one finding per line: the peak, the sweet spot, scaling, and per
+/// curve its knees and scalability fit. Shared by `perflab show` and reports.
+pub fn findings(r: &RunRecord, a: &Analysis) -> Vec<String> {
+    let mut out = Vec::new();
+    if r.steps.len() < 2 {
+        return out;
+    }
+    let label = |i: usize| step_label(r, i);
+    let m = |v: f64| metric(&r.headline.metric, v);
     if let Some(p) = a.peak_step {
         let (l, v) = label(p);
         let word = if r.headline.higher_is_better {
@@ -259,16 +257,13 @@ fn analysis_lines(r: &RunRecord) -> String {
         } else {
             "lowest"
         };
-        out.push_str(&format!(
-            "{word}: {} at {l}\n",
-            metric(&r.headline.metric, v)
-        ));
+        out.push(format!("{word}: {} at {l}", m(v)));
     }
     if let Some(p) = a.sweet_spot_step {
         let (l, v) = label(p);
-        out.push_str(&format!(
-            "sweet spot: {} at {l} (best throughput per unit of response time)\n",
-            metric(&r.headline.metric, v)
+        out.push(format!(
+            "sweet spot: {} at {l} (best throughput per unit of response time)",
+            m(v)
         ));
     }
     let scaling: Vec<String> = a
@@ -285,16 +280,92 @@ fn analysis_lines(r: &RunRecord) -> String {
         })
         .collect();
     if !scaling.is_empty() {
-        out.push_str(&format!("scaling: {}\n", scaling.join(", ")));
+        out.push(format!("scaling: {}", scaling.join(", ")));
+    }
+    for c in &a.curves {
+        let curve = if c.label.is_empty() {
+            c.x.clone()
+        } else {
+            format!("{}, {}", c.x, c.label)
+        };
+        let mut knees = Vec::new();
+        if let Some(k) = c.knee_kneedle_step {
+            knees.push(format!("Kneedle at {}", label(k).0));
+        }
+        if let Some(k) = c.knee_power_step {
+            knees.push(format!("Kleinrock's power at {}", label(k).0));
+        }
+        if let Some(s) = &c.slo {
+            knees.push(format!(
+                "{} holds up to {}{}",
+                s.objective,
+                m(s.throughput),
+                if s.interpolated {
+                    format!(" (interpolated past {})", label(s.last_step).0)
+                } else {
+                    format!(" at {}", label(s.last_step).0)
+                }
+            ));
+        }
+        if !knees.is_empty() {
+            out.push(format!("knee ({curve}): {}", knees.join("; ")));
+        }
+        if let Some(u) = &c.usl {
+            out.push(format!(
+                "USL ({curve}): {}",
+                usl_text(u, &r.headline.metric, &c.x)
+            ));
+        }
     }
     out
 }
 
-/// `perflab runs`.
-pub fn render_runs(runs: &[RunSummary]) -> String {
+/// `σ 0.031 [0.020, 0.042], κ 0.0012 [...], γ 1.02k/s; R² 0.998; peak at 28 threads, 12.3k/s
+/// (extrapolated)`.
+pub fn usl_text(u: &crate::stats::usl::UslFit, figure: &str, x: &str) -> String {
+    let ci = |c: Option<[f64; 2]>, f: &dyn Fn(f64) -> String| {
+        c.map(|[lo, hi]| format!(" [{}, {}]", f(lo), f(hi)))
+            .unwrap_or_default()
+    };
+    let g = |v: f64| format!("{v:.3}");
+    let k = |v: f64| format!("{v:.2e}");
+    let t = |v: f64| metric(figure, v);
+    let mut text = format!(
+        "σ {}{}, κ {}{}, γ {}{}; R² {:.3}",
+        g(u.sigma),
+        ci(u.sigma_ci95, &g),
+        k(u.kappa),
+        ci(u.kappa_ci95, &k),
+        t(u.gamma),
+        ci(u.gamma_ci95, &t),
+        u.r_squared
+    );
+    match (u.peak_n, u.peak_throughput) {
+        (Some(n), Some(xn)) => text.push_str(&format!(
+            "; peak at {x}={n:.1}, {}{}",
+            t(xn),
+            if u.peak_extrapolated {
+                " (extrapolated beyond the measured range)"
+            } else {
+                ""
+            }
+        )),
+        _ => text.push_str("; no peak (no coherency cost)"),
+    }
+    if let Some(l) = u.amdahl_limit {
+        text.push_str(&format!("; Amdahl ceiling {}", t(l)));
+    }
+    for w in &u.warnings {
+        text.push_str(&format!("; {w}"));
+    }
+    text
+}
+
+/// `perflab runs`, with each run's tags.
+pub fn render_runs(runs: &[RunSummary], tags: &crate::archive::tags::Tags) -> String {
     let mut t = Table::new(
         [
-            "id", "started", "workload", "status", "steps", "peak", "suite",
+            "id", "started", "workload", "status", "steps", "peak", "suite", "tags",
         ]
         .map(String::from)
         .to_vec(),
@@ -313,6 +384,11 @@ pub fn render_runs(runs: &[RunSummary]) -> String {
                 .map(|v| metric(&r.peak_metric, v))
                 .unwrap_or_else(|| "-".into()),
             r.suite.clone().unwrap_or_default(),
+            tags.iter()
+                .filter(|(_, id)| **id == r.id)
+                .map(|(name, _)| name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
         ]);
     }
     t.render()

@@ -5,7 +5,7 @@ use std::fmt::Display;
 use crate::env::{CacheLevel, Environment};
 
 /// One heading and its `key: value` lines.
-type Section = (&'static str, Vec<(String, String)>);
+pub type Section = (&'static str, Vec<(String, String)>);
 
 /// The human text of `perflab sysinfo`: headings `host`, `cpu`, `caches`, `memory`, `os`
 /// and `virtualization`, each followed by indented `key: value` lines whose values line up.
@@ -28,7 +28,8 @@ pub fn render_sysinfo(env: &Environment) -> String {
     out
 }
 
-fn sections(env: &Environment) -> Vec<Section> {
+/// The disclosure as headings of `key: value` lines (shared with reports).
+pub fn sections(env: &Environment) -> Vec<Section> {
     let (cpu, mem, os, virt) = (&env.cpu, &env.memory, &env.os, &env.virtualization);
 
     let host = vec![

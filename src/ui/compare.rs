@@ -1,0 +1,210 @@
+//! `perflab compare` for people: what differed, then one row per step and figure with the
+//! ratio, its 95% interval and the verdict, then the tally.
+
+use super::format::{metric, sig3};
+use super::style;
+use super::table::Table;
+use crate::compare::{PairComparison, Report, Row};
+use crate::stats::compare::Verdict;
+
+/// Differences beyond this many are counted, not listed (`--json` has them all).
+const MAX_DIFFERENCES: usize = 20;
+
+pub fn render(report: &Report) -> String {
+    report
+        .pairs
+        .iter()
+        .map(render_pair)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `1.23x`, `0.870x`.
+pub fn ratio(v: f64) -> String {
+    if !v.is_finite() || v <= 0.0 {
+        "-".into()
+    } else if v < 1.0 {
+        format!("{v:.3}x")
+    } else {
+        format!("{}x", sig3(v))
+    }
+}
+
+/// `0.98x – 1.04x`.
+pub fn interval(r: &Row) -> String {
+    r.result
+        .ci95
+        .map(|[lo, hi]| format!("{} – {}", ratio(lo), ratio(hi)))
+        .unwrap_or_else(|| "-".into())
+}
+
+/// The verdict in words, coloured on terminals.
+fn verdict(v: Verdict) -> String {
+    match v {
+        Verdict::Faster => style::good(v.as_str()),
+        Verdict::Slower => style::bad(v.as_str()),
+        _ => v.as_str().to_string(),
+    }
+}
+
+/// `throughput`, `mean latency` ...: the figure as a reader names it.
+pub fn figure_name(name: &str, op_name: &str) -> String {
+    match name {
+        "latency_mean_ns" => "mean response".into(),
+        "latency_p99_ns" => "p99 response".into(),
+        other => super::format::header(other, op_name),
+    }
+}
+
+/// `p=0.003 (Holm)`, or why there is none.
+pub fn p_text(r: &Row) -> String {
+    let text = |p: f64| {
+        if p < 0.001 {
+            "<0.001".to_string()
+        } else {
+            format!("{p:.3}")
+        }
+    };
+    match (r.result.p_value, r.result.p_adjusted) {
+        (_, Some(adj)) => text(adj),
+        (Some(p), None) => text(p),
+        _ => "-".into(),
+    }
+}
+
+fn render_pair(p: &PairComparison) -> String {
+    let mut out = format!(
+        "baseline  {}  {}  {}  {}\ncandidate {}  {}  {}  {}\n",
+        p.baseline.id,
+        p.baseline.workload,
+        p.baseline.target,
+        p.baseline.status,
+        p.candidate.id,
+        p.candidate.workload,
+        p.candidate.target,
+        p.candidate.status
+    );
+    if p.differences.is_empty() {
+        out.push_str("\nno difference in the disclosure (machine, settings, options)\n");
+    } else {
+        out.push_str(&format!("\nwhat else differs ({}):\n", p.differences.len()));
+        for d in p.differences.iter().take(MAX_DIFFERENCES) {
+            out.push_str(&format!(
+                "  {}: {} -> {}\n",
+                d.field,
+                d.baseline.as_deref().unwrap_or("(absent)"),
+                d.candidate.as_deref().unwrap_or("(absent)")
+            ));
+        }
+        if p.differences.len() > MAX_DIFFERENCES {
+            out.push_str(&format!(
+                "  ... and {} more ('--json' lists them all)\n",
+                p.differences.len() - MAX_DIFFERENCES
+            ));
+        }
+    }
+    if !p.rows.is_empty() {
+        out.push('\n');
+        out.push_str(&rows_table(p, true).render());
+    }
+    if !p.unmatched.is_empty() {
+        out.push_str(&format!(
+            "\nsteps with no partner: {}\n",
+            p.unmatched.join(", ")
+        ));
+    }
+    out.push('\n');
+    out.push_str(&summary_line(p));
+    out.push('\n');
+    if let Some(s) = p.headline_speedup {
+        out.push_str(&format!(
+            "headline: the candidate is {} the baseline (geometric mean over matched steps)\n",
+            ratio(s)
+        ));
+    }
+    if let Some(e) = &p.expectation {
+        out.push_str(&format!(
+            "expected {} ({}), measured {}: {} the expectation\n",
+            ratio(e.expected),
+            e.basis,
+            ratio(e.measured),
+            ratio(e.relative)
+        ));
+    }
+    for w in &p.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    out
+}
+
+/// One row per matched step and figure; `colour` paints the verdicts (terminals only).
+pub fn rows_table(p: &PairComparison, colour: bool) -> Table {
+    let mut t = Table::new(
+        [
+            "step",
+            "figure",
+            "baseline",
+            "candidate",
+            "ratio",
+            "95% interval",
+            "verdict",
+            "p (Holm)",
+            "n",
+            "samples",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    for r in &p.rows {
+        t.row(vec![
+            r.step.clone(),
+            figure_name(&r.figure, &p.op_name),
+            metric(&r.figure, r.result.mean_a),
+            metric(&r.figure, r.result.mean_b),
+            ratio(r.result.ratio),
+            interval(r),
+            if colour {
+                verdict(r.result.verdict)
+            } else {
+                r.result.verdict.as_str().to_string()
+            },
+            p_text(r),
+            format!("{}/{}", r.result.n_a, r.result.n_b),
+            samples_word(r),
+        ]);
+    }
+    t
+}
+
+/// `repeats` or `intervals`.
+pub fn samples_word(r: &Row) -> String {
+    if r.result.test.contains("interval") {
+        "intervals".into()
+    } else if r.result.test.contains("repeat") {
+        "repeats".into()
+    } else {
+        "-".into()
+    }
+}
+
+/// `3 faster, 1 slower, 6 equivalent, 2 inconclusive (12 comparisons, noise ±2%, Holm-corrected)`.
+pub fn summary_line(p: &PairComparison) -> String {
+    let t = &p.tally;
+    format!(
+        "{} faster, {} slower, {} equivalent, {} inconclusive ({} comparisons; noise band ±{}%; Welch t on log values, {}-corrected at α={})",
+        t.faster,
+        t.slower,
+        t.equivalent,
+        t.inconclusive,
+        p.rows.len(),
+        trimmed(p.noise * 100.0),
+        p.correction,
+        p.alpha
+    )
+}
+
+/// `2`, `0.5`: a number without trailing zeros.
+fn trimmed(v: f64) -> String {
+    let t = format!("{v:.3}");
+    t.trim_end_matches('0').trim_end_matches('.').to_string()
+}
