@@ -294,6 +294,10 @@ pub struct OltpArgs {
     /// Keep the bank after `all` (drop it later with `cleanup`)
     #[arg(long)]
     pub keep: bool,
+    /// Servers: a statement unanswered this long fails its transaction as a timeout
+    /// (counted apart, in timeouts_per_client) and the connection is re-opened
+    #[arg(long, value_name = "TIME", default_value = "30s")]
+    pub op_timeout: String,
     #[command(flatten)]
     pub run: RunArgs,
 }

@@ -210,13 +210,28 @@ fn target(args: &OltpArgs, url: &str, sqlite: &SqliteSettings) -> Result<Target,
         target_url::Backend::Postgres => Backend::Postgres(ServerTarget {
             url: url.to_string(),
             set,
+            op_timeout: op_timeout(args)?,
         }),
         target_url::Backend::Mysql => Backend::Mysql(ServerTarget {
             url: url.to_string(),
             set,
+            op_timeout: op_timeout(args)?,
         }),
     };
     Ok(Target { backend, shown })
+}
+
+/// `--op-timeout`: above zero, and short enough that a stuck server is noticed.
+fn op_timeout(args: &OltpArgs) -> Result<std::time::Duration, SpecError> {
+    let d = crate::spec::units::parse_duration("op-timeout", &args.op_timeout)?;
+    if d.is_zero() || d > std::time::Duration::from_secs(24 * 3600) {
+        return Err(SpecError::new(
+            "op-timeout",
+            &args.op_timeout,
+            "a time from 1ms to 24h, e.g. 30s",
+        ));
+    }
+    Ok(d)
 }
 
 fn sqlite_settings(args: &OltpArgs) -> Result<SqliteSettings, SpecError> {

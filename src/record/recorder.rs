@@ -20,6 +20,9 @@ pub struct Counts {
     pub items: u64,
     pub bytes: u64,
     pub errors: u64,
+    /// Open loop: ops that fell due inside the measure phase but had not started when it
+    /// ended.
+    pub missed: u64,
 }
 
 impl Counts {
@@ -28,6 +31,7 @@ impl Counts {
         self.items += other.items;
         self.bytes += other.bytes;
         self.errors += other.errors;
+        self.missed += other.missed;
     }
 }
 
@@ -56,6 +60,9 @@ pub struct WorkerTotals {
     pub window: Duration,
     pub lag: Lag,
     pub error_samples: Vec<String>,
+    /// How long the failed ops took (from the intended start), if any failed: a timeout
+    /// after 5 s and an instant refusal are both errors, and only this tells them apart.
+    pub error_latency: Option<LatencyHistogram>,
 }
 
 /// Per-worker measurement state for the measure phase of one step.
@@ -74,6 +81,7 @@ pub struct Recorder {
     last_end: Instant,
     lag: Lag,
     error_samples: Vec<String>,
+    error_latency: Option<LatencyHistogram>,
 }
 
 impl Recorder {
@@ -104,6 +112,7 @@ impl Recorder {
             last_end: now,
             lag: Lag::default(),
             error_samples: Vec::new(),
+            error_latency: None,
         }
     }
 
@@ -131,11 +140,15 @@ impl Recorder {
         }
     }
 
-    /// Records a failed op: counted, its message sampled, its time not in the histogram.
+    /// Records a failed op: counted, its message sampled, its time in the errors' own
+    /// histogram (not the response-time one, which is for ops that did their work).
     pub fn record_error(&mut self, intended: Instant, start: Instant, end: Instant, message: &str) {
         if self.open_loop {
             self.record_schedule(intended, start, end);
         }
+        self.error_latency
+            .get_or_insert_with(new_histogram)
+            .saturating_record(end.saturating_duration_since(intended).as_nanos() as u64);
         self.interval_counts.errors += 1;
         if self.error_samples.len() < ERROR_SAMPLES
             && !self.error_samples.iter().any(|m| m == message)
@@ -146,6 +159,16 @@ impl Recorder {
         if end >= self.next_tick {
             self.tick(end);
         }
+    }
+
+    /// Records an op of the open-loop schedule that fell due at `intended` but had not
+    /// started when the measure phase ended at `end`: counted as missed, and its delay so far
+    /// goes into the response-time histogram, since its response time is at least that.
+    /// Leaving it out would hide a stall at the end of the window.
+    pub fn record_missed(&mut self, intended: Instant, end: Instant) {
+        let delay = end.saturating_duration_since(intended).as_nanos() as u64;
+        self.response.saturating_record(delay);
+        self.interval_counts.missed += 1;
     }
 
     /// Records a failure found outside any op (a verify pass after the measure phase): an
@@ -207,6 +230,7 @@ impl Recorder {
             window: self.last_end.saturating_duration_since(self.window_start),
             lag: self.lag,
             error_samples: std::mem::take(&mut self.error_samples),
+            error_latency: self.error_latency.take(),
         }
     }
 }
@@ -237,6 +261,30 @@ mod tests {
         assert_eq!(totals.counts.errors, 2);
         assert_eq!(totals.error_samples, vec!["boom".to_string()]);
         assert_eq!(totals.window, ms(170));
+    }
+
+    #[test]
+    fn missed_ops_count_apart_with_their_delay_and_errors_keep_their_time() {
+        let (tx, rx) = channel();
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut r = Recorder::new(tx, true, t0, ms(1000), t0);
+        r.record(t0, t0, t0 + ms(1), 1, 0);
+        r.record_error(t0 + ms(1), t0 + ms(1), t0 + ms(6), "refused");
+        r.record_missed(t0 + ms(700), t0 + ms(1000));
+        let totals = r.finish();
+        let report = rx.try_iter().next().unwrap();
+        assert_eq!((report.counts.ops, report.counts.missed), (1, 1));
+        assert_eq!(totals.counts.missed, 1);
+        // The missed op waited 300 ms so far: in the response times, not in the ops.
+        assert_eq!(report.response.len(), 2);
+        assert_eq!(
+            report.response.max(),
+            report.response.highest_equivalent(300_000_000)
+        );
+        let errors = totals.error_latency.unwrap();
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors.max(), errors.highest_equivalent(5_000_000));
     }
 
     #[test]

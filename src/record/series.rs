@@ -77,6 +77,7 @@ impl SeriesBuilder {
                             h.value_at_quantile(0.99)
                         },
                         max_ns: if h.is_empty() { 0 } else { h.max() },
+                        missed: c.missed,
                     },
                     // A stall: no worker finished anything in this interval. Keep the zero.
                     None => IntervalPoint {
@@ -106,6 +107,7 @@ mod tests {
                 items: ops,
                 bytes: ops * 10,
                 errors: 0,
+                missed: 0,
             },
             response,
             service: None,

@@ -38,6 +38,30 @@ pub struct RunRecord {
     pub steps: Vec<StepResult>,
     pub analysis: Option<Analysis>,
     pub warnings: Vec<Warning>,
+    /// The step the run was in when it stopped early (Ctrl-C, a failure), and why; that
+    /// step's figures are not in `steps`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cut_short: Option<CutShort>,
+}
+
+/// Where and why a run stopped before its last step finished.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct CutShort {
+    /// The step in progress (its index in the sweep) and which repeat of it.
+    pub step: usize,
+    pub repeat: u32,
+    /// The step's swept options (`clients=8`); empty when nothing sweeps.
+    pub label: String,
+    /// The phase it was in: `open`, `warmup`, `measure`, `drain`, `collect`, or `prepare`
+    /// (before any step).
+    pub phase: String,
+    /// `interrupted` (Ctrl-C) or the failure's message.
+    pub reason: String,
+    /// Workers still inside an op when the run stopped: they were abandoned, their
+    /// connections closed as the process exited.
+    pub stuck_workers: u64,
+    pub workers: u64,
 }
 
 impl Default for RunRecord {
@@ -60,6 +84,7 @@ impl Default for RunRecord {
             steps: Vec::new(),
             analysis: None,
             warnings: Vec::new(),
+            cut_short: None,
         }
     }
 }
@@ -165,6 +190,12 @@ pub struct Trial {
     pub resources: Resources,
     /// The first few distinct error messages.
     pub error_samples: Vec<String>,
+    /// How long the failed ops took, from their intended start (none failed: absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_latency: Option<LatencySummary>,
+    /// Their histogram, encoded as `latency_hdr` is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_latency_hdr: Option<String>,
     /// Response-time histogram: base64 of the compressed HDR V2 format, values in ns.
     pub latency_hdr: String,
     /// Service-time histogram (open loop only), same encoding.
@@ -249,6 +280,10 @@ pub struct ScheduleSummary {
     pub late_threshold_ns: u64,
     pub mean_lag_ns: f64,
     pub max_lag_ns: u64,
+    /// Ops that fell due inside the measure phase but had not started when it ended. Each
+    /// is in the response-time histogram with its delay so far (a lower bound on its
+    /// response time), not in `ops`.
+    pub missed_ops: u64,
 }
 
 /// Machine and process figures over the measure phase.
@@ -275,6 +310,14 @@ pub struct IntervalPoint {
     pub p50_ns: u64,
     pub p99_ns: u64,
     pub max_ns: u64,
+    /// Open loop: ops due in this interval's stretch that had not started by the end of the
+    /// measure phase (only the last interval can have them).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub missed: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Across the repeats of a step.

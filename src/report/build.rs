@@ -172,6 +172,9 @@ fn run_section(r: &RunRecord, options: &Options, shared: bool) -> Section {
         blocks.push(Block::Findings(found));
     }
     let mut warnings: Vec<String> = Vec::new();
+    if let Some(c) = &r.cut_short {
+        warnings.push(crate::ui::report::cut_short_line(c));
+    }
     for w in &r.warnings {
         if !warnings.contains(&w.message) {
             warnings.push(w.message.clone());

@@ -57,6 +57,14 @@ impl Pacer {
         }
     }
 
+    /// Moves an open-loop schedule to start at `origin` (once every session is open, so
+    /// the time spent connecting does not turn into backlog). No effect in a closed loop.
+    pub fn start_at(&mut self, origin: Instant) {
+        if let Pacer::Open { origin: o, .. } = self {
+            *o = origin;
+        }
+    }
+
     pub fn is_open(&self) -> bool {
         matches!(self, Pacer::Open { .. })
     }

@@ -6,7 +6,7 @@ use super::trial::{TrialError, run_trial};
 use crate::archive::{Archive, ArchiveError};
 use crate::env::Environment;
 use crate::record::timestamp::{now_rfc3339, run_id};
-use crate::record::{RunRecord, Status, StepResult, StepSummary, Trial, Warning};
+use crate::record::{CutShort, RunRecord, Status, StepResult, StepSummary, Trial, Warning};
 use crate::spec::RunSpec;
 use crate::spec::sweep::{grid, step_params};
 use crate::stats::{analyze, estimate};
@@ -20,6 +20,9 @@ const SPREAD_WARN: f64 = 0.05;
 const BUSY_WARN_PCT: f64 = 20.0;
 /// How long the machine is watched for other work before a run starts.
 const BUSY_PROBE: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// The reason a run cut short by Ctrl-C gives.
+const INTERRUPTED: &str = "interrupted (Ctrl-C)";
 
 /// Why a run stopped early. The record is saved in every case.
 #[derive(Debug, thiserror::Error)]
@@ -89,7 +92,14 @@ pub fn run(
     // Dropped when this function returns, however it returns: the workload's cleanup.
     let _prepared = match workload.prepare(&|text| observer.note(text)) {
         Ok(p) => p,
-        Err(e) => return Err(stop(&mut record, archive, observer, Some((0, e.0)))),
+        Err(e) => {
+            record.cut_short = Some(CutShort {
+                phase: "prepare".into(),
+                reason: e.0.clone(),
+                ..Default::default()
+            });
+            return Err(stop(&mut record, archive, observer, Some((0, e.0))));
+        }
     };
     observer.run_started(&record, points.len(), spec.repeat);
 
@@ -111,19 +121,31 @@ pub fn run(
         let mut trials = Vec::with_capacity(spec.repeat as usize);
         for repeat in 0..spec.repeat {
             observer.trial_started(index, repeat, &label);
+            let cut = |phase: &str, reason: &str, stuck: usize, workers: usize| CutShort {
+                step: index,
+                repeat,
+                label: label.clone(),
+                phase: phase.to_string(),
+                reason: reason.to_string(),
+                stuck_workers: stuck as u64,
+                workers: workers as u64,
+            };
             match run_trial(spec, workload, point, repeat, observer) {
                 Ok(trial) => {
                     observer.trial_finished(&trial);
                     trials.push(trial);
                 }
-                Err(TrialError::Interrupted) => {
+                Err(TrialError::Interrupted(c)) => {
+                    record.cut_short = Some(cut(c.phase, INTERRUPTED, c.stuck, c.workers));
                     return Err(stop(&mut record, archive, observer, None));
                 }
-                Err(TrialError::Setup(message)) => {
+                Err(TrialError::Failed { phase, message }) => {
+                    record.cut_short = Some(cut(phase, &message, 0, 0));
                     return Err(stop(&mut record, archive, observer, Some((index, message))));
                 }
             }
             if is_interrupted() {
+                record.cut_short = Some(cut("between trials", INTERRUPTED, 0, 0));
                 return Err(stop(&mut record, archive, observer, None));
             }
         }
@@ -163,12 +185,25 @@ fn stop(
     observer: &dyn Observer,
     failure: Option<(usize, String)>,
 ) -> RunError {
+    let stuck = record
+        .cut_short
+        .as_ref()
+        .filter(|c| c.stuck_workers > 0)
+        .map(|c| {
+            format!(
+                "; {} of {} workers were stuck in an op and were abandoned",
+                c.stuck_workers, c.workers
+            )
+        })
+        .unwrap_or_default();
     let (status, warning, error) = match failure {
         None => (
             Status::Incomplete,
             Warning {
                 code: "interrupted".into(),
-                message: "the run was interrupted; the step in progress was discarded".into(),
+                message: format!(
+                    "the run was interrupted; the step in progress was discarded{stuck}"
+                ),
                 step: Some(record.steps.len()),
             },
             RunError::Interrupted {

@@ -1,35 +1,351 @@
-//! One trial of one step: start the workers, move them through warmup and measure, merge what
-//! they recorded into a [`Trial`].
+//! One trial of one step, phase by phase, each a function that hands the next a named
+//! result:
+//!
+//! ```text
+//! TrialPlan::new  workers, seed, sessions, quotas, the open-loop rate
+//! Crew::start     one thread per worker; each opens its session, then waits
+//! Crew::open      every session open (or one failed): the schedule's origin is now
+//! warmup          ops run and are thrown away
+//! measure         ops are recorded; interval reports feed the live progress   -> Measured
+//! Crew::drain     the phase ends; workers finish the ops in flight and count the
+//!                 ops they missed                                              -> elapsed
+//! Before/after    CPU, perflab's CPU, devices and the server's counters       -> Readings
+//! Crew::collect   the workers return what they recorded                       -> Vec<WorkerOutput>
+//! assemble        everything merged into a Trial
+//! ```
+//!
+//! The coordinator never waits without checking for Ctrl-C (every wait wakes at least
+//! every [`TICK`]). On an interrupt it moves the workers to STOP, gives them [`GRACE`] to
+//! return, and abandons the ones still inside an op (a stopped server, a locked table, a dead
+//! mount): their threads are detached, and their connections close when the process exits.
+//! The trial then ends with [`TrialError::Interrupted`], saying where.
 
 use super::interrupt::is_interrupted;
 use super::observer::Observer;
 use super::pacer::Pacer;
-use super::worker::{self, MEASURE, STOP, Shared, WARMUP, WorkerPlan, WorkerResult};
+use super::worker::{self, MEASURE, STOP, Shared, WARMUP, WorkerOutput, WorkerPlan, WorkerResult};
 use crate::engine::sys::process_cpu_time;
-use crate::env::CpuTimes;
 use crate::env::disk::{DiskCounters, read_counters};
+use crate::env::{CpuTimes, CpuUsage};
 use crate::record::histogram::{LatencyHistogram, encode, new_histogram, summarize};
-use crate::record::recorder::{LATE_THRESHOLD, Lag, WorkerTotals};
+use crate::record::recorder::{IntervalReport, LATE_THRESHOLD, Lag, WorkerTotals};
 use crate::record::series::SeriesBuilder;
 use crate::record::timestamp::now_rfc3339;
 use crate::record::{DeviceReading, GroupResult, Resources, ScheduleSummary, Trial};
 use crate::spec::{LoadSpec, RateScope, RunSpec, StepPoint, StopSpec};
-use crate::workload::{Figures, GroupTotals, Workload};
+use crate::workload::{Figures, GroupTotals, SessionFactory, Workload};
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::{RecvTimeoutError, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// Why a trial produced no result.
 #[derive(Debug, thiserror::Error)]
 pub enum TrialError {
-    #[error("interrupted")]
-    Interrupted,
-    #[error("{0}")]
-    Setup(String),
+    #[error("interrupted during {}", .0.phase)]
+    Interrupted(Cut),
+    /// A session did not open, or the step could not go on (a full disk, a broken engine).
+    #[error("{message}")]
+    Failed {
+        phase: &'static str,
+        message: String,
+    },
 }
 
-/// How often the coordinator wakes to update progress and check for the end of a phase.
+impl TrialError {
+    fn failed(phase: &'static str, message: String) -> Self {
+        TrialError::Failed { phase, message }
+    }
+}
+
+/// Where an interrupted trial was, for the record's `cut_short`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cut {
+    pub phase: &'static str,
+    /// Workers that had not returned [`GRACE`] after being told to stop: abandoned.
+    pub stuck: usize,
+    pub workers: usize,
+}
+
+/// How often the coordinator wakes to update progress, check for the end of a phase and for
+/// Ctrl-C.
 const TICK: Duration = Duration::from_millis(100);
+/// How long workers told to stop on Ctrl-C may take to return before they are abandoned;
+/// with the rest of the shutdown it keeps the exit within 2 s.
+const GRACE: Duration = Duration::from_millis(500);
+/// How often the coordinator checks whether the ops in flight have completed: short, since
+/// the measured time runs until they have.
+const DRAIN_POLL: Duration = Duration::from_micros(200);
+
+/// What a trial needs before any thread starts.
+struct TrialPlan {
+    workers: usize,
+    seed: u64,
+    factory: SessionFactory,
+    quotas: Vec<Option<u64>>,
+    /// Ops/s over all workers (open loop); 0 in a closed loop.
+    target_rate: f64,
+    open: bool,
+    /// A closed loop that waits between ops.
+    think: bool,
+}
+
+impl TrialPlan {
+    fn new(
+        spec: &RunSpec,
+        workload: &dyn Workload,
+        point: &StepPoint,
+        repeat: u32,
+    ) -> Result<Self, TrialError> {
+        let workers = spec.threads.at(point).max(1) as usize;
+        let seed = spec
+            .seed
+            .wrapping_add(u64::from(repeat).wrapping_mul(0x2545_f491_4f6c_dd1d));
+        let factory = workload
+            .sessions(point, seed)
+            .map_err(|e| TrialError::failed("open", e.0))?;
+        let (target_rate, open) = match &spec.load {
+            LoadSpec::Open { rate, scope, .. } => {
+                let r = rate.at(point);
+                let total = if *scope == RateScope::Worker {
+                    r * workers as f64
+                } else {
+                    r
+                };
+                (total, true)
+            }
+            LoadSpec::Closed { .. } => (0.0, false),
+        };
+        Ok(TrialPlan {
+            workers,
+            seed,
+            factory,
+            quotas: quotas(spec.stop, workers),
+            target_rate,
+            open,
+            think: matches!(&spec.load, LoadSpec::Closed { think } if !think.is_zero()),
+        })
+    }
+
+    fn pacer(&self, spec: &RunSpec, index: usize) -> Pacer {
+        match &spec.load {
+            LoadSpec::Closed { think } => Pacer::closed(*think),
+            // The origin is a placeholder: each worker moves it to the moment every session
+            // is open (`Shared::origin`).
+            LoadSpec::Open { arrival, .. } => Pacer::open(
+                self.target_rate / self.workers as f64,
+                *arrival,
+                self.seed,
+                Instant::now(),
+                index,
+                self.workers,
+            ),
+        }
+    }
+}
+
+/// The workers of one trial and the coordinator's handles on them.
+struct Crew {
+    shared: Arc<Shared>,
+    handles: Vec<JoinHandle<WorkerResult>>,
+    reports: Receiver<IntervalReport>,
+}
+
+impl Crew {
+    /// Starts one thread per worker; each opens its own session.
+    fn start(spec: &RunSpec, plan: &TrialPlan) -> Result<Crew, TrialError> {
+        let shared = Arc::new(Shared::default());
+        let (tx, reports) = channel();
+        let mut crew = Crew {
+            shared,
+            handles: Vec::with_capacity(plan.workers),
+            reports,
+        };
+        for index in 0..plan.workers {
+            let worker_plan = WorkerPlan {
+                index,
+                workers: plan.workers,
+                factory: plan.factory.clone(),
+                pacer: plan.pacer(spec, index),
+                quota: plan.quotas[index],
+                interval: spec.interval,
+            };
+            let (tx, shared) = (tx.clone(), crew.shared.clone());
+            let spawned = std::thread::Builder::new()
+                .name(format!("perflab-worker-{index}"))
+                .spawn(move || worker::run(worker_plan, shared, tx));
+            match spawned {
+                Ok(h) => crew.handles.push(h),
+                Err(e) => {
+                    // Release the ones started; they see STOP and return.
+                    crew.shared.phase.store(STOP, Ordering::SeqCst);
+                    return Err(TrialError::failed(
+                        "open",
+                        format!(
+                            "the OS refused to start worker thread {index} of {}: {e}; lower --threads",
+                            plan.workers
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(crew)
+    }
+
+    fn workers(&self) -> usize {
+        self.handles.len()
+    }
+
+    fn all_returned(&self) -> bool {
+        self.handles.iter().all(|h| h.is_finished())
+    }
+
+    /// Polls `until` every `poll` (at most [`TICK`]) until it holds; on Ctrl-C, stops the
+    /// crew instead and says where it was.
+    fn wait(
+        &self,
+        phase: &'static str,
+        poll: Duration,
+        until: impl Fn(&Crew) -> bool,
+    ) -> Result<(), Cut> {
+        loop {
+            if until(self) {
+                return Ok(());
+            }
+            if is_interrupted() {
+                return Err(self.abandon(phase));
+            }
+            std::thread::sleep(poll.min(TICK));
+        }
+    }
+
+    /// Tells every worker to stop, waits up to [`GRACE`] for them, and abandons the rest.
+    fn abandon(&self, phase: &'static str) -> Cut {
+        self.shared.phase.store(STOP, Ordering::SeqCst);
+        let deadline = Instant::now() + GRACE;
+        while !self.all_returned() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Cut {
+            phase,
+            stuck: self.handles.iter().filter(|h| !h.is_finished()).count(),
+            workers: self.workers(),
+        }
+    }
+
+    /// Waits until every session is open; `Ok(false)` when one failed to open (the workers
+    /// are then stopped before any op). Sets the schedule's origin.
+    fn open(&self) -> Result<bool, Cut> {
+        let n = self.workers();
+        self.wait("open", TICK, |c| {
+            c.shared.opened.load(Ordering::SeqCst) == n || c.all_returned()
+        })?;
+        let ok = !self.shared.setup_failed.load(Ordering::SeqCst);
+        let _ = self.shared.origin.set(Instant::now());
+        Ok(ok)
+    }
+
+    /// Ends the measure phase and waits until every worker has completed its ops in flight
+    /// (not for work after them, such as a verify pass), so the clocks and counters read
+    /// next account for exactly the measured ops. Returns the measured time.
+    fn drain(&self, measure_start: Instant) -> Result<Duration, Cut> {
+        let _ = self.shared.measure_end.set(Instant::now());
+        self.shared.phase.store(STOP, Ordering::SeqCst);
+        let n = self.workers();
+        self.wait("drain", DRAIN_POLL, |c| {
+            c.shared.measured.load(Ordering::SeqCst) >= n || c.all_returned()
+        })?;
+        Ok(measure_start.elapsed())
+    }
+
+    /// Waits for every worker to return and takes what it recorded.
+    fn collect(self, series: &mut SeriesBuilder) -> Result<Vec<WorkerResult>, Cut> {
+        self.wait("collect", TICK, Crew::all_returned)?;
+        for report in self.reports.try_iter() {
+            series.add(report);
+        }
+        Ok(self
+            .handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(crate::workload::OpError(
+                        "a worker panicked (a bug in perflab; see the line above)".into(),
+                    ))
+                })
+            })
+            .collect())
+    }
+}
+
+/// What the measure phase saw.
+struct Measured {
+    start: Instant,
+    series: SeriesBuilder,
+}
+
+/// The machine's, perflab's and the system under test's counters at one moment.
+struct Readings {
+    cpu: Option<CpuTimes>,
+    process_cpu: Duration,
+    disks: Vec<(String, Option<DiskCounters>)>,
+    server: Vec<(String, f64)>,
+}
+
+impl Readings {
+    fn take(workload: &dyn Workload, devices: &[String]) -> Self {
+        Readings {
+            cpu: CpuTimes::sample(),
+            process_cpu: process_cpu_time(),
+            disks: sample_disks(devices),
+            server: workload.server_counters(),
+        }
+    }
+}
+
+/// What happened between two readings, over `measured`.
+struct Activity {
+    cpu: CpuUsage,
+    process_cpu: Duration,
+    devices: Vec<DeviceReading>,
+    server_rates: Vec<(String, f64)>,
+}
+
+impl Activity {
+    fn between(before: Readings, after: Readings, measured: Duration) -> Self {
+        let cpu = match (before.cpu, after.cpu) {
+            (Some(a), Some(b)) => b.usage_since(&a),
+            _ => Default::default(),
+        };
+        let secs = measured.as_secs_f64().max(1e-9);
+        let server_rates = after
+            .server
+            .into_iter()
+            .filter_map(|(name, value)| {
+                let was = before.server.iter().find(|(n, _)| *n == name)?.1;
+                Some((format!("{name}_per_sec"), (value - was).max(0.0) / secs))
+            })
+            .collect();
+        let devices = before
+            .disks
+            .iter()
+            .zip(after.disks)
+            .filter_map(|((name, was), (_, now))| {
+                Some(DeviceReading {
+                    name: name.clone(),
+                    activity: now?.activity_since(was.as_ref()?, measured),
+                })
+            })
+            .collect();
+        Activity {
+            cpu,
+            process_cpu: after.process_cpu.saturating_sub(before.process_cpu),
+            devices,
+            server_rates,
+        }
+    }
+}
 
 pub fn run_trial(
     spec: &RunSpec,
@@ -38,192 +354,132 @@ pub fn run_trial(
     repeat: u32,
     observer: &dyn Observer,
 ) -> Result<Trial, TrialError> {
-    let workers = spec.threads.at(point).max(1) as usize;
-    let seed = spec
-        .seed
-        .wrapping_add(u64::from(repeat).wrapping_mul(0x2545_f491_4f6c_dd1d));
-    let factory = workload
-        .sessions(point, seed)
-        .map_err(|e| TrialError::Setup(e.0))?;
-    let quotas = quotas(spec.stop, workers);
-    let origin = Instant::now();
-    let (target_rate, open) = match &spec.load {
-        LoadSpec::Open { rate, scope, .. } => {
-            let r = rate.at(point);
-            (
-                if *scope == RateScope::Worker {
-                    r * workers as f64
-                } else {
-                    r
-                },
-                true,
-            )
-        }
-        LoadSpec::Closed { .. } => (0.0, false),
-    };
-    let shared = Shared::new(workers);
-    let (tx, rx) = channel();
+    let plan = TrialPlan::new(spec, workload, point, repeat)?;
     let started_at = now_rfc3339();
+    let devices = workload.devices();
+    let crew = Crew::start(spec, &plan)?;
+    let stopped = TrialError::Interrupted;
 
-    let device_names = workload.devices();
-    let (results, measured, cpu, process_cpu, devices, server_rates, series) =
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..workers)
-                .map(|index| {
-                    let pacer = match &spec.load {
-                        LoadSpec::Closed { think } => Pacer::closed(*think),
-                        LoadSpec::Open { arrival, .. } => Pacer::open(
-                            target_rate / workers as f64,
-                            *arrival,
-                            seed,
-                            origin,
-                            index,
-                            workers,
-                        ),
-                    };
-                    let plan = WorkerPlan {
-                        index,
-                        workers,
-                        factory: factory.clone(),
-                        pacer,
-                        quota: quotas[index],
-                        interval: spec.interval,
-                    };
-                    let (tx, shared) = (tx.clone(), &shared);
-                    std::thread::Builder::new()
-                        .name(format!("perflab-worker-{index}"))
-                        .spawn_scoped(scope, move || worker::run(plan, shared, tx))
-                        .expect("the OS refused to start a worker thread")
-                })
-                .collect();
-            drop(tx);
-            shared.ready.wait();
-            let mut series = SeriesBuilder::new(spec.interval, open);
-            // A session that did not open ends the trial before any op runs.
-            let setup_ok = !shared.setup_failed.load(Ordering::SeqCst);
-            if setup_ok {
-                observer.phase("warmup", Some(spec.warmup));
-                shared.phase.store(WARMUP, Ordering::SeqCst);
-            }
-            let warm_end = Instant::now()
-                + if setup_ok {
-                    spec.warmup
-                } else {
-                    Duration::ZERO
-                };
-            while Instant::now() < warm_end
-                && !is_interrupted()
-                && shared.done.load(Ordering::SeqCst) < workers
-            {
-                std::thread::sleep(TICK.min(warm_end.saturating_duration_since(Instant::now())));
-            }
-            let cpu_before = CpuTimes::sample();
-            let process_before = process_cpu_time();
-            let disks_before = sample_disks(&device_names);
-            let server_before = workload.server_counters();
-            let measure_start = Instant::now();
-            let _ = shared.measure_start.set(measure_start);
-            if setup_ok {
-                shared.phase.store(MEASURE, Ordering::SeqCst);
-                observer.phase("measure", stop_duration(spec.stop));
-            }
-            loop {
-                if !setup_ok {
-                    break;
-                }
-                let elapsed = measure_start.elapsed();
-                let finished = shared.done.load(Ordering::SeqCst) == workers;
-                let time_up = matches!(spec.stop, StopSpec::Duration(d) if elapsed >= d);
-                if finished || time_up || is_interrupted() {
-                    break;
-                }
-                let wait = match spec.stop {
-                    StopSpec::Duration(d) => TICK.min(d.saturating_sub(elapsed)),
-                    StopSpec::Ops(_) => TICK,
-                };
-                match rx.recv_timeout(wait) {
-                    Ok(report) => series.add(report),
-                    Err(RecvTimeoutError::Timeout) => {}
-                    Err(RecvTimeoutError::Disconnected) => break,
-                }
-                observer.progress(elapsed, series.total.ops, series.latest());
-            }
-            shared.phase.store(STOP, Ordering::SeqCst);
-            // Workers may still complete the ops in flight: wait for them before reading the
-            // counters, so the device and the process account for the same ops.
-            // Workers complete the ops in flight first; wait for that (not for work after the
-            // measure phase, such as a verify pass) before reading clocks and counters, so the
-            // device and the process account for exactly the measured ops.
-            while shared.measured.load(Ordering::SeqCst) < workers
-                && !handles.iter().all(|h| h.is_finished())
-            {
-                std::thread::sleep(Duration::from_micros(200));
-            }
-            let measured = measure_start.elapsed();
-            let cpu = match (cpu_before, CpuTimes::sample()) {
-                (Some(a), Some(b)) => b.usage_since(&a),
-                _ => Default::default(),
-            };
-            let process_cpu = Some(process_cpu_time().saturating_sub(process_before));
-            let server_rates: Vec<(String, f64)> = workload
-                .server_counters()
-                .into_iter()
-                .filter_map(|(name, after)| {
-                    let before = server_before.iter().find(|(n, _)| *n == name)?.1;
-                    let rate = (after - before).max(0.0) / measured.as_secs_f64().max(1e-9);
-                    Some((format!("{name}_per_sec"), rate))
-                })
-                .collect();
-            let devices: Vec<DeviceReading> = disks_before
-                .iter()
-                .zip(sample_disks(&device_names))
-                .filter_map(|((name, before), (_, after))| {
-                    Some(DeviceReading {
-                        name: name.clone(),
-                        activity: after?.activity_since(before.as_ref()?, measured),
-                    })
-                })
-                .collect();
-            let results: Vec<WorkerResult> = handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(crate::workload::OpError("worker panicked".into())))
-                })
-                .collect();
-            for report in rx.try_iter() {
-                series.add(report);
-            }
-            (
-                results,
-                measured,
-                cpu,
-                process_cpu,
-                devices,
-                server_rates,
-                series,
-            )
-        });
+    if !crew.open().map_err(stopped)? {
+        // A session that did not open ends the trial before any op runs.
+        crew.shared.phase.store(STOP, Ordering::SeqCst);
+        let results = crew
+            .collect(&mut SeriesBuilder::new(spec.interval, plan.open))
+            .map_err(stopped)?;
+        return Err(setup_error(results));
+    }
+    warmup(&crew, spec.warmup, observer).map_err(stopped)?;
+    let before = Readings::take(workload, &devices);
+    let mut measured = measure(&crew, spec, plan.open, observer).map_err(stopped)?;
+    let elapsed = crew.drain(measured.start).map_err(stopped)?;
+    let activity = Activity::between(before, Readings::take(workload, &devices), elapsed);
+    let results = crew.collect(&mut measured.series).map_err(stopped)?;
+    if is_interrupted() {
+        return Err(stopped(Cut {
+            phase: "measure",
+            stuck: 0,
+            workers: plan.workers,
+        }));
+    }
+    let outputs = results
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| TrialError::failed("measure", e.0))?;
+    let mut trial = assemble(
+        &plan,
+        repeat,
+        started_at,
+        outputs,
+        measured.series,
+        elapsed,
+        activity,
+    );
+    workload.derive(point, &mut trial);
+    Ok(trial)
+}
 
-    let mut totals = Vec::with_capacity(workers);
-    let mut figures = Vec::with_capacity(workers);
+/// The first worker's reason its session did not open.
+fn setup_error(results: Vec<WorkerResult>) -> TrialError {
+    let message = results
+        .into_iter()
+        .find_map(Result::err)
+        .map(|e| e.0)
+        .unwrap_or_else(|| "a session did not open".into());
+    TrialError::failed("open", message)
+}
+
+/// Ops run and are thrown away until the warmup is over.
+fn warmup(crew: &Crew, length: Duration, observer: &dyn Observer) -> Result<(), Cut> {
+    observer.phase("warmup", Some(length));
+    crew.shared.phase.store(WARMUP, Ordering::SeqCst);
+    let n = crew.workers();
+    // A warmup too long for the clock ends never; the parser keeps durations far below that.
+    let end = Instant::now().checked_add(length);
+    crew.wait("warmup", TICK, |c| {
+        end.is_some_and(|e| Instant::now() >= e) || c.shared.done.load(Ordering::SeqCst) >= n
+    })
+}
+
+/// The measure phase: until the duration is up or every worker reached its `--ops` share.
+fn measure(
+    crew: &Crew,
+    spec: &RunSpec,
+    open: bool,
+    observer: &dyn Observer,
+) -> Result<Measured, Cut> {
+    let mut series = SeriesBuilder::new(spec.interval, open);
+    let start = Instant::now();
+    let _ = crew.shared.measure_start.set(start);
+    crew.shared.phase.store(MEASURE, Ordering::SeqCst);
+    observer.phase("measure", stop_duration(spec.stop));
+    let n = crew.workers();
+    loop {
+        let elapsed = start.elapsed();
+        let finished = crew.shared.done.load(Ordering::SeqCst) >= n;
+        let time_up = matches!(spec.stop, StopSpec::Duration(d) if elapsed >= d);
+        if finished || time_up {
+            return Ok(Measured { start, series });
+        }
+        if is_interrupted() {
+            return Err(crew.abandon("measure"));
+        }
+        let wait = match spec.stop {
+            StopSpec::Duration(d) => TICK.min(d.saturating_sub(elapsed)),
+            StopSpec::Ops(_) => TICK,
+        };
+        match crew.reports.recv_timeout(wait) {
+            Ok(report) => series.add(report),
+            Err(RecvTimeoutError::Timeout) => {}
+            // Every worker has returned (each failed, or the quota was met).
+            Err(RecvTimeoutError::Disconnected) => return Ok(Measured { start, series }),
+        }
+        observer.progress(elapsed, series.total.ops, series.latest());
+    }
+}
+
+/// Merges the workers' outputs and the phase's readings into the trial's figures.
+fn assemble(
+    plan: &TrialPlan,
+    repeat: u32,
+    started_at: String,
+    outputs: Vec<WorkerOutput>,
+    series: SeriesBuilder,
+    measured: Duration,
+    activity: Activity,
+) -> Trial {
+    let mut totals = Vec::with_capacity(outputs.len());
+    let mut figures = Vec::with_capacity(outputs.len());
     let mut groups = Vec::new();
-    for r in results {
-        let out = r.map_err(|e| TrialError::Setup(e.0))?;
+    for out in outputs {
         totals.push(out.totals);
         figures.push(out.figures);
         groups.extend(out.groups);
     }
-    if is_interrupted() {
-        return Err(TrialError::Interrupted);
-    }
-
     let counts = series.total;
-    let think = matches!(&spec.load, LoadSpec::Closed { think } if !think.is_zero());
     // A closed loop without think time has every worker busy from its first op to its last,
     // so each worker's own window measures its rate exactly, to op boundaries. Otherwise the
     // gaps belong to the measurement and the phase length is the divisor.
-    let per_window = !open && !think && totals.iter().all(|t| !t.window.is_zero());
+    let per_window = !plan.open && !plan.think && totals.iter().all(|t| !t.window.is_zero());
     let rate = |f: fn(&WorkerTotals) -> u64, total: u64| -> f64 {
         if per_window {
             totals
@@ -244,31 +500,19 @@ pub fn run_trial(
             error_samples.push(m.clone());
         }
     }
-    let schedule = open.then(|| {
-        let lag = totals.iter().fold(Lag::default(), |mut a, t| {
-            a.late += t.lag.late;
-            a.sum_ns += t.lag.sum_ns;
-            a.max_ns = a.max_ns.max(t.lag.max_ns);
-            a.count += t.lag.count;
-            a
-        });
-        ScheduleSummary {
-            target_ops_per_sec: target_rate,
-            late_starts: lag.late,
-            late_threshold_ns: LATE_THRESHOLD.as_nanos() as u64,
-            mean_lag_ns: if lag.count == 0 {
-                0.0
-            } else {
-                lag.sum_ns as f64 / lag.count as f64
-            },
-            max_lag_ns: lag.max_ns,
-        }
-    });
+    let mut error_latency: Option<LatencyHistogram> = None;
+    for h in totals.iter().filter_map(|t| t.error_latency.as_ref()) {
+        // Same bounds and precision everywhere, so adding cannot fail.
+        let _ = error_latency.get_or_insert_with(new_histogram).add(h);
+    }
+    let schedule = plan
+        .open
+        .then(|| schedule_summary(&totals, plan.target_rate, counts.missed));
     let all_ops = counts.ops + counts.errors;
-    let mut trial = Trial {
+    Trial {
         repeat,
         started_at,
-        workers: workers as u64,
+        workers: plan.workers as u64,
         elapsed_ns: measured.as_nanos() as u64,
         ops: counts.ops,
         items: counts.items,
@@ -282,23 +526,46 @@ pub fn run_trial(
         schedule,
         figures: mean_figures(&figures)
             .into_iter()
-            .chain(server_rates)
+            .chain(activity.server_rates)
             .collect(),
         resources: Resources {
-            cpu,
-            process_cpu_ns_per_op: process_cpu
+            cpu: activity.cpu,
+            process_cpu_ns_per_op: Some(activity.process_cpu)
                 .filter(|_| all_ops > 0)
                 .map(|d| d.as_nanos() as f64 / all_ops as f64),
         },
         error_samples,
+        error_latency: error_latency.as_ref().map(summarize),
+        error_latency_hdr: error_latency.as_ref().map(encode),
         latency_hdr: encode(&series.response),
         service_latency_hdr: series.service.as_ref().map(encode),
         series: series.points(measured),
         groups: merge_groups(groups, measured),
-        devices,
-    };
-    workload.derive(point, &mut trial);
-    Ok(trial)
+        devices: activity.devices,
+    }
+}
+
+/// How well the open loop kept its schedule, over all workers.
+fn schedule_summary(totals: &[WorkerTotals], target_rate: f64, missed: u64) -> ScheduleSummary {
+    let lag = totals.iter().fold(Lag::default(), |mut a, t| {
+        a.late += t.lag.late;
+        a.sum_ns += t.lag.sum_ns;
+        a.max_ns = a.max_ns.max(t.lag.max_ns);
+        a.count += t.lag.count;
+        a
+    });
+    ScheduleSummary {
+        target_ops_per_sec: target_rate,
+        late_starts: lag.late,
+        late_threshold_ns: LATE_THRESHOLD.as_nanos() as u64,
+        mean_lag_ns: if lag.count == 0 {
+            0.0
+        } else {
+            lag.sum_ns as f64 / lag.count as f64
+        },
+        max_lag_ns: lag.max_ns,
+        missed_ops: missed,
+    }
 }
 
 /// Counters of each named device; `None` where a device cannot be read.

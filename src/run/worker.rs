@@ -12,7 +12,7 @@ use crate::workload::{
 };
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::mpsc::Sender;
-use std::sync::{Barrier, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 pub const SETUP: u8 = 0;
@@ -21,12 +21,20 @@ pub const MEASURE: u8 = 2;
 pub const STOP: u8 = 3;
 
 /// State the coordinator shares with its workers for one trial.
+#[derive(Default)]
 pub struct Shared {
     pub phase: AtomicU8,
+    /// Set by the coordinator once every session is open, before it moves the phase to
+    /// WARMUP: where an open-loop schedule starts.
+    pub origin: OnceLock<Instant>,
     /// Set by the coordinator just before it moves the phase to MEASURE.
     pub measure_start: OnceLock<Instant>,
-    /// All workers and the coordinator meet here once every session is open.
-    pub ready: Barrier,
+    /// Set by the coordinator just before it moves the phase to STOP: ops of the schedule
+    /// due before it that never started are missed.
+    pub measure_end: OnceLock<Instant>,
+    /// Workers whose session is open or failed to open. They wait in SETUP until the
+    /// coordinator, which polls this (a barrier could not be left on Ctrl-C), moves on.
+    pub opened: AtomicUsize,
     /// Workers that have finished their measure phase (ops quota reached or stopped).
     pub done: AtomicUsize,
     /// Set by a worker whose session did not open, before the workers meet.
@@ -38,17 +46,6 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn new(workers: usize) -> Self {
-        Shared {
-            phase: AtomicU8::new(SETUP),
-            measure_start: OnceLock::new(),
-            ready: Barrier::new(workers + 1),
-            done: AtomicUsize::new(0),
-            setup_failed: AtomicBool::new(false),
-            measured: AtomicUsize::new(0),
-        }
-    }
-
     #[inline]
     fn phase(&self) -> u8 {
         self.phase.load(Ordering::Relaxed)
@@ -76,14 +73,22 @@ pub struct WorkerOutput {
 /// The worker's output, or why its session did not open or its step could not go on.
 pub type WorkerResult = Result<WorkerOutput, OpError>;
 
-/// Runs one worker to the end of the step.
-pub fn run(mut plan: WorkerPlan, shared: &Shared, tx: Sender<IntervalReport>) -> WorkerResult {
+/// Runs one worker to the end of the step. The thread is the worker's own (not scoped to the
+/// trial), so a coordinator interrupted while this worker is stuck in an op can abandon it.
+pub fn run(mut plan: WorkerPlan, shared: Arc<Shared>, tx: Sender<IntervalReport>) -> WorkerResult {
+    let shared = &*shared;
     let opened = (plan.factory)(plan.index, plan.workers);
     if opened.is_err() {
         shared.setup_failed.store(true, Ordering::SeqCst);
     }
-    shared.ready.wait();
+    shared.opened.fetch_add(1, Ordering::SeqCst);
+    while shared.phase() == SETUP {
+        std::thread::sleep(Duration::from_micros(100));
+    }
     let mut session = opened?;
+    if let Some(&origin) = shared.origin.get() {
+        plan.pacer.start_at(origin);
+    }
     if session.as_queued().is_some() {
         let outcome = run_queued(&mut *session, &mut plan, shared, tx);
         shared.done.fetch_add(1, Ordering::SeqCst);
@@ -252,7 +257,25 @@ fn measure(
             now = Instant::now();
         }
     }
+    if done < quota {
+        count_missed(&mut plan.pacer, shared, &mut rec);
+    }
     rec.finish()
+}
+
+/// Open loop, once the measure phase has ended: the ops the schedule had due before its end
+/// that never started (the worker was stuck in an op, or fell behind) are missed, each
+/// recorded with its delay so far.
+fn count_missed(pacer: &mut Pacer, shared: &Shared, rec: &mut Recorder) {
+    let Some(&end) = shared.measure_end.get() else {
+        return;
+    };
+    while let Some(at) = pacer.peek_intended()
+        && at < end
+    {
+        pacer.next_intended();
+        rec.record_missed(at, end);
+    }
 }
 
 /// Runs a session that keeps several ops in flight through warmup and measure.
@@ -303,6 +326,9 @@ fn run_queued(
     }
     // Ops still in flight when the phase ends complete and count: each was timed in full.
     let drained = drain(queue, &mut pump);
+    if pump.left > 0 {
+        count_missed(pump.pacer, shared, &mut pump.rec);
+    }
     shared.measured.fetch_add(1, Ordering::SeqCst);
     drained?;
     queue.after(&mut pump)?;

@@ -29,10 +29,41 @@ pub fn render(r: &RunRecord) -> String {
         out.push_str(&super::io_report::render(r));
         out.push_str(&analysis_lines(r));
     }
+    if let Some(c) = &r.cut_short {
+        out.push_str(&format!("{}\n", cut_short_line(c)));
+    }
     for w in &r.warnings {
         out.push_str(&format!("warning: {}\n", w.message));
     }
     out
+}
+
+/// `cut short: step 3 (clients=8), repeat 1, during measure: interrupted (Ctrl-C); 2 of 8
+/// workers were stuck in an op and abandoned`.
+pub fn cut_short_line(c: &crate::record::CutShort) -> String {
+    let label = if c.label.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", c.label)
+    };
+    let stuck = if c.stuck_workers > 0 {
+        format!(
+            "; {} of {} workers were stuck in an op and abandoned",
+            c.stuck_workers, c.workers
+        )
+    } else {
+        String::new()
+    };
+    if c.phase == "prepare" {
+        return format!("cut short before the first step: {}", c.reason);
+    }
+    format!(
+        "cut short: step {}{label}, repeat {}, during {}: {}{stuck}",
+        c.step,
+        c.repeat + 1,
+        c.phase,
+        c.reason
+    )
 }
 
 /// `closed loop · 1s warmup + 5s per step · repeat 3`, from the record's spec.
@@ -125,9 +156,17 @@ pub fn steps_table(r: &RunRecord) -> Table {
     head.extend(extra.iter().map(|e| header(e, &h.op_name)));
     head.extend(["mean", "p50", "p90", "p99", "p99.9", "max"].map(String::from));
     if open {
-        head.extend(["target/s", "late", "service p99"].map(String::from));
+        head.extend(["target/s", "late", "missed", "service p99"].map(String::from));
     }
     head.push("errors".into());
+    let failing = r
+        .steps
+        .iter()
+        .flat_map(|s| &s.trials)
+        .any(|t| t.error_latency.is_some());
+    if failing {
+        head.push("err p99".into());
+    }
 
     let mut t = Table::new(head);
     for s in &r.steps {
@@ -179,12 +218,30 @@ pub fn steps_table(r: &RunRecord) -> Table {
                     .to_string(),
             );
             row.push(
+                s.trials
+                    .iter()
+                    .filter_map(|t| t.schedule)
+                    .map(|x| x.missed_ops)
+                    .sum::<u64>()
+                    .to_string(),
+            );
+            row.push(
                 t0.and_then(|t| t.service_latency)
                     .map(|l| ns(l.p99_ns as f64))
                     .unwrap_or_default(),
             );
         }
         row.push(s.summary.errors.to_string());
+        if failing {
+            // The slowest failure's p99 over the repeats: how long failing took.
+            let p99 = s
+                .trials
+                .iter()
+                .filter_map(|t| t.error_latency)
+                .map(|l| l.p99_ns)
+                .max();
+            row.push(p99.map(|v| ns(v as f64)).unwrap_or_else(|| "-".into()));
+        }
         t.row(row);
     }
     t

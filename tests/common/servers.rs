@@ -183,6 +183,27 @@ impl PgServer {
         &self.dir
     }
 
+    /// SIGSTOPs the postmaster and every backend (`cont: false`), or lets them go on
+    /// (`cont: true`) — to test a server that stops answering without closing anything.
+    pub fn freeze(&self, cont: bool) {
+        let pid = fs::read_to_string(self.data.join("postmaster.pid"))
+            .ok()
+            .and_then(|s| s.lines().next().map(str::trim).map(String::from))
+            .unwrap_or_default();
+        if pid.is_empty() {
+            return;
+        }
+        let children = Command::new("pgrep")
+            .args(["-P", &pid])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        let pids: Vec<&str> = std::iter::once(pid.as_str())
+            .chain(children.split_whitespace())
+            .collect();
+        signal(&pids, cont);
+    }
+
     /// Stops the server at once (`pg_ctl stop -m immediate`, the closest to a crash that
     /// leaves no stray processes) — to test "server dies mid-run".
     pub fn kill(&self) {
@@ -412,6 +433,15 @@ impl MariaDbServer {
     /// The temporary folder (data, socket, logs); gone after drop.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// SIGSTOPs the server (`cont: false`) or lets it go on (`cont: true`) — to test a
+    /// server that stops answering without closing anything.
+    pub fn freeze(&self, cont: bool) {
+        let guard = self.child.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(child) = guard.as_ref() {
+            signal(&[&child.id().to_string()], cont);
+        }
     }
 
     /// SIGKILLs the server — to test "server dies mid-run".
@@ -708,4 +738,13 @@ fn find_program(name: &str) -> Option<PathBuf> {
 
 fn is_executable(p: &Path) -> bool {
     fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// SIGSTOP (or SIGCONT) to each process, through kill(1): std sends only SIGKILL.
+fn signal(pids: &[&str], cont: bool) {
+    let _ = Command::new("kill")
+        .arg(if cont { "-CONT" } else { "-STOP" })
+        .args(pids)
+        .stderr(Stdio::null())
+        .status();
 }

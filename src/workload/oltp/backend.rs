@@ -35,6 +35,24 @@ impl Backend {
         })
     }
 
+    /// A connection for a session of the run: every statement's answer is bounded by the
+    /// op timeout (`--op-timeout`; SQLite has its busy timeout instead).
+    pub fn connect_session(&self) -> Result<Box<dyn Conn>, DbError> {
+        Ok(match self {
+            Backend::Sqlite { .. } => self.connect()?,
+            Backend::Postgres(t) => Box::new(postgres::connect_with(t, Some(t.op_timeout))?),
+            Backend::Mysql(t) => Box::new(mysql::connect_with(t, Some(t.op_timeout))?),
+        })
+    }
+
+    /// The op timeout of a server; None for SQLite.
+    pub fn op_timeout(&self) -> Option<std::time::Duration> {
+        match self {
+            Backend::Sqlite { .. } => None,
+            Backend::Postgres(t) | Backend::Mysql(t) => Some(t.op_timeout),
+        }
+    }
+
     /// A connection that changes nothing: an SQLite file is opened read-only (not even its
     /// journal mode is set) so perflab can look before deciding whether it may write.
     pub fn inspect(&self) -> Result<Box<dyn Conn>, DbError> {
@@ -53,8 +71,11 @@ impl Backend {
     pub fn settings(&self) -> Result<BTreeMap<String, String>, DbError> {
         match self {
             Backend::Sqlite { .. } => Ok(BTreeMap::new()),
-            Backend::Postgres(t) => postgres::settings(&mut postgres::connect(t)?),
-            Backend::Mysql(t) => mysql::settings(&mut mysql::connect(t)?).map_err(DbError::other),
+            Backend::Postgres(t) => {
+                postgres::settings(&mut postgres::connect_with(t, Some(t.op_timeout))?)
+            }
+            Backend::Mysql(t) => mysql::settings(&mut mysql::connect_with(t, Some(t.op_timeout))?)
+                .map_err(DbError::other),
         }
     }
 

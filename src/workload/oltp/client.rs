@@ -19,9 +19,6 @@ const MAX_RETRIES: u32 = 100;
 const RECONNECT_FOR: Duration = Duration::from_secs(10);
 /// Longest wait between attempts to reconnect.
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
-/// A statement unanswered this long means the server or the network is gone: the
-/// connection counts as broken and is re-opened, rather than the run hanging.
-const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A workload's side of one user.
 pub trait Client: Send {
@@ -44,6 +41,8 @@ pub struct OltpSession {
     kind: &'static str,
     retries: u64,
     reconnects: u64,
+    /// Transactions that failed because a statement went unanswered for `--op-timeout`.
+    timeouts: u64,
 }
 
 impl OltpSession {
@@ -52,8 +51,7 @@ impl OltpSession {
         mut client: Box<dyn Client>,
         shard: Option<usize>,
     ) -> Result<Self, OpError> {
-        let mut conn = backend.connect().map_err(|e| OpError(e.message))?;
-        conn.set_answer_timeout(Some(ANSWER_TIMEOUT));
+        let mut conn = backend.connect_session().map_err(|e| OpError(e.message))?;
         client
             .prepare(&mut *conn)
             .map_err(|e| OpError(format!("cannot prepare the statements: {e}")))?;
@@ -65,6 +63,7 @@ impl OltpSession {
             kind: "",
             retries: 0,
             reconnects: 0,
+            timeouts: 0,
         })
     }
 
@@ -74,8 +73,7 @@ impl OltpSession {
         let deadline = Instant::now() + RECONNECT_FOR;
         loop {
             self.reconnects += 1;
-            let attempt = self.backend.connect().and_then(|mut c| {
-                c.set_answer_timeout(Some(ANSWER_TIMEOUT));
+            let attempt = self.backend.connect_session().and_then(|mut c| {
                 self.client.prepare(&mut *c)?;
                 Ok(c)
             });
@@ -110,6 +108,17 @@ impl Session for OltpSession {
                 }
                 Err(e) => e,
             };
+            if e.kind == ErrorKind::TimedOut {
+                // The statement may still run on the server; this connection's state is
+                // unknown, so it is given up like a broken one.
+                self.timeouts += 1;
+                let limit = self.backend.op_timeout().unwrap_or_default();
+                let message =
+                    format!("{kind} timed out: no answer within {limit:?} (--op-timeout)");
+                self.reconnect()
+                    .map_err(|r| OpError(format!("{message}; reconnecting failed: {r}")))?;
+                return Err(OpError(message));
+            }
             if e.kind == ErrorKind::Broken || self.conn.is_broken() {
                 let message = format!("connection lost: {e}");
                 self.reconnect()
@@ -138,6 +147,7 @@ impl Session for OltpSession {
         let mut f = Figures::new();
         f.insert("retries_per_client".into(), self.retries as f64);
         f.insert("reconnects_per_client".into(), self.reconnects as f64);
+        f.insert("timeouts_per_client".into(), self.timeouts as f64);
         f
     }
 }

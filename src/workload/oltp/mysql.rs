@@ -41,12 +41,16 @@
 //!   values, after `SET SESSION`); [`counters`] reads redo log writes and syncs, data file
 //!   syncs and commits from `SHOW GLOBAL STATUS` on a connection of its own.
 
-use super::sql::{Conn, DbError, Dialect, ErrorKind, ServerTarget, Stmt};
+use super::sql::{Conn, DbError, Dialect, ErrorKind, ServerTarget, Stmt, answer_limit, is_timeout};
 use mysql::consts::CapabilityFlags;
 use mysql::prelude::{Protocol, Queryable};
 use mysql::{DriverError, OptsBuilder, Params, QueryResult, SslOpts, Statement, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long opening a TCP connection may take, as for PostgreSQL.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Server variables recorded with every run: version, durability, group commit, sizes.
 /// Servers name some differently (`tx_isolation` is MariaDB's name before 11.1,
@@ -250,10 +254,23 @@ fn options_with(t: &ServerTarget, upgrade: bool) -> Result<Options, DbError> {
 /// preferred, as the MySQL 8 client and libpq do: asked for first, plain TCP if the server
 /// offers none. (MariaDB refuses an insecure connection to a server that requires TLS with
 /// a plain "access denied", so waiting to be asked would not work.)
-fn open(t: &ServerTarget) -> Result<mysql::Conn, DbError> {
-    let o = options(t)?;
+///
+/// `answer` bounds every read and write, the handshake included (the driver sets its
+/// timeouts once, at connect): None for loading, the op timeout for sessions and counters.
+fn open(t: &ServerTarget, answer: Option<Duration>) -> Result<mysql::Conn, DbError> {
+    let answer = answer_limit(answer);
+    let bound = |b: OptsBuilder| {
+        b.read_timeout(answer)
+            .write_timeout(answer)
+            .tcp_connect_timeout(Some(
+                answer.map_or(CONNECT_TIMEOUT, |a| a.min(CONNECT_TIMEOUT)),
+            ))
+    };
+    let mut o = options(t)?;
+    o.builder = bound(o.builder);
     if !o.explicit {
-        let tls = options_with(t, true)?;
+        let mut tls = options_with(t, true)?;
+        tls.builder = bound(tls.builder);
         match mysql::Conn::new(tls.builder.clone()) {
             Ok(c) => return Ok(c),
             Err(mysql::Error::DriverError(DriverError::TlsNotSupported)) => {}
@@ -300,9 +317,15 @@ fn open_error(e: mysql::Error, o: &Options) -> DbError {
     }
 }
 
-/// Connects and applies the session settings.
+/// Connects and applies the session settings, with no limit on how long a statement may
+/// take (loading).
 pub fn connect(t: &ServerTarget) -> Result<MyConn, DbError> {
-    let mut conn = open(t)?;
+    connect_with(t, None)
+}
+
+/// Connects as [`connect`] does; each answer may then take at most `answer`.
+pub fn connect_with(t: &ServerTarget, answer: Option<Duration>) -> Result<MyConn, DbError> {
+    let mut conn = open(t, answer)?;
     for (name, value) in &t.set {
         let sql = format!(
             "SET SESSION {} = {}",
@@ -385,7 +408,7 @@ pub fn settings(c: &mut MyConn) -> Result<BTreeMap<String, String>, String> {
 /// data file syncs, commits (see [`COUNTERS`] for what each counts). Counters this server
 /// does not have are left out; None when the server cannot be reached.
 pub fn counters(t: &ServerTarget) -> Option<Vec<(String, f64)>> {
-    let mut c = open(t).ok()?;
+    let mut c = open(t, Some(t.op_timeout)).ok()?;
     let names = COUNTERS
         .iter()
         .map(|(_, n)| format!("'{n}'"))
@@ -621,6 +644,10 @@ fn db_err(e: mysql::Error) -> DbError {
         }
         // Just the cause (`server disconnected`, `Connection reset by peer`): the caller
         // says the connection was lost.
+        E::IoError(io) if is_timeout(&io) => (
+            ErrorKind::TimedOut,
+            "the server did not answer in time".into(),
+        ),
         E::IoError(io) => (
             ErrorKind::Broken,
             match io.kind() {
@@ -671,7 +698,7 @@ impl MyConn {
             Fail::Driver(e) => db_err(e),
             Fail::Value(m) => DbError::other(m),
         };
-        if e.kind == ErrorKind::Broken {
+        if matches!(e.kind, ErrorKind::Broken | ErrorKind::TimedOut) {
             self.broken = true;
         }
         e
@@ -854,6 +881,7 @@ mod tests {
         let t = |url: &str| ServerTarget {
             url: url.into(),
             set: vec![],
+            op_timeout: Duration::from_secs(30),
         };
         let o = options(&t("mariadb://u:pw@[::1]:3307/d")).map_err(|e| e.message);
         assert_eq!(

@@ -21,7 +21,10 @@
 //! - Passwords: from the URL, else `PGPASSWORD` or `~/.pgpass`, through the target module's
 //!   lookup; never in a message.
 
-use super::sql::{Conn, DbError, Dialect, ErrorKind, ServerTarget, Stmt, numbered_placeholders};
+use super::sql::{
+    Conn, DbError, Dialect, ErrorKind, ServerTarget, Stmt, answer_limit, is_timeout,
+    numbered_placeholders,
+};
 use crate::target::url::TargetUrl;
 use bytes::BytesMut;
 use fallible_iterator::FallibleIterator;
@@ -126,6 +129,12 @@ fn broken(message: impl Into<String>) -> DbError {
 }
 
 fn io_error(e: std::io::Error) -> DbError {
+    if is_timeout(&e) {
+        return DbError {
+            kind: ErrorKind::TimedOut,
+            message: "the server did not answer in time".into(),
+        };
+    }
     broken(format!("connection lost: {e}"))
 }
 
@@ -173,8 +182,17 @@ fn server_error(body: &postgres_protocol::message::backend::ErrorResponseBody) -
     e
 }
 
-/// Connects, authenticates and applies the session settings.
+/// Connects, authenticates and applies the session settings, with no limit on how long a
+/// statement may take (loading).
 pub fn connect(t: &ServerTarget) -> Result<PgConn, DbError> {
+    connect_with(t, None)
+}
+
+/// Connects as [`connect`] does; afterwards each answer may take at most `answer`. The
+/// handshake takes at most the connect timeout (or `answer`, if shorter), so a server that
+/// accepts connections but never answers (stopped, overloaded) cannot hang perflab.
+pub fn connect_with(t: &ServerTarget, answer: Option<Duration>) -> Result<PgConn, DbError> {
+    let answer = answer_limit(answer);
     let url: TargetUrl = t
         .url
         .parse()
@@ -223,14 +241,16 @@ pub fn connect(t: &ServerTarget) -> Result<PgConn, DbError> {
                 DbError::other(format!("connect_timeout={s}: give whole seconds, e.g. 10"))
             })?,
     };
+    let timeout = answer.map_or(timeout, |a| a.min(timeout));
     let stream = if host.starts_with('/') {
         let path = format!("{host}/.s.PGSQL.{port}");
-        Stream::Unix(
-            UnixStream::connect(&path)
-                .map_err(|e| DbError::other(format!("cannot connect to {path}: {e}")))?,
-        )
+        let unix = UnixStream::connect(&path)
+            .map_err(|e| DbError::other(format!("cannot connect to {path}: {e}")))?;
+        let _ = unix.set_read_timeout(Some(timeout));
+        Stream::Unix(unix)
     } else {
         let tcp = tcp_connect(&host, port, timeout)?;
+        let _ = tcp.set_read_timeout(Some(timeout));
         if sslmode == "disable" {
             Stream::Tcp(tcp)
         } else {
@@ -245,6 +265,7 @@ pub fn connect(t: &ServerTarget) -> Result<PgConn, DbError> {
         stmts: Vec::new(),
         broken: false,
     };
+    c.set_answer_timeout(Some(timeout));
     let password = match &url.password {
         Some(p) => Some(p.expose().to_string()),
         None => {
@@ -263,6 +284,7 @@ pub fn connect(t: &ServerTarget) -> Result<PgConn, DbError> {
             value.replace('\'', "''")
         ))?;
     }
+    c.set_answer_timeout(answer);
     Ok(c)
 }
 
@@ -344,7 +366,7 @@ pub fn settings(c: &mut PgConn) -> Result<BTreeMap<String, String>, DbError> {
 
 /// Cumulative server counters: WAL writes, syncs and bytes, commits.
 pub fn counters(t: &ServerTarget) -> Option<Vec<(String, f64)>> {
-    let mut c = connect(t).ok()?;
+    let mut c = connect_with(t, Some(t.op_timeout)).ok()?;
     let mut out = Vec::new();
     if let Ok(Some(r)) = c.query_row("SELECT wal_records, wal_bytes::bigint FROM pg_stat_wal") {
         out.push(("log_records".into(), r[0] as f64));

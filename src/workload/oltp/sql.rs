@@ -24,6 +24,9 @@ pub enum ErrorKind {
     Conflict,
     /// The connection is gone: open a new one.
     Broken,
+    /// No answer within the op timeout (`--op-timeout`): the connection is given up (its
+    /// state is unknown) and re-opened, and the transaction counts as timed out.
+    TimedOut,
     /// Anything else: the transaction failed.
     Other,
 }
@@ -64,6 +67,30 @@ pub struct ServerTarget {
     pub url: String,
     /// `SET name = value` for every session.
     pub set: Vec<(String, String)>,
+    /// How long a session's statement (or a counter's query) may wait for its answer.
+    pub op_timeout: std::time::Duration,
+}
+
+/// How long any wait on a server may take once the run was interrupted: cleanup after
+/// Ctrl-C must not hang on a server that stopped answering.
+pub const SHUTDOWN_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(400);
+
+/// The answer timeout to use now: as asked, but never above [`SHUTDOWN_TIMEOUT`] once the
+/// run was interrupted.
+pub fn answer_limit(asked: Option<std::time::Duration>) -> Option<std::time::Duration> {
+    if crate::run::interrupt::is_interrupted() {
+        Some(asked.map_or(SHUTDOWN_TIMEOUT, |a| a.min(SHUTDOWN_TIMEOUT)))
+    } else {
+        asked
+    }
+}
+
+/// Whether an I/O error is a socket timeout (`SO_RCVTIMEO`/`SO_SNDTIMEO` expired).
+pub fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
 }
 
 impl fmt::Debug for ServerTarget {
@@ -75,6 +102,7 @@ impl fmt::Debug for ServerTarget {
         f.debug_struct("ServerTarget")
             .field("url", &url)
             .field("set", &self.set)
+            .field("op_timeout", &self.op_timeout)
             .finish()
     }
 }

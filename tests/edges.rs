@@ -1,0 +1,114 @@
+//! Nothing missed at the edges of a phase: in an open loop, ops that fell due but never
+//! started before the measure phase ended are counted as missed and kept in the response
+//! times with their delay so far; failed ops keep their own response times.
+
+mod common;
+
+use common::{Results, json, run};
+
+#[test]
+fn an_open_loop_that_falls_behind_counts_its_missed_ops() {
+    let r = Results::new("edges-missed");
+    // Each op spins 2 ms, so one worker can start at most 500 of the 2,000 ops/s asked:
+    // the rest are still waiting when the phase ends, however fast the machine is.
+    let o = run(
+        &r,
+        &[
+            "null",
+            "--rate",
+            "2000/s",
+            "--spin",
+            "2ms",
+            "--threads",
+            "1",
+            "--warmup",
+            "0s",
+            "--duration",
+            "1s",
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let v = json(&o);
+    let t = &v["steps"][0]["trials"][0];
+    let missed = t["schedule"]["missed_ops"].as_u64().unwrap();
+    let ops = t["ops"].as_u64().unwrap();
+    assert!(missed > ops, "missed {missed}, ops {ops}");
+    // The missed ops are in the response times (their delay so far), not in the ops.
+    assert_eq!(t["latency"]["count"].as_u64().unwrap(), ops + missed);
+    let last = t["series"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["missed"].as_u64().unwrap(), missed, "{last}");
+    // The slowest of them waited most of the phase.
+    assert!(
+        t["latency"]["max_ns"].as_u64().unwrap() > 500_000_000,
+        "{t}"
+    );
+    let shown = common::stdout(&run(&r, &["show", "last"]));
+    assert!(shown.contains("missed"), "{shown}");
+}
+
+#[test]
+fn an_open_loop_that_keeps_up_misses_nothing() {
+    let r = Results::new("edges-kept");
+    let o = run(
+        &r,
+        &[
+            "null",
+            "--rate",
+            "200/s",
+            "--threads",
+            "2",
+            "--warmup",
+            "0s",
+            "--duration",
+            "1s",
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let t = &json(&o)["steps"][0]["trials"][0];
+    // A busy machine may leave one op per worker due at the very end; never a backlog.
+    assert!(t["schedule"]["missed_ops"].as_u64().unwrap() <= 2, "{t}");
+}
+
+#[test]
+fn failed_ops_keep_their_own_response_times() {
+    let r = Results::new("edges-errors");
+    let o = run(
+        &r,
+        &[
+            "null",
+            "--fail-every",
+            "2",
+            "--spin",
+            "100us",
+            "--threads",
+            "1",
+            "--warmup",
+            "0s",
+            "--duration",
+            "500ms",
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let t = &json(&o)["steps"][0]["trials"][0];
+    let errors = t["errors"].as_u64().unwrap();
+    assert!(errors > 0);
+    let el = &t["error_latency"];
+    assert_eq!(el["count"].as_u64().unwrap(), errors, "{el}");
+    // Each failed op spun too, so failing took time, and the record says how long.
+    assert!(el["p50_ns"].as_u64().unwrap() >= 100_000, "{el}");
+    assert!(
+        t["error_latency_hdr"]
+            .as_str()
+            .is_some_and(|s| !s.is_empty())
+    );
+    // Only successful ops are in the response times.
+    assert_eq!(
+        t["latency"]["count"].as_u64().unwrap(),
+        t["ops"].as_u64().unwrap()
+    );
+    let shown = common::stdout(&run(&r, &["show", "last"]));
+    assert!(shown.contains("err p99"), "{shown}");
+}

@@ -1,0 +1,126 @@
+//! Ctrl-C always works: a run whose database server stops answering mid-step (SIGSTOP, so
+//! nothing is closed and every statement just waits) still ends at once on Ctrl-C, exits
+//! 130, keeps its record with the step marked cut short and the stuck workers counted.
+
+mod common;
+
+use common::servers::{MariaDbServer, PgServer};
+use common::{Results, json};
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::mpsc::channel;
+use std::time::{Duration, Instant};
+
+/// Runs `perflab oltp` against `url`; once the run has started and measured a while, calls
+/// `freeze`, then sends SIGINT. Returns the exit code and how long perflab took to exit
+/// after the SIGINT.
+fn interrupt_while_frozen(
+    results: &Results,
+    url: &str,
+    freeze: impl FnOnce(),
+) -> (Option<i32>, Duration) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_perflab"))
+        .args(["oltp", "--target", url, "--clients", "2", "--warmup", "0s"])
+        .args(["--duration", "120s"])
+        .arg("--results")
+        .arg(results.path())
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the perflab binary runs");
+    // The progress line "perflab oltp: run ID (1 step)" comes once the bank is loaded and
+    // the sessions are about to open.
+    let (tx, rx) = channel();
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains("perflab oltp: run") {
+                let _ = tx.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    if rx.recv_timeout(Duration::from_secs(120)).is_err() {
+        let _ = child.kill();
+        panic!(
+            "the run never started:\n{}",
+            reader.join().unwrap_or_default()
+        );
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    freeze();
+    // Long enough for every client to be inside a statement the server will not answer.
+    std::thread::sleep(Duration::from_millis(1000));
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let asked = Instant::now();
+    let deadline = asked + Duration::from_secs(30);
+    let code = loop {
+        if let Some(status) = child.try_wait().expect("wait works") {
+            break status.code();
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "perflab did not exit within 30 s of Ctrl-C:\n{}",
+                reader.join().unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let took = asked.elapsed();
+    let err = reader.join().unwrap_or_default();
+    eprintln!("perflab exited {code:?} {took:?} after Ctrl-C; its stderr:\n{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    (code, took)
+}
+
+/// The record of the interrupted run: incomplete, the step cut short during measure with
+/// its stuck workers counted.
+fn assert_cut_short(results: &Results) {
+    let o = common::run(results, &["show", "last", "--json"]);
+    let v = json(&o);
+    assert_eq!(v["status"], "incomplete", "{v}");
+    let cut = &v["cut_short"];
+    assert_eq!(cut["step"], 0, "{cut}");
+    assert_eq!(cut["phase"], "measure", "{cut}");
+    assert_eq!(cut["reason"], "interrupted (Ctrl-C)", "{cut}");
+    assert_eq!(cut["workers"], 2, "{cut}");
+    assert!(cut["stuck_workers"].as_u64().unwrap() >= 1, "{cut}");
+    let shown = common::stdout(&common::run(results, &["show", "last"]));
+    assert!(shown.contains("cut short: step 0"), "{shown}");
+    assert!(shown.contains("stuck in an op"), "{shown}");
+}
+
+#[test]
+fn ctrl_c_ends_a_run_on_a_stopped_postgresql() {
+    let Some(pg) = PgServer::start() else {
+        return;
+    };
+    let r = Results::new("int-pg");
+    let (code, took) = interrupt_while_frozen(&r, &pg.url(), || pg.freeze(false));
+    pg.freeze(true);
+    assert_eq!(code, Some(130));
+    // The goal is 2 s; the bound only catches a hang on a loaded machine.
+    assert!(took < Duration::from_secs(15), "{took:?}");
+    assert_cut_short(&r);
+}
+
+#[test]
+fn ctrl_c_ends_a_run_on_a_stopped_mariadb() {
+    let Some(db) = MariaDbServer::start() else {
+        return;
+    };
+    let r = Results::new("int-my");
+    let (code, took) = interrupt_while_frozen(&r, &db.url(), || db.freeze(false));
+    db.freeze(true);
+    assert_eq!(code, Some(130));
+    assert!(took < Duration::from_secs(15), "{took:?}");
+    assert_cut_short(&r);
+}
