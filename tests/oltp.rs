@@ -63,6 +63,27 @@ fn debitcredit_runs_on_a_temporary_sqlite_database_and_balances() {
         let t = &s["trials"][0];
         assert!(t["ops"].as_u64().unwrap() > 0);
         assert_eq!(t["errors"], 0, "{}", t["error_samples"]);
+        // The checks that passed are on the record, with what they counted.
+        let checks = s["checks"].as_array().unwrap();
+        let names: Vec<&str> = checks.iter().map(|c| c["name"].as_str().unwrap()).collect();
+        assert_eq!(
+            names,
+            ["books_balance", "history_growth"],
+            "{}",
+            s["checks"]
+        );
+        assert!(
+            checks.iter().all(|c| c["passed"] == true),
+            "{}",
+            s["checks"]
+        );
+        let growth = &checks[1]["figures"];
+        // Warmup commits count too; at least the measured ones are there.
+        assert!(growth["committed"].as_i64().unwrap() >= t["ops"].as_i64().unwrap());
+        assert_eq!(
+            growth["rows_after"].as_i64().unwrap() - growth["rows_before"].as_i64().unwrap(),
+            growth["committed"].as_i64().unwrap()
+        );
     }
     assert!(
         v["warnings"]
@@ -139,6 +160,44 @@ fn prepare_run_and_cleanup_are_separate_steps() {
     let o = perflab(&r, &["oltp", "run", "--target", &url]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("did not finish"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_history_that_grows_by_more_than_the_commits_fails_though_the_books_balance() {
+    let r = Results::new("oltp-doubled");
+    let d = Scratch::new("doubled");
+    let url = d.url();
+    let o = perflab(&r, &["oltp", "prepare", "--target", &url]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A commit applied twice, as far as the history shows it: one more row per transaction,
+    // with delta 0, so every sum still agrees and only the count can tell.
+    rusqlite::Connection::open(d.db())
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER twice AFTER INSERT ON pgbench_history WHEN NEW.delta <> 0
+             BEGIN INSERT INTO pgbench_history (tid, bid, aid, delta, mtime)
+                   VALUES (NEW.tid, NEW.bid, NEW.aid, 0, NEW.mtime); END;",
+        )
+        .unwrap();
+    let mut args = vec!["oltp", "run", "--json", "--target", &url];
+    args.extend_from_slice(&SHORT);
+    let o = perflab(&r, &args);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v = json(&o);
+    let checks = v["steps"][0]["checks"].as_array().unwrap();
+    assert_eq!(checks[0]["name"], "books_balance");
+    assert_eq!(checks[0]["passed"], true, "{}", checks[0]);
+    assert_eq!(checks[1]["name"], "history_growth");
+    assert_eq!(checks[1]["passed"], false, "{}", checks[1]);
+    assert!(
+        checks[1]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("rows more than committed"),
+        "{}",
+        checks[1]
+    );
+    let _ = perflab(&r, &["oltp", "cleanup", "--target", &url]);
 }
 
 #[test]

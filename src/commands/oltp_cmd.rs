@@ -422,6 +422,7 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
         backends: ts.shards.into_iter().map(|t| Arc::new(t.backend)).collect(),
         shard_databases: ts.databases,
         temp_dir: ts.temp_dir,
+        ledger: Default::default(),
     };
     Ok(build_spec(
         &args.run,

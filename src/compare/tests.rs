@@ -28,6 +28,7 @@ fn run(id: &str, threads: &[u64], repeats: usize, base: f64) -> RunRecord {
                 .collect();
             StepResult {
                 index: i,
+                checks: Vec::new(),
                 params: [("threads".to_string(), json!(n))].into(),
                 swept: vec!["threads".into()],
                 summary: StepSummary {

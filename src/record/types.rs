@@ -159,6 +159,26 @@ pub struct StepResult {
     pub trials: Vec<Trial>,
     /// Across repeats: mean and 95% confidence interval of the main figures.
     pub summary: StepSummary,
+    /// The workload's consistency checks after the step, passed or not, with what they
+    /// counted: a reader can see that they ran.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<Check>,
+}
+
+/// One consistency check after a step.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct Check {
+    /// What was checked: `books_balance`, `history_growth`, `order_counts`.
+    pub name: String,
+    /// The shard it ran on (from 1), with several; absent for one database or the total.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<usize>,
+    pub passed: bool,
+    /// The counts and sums it compared, by name.
+    pub figures: BTreeMap<String, i64>,
+    /// What it found, in one line (`could not run: ...` when it did not run).
+    pub summary: String,
 }
 
 /// One measurement of one step.

@@ -212,6 +212,10 @@ fn run_section(r: &RunRecord, options: &Options, shared: bool) -> Section {
         if let Some(t) = usl_table(r, &a) {
             blocks.push(Block::Table(t));
         }
+        let checks = text::check_lines(r);
+        if !checks.is_empty() {
+            blocks.push(Block::Findings(checks));
+        }
     }
     if !shared {
         blocks.push(Block::Table(disclosure(r)));

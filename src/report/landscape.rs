@@ -138,6 +138,7 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, &v)| StepResult {
+                checks: Vec::new(),
                 index: i,
                 params: [("threads".to_string(), serde_json::json!(i + 1))].into(),
                 swept: vec!["threads".into()],

@@ -155,6 +155,7 @@ pub fn run(
             swept: swept.clone(),
             summary: summarize(&trials, &record.headline.metric),
             trials,
+            checks: Vec::new(),
         };
         workload.finish_step(&mut step);
         for w in step_warnings(&step)

@@ -222,6 +222,7 @@ mod tests {
             ..Default::default()
         };
         StepResult {
+            checks: Vec::new(),
             index,
             params: [
                 ("kernel".to_string(), json!(kernel)),

@@ -28,6 +28,14 @@ pub fn render(r: &RunRecord) -> String {
         out.push_str(&steps_table(r).render());
         out.push_str(&super::io_report::render(r));
         out.push_str(&analysis_lines(r));
+        let checks = check_lines(r);
+        if !checks.is_empty() {
+            out.push('\n');
+            for l in checks {
+                out.push_str(&l);
+                out.push('\n');
+            }
+        }
     }
     if let Some(c) = &r.cut_short {
         out.push_str(&format!("{}\n", cut_short_line(c)));
@@ -64,6 +72,33 @@ pub fn cut_short_line(c: &crate::record::CutShort) -> String {
         c.phase,
         c.reason
     )
+}
+
+/// The consistency checks after the steps: how many passed, what the last step's found, and
+/// every failure. Empty when the workload checks nothing.
+pub fn check_lines(r: &RunRecord) -> Vec<String> {
+    let all: Vec<(usize, &crate::record::Check)> = r
+        .steps
+        .iter()
+        .flat_map(|s| s.checks.iter().map(move |c| (s.index, c)))
+        .collect();
+    if all.is_empty() {
+        return Vec::new();
+    }
+    let passed = all.iter().filter(|(_, c)| c.passed).count();
+    let mut out = vec![format!(
+        "checks after each step: {passed} of {} passed",
+        all.len()
+    )];
+    let last = all.last().map(|(i, _)| *i);
+    for (step, c) in &all {
+        if !c.passed || Some(*step) == last {
+            let shard = c.shard.map(|s| format!(" shard {s}")).unwrap_or_default();
+            let mark = if c.passed { "ok" } else { "FAILED" };
+            out.push(format!("  step {step}{shard}: {mark}: {}", c.summary));
+        }
+    }
+    out
 }
 
 /// `closed loop · 1s warmup + 5s per step · repeat 3`, from the record's spec.
@@ -131,6 +166,15 @@ pub fn steps_table(r: &RunRecord) -> Table {
                 .keys()
                 // Sizes already show as parameters.
                 .filter(|k| **k != h.metric && !k.ends_with("_bytes"))
+                // Trouble counted per client (retries, reconnects, timeouts) shows only
+                // where there was some.
+                .filter(|k| {
+                    !k.ends_with("_per_client")
+                        || r.steps
+                            .iter()
+                            .flat_map(|s| &s.trials)
+                            .any(|t| t.figures.get(*k).is_some_and(|v| *v != 0.0))
+                })
                 .cloned()
                 .collect()
         })

@@ -8,6 +8,7 @@
 //! is unknown) — the run goes on, and if the server stays away every op fails loudly.
 
 use super::backend::Backend;
+use super::checks::Ledger;
 use super::sql::{Conn, DbError, ErrorKind};
 use crate::workload::{Figures, OpError, OpOutcome, Session};
 use std::sync::Arc;
@@ -43,6 +44,8 @@ pub struct OltpSession {
     reconnects: u64,
     /// Transactions that failed because a statement went unanswered for `--op-timeout`.
     timeouts: u64,
+    /// Where commits and transactions of unknown outcome are counted, for the checks.
+    ledger: Arc<Ledger>,
 }
 
 impl OltpSession {
@@ -50,6 +53,7 @@ impl OltpSession {
         backend: Arc<Backend>,
         mut client: Box<dyn Client>,
         shard: Option<usize>,
+        ledger: Arc<Ledger>,
     ) -> Result<Self, OpError> {
         let mut conn = backend.connect_session().map_err(|e| OpError(e.message))?;
         client
@@ -64,6 +68,7 @@ impl OltpSession {
             retries: 0,
             reconnects: 0,
             timeouts: 0,
+            ledger,
         })
     }
 
@@ -100,6 +105,7 @@ impl Session for OltpSession {
         loop {
             let e = match self.client.run(&mut *self.conn) {
                 Ok(()) => {
+                    self.ledger.commit();
                     return Ok(OpOutcome {
                         bytes: 0,
                         items: 1,
@@ -112,6 +118,7 @@ impl Session for OltpSession {
                 // The statement may still run on the server; this connection's state is
                 // unknown, so it is given up like a broken one.
                 self.timeouts += 1;
+                self.ledger.unknown();
                 let limit = self.backend.op_timeout().unwrap_or_default();
                 let message =
                     format!("{kind} timed out: no answer within {limit:?} (--op-timeout)");
@@ -120,6 +127,7 @@ impl Session for OltpSession {
                 return Err(OpError(message));
             }
             if e.kind == ErrorKind::Broken || self.conn.is_broken() {
+                self.ledger.unknown();
                 let message = format!("connection lost: {e}");
                 self.reconnect()
                     .map_err(|r| OpError(format!("{message}; reconnecting failed: {r}")))?;

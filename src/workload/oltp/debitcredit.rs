@@ -108,7 +108,8 @@ pub fn books(conn: &mut dyn Conn) -> Result<Books, DbError> {
             "SELECT (SELECT coalesce(sum(abalance), 0) FROM pgbench_accounts),
                     (SELECT coalesce(sum(tbalance), 0) FROM pgbench_tellers),
                     (SELECT coalesce(sum(bbalance), 0) FROM pgbench_branches),
-                    (SELECT coalesce(sum(delta), 0) FROM pgbench_history)",
+                    (SELECT coalesce(sum(delta), 0) FROM pgbench_history),
+                    (SELECT count(*) FROM pgbench_history)",
         )?
         .unwrap_or_default();
     let at = |i: usize| row.get(i).copied().unwrap_or(0);
@@ -117,6 +118,7 @@ pub fn books(conn: &mut dyn Conn) -> Result<Books, DbError> {
         tellers: at(1),
         branches: at(2),
         history: at(3),
+        history_rows: at(4),
     })
 }
 
@@ -219,6 +221,8 @@ pub struct Books {
     pub tellers: i64,
     pub branches: i64,
     pub history: i64,
+    /// Rows in the history: one per committed transaction.
+    pub history_rows: i64,
 }
 
 impl Books {
@@ -262,6 +266,7 @@ mod tests {
             tellers: 7,
             branches: 7,
             history: 7,
+            history_rows: 1,
         };
         assert!(b.balanced());
         assert!(!Books { history: 6, ..b }.balanced());

@@ -72,20 +72,6 @@ impl Mix {
         }
     }
 
-    /// The consistency check: `Ok(None)` when it holds, `Ok(Some(what was found))` when not.
-    pub fn check(self, conn: &mut dyn Conn) -> Result<Option<String>, DbError> {
-        Ok(match self {
-            Mix::Debitcredit => {
-                let b = debitcredit::books(conn)?;
-                (!b.balanced()).then(|| format!("the books do not balance ({b})"))
-            }
-            Mix::Orderentry => {
-                let c = orderentry::check(conn)?;
-                (!c.consistent()).then(|| format!("the counts do not add up ({c})"))
-            }
-        })
-    }
-
     /// One user's transactions; `reads_only` is `--select-only`.
     pub fn client(self, scale: u64, reads_only: bool, seed: u64) -> Box<dyn Client> {
         match self {

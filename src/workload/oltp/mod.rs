@@ -3,8 +3,8 @@
 //!
 //! - this file: [`OltpSpec`] and its [`Workload`] impl: one client per worker, each with its
 //!   own connection; the tables are loaded before the first step and checked after every step
-//!   ([`Mix::check`]); a step that fails the check gets an `inconsistent` warning, and the
-//!   command exits 1.
+//!   ([`checks`]: each check is written into the step, passed or not); a step that fails a
+//!   check gets an `inconsistent` warning, and the command exits 1.
 //! - [`mix`]: the workloads by name; [`debitcredit`] and [`orderentry`]: schema, loading,
 //!   transactions and checks of each.
 //! - [`client`]: one user as a runner session: retries of conflicts, reconnects.
@@ -21,6 +21,7 @@
 //! one log force per commit, or group commit.
 
 pub mod backend;
+pub mod checks;
 pub mod client;
 pub mod debitcredit;
 pub mod mix;
@@ -83,6 +84,9 @@ pub struct OltpSpec {
     /// The temporary directory perflab made for the database, removed afterwards.
     #[serde(skip)]
     pub temp_dir: Option<PathBuf>,
+    /// The commits the clients saw, for the checks after each step.
+    #[serde(skip)]
+    pub ledger: Arc<checks::Ledger>,
 }
 
 /// Drops the tables (and the temporary directory) when the run ends.
@@ -128,6 +132,7 @@ impl Workload for OltpSpec {
     fn sessions(&self, _point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError> {
         let backends = self.backends.clone();
         let (mix, scale, select_only) = (self.mix, self.scale, self.select_only);
+        let ledger = Arc::clone(&self.ledger);
         Ok(Arc::new(move |worker, _| {
             let seed = seed ^ (worker as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
             // Application partitioning: each user works on the shard that owns its keys.
@@ -140,6 +145,7 @@ impl Workload for OltpSpec {
                 Arc::clone(backend),
                 mix.client(scale, select_only, seed),
                 label,
+                Arc::clone(&ledger),
             )
             .map(|s| Box::new(s) as Box<dyn Session>)
         }))
@@ -253,6 +259,7 @@ impl Workload for OltpSpec {
                     .map_err(|e| OpError(format!("loading failed: {e}")))?;
             }
         }
+        checks::baseline(self);
         Ok(Box::new(teardown))
     }
 
@@ -263,34 +270,33 @@ impl Workload for OltpSpec {
         all
     }
 
+    fn finish_step(&self, step: &mut StepResult) {
+        step.checks = checks::after_step(self);
+    }
+
     fn step_warnings(&self, step: &StepResult) -> Vec<Warning> {
-        if self.select_only {
-            return Vec::new();
-        }
-        let mut warnings = Vec::new();
-        for (i, b) in self.backends.iter().enumerate() {
-            let shard = if self.backends.len() > 1 {
-                format!(" on shard {}", i + 1)
-            } else {
-                String::new()
-            };
-            let message = match b.connect().and_then(|mut c| self.mix.check(&mut *c)) {
-                Ok(None) => continue,
-                Ok(Some(found)) => format!(
-                    "INCONSISTENT after step {}{shard}: {found}; the database lost or duplicated updates",
-                    step.index
-                ),
-                Err(e) => format!(
-                    "the consistency check after step {}{shard} could not run: {e}",
-                    step.index
-                ),
-            };
-            warnings.push(Warning {
-                code: "inconsistent".into(),
-                message,
-                step: Some(step.index),
-            });
-        }
-        warnings
+        step.checks
+            .iter()
+            .filter(|c| !c.passed)
+            .map(|c| {
+                let shard = c.shard.map(|s| format!(" on shard {s}")).unwrap_or_default();
+                let message = if c.summary.starts_with("could not run") {
+                    format!(
+                        "the consistency check after step {}{shard} {}",
+                        step.index, c.summary
+                    )
+                } else {
+                    format!(
+                        "INCONSISTENT after step {}{shard}: {}; the database lost or duplicated updates",
+                        step.index, c.summary
+                    )
+                };
+                Warning {
+                    code: "inconsistent".into(),
+                    message,
+                    step: Some(step.index),
+                }
+            })
+            .collect()
     }
 }
