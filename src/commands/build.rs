@@ -337,6 +337,7 @@ pub fn null_spec(args: &NullArgs) -> Result<RunSpec, SpecError> {
         WorkloadSpec::Null(NullSpec {
             spin_ns,
             fail_every,
+            test_panic: super::crash::test_panic_requested("worker"),
         }),
         &Defaults {
             threads: "1".into(),

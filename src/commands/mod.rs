@@ -1,10 +1,12 @@
 //! One file per command. [`main_with_args`] parses, dispatches, and turns any error into one
 //! line on stderr and an exit code: 0 done, 1 the run failed, 2 bad usage or refused,
-//! 3 a comparison found a regression (`--fail-on regression`), 130 interrupted.
+//! 3 a comparison found a regression (`--fail-on regression`), 130 interrupted. A panic (a
+//! bug) is one line too, with its details in a file ([`crash`]).
 
 mod archive_cmds;
 mod build;
 mod compare_cmd;
+pub mod crash;
 mod info;
 mod io_build;
 mod oltp_cmd;
@@ -71,6 +73,9 @@ impl AppError {
 
 /// The whole program, from arguments to exit code.
 pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    crash::install();
+    // For tests only: PERFLAB_TEST_PANIC=main panics here, through the hook just installed.
+    crash::test_panic();
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => return clap_error(e),
