@@ -47,6 +47,8 @@ pub enum ArchiveError {
     NewerSchema { path: PathBuf, version: u64 },
     #[error("no results folder: set --results DIR or PERFLAB_RESULTS (HOME is not set)")]
     NoHome,
+    #[error("{0}: not a folder; give --results (or PERFLAB_RESULTS) a folder")]
+    NotAFolder(PathBuf),
     #[error("{name:?} cannot be a tag: {reason}")]
     BadTag { name: String, reason: &'static str },
 }
@@ -71,6 +73,11 @@ impl Archive {
             None => default_root()?,
         };
         let runs = root.join("runs");
+        // A file (or a path through one) is a bad --results, not a failed run.
+        let not_a_folder = |p: &Path| p.exists() && !p.is_dir();
+        if let Some(file) = root.ancestors().find(|p| not_a_folder(p)) {
+            return Err(ArchiveError::NotAFolder(file.to_path_buf()));
+        }
         std::fs::create_dir_all(&runs).map_err(io(&runs))?;
         Ok(Archive { root })
     }
@@ -289,6 +296,22 @@ mod tests {
             a.resolve("nosuch"),
             Err(ArchiveError::NotFound(_))
         ));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_file_is_not_a_results_folder() {
+        let dir = temp_dir("file");
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("file");
+        std::fs::write(&file, b"x").unwrap();
+        for root in [file.clone(), file.join("below")] {
+            let e = Archive::open(Some(&root)).err().unwrap();
+            assert!(
+                matches!(&e, ArchiveError::NotAFolder(p) if p == &file),
+                "{e}"
+            );
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -184,8 +184,14 @@ pub struct IoArgs {
     #[arg(long, value_name = "SIZE", default_value = "0")]
     pub offset: String,
     /// 1: O_DIRECT, bypassing the page cache (the default for characterizing storage);
-    /// 0: buffered (fio --direct)
-    #[arg(long, value_name = "0|1", default_value = "1")]
+    /// 0: buffered. A bare --direct means 1, as in fio (fio --direct)
+    #[arg(
+        long,
+        value_name = "0|1",
+        default_value = "1",
+        num_args = 0..=1,
+        default_missing_value = "1"
+    )]
     pub direct: String,
     /// fsync after every N writes per file (fio --fsync)
     #[arg(long, value_name = "N", default_value = "0")]

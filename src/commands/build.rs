@@ -14,6 +14,9 @@ use crate::workload::null::NullSpec;
 
 /// More threads than this is a typo, not a test.
 const MAX_THREADS: u64 = 4096;
+/// More steps than this in one run is a typo (a range without its `:x2`), and the grid of
+/// steps would take gigabytes before the first one ran.
+const MAX_STEPS: usize = 10_000;
 /// Share of available memory a memory test may take.
 const MEMORY_SHARE: f64 = 0.8;
 
@@ -121,6 +124,22 @@ pub fn build_spec(
         .filter(|a| a.count() > 1)
         .map(|a| a.axis_name())
         .collect();
+    let steps = spec
+        .axes()
+        .iter()
+        .fold(1usize, |n, a| n.saturating_mul(a.count()));
+    if steps > MAX_STEPS {
+        return Err(SpecError::new(
+            spec.axes()
+                .iter()
+                .find(|a| a.count() > 1)
+                .map_or("threads", |a| a.axis_name()),
+            "",
+            &format!(
+                "the sweep makes {steps} steps, more than {MAX_STEPS}; sweep fewer values (e.g. 1..64:x2)"
+            ),
+        ));
+    }
     if swept.len() > 2 {
         return Err(SpecError::new(
             swept[2],
@@ -318,6 +337,7 @@ pub fn null_spec(args: &NullArgs) -> Result<RunSpec, SpecError> {
         WorkloadSpec::Null(NullSpec {
             spin_ns,
             fail_every,
+            test_panic: super::crash::test_panic_requested("worker"),
         }),
         &Defaults {
             threads: "1".into(),
@@ -379,5 +399,20 @@ mod tests {
         assert!(e.to_string().contains("at most two"), "{e}");
         let e = memory(&["--duration", "1ms"]).unwrap_err();
         assert!(e.to_string().contains("at least 10ms"), "{e}");
+    }
+
+    #[test]
+    fn grids_of_more_than_ten_thousand_steps_are_refused() {
+        let null = |args: &[&str]| {
+            let cli = Cli::try_parse_from(["perflab", "null"].iter().chain(args)).unwrap();
+            let Command::Null(n) = cli.command else {
+                unreachable!()
+            };
+            null_spec(&n)
+        };
+        // 4000 x 4000 steps: the grid alone would take gigabytes.
+        let e = null(&["--threads", "1..4000", "--spin", "1ns..4000ns"]).unwrap_err();
+        assert!(e.to_string().contains("16000000 steps"), "{e}");
+        assert!(null(&["--threads", "1..100", "--spin", "1ns..100ns"]).is_ok());
     }
 }

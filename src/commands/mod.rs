@@ -1,10 +1,12 @@
 //! One file per command. [`main_with_args`] parses, dispatches, and turns any error into one
 //! line on stderr and an exit code: 0 done, 1 the run failed, 2 bad usage or refused,
-//! 3 a comparison found a regression (`--fail-on regression`), 130 interrupted.
+//! 3 a comparison found a regression (`--fail-on regression`), 130 interrupted. A panic (a
+//! bug) is one line too, with its details in a file ([`crash`]).
 
 mod archive_cmds;
 mod build;
 mod compare_cmd;
+pub mod crash;
 mod info;
 mod io_build;
 mod oltp_cmd;
@@ -16,9 +18,10 @@ pub use build::build_spec;
 
 use crate::archive::ArchiveError;
 use crate::cli::{Cli, Command};
+use crate::env::Environment;
 use crate::run::RunError;
 use crate::run::interrupt::EXIT_INTERRUPTED;
-use crate::spec::SpecError;
+use crate::spec::{RunSpec, SpecError};
 use clap::Parser;
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -56,6 +59,7 @@ impl AppError {
             AppError::Run(RunError::Interrupted { .. }) => EXIT_INTERRUPTED,
             AppError::Run(RunError::Archive(e)) | AppError::Archive(e) => match e {
                 ArchiveError::NotFound(_)
+                | ArchiveError::NotAFolder(_)
                 | ArchiveError::BadTag { .. }
                 | ArchiveError::Ambiguous { .. }
                 | ArchiveError::Empty => 2,
@@ -69,6 +73,9 @@ impl AppError {
 
 /// The whole program, from arguments to exit code.
 pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    crash::install();
+    // For tests only: PERFLAB_TEST_PANIC=main panics here, through the hook just installed.
+    crash::test_panic();
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => return clap_error(e),
@@ -103,6 +110,22 @@ fn dispatch(cli: Cli) -> Result<(), AppError> {
     }
 }
 
+/// The run specification a workload command (`memory`, `cpu`, `io`, `null`, `oltp`) stands
+/// for, read and checked as the command would before running, but without running anything;
+/// `None` for the other commands. This is how `perflab run` validates a suite's entries before
+/// the first one runs. It writes nothing, but it reads the filesystem (io paths, SQLite files)
+/// and, for `oltp` with a server `--target`, connects to the server to look at its tables.
+pub fn workload_spec(command: &Command, env: &Environment) -> Result<Option<RunSpec>, AppError> {
+    Ok(Some(match command {
+        Command::Memory(a) => build::memory_spec(a, env)?,
+        Command::Cpu(a) => build::cpu_spec(a, env)?,
+        Command::Null(a) => build::null_spec(a)?,
+        Command::Io(a) => io_build::io_spec(a, env)?,
+        Command::Oltp(a) => oltp_cmd::oltp_spec(a, env)?,
+        _ => return Ok(None),
+    }))
+}
+
 /// clap's errors span several lines; a usage error here is one line (with clap's tip, if any).
 fn clap_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
@@ -119,11 +142,25 @@ fn clap_error(e: clap::Error) -> ExitCode {
         _ => {
             let text = e.render().to_string();
             let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-            let first = lines
+            let mut first = lines
                 .next()
                 .unwrap_or("bad usage")
                 .trim_start_matches("error: ")
                 .to_string();
+            // "the following required arguments were not provided:" lists them on the next
+            // lines; without them the line would not say what to add.
+            if first.ends_with(':') {
+                let items: Vec<&str> = text
+                    .lines()
+                    .map(str::trim)
+                    .skip_while(|l| l.is_empty())
+                    .skip(1)
+                    .take_while(|l| !l.is_empty() && !l.starts_with("Usage:"))
+                    .collect();
+                if !items.is_empty() {
+                    first = format!("{first} {}", items.join(", "));
+                }
+            }
             let tip = lines
                 .find(|l| l.starts_with("tip:"))
                 .map(|t| format!("; {}", t.trim_start_matches("tip: ")));
@@ -145,8 +182,27 @@ pub(crate) fn print(text: &str) -> Result<(), AppError> {
         .map_err(|e| AppError::Output(format!("stdout: {e}")))
 }
 
+/// Refuses an output file whose folder does not exist: perflab creates no folders the user
+/// did not ask for (a typo in `-o` would scatter them).
+pub(crate) fn check_output_folder(path: &std::path::Path) -> Result<(), AppError> {
+    let folder = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    if folder.is_dir() {
+        Ok(())
+    } else {
+        Err(AppError::Usage(format!(
+            "{}: the folder {} does not exist; create it first or choose another file",
+            path.display(),
+            folder.display()
+        )))
+    }
+}
+
 /// Writes a new file; perflab never replaces a file it did not create.
 pub(crate) fn write_new_file(path: &std::path::Path, bytes: &[u8]) -> Result<(), AppError> {
+    check_output_folder(path)?;
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)

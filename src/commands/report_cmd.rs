@@ -105,6 +105,9 @@ pub(crate) fn write(
         Some(p) => (p.to_path_buf(), false),
         None => (default_path(archive, records, format), true),
     };
+    if !own {
+        super::check_output_folder(&path)?;
+    }
     let out_err = |p: &Path, e: std::io::Error| AppError::Output(format!("{}: {e}", p.display()));
     if own && let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| out_err(dir, e))?;

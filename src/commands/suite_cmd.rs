@@ -1,10 +1,8 @@
 //! `perflab run [SUITE] [--quick]`: every run of a suite, then the balance sheet.
 
-use super::build::{cpu_spec, memory_spec, null_spec};
-use super::io_build::io_spec;
 use super::{AppError, print};
 use crate::archive::Archive;
-use crate::cli::{Cli, Command, GlobalArgs, SuiteArgs};
+use crate::cli::{Cli, GlobalArgs, SuiteArgs};
 use crate::env::Environment;
 use crate::record::RunRecord;
 use crate::run::{self, RunError, RunOptions, interrupt};
@@ -40,18 +38,11 @@ pub fn run(g: &GlobalArgs, args: &SuiteArgs) -> Result<(), AppError> {
                     err.kind()
                 ))
             })?;
-            Ok(match &cli.command {
-                Command::Memory(a) => memory_spec(a, &env)?,
-                Command::Cpu(a) => cpu_spec(a, &env)?,
-                Command::Null(a) => null_spec(a)?,
-                Command::Io(a) => io_spec(a, &env)?,
-                Command::Oltp(a) => super::oltp_cmd::oltp_spec(a, &env)?,
-                _ => {
-                    return Err(AppError::Usage(format!(
-                        "suite entry '{}' is not a workload",
-                        e.args.join(" ")
-                    )));
-                }
+            super::workload_spec(&cli.command, &env)?.ok_or_else(|| {
+                AppError::Usage(format!(
+                    "suite entry '{}' is not a workload",
+                    e.args.join(" ")
+                ))
             })
         })
         .collect::<Result<Vec<_>, AppError>>()?;

@@ -566,7 +566,10 @@ fn timeline(r: &RunRecord) -> Vec<Figure> {
                     p99.push((x, p.p99_ns as f64));
                 }
             }
-            let end = t.series.last().map_or(0, |p| p.start_ns + p.duration_ns);
+            let end = t
+                .series
+                .last()
+                .map_or(0, |p| p.start_ns.saturating_add(p.duration_ns));
             offset += (t.elapsed_ns.max(end)) as f64 / 1e9;
         }
     }

@@ -194,7 +194,8 @@ pub fn parse_numeric<T: Clone + PartialOrd>(
                         let f: f64 = factor[1..].trim().parse().map_err(|_| {
                             SpecError::new(name, text, "a geometric step is written :x2")
                         })?;
-                        if f <= 1.0 || lo <= 0.0 {
+                        // NaN and infinity parse as floats; neither makes a range.
+                        if !f.is_finite() || f <= 1.0 || lo <= 0.0 {
                             return Err(SpecError::new(
                                 name,
                                 text,
@@ -231,6 +232,13 @@ pub fn parse_numeric<T: Clone + PartialOrd>(
                 }
                 values.extend(expanded.into_iter().map(&from_f64));
             }
+        }
+        if values.len() > MAX_RANGE_STEPS {
+            return Err(SpecError::new(
+                name,
+                text,
+                "the sweep has too many values; at most 4096",
+            ));
         }
     }
     Ok(Sweep { name, values })
@@ -310,6 +318,25 @@ mod tests {
         }
         let err = parse_u64("bs", "1..1g", parse_size).unwrap_err();
         assert!(err.to_string().contains(":x2"), "{err}");
+    }
+
+    #[test]
+    fn nan_and_infinite_factors_and_endless_lists_are_refused() {
+        // A NaN factor compared false to every bound and gave a one-value "range".
+        for bad in [
+            "1..8:xNaN",
+            "1..8:xnan",
+            "1..8:xinf",
+            "1..8:*inf",
+            "1..8:x-inf",
+        ] {
+            let e = parse_u64("threads", bad, parse_count).unwrap_err();
+            assert!(e.hint.contains("factor above 1"), "{bad}: {e}");
+        }
+        let many = vec!["1"; 4097].join(",");
+        let e = parse_u64("threads", &many, parse_count).unwrap_err();
+        assert!(e.hint.contains("too many values"), "{e}");
+        assert_eq!(counts(&vec!["1"; 4096].join(",")).len(), 4096);
     }
 
     #[test]

@@ -8,6 +8,17 @@
 use super::SpecError;
 use std::time::Duration;
 
+/// The longest duration any option takes: a year. Longer is a typo (a missing unit, an extra
+/// digit), and the run's clock arithmetic (`Instant + Duration`) stays far from overflowing.
+pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// The highest rate `--rate` takes: no target completes a trillion ops a second, and a
+/// higher (or infinite) rate could not be written into the record.
+pub const MAX_RATE: f64 = 1e12;
+
+/// 2^64 as a float: the first value a `u64` cannot hold (`u64::MAX as f64` rounds up to it).
+const U64_LIMIT: f64 = 18_446_744_073_709_551_616.0;
+
 /// Splits `12.5MiB` into (`12.5`, `MiB`).
 fn split_number(text: &str) -> (&str, &str) {
     let end = text
@@ -25,20 +36,57 @@ fn number(option: &str, text: &str, digits: &str) -> Result<f64, SpecError> {
         .ok_or_else(|| SpecError::new(option, text, "expected a number, e.g. 4k, 1MiB, 30s"))
 }
 
+/// `digits` (already read by [`number`] as `value`) times `multiplier`, as a whole number:
+/// exactly where the digits are whole (through `f64`, 18446744073709551615 would round up
+/// past `u64::MAX`), through `f64` for fractions such as `1.5g`. `what` names the unit in the
+/// errors.
+fn whole(
+    option: &str,
+    text: &str,
+    digits: &str,
+    value: f64,
+    multiplier: u64,
+    what: &str,
+) -> Result<u64, SpecError> {
+    let too_large = || {
+        SpecError::new(
+            option,
+            text,
+            &format!("too large; give a {what} below 2^64 (18446744073709551616)"),
+        )
+    };
+    let clean: String = digits.chars().filter(|&c| c != '_').collect();
+    if let Ok(n) = clean.parse::<u64>() {
+        return n.checked_mul(multiplier).ok_or_else(too_large);
+    }
+    let product = value * multiplier as f64;
+    if product >= U64_LIMIT {
+        return Err(too_large());
+    }
+    if product.fract() != 0.0 {
+        return Err(SpecError::new(
+            option,
+            text,
+            &format!("a {what} must be a whole number"),
+        ));
+    }
+    Ok(product as u64)
+}
+
 /// Parses a size in bytes: `4096`, `4k`, `4KiB`, `1m`, `1.5GiB`, `10MB` (decimal).
 pub fn parse_size(option: &str, text: &str) -> Result<u64, SpecError> {
     let (digits, suffix) = split_number(text.trim());
     let value = number(option, text, digits)?;
-    let multiplier: f64 = match suffix {
-        "" | "b" | "B" => 1.0,
-        "k" | "K" | "KiB" | "kiB" | "Ki" => 1024.0,
-        "m" | "M" | "MiB" | "Mi" => 1024.0 * 1024.0,
-        "g" | "G" | "GiB" | "Gi" => 1024.0 * 1024.0 * 1024.0,
-        "t" | "T" | "TiB" | "Ti" => 1024.0_f64.powi(4),
-        "kB" | "KB" => 1e3,
-        "MB" => 1e6,
-        "GB" => 1e9,
-        "TB" => 1e12,
+    let multiplier: u64 = match suffix {
+        "" | "b" | "B" => 1,
+        "k" | "K" | "KiB" | "kiB" | "Ki" => 1 << 10,
+        "m" | "M" | "MiB" | "Mi" => 1 << 20,
+        "g" | "G" | "GiB" | "Gi" => 1 << 30,
+        "t" | "T" | "TiB" | "Ti" => 1 << 40,
+        "kB" | "KB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        "TB" => 1_000_000_000_000,
         _ => {
             return Err(SpecError::new(
                 option,
@@ -47,26 +95,18 @@ pub fn parse_size(option: &str, text: &str) -> Result<u64, SpecError> {
             ));
         }
     };
-    let bytes = value * multiplier;
-    if bytes.fract() != 0.0 || bytes > u64::MAX as f64 {
-        return Err(SpecError::new(
-            option,
-            text,
-            "a size must be a whole number of bytes",
-        ));
-    }
-    Ok(bytes as u64)
+    whole(option, text, digits, value, multiplier, "size in bytes")
 }
 
 /// Parses a count: `8`, `1k` (1000), `2.5M`.
 pub fn parse_count(option: &str, text: &str) -> Result<u64, SpecError> {
     let (digits, suffix) = split_number(text.trim());
     let value = number(option, text, digits)?;
-    let multiplier = match suffix {
-        "" => 1.0,
-        "k" | "K" => 1e3,
-        "m" | "M" => 1e6,
-        "g" | "G" => 1e9,
+    let multiplier: u64 = match suffix {
+        "" => 1,
+        "k" | "K" => 1_000,
+        "m" | "M" => 1_000_000,
+        "g" | "G" => 1_000_000_000,
         _ => {
             return Err(SpecError::new(
                 option,
@@ -75,14 +115,11 @@ pub fn parse_count(option: &str, text: &str) -> Result<u64, SpecError> {
             ));
         }
     };
-    let count = value * multiplier;
-    if count.fract() != 0.0 || count > u64::MAX as f64 {
-        return Err(SpecError::new(option, text, "expected a whole number"));
-    }
-    Ok(count as u64)
+    whole(option, text, digits, value, multiplier, "count")
 }
 
-/// Parses a duration: `30s`, `500ms`, `2m`, `1h`, `250us`; a bare number is seconds.
+/// Parses a duration: `30s`, `500ms`, `2m`, `1h`, `250us`; a bare number is seconds. At most
+/// [`MAX_DURATION`].
 pub fn parse_duration(option: &str, text: &str) -> Result<Duration, SpecError> {
     let (digits, suffix) = split_number(text.trim());
     let value = number(option, text, digits)?;
@@ -101,14 +138,19 @@ pub fn parse_duration(option: &str, text: &str) -> Result<Duration, SpecError> {
             ));
         }
     };
-    // try_: a value such as 1e30s is a bad input, not a panic.
-    Duration::try_from_secs_f64(seconds).map_err(|_| {
+    // Checked before converting: a value such as 99999999999999999999s is a bad input, not a
+    // panic, and nothing past a year reaches the run's clock arithmetic.
+    let too_long = || {
         SpecError::new(
             option,
             text,
-            "too long; give a duration under a few centuries",
+            "too long; give a duration of at most a year (8760h), e.g. 30s or 2h",
         )
-    })
+    };
+    if seconds > MAX_DURATION.as_secs_f64() {
+        return Err(too_long());
+    }
+    Duration::try_from_secs_f64(seconds).map_err(|_| too_long())
 }
 
 /// Parses a rate in operations per second: `10/s`, `2k/s`, `600/min`, `500` (per second).
@@ -151,6 +193,22 @@ pub fn parse_rate(option: &str, text: &str) -> Result<f64, SpecError> {
     let rate = count / seconds;
     if rate <= 0.0 {
         return Err(SpecError::new(option, text, "a rate must be above zero"));
+    }
+    if rate > MAX_RATE || !rate.is_finite() {
+        return Err(SpecError::new(
+            option,
+            text,
+            "too high; give a rate of at most 1000G/s (1e12 per second)",
+        ));
+    }
+    // One op a year at least: a longer gap between starts is a typo, and keeps the pacer's
+    // schedule within the same bound as every duration.
+    if rate * MAX_DURATION.as_secs_f64() < 1.0 {
+        return Err(SpecError::new(
+            option,
+            text,
+            "too low; give a rate of at least one op a year, e.g. 1/h",
+        ));
     }
     Ok(rate)
 }
@@ -222,6 +280,65 @@ mod tests {
         assert_eq!(parse_count("c", "1k").unwrap(), 1000);
         assert_eq!(parse_count("c", "1_000").unwrap(), 1000);
         assert!(parse_count("c", "1.5").is_err());
+    }
+
+    #[test]
+    fn whole_numbers_are_exact_up_to_u64_max_and_refused_past_it() {
+        // Through f64, u64::MAX rounded up to 2^64 and 2^64 saturated silently.
+        assert_eq!(parse_count("c", "18446744073709551615").unwrap(), u64::MAX);
+        assert_eq!(
+            parse_count("c", "9007199254740993").unwrap(),
+            9007199254740993
+        );
+        for bad in [
+            "18446744073709551616",
+            "99999999999999999999",
+            "18446744073709552k",
+        ] {
+            let e = parse_count("c", bad).unwrap_err();
+            assert!(e.hint.contains("too large"), "{bad}: {e}");
+        }
+        assert_eq!(parse_size("s", "16777215t").unwrap(), 16777215 << 40);
+        for bad in ["16777216t", "18446744073709551616", "1e308"] {
+            assert!(parse_size("s", bad).is_err(), "{bad}");
+        }
+        assert!(
+            parse_size("s", "16777216t")
+                .unwrap_err()
+                .hint
+                .contains("too large")
+        );
+    }
+
+    #[test]
+    fn durations_stop_at_a_year() {
+        assert_eq!(parse_duration("d", "8760h").unwrap(), MAX_DURATION);
+        for bad in [
+            "8761h",
+            "31536001",
+            "9000000000000000000",
+            "99999999999999999999",
+            "1e30",
+            "inf",
+            "NaN",
+            "-1s",
+        ] {
+            assert!(parse_duration("d", bad).is_err(), "{bad}");
+        }
+        let e = parse_duration("d", "9000000000000000000").unwrap_err();
+        assert!(e.hint.contains("at most a year"), "{e}");
+    }
+
+    #[test]
+    fn rates_are_finite_and_at_least_one_a_year() {
+        assert_eq!(parse_rate("r", "1/h").unwrap(), 1.0 / 3600.0);
+        assert_eq!(parse_rate("r", "1000000M/s").unwrap(), 1e12);
+        let e = parse_rate("r", "0.0000000001/h").unwrap_err();
+        assert!(e.hint.contains("too low"), "{e}");
+        let e = parse_rate("r", "2000000M/s").unwrap_err();
+        assert!(e.hint.contains("too high"), "{e}");
+        let inf = format!("{}M/ms", "9".repeat(300));
+        assert!(parse_rate("r", &inf).unwrap_err().hint.contains("too high"));
     }
 
     #[test]

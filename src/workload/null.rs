@@ -15,6 +15,10 @@ pub struct NullSpec {
     pub spin_ns: Sweep<u64>,
     /// Every Nth op of each worker fails, to test error accounting (0: never).
     pub fail_every: u64,
+    /// For tests only (`PERFLAB_TEST_PANIC=worker`): every session panics on its first op,
+    /// to check what a panic on a worker thread gives (`commands::crash`).
+    #[serde(skip)]
+    pub test_panic: bool,
 }
 
 impl Workload for NullSpec {
@@ -41,6 +45,11 @@ impl Workload for NullSpec {
     fn sessions(&self, point: &StepPoint, _seed: u64) -> Result<SessionFactory, OpError> {
         let spin = Duration::from_nanos(self.spin_ns.at(point));
         let fail_every = self.fail_every;
+        if self.test_panic {
+            return Ok(Arc::new(|_, _| {
+                Ok(Box::new(PanicSession) as Box<dyn Session>)
+            }));
+        }
         Ok(Arc::new(move |_, _| {
             Ok(Box::new(NullSession {
                 spin,
@@ -48,6 +57,16 @@ impl Workload for NullSpec {
                 done: 0,
             }) as Box<dyn Session>)
         }))
+    }
+}
+
+/// A session that panics on its first op (tests only; a separate type so the null session's
+/// loop carries no extra branch).
+struct PanicSession;
+
+impl Session for PanicSession {
+    fn execute(&mut self) -> Result<OpOutcome, OpError> {
+        panic!("deliberate panic for tests (PERFLAB_TEST_PANIC=worker)");
     }
 }
 

@@ -1,9 +1,10 @@
 //! Where the I/O goes, and the rules that keep perflab from destroying anyone's data.
 //!
 //! Each `--path` is a volume:
-//! - a directory (created if it does not exist): perflab makes its own work directory in it,
-//!   `perflab-io-<pid>`, marked by a `.perflab-io` file that lists the files perflab created
-//!   there. A path that already is such a marked directory (left by `--keep`) is used as is.
+//! - an existing directory: perflab makes its own work directory in it, `perflab-io-<pid>`,
+//!   marked by a `.perflab-io` file that lists the files perflab created there. A path that
+//!   already is such a marked directory (left by `--keep`) is used as is. A path that does not
+//!   exist is refused, never created: a typo would measure the wrong filesystem.
 //! - a block device: its region `--offset .. --offset + --size` per file. Writing to a device
 //!   needs `--destroy-data=<the device>`, and is refused outright while it is mounted or in
 //!   use (swap, LVM, md, dm-crypt); from the start of the run perflab holds it open
@@ -287,17 +288,12 @@ fn volume(path: &Path, req: &PlanRequest) -> Result<Volume, LayoutError> {
     let meta = std::fs::metadata(path);
     let destroy_ok = req.destroy.is_some_and(|d| same_path(Path::new(d), path));
     let (kind, workdir, creates_workdir) = match &meta {
+        // A path that does not exist is refused, never created: a typo (or a disk that is
+        // not mounted) would otherwise measure whatever filesystem holds its parent.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let parent = path
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            if !parent.is_dir() {
-                return Err(LayoutError(format!(
-                    "--path {shown}: neither it nor its parent directory exists; create the parent first"
-                )));
-            }
-            (VolumeKind::Directory, Some(path.to_path_buf()), true)
+            return Err(LayoutError(format!(
+                "--path {shown} does not exist; give an existing directory, file or device (create the directory first if it is new)"
+            )));
         }
         Err(e) => return Err(LayoutError(format!("--path {shown}: {e}"))),
         Ok(m) if m.is_dir() => {
@@ -748,18 +744,35 @@ mod tests {
         let a = base.join("a");
         let b = base.join("b");
         std::fs::create_dir_all(&a).unwrap();
+        std::fs::create_dir_all(&b).unwrap();
         let paths = [a.display().to_string(), b.display().to_string()];
         let mut req = request(&paths, true, None);
         req.files = 3;
         let layout = Layout::plan(&req).unwrap();
-        // a exists: perflab makes its own directory in it; b does not: perflab creates b.
-        let wa = layout.volumes[0].workdir.clone().unwrap();
-        assert!(wa.starts_with(&a) && wa != a);
-        assert_eq!(layout.volumes[1].workdir.as_deref(), Some(b.as_path()));
+        // perflab makes its own directory in each.
+        for (v, dir) in [&a, &b].into_iter().enumerate() {
+            let w = layout.volumes[v].workdir.clone().unwrap();
+            assert!(w.starts_with(dir) && &w != dir);
+            assert!(!w.exists(), "planning writes nothing");
+        }
         let vols: Vec<usize> = layout.files.iter().map(|f| f.volume).collect();
         assert_eq!(vols, vec![0, 1, 0]);
         assert!(layout.files.iter().all(|f| f.creates));
-        assert!(!b.exists(), "planning writes nothing");
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    #[test]
+    fn a_path_that_does_not_exist_is_refused_not_created() {
+        let base = std::env::temp_dir().join(format!("perflab-layout-no-{}", std::process::id()));
+        std::fs::create_dir_all(&base).unwrap();
+        for missing in [base.join("typo"), base.join("no/such/dir")] {
+            let paths = [missing.display().to_string()];
+            for writes in [false, true] {
+                let e = Layout::plan(&request(&paths, writes, None)).unwrap_err();
+                assert!(e.0.contains("does not exist"), "{e}");
+            }
+            assert!(!missing.exists());
+        }
         let _ = std::fs::remove_dir_all(&base);
     }
 }
