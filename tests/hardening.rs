@@ -183,6 +183,25 @@ fn a_panic_on_a_worker_fails_the_step_and_saves_the_record() {
     assert_eq!(v[0]["status"], "failed", "{v}");
 }
 
+#[test]
+fn a_panic_while_a_session_opens_fails_the_step_instead_of_hanging() {
+    let r = Results::new("crash-open");
+    let tmp = Scratch::new("crash-open");
+    // Worker 0 dies before it counts itself as open; worker 1 opens and waits for it.
+    let o = perflab_in(
+        &r,
+        tmp.path(),
+        Some("open"),
+        &["null", "--threads", "2", "--duration", "200ms", "--quiet"],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("(PERFLAB_TEST_PANIC=open)"), "{err}");
+    assert!(err.contains("step 0 failed"), "{err}");
+    let v = common::json(&perflab(&r, &["runs", "--json"]));
+    assert_eq!(v[0]["status"], "failed", "{v}");
+}
+
 // ---------------------------------------------------------------------------------------
 // io --path.
 

@@ -338,6 +338,7 @@ pub fn null_spec(args: &NullArgs) -> Result<RunSpec, SpecError> {
             spin_ns,
             fail_every,
             test_panic: super::crash::test_panic_requested("worker"),
+            test_panic_open: super::crash::test_panic_requested("open"),
         }),
         &Defaults {
             threads: "1".into(),

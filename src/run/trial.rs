@@ -238,10 +238,13 @@ impl Crew {
     /// are then stopped before any op). Sets the schedule's origin.
     fn open(&self) -> Result<bool, Cut> {
         let n = self.workers();
+        // A worker that returned in SETUP panicked opening its session: it will never
+        // count itself as opened, so it counts as having failed.
+        let returned = |c: &Crew| c.handles.iter().filter(|h| h.is_finished()).count();
         self.wait("open", TICK, |c| {
-            c.shared.opened.load(Ordering::SeqCst) == n || c.all_returned()
+            c.shared.opened.load(Ordering::SeqCst) + returned(c) >= n
         })?;
-        let ok = !self.shared.setup_failed.load(Ordering::SeqCst);
+        let ok = !self.shared.setup_failed.load(Ordering::SeqCst) && returned(self) == 0;
         let _ = self.shared.origin.set(Instant::now());
         Ok(ok)
     }

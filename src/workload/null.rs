@@ -19,6 +19,10 @@ pub struct NullSpec {
     /// to check what a panic on a worker thread gives (`commands::crash`).
     #[serde(skip)]
     pub test_panic: bool,
+    /// For tests only (`PERFLAB_TEST_PANIC=open`): worker 0 panics opening its session, while
+    /// the others open theirs and wait.
+    #[serde(skip)]
+    pub test_panic_open: bool,
 }
 
 impl Workload for NullSpec {
@@ -45,6 +49,15 @@ impl Workload for NullSpec {
     fn sessions(&self, point: &StepPoint, _seed: u64) -> Result<SessionFactory, OpError> {
         let spin = Duration::from_nanos(self.spin_ns.at(point));
         let fail_every = self.fail_every;
+        if self.test_panic_open {
+            return Ok(Arc::new(|worker, _| {
+                assert!(
+                    worker != 0,
+                    "deliberate panic for tests (PERFLAB_TEST_PANIC=open)"
+                );
+                Ok(Box::new(PanicSession) as Box<dyn Session>)
+            }));
+        }
         if self.test_panic {
             return Ok(Arc::new(|_, _| {
                 Ok(Box::new(PanicSession) as Box<dyn Session>)
