@@ -14,12 +14,14 @@ cargo build --release --quiet
 PERFLAB=$PWD/target/release/perflab
 results=$(mktemp -d)
 out=$(mktemp -d)
-# perflab creates (and marks) the file; fio then uses the very same file.
-"$PERFLAB" io --quiet --results "$results" --path "$DIR/perflab-bench-io" --rw read --bs 1m \
+# perflab creates (and marks) the file in a work directory of its own inside $base, kept;
+# fio then uses the very same file, and perflab reuses it by that directory.
+base=$(mktemp -d "$DIR/perflab-bench-io.XXXXXX")
+trap 'rm -rf "$results" "$out" "$base"' EXIT
+"$PERFLAB" io --quiet --results "$results" --path "$base" --rw read --bs 1m \
   --size 1g --ops 1 --warmup 0s --keep >/dev/null
-work="$DIR/perflab-bench-io"
+work=$(echo "$base"/perflab-io-*)
 file="$work/data0"
-trap 'rm -rf "$results" "$out" "$work"' EXIT
 
 # name  rw  bs  depth  perflab-engine  fio-engine
 CASES=(
