@@ -185,6 +185,9 @@ fn a_server_that_dies_mid_run_leaves_a_clear_message_and_a_record() {
 
 #[test]
 fn passwords_are_checked_with_scram_and_md5_and_never_shown() {
+    let Some(psql_bin) = common::skip::program("psql", "postgresql-client") else {
+        return;
+    };
     let Some(pg) = PgServer::start() else { return };
     let r = Results::new("pg-auth");
     let port = pg.port();
@@ -192,15 +195,25 @@ fn passwords_are_checked_with_scram_and_md5_and_never_shown() {
     let sql = "SET password_encryption = 'scram-sha-256'; CREATE USER scram_user PASSWORD 'open sesame' SUPERUSER;
                SET password_encryption = 'md5'; CREATE USER md5_user PASSWORD 'open sesame' SUPERUSER;";
     let psql = |sql: &str| {
-        Command::new("psql")
-            .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "postgres"])
+        Command::new(&psql_bin)
+            .args([
+                "-X",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port.to_string(),
+                "-U",
+                "postgres",
+            ])
             .args(["-d", "postgres", "-v", "ON_ERROR_STOP=1", "-c", sql])
             .output()
     };
-    if !psql(sql).is_ok_and(|o| o.status.success()) {
-        eprintln!("skipping: psql could not create the users");
-        return;
-    }
+    let made = psql(sql).expect("psql runs");
+    assert!(
+        made.status.success(),
+        "psql could not create the users: {}",
+        stderr(&made)
+    );
     let hba = pg.dir().join("data").join("pg_hba.conf");
     let old = std::fs::read_to_string(&hba).unwrap();
     std::fs::write(
@@ -251,12 +264,25 @@ fn passwords_are_checked_with_scram_and_md5_and_never_shown() {
 
 #[test]
 fn shards_on_one_server_are_databases_perflab_makes_and_drops() {
+    let Some(psql_bin) = common::skip::program("psql", "postgresql-client") else {
+        return;
+    };
     let Some(pg) = PgServer::start() else { return };
     let r = Results::new("pg-shards");
     let port = pg.port().to_string();
     let psql = |db: &str, sql: &str| {
-        Command::new("psql")
-            .args(["-h", "127.0.0.1", "-p", &port, "-U", "postgres", "-d", db])
+        Command::new(&psql_bin)
+            .args([
+                "-X",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "-U",
+                "postgres",
+                "-d",
+                db,
+            ])
             .args(["-Atc", sql])
             .output()
             .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
@@ -267,10 +293,7 @@ fn shards_on_one_server_are_databases_perflab_makes_and_drops() {
             "SELECT string_agg(datname, ',' ORDER BY datname) FROM pg_database WHERE datname LIKE 'postgres_%'",
         )
     };
-    let Ok(before) = databases() else {
-        eprintln!("skipping: no psql");
-        return;
-    };
+    let before = databases().expect("psql runs");
     assert_eq!(before, "");
     // Somebody's own database of a shard's name: used, never dropped.
     psql("postgres", "CREATE DATABASE postgres_2").unwrap();

@@ -323,6 +323,9 @@ fn export_reprints_the_record_byte_for_byte() {
 
 #[test]
 fn an_io_run_with_groups_and_devices_matches_the_schema() {
+    if !common::io_uring_allowed("--iodepth 4") {
+        return;
+    }
     let results = Results::new("io");
     // On disk where possible, so the device's counters are in the record too.
     let dir =

@@ -64,12 +64,7 @@ fn chromium() -> Option<PathBuf> {
 /// Chromium is not installed here (a failure when CI requires it).
 fn dump_dom(page: &Path) -> Option<String> {
     let Some(bin) = chromium() else {
-        if std::env::var_os("PERFLAB_REQUIRE_SERVERS").is_some() {
-            panic!("chromium is not installed; .ci/run installs it (apt-get install chromium)");
-        }
-        eprintln!(
-            "SKIPPED the Chromium check: chromium is not installed (apt-get install chromium)"
-        );
+        common::skip::skip_or_fail("the Chromium check: chromium is not installed", "chromium");
         return None;
     };
     let profile = tempdir("chromium-profile");

@@ -3,32 +3,32 @@
 //! after `kill()`, and after drop neither listens nor leaves its folder behind. Two of a kind
 //! start side by side to exercise the free-port choice.
 //!
-//! Skipped, with a line on stderr, where PostgreSQL or MariaDB is not installed — unless
-//! `PERFLAB_REQUIRE_SERVERS` is set (CI), where a missing server is a failure.
+//! Skipped, with "SKIPPED <test>: ..." on stderr, where PostgreSQL or MariaDB (or their
+//! clients) is not installed — unless `PERFLAB_REQUIRE_SERVERS` is set (CI), where a missing
+//! server or client is a failure (`common::skip`).
 
-// Included by path rather than through `mod common` so this file needs nothing else.
-#[allow(dead_code)]
-#[path = "common/servers.rs"]
-mod servers;
+mod common;
 
-use servers::{MariaDbServer, PgServer};
+use common::servers::{MariaDbServer, PgServer};
+use common::skip::{self, named_thread};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// `None` when the server is missing and that is allowed here.
+/// The server, timed; `None` (after a SKIPPED line, or a panic in CI) when it is missing.
 fn started<T>(kind: &str, start: fn() -> Option<T>) -> Option<T> {
     let t0 = Instant::now();
     let server = start();
-    match &server {
-        Some(_) => eprintln!("{kind} test server started in {:?}", t0.elapsed()),
-        None if std::env::var_os("PERFLAB_REQUIRE_SERVERS").is_some() => {
-            panic!("{kind} is required (PERFLAB_REQUIRE_SERVERS) but missing")
-        }
-        None => eprintln!("skipped: no {kind}"),
+    if server.is_some() {
+        eprintln!("{kind} test server started in {:?}", t0.elapsed());
     }
     server
+}
+
+/// Whether the command-line clients these tests talk through are here (skip or fail if not).
+fn have_client(program: &str, package: &str) -> bool {
+    skip::program(program, package).is_some()
 }
 
 /// A client's answer (trimmed stdout), or its stderr when it fails.
@@ -98,6 +98,9 @@ fn listening(port: u16) -> bool {
 
 #[test]
 fn postgres_answers_dies_on_kill_and_is_removed() {
+    if !have_client("psql", "postgresql-client") {
+        return;
+    }
     let Some(pg) = started("PostgreSQL", PgServer::start) else {
         return;
     };
@@ -127,14 +130,18 @@ fn postgres_answers_dies_on_kill_and_is_removed() {
 
 #[test]
 fn postgres_servers_side_by_side_stop_cleanly_on_drop() {
+    if !have_client("psql", "postgresql-client") {
+        return;
+    }
     let starts: Vec<_> = (0..2)
-        .map(|_| std::thread::spawn(|| started("PostgreSQL", PgServer::start)))
+        .map(|_| named_thread(|| started("PostgreSQL", PgServer::start)))
         .collect();
     let servers: Vec<PgServer> = starts
         .into_iter()
         .filter_map(|t| t.join().expect("start thread"))
         .collect();
     if servers.len() < 2 {
+        // Both starts skipped (a broken start panics): said on stderr by each.
         return;
     }
     assert_ne!(servers[0].port(), servers[1].port());
@@ -158,6 +165,9 @@ fn postgres_servers_side_by_side_stop_cleanly_on_drop() {
 
 #[test]
 fn mariadb_answers_dies_on_kill_and_is_removed() {
+    if !have_client("mariadb", "mariadb-client") {
+        return;
+    }
     let Some(db) = started("MariaDB", MariaDbServer::start) else {
         return;
     };
@@ -184,14 +194,18 @@ fn mariadb_answers_dies_on_kill_and_is_removed() {
 
 #[test]
 fn mariadb_servers_side_by_side_stop_cleanly_on_drop() {
+    if !have_client("mariadb", "mariadb-client") {
+        return;
+    }
     let starts: Vec<_> = (0..2)
-        .map(|_| std::thread::spawn(|| started("MariaDB", MariaDbServer::start)))
+        .map(|_| named_thread(|| started("MariaDB", MariaDbServer::start)))
         .collect();
     let servers: Vec<MariaDbServer> = starts
         .into_iter()
         .filter_map(|t| t.join().expect("start thread"))
         .collect();
     if servers.len() < 2 {
+        // Both starts skipped (a broken start panics): said on stderr by each.
         return;
     }
     assert_ne!(servers[0].port(), servers[1].port());

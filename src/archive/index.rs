@@ -1,7 +1,12 @@
 //! The SQLite index of runs: one row per run, refreshed on every save.
+//!
+//! Each row carries the [`Stamp`] of the record file it was read from. A save replaces the
+//! file (a new inode) and then updates the row; a process killed between the two leaves a row
+//! that describes the previous version, which the stamp exposes (`Archive::list` re-reads it).
 
 use crate::record::RunRecord;
 use rusqlite::{Connection, params};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 /// One line of `perflab runs`.
@@ -43,14 +48,36 @@ impl RunSummary {
     }
 }
 
+/// Which version of a record file a row was read from: inode, size and modification time.
+/// Every save writes a new file and renames it over the old one, so the inode alone changes
+/// with each save; size and time guard against a reused inode number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stamp(String);
+
+impl Stamp {
+    pub fn of(m: &std::fs::Metadata) -> Stamp {
+        Stamp(format!(
+            "{}:{}:{}.{:09}",
+            m.ino(),
+            m.len(),
+            m.mtime(),
+            m.mtime_nsec()
+        ))
+    }
+}
+
 pub struct Index {
     conn: Connection,
 }
 
+/// Bumped when the table changes: an index of another version is dropped and rebuilt (it is
+/// only a cache).
+const VERSION: i64 = 2;
+
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY, started_at TEXT NOT NULL, status TEXT NOT NULL, workload TEXT NOT NULL,
     target TEXT NOT NULL, suite TEXT, steps INTEGER NOT NULL, peak_metric TEXT NOT NULL,
-    peak_value REAL, command TEXT NOT NULL)";
+    peak_value REAL, command TEXT NOT NULL, stamp TEXT NOT NULL)";
 
 impl Index {
     /// Opens the index, recreating it if the file is not a usable database (it is only a
@@ -69,13 +96,19 @@ impl Index {
     fn open_at(path: &Path) -> rusqlite::Result<Index> {
         let conn = Connection::open(path)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if version != VERSION {
+            conn.execute_batch("DROP TABLE IF EXISTS runs")?;
+            conn.pragma_update(None, "user_version", VERSION)?;
+        }
         conn.execute_batch(SCHEMA)?;
         Ok(Index { conn })
     }
 
-    pub fn upsert(&self, r: &RunSummary) -> rusqlite::Result<()> {
+    /// Records `r`, read from the record file whose metadata gave `stamp`.
+    pub fn upsert(&self, r: &RunSummary, stamp: &Stamp) -> rusqlite::Result<()> {
         self.conn.execute(
-            "INSERT OR REPLACE INTO runs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            "INSERT OR REPLACE INTO runs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![
                 r.id,
                 r.started_at,
@@ -86,27 +119,26 @@ impl Index {
                 r.steps as i64,
                 r.peak_metric,
                 r.peak_value,
-                r.command
+                r.command,
+                stamp.0
             ],
         )?;
         Ok(())
     }
 
-    pub fn replace_all(&self, rows: &[RunSummary]) -> rusqlite::Result<()> {
-        self.conn.execute("DELETE FROM runs", [])?;
-        for r in rows {
-            self.upsert(r)?;
-        }
+    pub fn delete(&self, id: &str) -> rusqlite::Result<()> {
+        self.conn.execute("DELETE FROM runs WHERE id = ?1", [id])?;
         Ok(())
     }
 
-    pub fn list(&self) -> rusqlite::Result<Vec<RunSummary>> {
+    /// Every row with the stamp of the file it was read from.
+    pub fn list(&self) -> rusqlite::Result<Vec<(RunSummary, Stamp)>> {
         let mut stmt = self.conn.prepare(
-            "SELECT id, started_at, status, workload, target, suite, steps, peak_metric, peak_value, command
-             FROM runs ORDER BY started_at, id",
+            "SELECT id, started_at, status, workload, target, suite, steps, peak_metric, peak_value, command, stamp
+             FROM runs",
         )?;
         let rows = stmt.query_map([], |row| {
-            Ok(RunSummary {
+            let summary = RunSummary {
                 id: row.get(0)?,
                 started_at: row.get(1)?,
                 status: row.get(2)?,
@@ -117,7 +149,8 @@ impl Index {
                 peak_metric: row.get(7)?,
                 peak_value: row.get(8)?,
                 command: row.get(9)?,
-            })
+            };
+            Ok((summary, Stamp(row.get(10)?)))
         })?;
         rows.collect()
     }

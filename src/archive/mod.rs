@@ -1,14 +1,19 @@
 //! The archive: one folder per run, each holding its `run.json`, plus an SQLite index.
 //!
 //! ```text
-//! <results>/index.sqlite          runs, for `perflab runs` and lookups (rebuilt from the folders when stale)
+//! <results>/index.sqlite          runs, for `perflab runs` and lookups (rows re-read from the folders when stale)
 //! <results>/runs/<id>/run.json    the record, rewritten atomically after every step
 //! <results>/tags.json             names given to runs (`perflab tag`)
 //! <results>/reports/              reports perflab wrote there (`perflab report`, `perflab run`)
 //! ```
 //! The results folder is `--results DIR`, else `$PERFLAB_RESULTS`, else
 //! `$XDG_DATA_HOME/perflab`, else `~/.local/share/perflab`. The record files are the truth;
-//! the index is a cache of them and is rebuilt whenever it disagrees with the folders.
+//! the index is a cache of them: a row whose record file is gone, new, or replaced since the
+//! row was written (a run killed between saving its record and indexing it) is re-read.
+//!
+//! A kill can land anywhere in a save. Before the rename the old `run.json` stands and a
+//! `run.json.tmp` may be left beside it (never read: only `run.json` is a record); after the
+//! rename the new record stands and its index row is stale until the next listing.
 
 mod index;
 mod store;
@@ -106,7 +111,11 @@ impl Archive {
             reason: e.to_string(),
         })?;
         store::write_atomic(&path, &json).map_err(io(&path))?;
-        let _ = index::Index::open(&self.root).and_then(|i| i.upsert(&RunSummary::of(record)));
+        if let Ok(m) = std::fs::metadata(&path) {
+            let stamp = index::Stamp::of(&m);
+            let _ = index::Index::open(&self.root)
+                .and_then(|i| i.upsert(&RunSummary::of(record), &stamp));
+        }
         Ok(path)
     }
 
@@ -116,30 +125,45 @@ impl Archive {
         store::read_record(&self.record_path(&id))
     }
 
-    /// The runs, oldest first.
+    /// The runs, oldest first: index rows whose record file is unchanged since they were
+    /// written, the others read again from their files (and re-indexed); unreadable records
+    /// are left out.
     pub fn list(&self) -> Result<Vec<RunSummary>, ArchiveError> {
         let ids = self.ids()?;
-        if let Ok(index) = index::Index::open(&self.root)
-            && let Ok(rows) = index.list()
-            && rows.len() == ids.len()
-            && rows.iter().all(|r| ids.binary_search(&r.id).is_ok())
-        {
-            return Ok(rows);
-        }
-        self.reindex(&ids)
-    }
-
-    /// Rebuilds the index from the record files; unreadable records are skipped.
-    fn reindex(&self, ids: &[String]) -> Result<Vec<RunSummary>, ArchiveError> {
-        let mut rows: Vec<RunSummary> = ids
-            .iter()
-            .filter_map(|id| store::read_record(&self.record_path(id)).ok())
-            .map(|r| RunSummary::of(&r))
+        let index = index::Index::open(&self.root).ok();
+        let mut indexed: std::collections::HashMap<String, (RunSummary, index::Stamp)> = index
+            .as_ref()
+            .and_then(|i| i.list().ok())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(row, stamp)| (row.id.clone(), (row, stamp)))
             .collect();
-        rows.sort_by(|a, b| a.started_at.cmp(&b.started_at).then(a.id.cmp(&b.id)));
-        if let Ok(index) = index::Index::open(&self.root) {
-            let _ = index.replace_all(&rows);
+        let mut rows = Vec::with_capacity(ids.len());
+        for id in &ids {
+            let path = self.record_path(id);
+            let current = std::fs::metadata(&path).ok().map(|m| index::Stamp::of(&m));
+            match indexed.remove(id) {
+                Some((row, stamp)) if current.as_ref() == Some(&stamp) => rows.push(row),
+                _ => {
+                    if let Ok((record, stamp)) = store::read_stamped(&path) {
+                        let row = RunSummary::of(&record);
+                        if let Some(i) = &index {
+                            let _ = i.upsert(&row, &stamp);
+                        }
+                        rows.push(row);
+                    }
+                }
+            }
         }
+        // Rows of runs whose folders are gone (re-checked: a run may have started meanwhile).
+        if let Some(i) = &index {
+            for id in indexed.keys() {
+                if !self.record_path(id).is_file() {
+                    let _ = i.delete(id);
+                }
+            }
+        }
+        rows.sort_by(|a, b| a.started_at.cmp(&b.started_at).then(a.id.cmp(&b.id)));
         Ok(rows)
     }
 
@@ -296,6 +320,80 @@ mod tests {
             a.resolve("nosuch"),
             Err(ArchiveError::NotFound(_))
         ));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A run killed after renaming its new record into place but before indexing it: the
+    /// row describes the previous version, and listing must notice.
+    #[test]
+    fn a_record_replaced_behind_the_index_is_read_again() {
+        let dir = temp_dir("stale");
+        let a = Archive::open(Some(&dir)).unwrap();
+        let mut r = record("20260101-000000-aaaa", "2026-01-01T00:00:00.000Z");
+        a.save(&r).unwrap();
+        assert_eq!(a.list().unwrap()[0].status, "incomplete");
+        r.status = Status::Complete;
+        let path = a.record_path(&r.id);
+        store::write_atomic(&path, &serde_json::to_vec_pretty(&r).unwrap()).unwrap();
+        assert_eq!(a.list().unwrap()[0].status, "complete");
+        // ...and the row was refreshed: the next listing agrees without reading the file.
+        let i = index::Index::open(&dir).unwrap();
+        assert_eq!(i.list().unwrap()[0].0.status, "complete");
+        // A folder gone takes its row with it.
+        std::fs::remove_dir_all(dir.join("runs").join(&r.id)).unwrap();
+        assert!(a.list().unwrap().is_empty());
+        assert!(i.list().unwrap().is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// What a kill in the middle of writing leaves: temporary files, never records.
+    #[test]
+    fn temporary_files_are_never_records() {
+        let dir = temp_dir("tmpfiles");
+        let a = Archive::open(Some(&dir)).unwrap();
+        let r = record("20260101-000000-aaaa", "2026-01-01T00:00:00.000Z");
+        a.save(&r).unwrap();
+        let run = dir.join("runs").join(&r.id);
+        std::fs::write(
+            run.join("run.json.tmp"),
+            b"{\"schema_version\": 1, \"id\": \"20260101-0",
+        )
+        .unwrap();
+        // A run killed during its first save: a folder with only the temporary file.
+        let first = dir.join("runs").join("20260102-000000-bbbb");
+        std::fs::create_dir_all(&first).unwrap();
+        std::fs::write(first.join("run.json.tmp"), b"{").unwrap();
+        let list = a.list().unwrap();
+        assert_eq!(list.len(), 1);
+        assert_eq!(list[0].id, r.id);
+        assert_eq!(a.load("last").unwrap().id, r.id);
+        assert!(matches!(
+            a.resolve("20260102"),
+            Err(ArchiveError::NotFound(_))
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// An index written by an older perflab (no stamps) is dropped and rebuilt.
+    #[test]
+    fn an_index_of_another_version_is_rebuilt() {
+        let dir = temp_dir("oldindex");
+        let a = Archive::open(Some(&dir)).unwrap();
+        a.save(&record("20260101-000000-aaaa", "2026-01-01T00:00:00.000Z"))
+            .unwrap();
+        std::fs::remove_file(dir.join("index.sqlite")).unwrap();
+        let old = rusqlite::Connection::open(dir.join("index.sqlite")).unwrap();
+        old.execute_batch(
+            "CREATE TABLE runs (id TEXT PRIMARY KEY, started_at TEXT NOT NULL, status TEXT NOT NULL,
+             workload TEXT NOT NULL, target TEXT NOT NULL, suite TEXT, steps INTEGER NOT NULL,
+             peak_metric TEXT NOT NULL, peak_value REAL, command TEXT NOT NULL);
+             INSERT INTO runs VALUES ('20260101-000000-aaaa', 'x', 'stale', 'null', '', NULL, 7, '', NULL, '')",
+        )
+        .unwrap();
+        drop(old);
+        let list = a.list().unwrap();
+        assert_eq!(list.len(), 1);
+        assert_eq!((list[0].status.as_str(), list[0].steps), ("incomplete", 0));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

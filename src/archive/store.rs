@@ -1,8 +1,9 @@
 //! Reading and writing record files.
 
 use super::ArchiveError;
+use super::index::Stamp;
 use crate::record::{RunRecord, SCHEMA_VERSION};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::Path;
 
 /// Writes `bytes` to `path` so that readers see the old file or the new one, never a torn one:
@@ -28,6 +29,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 pub fn read_record(path: &Path) -> Result<RunRecord, ArchiveError> {
     let text = std::fs::read_to_string(path).map_err(super::io(path))?;
     parse_record(path, &text)
+}
+
+/// [`read_record`], with the stamp of the very file read: both come from one open file, so
+/// a save renaming a newer version over `path` meanwhile cannot pair one's stamp with the
+/// other's content.
+pub fn read_stamped(path: &Path) -> Result<(RunRecord, Stamp), ArchiveError> {
+    let mut f = std::fs::File::open(path).map_err(super::io(path))?;
+    let stamp = Stamp::of(&f.metadata().map_err(super::io(path))?);
+    let mut text = String::new();
+    f.read_to_string(&mut text).map_err(super::io(path))?;
+    Ok((parse_record(path, &text)?, stamp))
 }
 
 /// Parses a record's text (`path` only names it in errors).

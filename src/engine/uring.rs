@@ -488,8 +488,20 @@ impl Drop for UringEngine {
 /// Whether io_uring works here (checked once per process); Err says why not and what to do.
 pub fn probe() -> Result<(), String> {
     static PROBE: OnceLock<Result<(), String>> = OnceLock::new();
-    PROBE.get_or_init(probe_now).clone()
+    PROBE
+        .get_or_init(|| match std::env::var_os(TEST_NO_URING) {
+            Some(v) if v == "1" => Err(format!(
+                "switched off by {TEST_NO_URING}=1, a switch for perflab's own tests"
+            )),
+            _ => probe_now(),
+        })
+        .clone()
 }
+
+/// For perflab's own tests only, not a user option: `PERFLAB_TEST_NO_URING=1` makes [`probe`]
+/// report io_uring unavailable, as a kernel that refuses it would, so the fallback to the
+/// sync engine can be tested on machines where io_uring works.
+pub const TEST_NO_URING: &str = "PERFLAB_TEST_NO_URING";
 
 /// A one-line explanation of a failed io_uring_setup.
 fn explain_setup_error(e: &io::Error) -> String {

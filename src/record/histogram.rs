@@ -14,7 +14,8 @@ const HIGHEST_NS: u64 = 3_600 * 1_000_000_000;
 /// A latency histogram in nanoseconds.
 pub type LatencyHistogram = Histogram<u64>;
 
-/// A new, empty latency histogram (1 ns .. 1 h at 3 significant digits, about 30 KiB).
+/// A new, empty latency histogram (1 ns .. 1 h at 3 significant digits: 33,792 counters,
+/// 264 KiB).
 pub fn new_histogram() -> LatencyHistogram {
     Histogram::new_with_bounds(1, HIGHEST_NS, 3).expect("constant bounds are valid")
 }

@@ -3,8 +3,15 @@
 //! The hot path is [`Recorder::record`]: one histogram update and four additions. Every
 //! interval the worker hands its histogram and counters to the coordinator (one channel send
 //! per second, not per op) and starts afresh, so a run of any length keeps the same memory.
+//!
+//! Each report also says the lowest interval the worker can still report on (`floor`): a
+//! report announces the worker when it starts recording, every report after an interval ends
+//! moves its floor on, and the last one says it is done. The coordinator merges an interval
+//! into its series for good (and frees its histogram) once every worker is past it; an op that
+//! takes many intervals holds its interval open until it ends.
 
 use super::histogram::{LatencyHistogram, new_histogram};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
@@ -37,10 +44,23 @@ impl Counts {
 
 /// One worker's figures for one interval, sent to the coordinator.
 pub struct IntervalReport {
+    /// Which recorder sent it (unique in the process).
+    pub worker: u64,
     pub index: u64,
     pub counts: Counts,
     pub response: LatencyHistogram,
     pub service: Option<LatencyHistogram>,
+    /// The lowest interval this worker may still report on; `None`: it will send no more.
+    pub floor: Option<u64>,
+}
+
+impl IntervalReport {
+    /// Whether the report carries figures (announcements and farewells do not).
+    pub fn is_empty(&self) -> bool {
+        self.counts == Counts::default()
+            && self.response.is_empty()
+            && self.service.as_ref().is_none_or(|s| s.is_empty())
+    }
 }
 
 /// Schedule lag of an open-loop worker.
@@ -68,6 +88,7 @@ pub struct WorkerTotals {
 /// Per-worker measurement state for the measure phase of one step.
 pub struct Recorder {
     tx: Sender<IntervalReport>,
+    worker: u64,
     open_loop: bool,
     response: LatencyHistogram,
     service: Option<LatencyHistogram>,
@@ -94,11 +115,24 @@ impl Recorder {
         interval: Duration,
         now: Instant,
     ) -> Self {
+        static NEXT_WORKER: AtomicU64 = AtomicU64::new(0);
+        let worker = NEXT_WORKER.fetch_add(1, Ordering::Relaxed);
         // A worker that sees the measure phase late starts in a later interval.
         let behind = now.saturating_duration_since(measure_start);
         let index = (behind.as_nanos() / interval.as_nanos().max(1)) as u64;
+        // Announce this worker before it can report, so the coordinator keeps its intervals
+        // open for it.
+        let _ = tx.send(IntervalReport {
+            worker,
+            index,
+            counts: Counts::default(),
+            response: empty_histogram(),
+            service: None,
+            floor: Some(index),
+        });
         Recorder {
             tx,
+            worker,
             open_loop,
             response: new_histogram(),
             service: open_loop.then(new_histogram),
@@ -199,19 +233,23 @@ impl Recorder {
     /// Hands the finished interval to the coordinator and starts the next one (skipping any
     /// intervals in which this worker completed nothing).
     fn tick(&mut self, now: Instant) {
-        self.flush();
         let since = now.saturating_duration_since(self.measure_start);
-        self.index = (since.as_nanos() / self.interval.as_nanos().max(1)) as u64;
+        let next = (since.as_nanos() / self.interval.as_nanos().max(1)) as u64;
+        self.flush(Some(next));
+        self.index = next;
         self.next_tick = self.measure_start + self.interval * (self.index as u32 + 1);
     }
 
-    fn flush(&mut self) {
+    /// Sends the interval's figures; `floor` is the interval the worker goes on to, if any.
+    fn flush(&mut self, floor: Option<u64>) {
         let fresh = self.open_loop.then(new_histogram);
         let report = IntervalReport {
+            worker: self.worker,
             index: self.index,
             counts: self.interval_counts,
             response: std::mem::replace(&mut self.response, new_histogram()),
             service: std::mem::replace(&mut self.service, fresh),
+            floor,
         };
         self.total.add(&self.interval_counts);
         self.interval_counts = Counts::default();
@@ -220,10 +258,20 @@ impl Recorder {
         let _ = self.tx.send(report);
     }
 
-    /// Ends recording: flushes the last, partial interval and returns the totals.
+    /// Ends recording: flushes the last, partial interval (or just says it is done) and
+    /// returns the totals.
     pub fn finish(mut self) -> WorkerTotals {
         if self.interval_counts != Counts::default() {
-            self.flush();
+            self.flush(None);
+        } else {
+            let _ = self.tx.send(IntervalReport {
+                worker: self.worker,
+                index: self.index,
+                counts: Counts::default(),
+                response: empty_histogram(),
+                service: None,
+                floor: None,
+            });
         }
         WorkerTotals {
             counts: self.total,
@@ -233,6 +281,11 @@ impl Recorder {
             error_latency: self.error_latency.take(),
         }
     }
+}
+
+/// A histogram for reports without figures: empty, and small (the coordinator never adds it).
+fn empty_histogram() -> LatencyHistogram {
+    LatencyHistogram::new(1).expect("a histogram of one significant digit")
 }
 
 #[cfg(test)]
@@ -252,10 +305,20 @@ mod tests {
         r.record_error(t0, t0 + ms(150), t0 + ms(160), "boom");
         r.record_error(t0, t0 + ms(160), t0 + ms(170), "boom");
         let totals = r.finish();
-        let reports: Vec<_> = rx.try_iter().collect();
+        let all: Vec<_> = rx.try_iter().collect();
+        // First the announcement: starting at interval 0, no figures.
+        assert!(all[0].is_empty());
+        assert_eq!((all[0].index, all[0].floor), (0, Some(0)));
+        let reports = &all[1..];
         assert_eq!(reports.len(), 2);
         assert_eq!((reports[0].index, reports[0].counts.ops), (0, 3));
+        assert_eq!(reports[0].floor, Some(1), "moved on to interval 1");
         assert_eq!((reports[1].index, reports[1].counts.errors), (1, 2));
+        assert_eq!(
+            reports[1].floor, None,
+            "the last report says it is the last"
+        );
+        assert!(all.iter().all(|r| r.worker == all[0].worker));
         assert_eq!(totals.counts.ops, 3);
         assert_eq!(totals.counts.bytes, 24);
         assert_eq!(totals.counts.errors, 2);
@@ -273,7 +336,7 @@ mod tests {
         r.record_error(t0 + ms(1), t0 + ms(1), t0 + ms(6), "refused");
         r.record_missed(t0 + ms(700), t0 + ms(1000));
         let totals = r.finish();
-        let report = rx.try_iter().next().unwrap();
+        let report = rx.try_iter().find(|r| !r.is_empty()).unwrap();
         assert_eq!((report.counts.ops, report.counts.missed), (1, 1));
         assert_eq!(totals.counts.missed, 1);
         // The missed op waited 300 ms so far: in the response times, not in the ops.
@@ -298,11 +361,38 @@ mod tests {
         let totals = r.finish();
         assert_eq!(totals.lag.late, 1);
         assert_eq!(totals.lag.max_ns, 5_000_000);
-        let report = rx.try_iter().next().unwrap();
+        let report = rx.try_iter().find(|r| !r.is_empty()).unwrap();
         // Response time counts from the intended start, service time from the actual start.
         let h = &report.response;
         assert_eq!(h.max(), h.highest_equivalent(6_000_000));
         let service = report.service.as_ref().unwrap();
         assert_eq!(service.max(), service.highest_equivalent(1_000_000));
+    }
+
+    #[test]
+    fn a_worker_with_nothing_left_to_flush_still_says_it_is_done() {
+        let (tx, rx) = channel();
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut r = Recorder::new(tx, false, t0, ms(100), t0 + ms(250));
+        r.record(t0 + ms(250), t0 + ms(250), t0 + ms(310), 1, 0); // ends interval 2
+        r.finish();
+        let all: Vec<_> = rx.try_iter().collect();
+        let seen: Vec<_> = all
+            .iter()
+            .map(|r| (r.index, r.floor, r.is_empty()))
+            .collect();
+        assert_eq!(
+            seen,
+            [(2, Some(2), true), (2, Some(3), false), (3, None, true)],
+            "announced at its late start, moved on, then done"
+        );
+        // Two recorders are told apart.
+        let (tx, rx) = channel();
+        let a = Recorder::new(tx.clone(), false, t0, ms(100), t0);
+        let b = Recorder::new(tx, false, t0, ms(100), t0);
+        drop((a, b));
+        let ids: Vec<u64> = rx.try_iter().map(|r| r.worker).collect();
+        assert_ne!(ids[0], ids[1]);
     }
 }

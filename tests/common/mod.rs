@@ -3,9 +3,11 @@
 #![allow(dead_code)] // each test file uses a part
 
 pub mod servers;
+pub mod skip;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// A results folder of its own under the system's temporary folder, removed afterwards.
@@ -103,4 +105,64 @@ pub fn json(o: &Output) -> serde_json::Value {
             stderr(o)
         )
     })
+}
+
+/// Why this host refuses io_uring, or `None` when it allows it, as the binary under test
+/// reports it: a one-I/O run asking for `--engine io_uring`, which perflab refuses with its
+/// probe's reason (disabled by the `kernel.io_uring_disabled` sysctl, a seccomp filter, an
+/// old kernel, or `PERFLAB_TEST_NO_URING=1`) where io_uring does not work. Asked once per
+/// test process; any other outcome of that run fails the test.
+pub fn io_uring_refusal() -> Option<String> {
+    static REFUSAL: OnceLock<Option<String>> = OnceLock::new();
+    REFUSAL
+        .get_or_init(|| {
+            let r = Results::new("uring-probe");
+            let dir = r.path().join("io");
+            std::fs::create_dir_all(&dir).expect("a scratch folder");
+            let o = run(
+                &r,
+                &[
+                    "io",
+                    "--path",
+                    dir.to_str().unwrap(),
+                    "--engine",
+                    "io_uring",
+                    "--rw",
+                    "read",
+                    "--bs",
+                    "4k",
+                    "--size",
+                    "64k",
+                    "--direct",
+                    "0",
+                    "--ops",
+                    "1",
+                    "--warmup",
+                    "0s",
+                    "--quiet",
+                ],
+            );
+            let err = stderr(&o);
+            match o.status.code() {
+                Some(0) => None,
+                Some(2) if err.contains("io_uring is not available") => {
+                    Some(err.trim().to_string())
+                }
+                _ => panic!("the io_uring probe run failed: {}\n{err}", o.status),
+            }
+        })
+        .clone()
+}
+
+/// For a test, or a part of one (`what`), that needs io_uring: true where the kernel allows
+/// it, else false after saying SKIPPED with perflab's reason. A host limit, so a skip even
+/// under `PERFLAB_REQUIRE_SERVERS` (perflab itself falls back to the sync engine there).
+pub fn io_uring_allowed(what: &str) -> bool {
+    match io_uring_refusal() {
+        None => true,
+        Some(why) => {
+            skip::skip_host(&format!("{what} needs io_uring; perflab says: {why}"));
+            false
+        }
+    }
 }

@@ -24,12 +24,15 @@
 //! drops root itself, so the child process *is* the server and `kill()` is a plain SIGKILL).
 //! As any other user everything runs as that user.
 //!
-//! `start()` returns `None`, with a line on stderr naming the package to install, when the
-//! binaries or the OS user are missing, so a test can skip; it panics with the server's log
-//! when they are there but the server does not come up, since that is a broken machine that
-//! a skip would hide. Durability settings are the servers' defaults (fsync on), so tests that
-//! count flushes see real ones. Only std is used: this file is compiled into every test.
+//! When the binaries or the OS user are missing, `start()` goes through
+//! [`skip_or_fail`](super::skip::skip_or_fail): a failure under `PERFLAB_REQUIRE_SERVERS`
+//! (CI), else `None` with "SKIPPED <test>: ..., install <package>" on stderr, and the test
+//! returns. It panics with the server's log when they are there but the server does not come
+//! up, since that is a broken machine that a skip would hide. Durability settings are the servers' defaults (fsync on), so tests that
+//! count flushes see real ones. Only std is used: this file is compiled into every test
+//! binary that uses `common`.
 
+use super::skip::{find_program, skip_or_fail};
 use std::fs;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
@@ -49,18 +52,31 @@ const PORT_TRIES: usize = 5;
 
 /// Why a server could not be had.
 enum StartError {
-    /// Not installed here: skip.
-    Missing(String),
+    /// Not installed here: skip, or fail in CI.
+    Missing {
+        reason: String,
+        package: &'static str,
+    },
     /// Installed but broken: fail loudly.
     Failed(String),
 }
 
-/// The outcome of `start()`: `None` for missing software, a panic for a broken start.
+impl StartError {
+    fn missing(reason: impl Into<String>, package: &'static str) -> Self {
+        StartError::Missing {
+            reason: reason.into(),
+            package,
+        }
+    }
+}
+
+/// The outcome of `start()`: `None` for missing software (a panic under
+/// `PERFLAB_REQUIRE_SERVERS`), a panic for a broken start.
 fn settle<T>(kind: &str, r: Result<T, StartError>) -> Option<T> {
     match r {
         Ok(s) => Some(s),
-        Err(StartError::Missing(why)) => {
-            eprintln!("{kind} test server unavailable: {why}");
+        Err(StartError::Missing { reason, package }) => {
+            skip_or_fail(&format!("no {kind} test server: {reason}"), package);
             None
         }
         Err(StartError::Failed(why)) => panic!("{kind} test server did not start: {why}"),
@@ -89,8 +105,9 @@ impl PgServer {
 
     fn try_start() -> Result<PgServer, StartError> {
         let bin = pg_bin_dir().ok_or_else(|| {
-            StartError::Missing(
-                "initdb not found (looked in /usr/lib/postgresql/*/bin and PATH): apt-get install postgresql".into(),
+            StartError::missing(
+                "initdb not found (looked in /usr/lib/postgresql/*/bin and PATH)",
+                "postgresql",
             )
         })?;
         let run_as = RunAs::when_root("postgres", "postgresql")?;
@@ -278,9 +295,10 @@ impl MariaDbServer {
 
     fn try_start(tls: bool) -> Result<MariaDbServer, StartError> {
         let missing = |what: &str| {
-            StartError::Missing(format!(
-                "{what} not found (looked in PATH and /usr/sbin): apt-get install mariadb-server"
-            ))
+            StartError::missing(
+                format!("{what} not found (looked in PATH and /usr/sbin)"),
+                "mariadb-server",
+            )
         };
         let mariadbd = find_program("mariadbd")
             .or_else(|| find_program("mysqld"))
@@ -305,9 +323,8 @@ impl MariaDbServer {
     }
 
     fn make_certificate(&mut self, run_as: Option<&RunAs>) -> Result<(), StartError> {
-        let openssl = find_program("openssl").ok_or_else(|| {
-            StartError::Missing("openssl not found: apt-get install openssl".into())
-        })?;
+        let openssl = find_program("openssl")
+            .ok_or_else(|| StartError::missing("openssl not found", "openssl"))?;
         let (key, cert) = (self.dir.join("key.pem"), self.dir.join("cert.pem"));
         let mut cmd = Command::new(openssl);
         cmd.args([
@@ -519,18 +536,18 @@ struct RunAs {
 
 impl RunAs {
     /// `None` when not root (everything runs as the current user).
-    fn when_root(name: &'static str, package: &str) -> Result<Option<RunAs>, StartError> {
+    fn when_root(name: &'static str, package: &'static str) -> Result<Option<RunAs>, StartError> {
         if !is_root() {
             return Ok(None);
         }
         let (uid, gid) = os_user(name).ok_or_else(|| {
-            StartError::Missing(format!(
-                "running as root needs the OS user '{name}' to run the server as: apt-get install {package}"
-            ))
+            StartError::missing(
+                format!("running as root needs the OS user '{name}' to run the server as"),
+                package,
+            )
         })?;
-        let runuser = find_program("runuser").ok_or_else(|| {
-            StartError::Missing("runuser not found: apt-get install util-linux".into())
-        })?;
+        let runuser = find_program("runuser")
+            .ok_or_else(|| StartError::missing("runuser not found", "util-linux"))?;
         Ok(Some(RunAs {
             name,
             uid,
@@ -725,15 +742,6 @@ fn os_user(name: &str) -> Option<(u32, u32)> {
         let _password = f.next()?;
         Some((f.next()?.parse().ok()?, f.next()?.parse().ok()?))
     })
-}
-
-/// `name` on PATH, or in the sbin folders that a non-login root PATH may lack.
-fn find_program(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain(["/usr/local/sbin", "/usr/sbin", "/sbin"].map(PathBuf::from))
-        .map(|d| d.join(name))
-        .find(|p| is_executable(p))
 }
 
 fn is_executable(p: &Path) -> bool {
