@@ -32,7 +32,10 @@ pub fn entries(
 ) -> Option<Vec<SuiteEntry>> {
     (name == "default").then(|| {
         let mut v = default_suite(quick, env);
-        v.extend(storage(quick, io_path));
+        // Without io_uring (a kernel or container that refuses it) the sync engine keeps one
+        // I/O in flight per worker: the same number of outstanding I/Os comes from threads.
+        let queued = crate::engine::probe_uring().is_ok();
+        v.extend(storage(quick, io_path, queued));
         v.push(oltp(quick));
         v
     })
@@ -40,7 +43,9 @@ pub fn entries(
 
 /// The storage section: random 8 KiB reads at depths 1 and 32, random 4 KiB writes, and
 /// sequential 256 KiB reads and writes at depth 2, direct I/O unless the path is on tmpfs.
-fn storage(quick: bool, path: &Path) -> Vec<SuiteEntry> {
+/// `queued`: io_uring works here, so the outstanding I/Os are a queue depth; otherwise they
+/// are as many threads, each with one I/O in flight (fio's psync with numjobs).
+fn storage(quick: bool, path: &Path, queued: bool) -> Vec<SuiteEntry> {
     let (warmup, duration, size) = if quick {
         ("500ms", "2s", "256m")
     } else {
@@ -56,7 +61,12 @@ fn storage(quick: bool, path: &Path) -> Vec<SuiteEntry> {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        v.extend(extra.iter().map(|s| s.to_string()));
+        let mut extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        if !queued && let Some(at) = extra.iter().position(|a| a == "--iodepth") {
+            extra[at] = "--threads".into();
+            extra.extend(["--engine", "sync"].map(String::from));
+        }
+        v.extend(extra);
         v.extend(["--warmup", warmup, "--duration", duration].map(String::from));
         v
     };
@@ -187,5 +197,23 @@ mod tests {
         assert!(quick[0].args.contains(&"1,2".to_string()));
         assert!(quick[1].args.iter().any(|a| a.starts_with("16384,")));
         assert!(entries("nope", true, &env, Path::new("/tmp")).is_none());
+    }
+
+    #[test]
+    fn without_io_uring_the_outstanding_ios_come_from_threads() {
+        let with = storage(true, Path::new("/tmp"), true);
+        assert!(with[0].args.windows(2).any(|w| w == ["--iodepth", "1,32"]));
+        let without = storage(true, Path::new("/tmp"), false);
+        for e in &without {
+            assert!(!e.args.contains(&"--iodepth".to_string()), "{:?}", e.args);
+            assert!(e.args.windows(2).any(|w| w == ["--engine", "sync"]));
+        }
+        assert!(
+            without[0]
+                .args
+                .windows(2)
+                .any(|w| w == ["--threads", "1,32"])
+        );
+        assert!(without[2].args.windows(2).any(|w| w == ["--threads", "2"]));
     }
 }

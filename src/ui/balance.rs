@@ -197,13 +197,19 @@ fn io_line(r: &RunRecord) -> String {
                 .map(format_bytes)
                 .unwrap_or_default();
             let depth = param_u64(s, "iodepth").unwrap_or(1);
+            // The outstanding I/Os: a queue (io_uring), or threads of one I/O each (sync).
+            let load = match param_u64(s, "threads").unwrap_or(1) {
+                1 => format!("QD{depth}"),
+                t if depth == 1 => format!("{t} threads"),
+                t => format!("{t}x QD{depth}"),
+            };
             let rate = if rw.starts_with("rand") {
                 format!("{} IO/s", super::format::count(s.summary.ops_per_sec.mean))
             } else {
                 bytes_per_sec(s.summary.bytes_per_sec.mean)
             };
             format!(
-                "{rw} {bs} QD{depth} {rate} {}",
+                "{rw} {bs} {load} {rate} {}",
                 ns(s.summary.latency_mean_ns.mean)
             )
         })
