@@ -124,3 +124,64 @@ fn ctrl_c_ends_a_run_on_a_stopped_mariadb() {
     assert!(took < Duration::from_secs(15), "{took:?}");
     assert_cut_short(&r);
 }
+
+/// Without Ctrl-C, a server that stops answering costs each transaction at most
+/// `--op-timeout`: they fail as timeouts, with their time on the record, and the run ends.
+fn times_out_while_frozen(url: &str, name: &str, freeze: impl FnOnce(), thaw: impl FnOnce()) {
+    let results = Results::new(name);
+    let child = Command::new(env!("CARGO_BIN_EXE_perflab"))
+        .args(["oltp", "--target", url, "--clients", "1", "--warmup", "0s"])
+        .args(["--duration", "4s", "--op-timeout", "1s", "--json"])
+        .arg("--results")
+        .arg(results.path())
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the perflab binary runs");
+    // Loading scale 1 takes a moment; freeze once the measure phase is under way.
+    let rec = results.path().join("runs");
+    let started = Instant::now();
+    while !std::fs::read_dir(&rec).is_ok_and(|mut d| d.next().is_some())
+        && started.elapsed() < Duration::from_secs(120)
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(2500));
+    freeze();
+    let out = child.wait_with_output().expect("perflab ends");
+    thaw();
+    let v = json(&out);
+    let t = &v["steps"][0]["trials"][0];
+    assert!(t["errors"].as_u64().unwrap() >= 1, "{t}");
+    assert!(
+        t["error_samples"].to_string().contains("timed out"),
+        "{}",
+        t["error_samples"]
+    );
+    assert!(
+        t["figures"]["timeouts_per_client"].as_f64().unwrap() >= 1.0,
+        "{t}"
+    );
+    // Each failure took the timeout, not an instant.
+    assert!(
+        t["error_latency"]["max_ns"].as_u64().unwrap() >= 900_000_000,
+        "{t}"
+    );
+}
+
+#[test]
+fn a_stopped_postgresql_costs_each_transaction_the_op_timeout() {
+    let Some(pg) = PgServer::start() else {
+        return;
+    };
+    times_out_while_frozen(&pg.url(), "to-pg", || pg.freeze(false), || pg.freeze(true));
+}
+
+#[test]
+fn a_stopped_mariadb_costs_each_transaction_the_op_timeout() {
+    let Some(db) = MariaDbServer::start() else {
+        return;
+    };
+    times_out_while_frozen(&db.url(), "to-my", || db.freeze(false), || db.freeze(true));
+}

@@ -53,12 +53,13 @@ impl Backend {
         }
     }
 
-    /// A connection that changes nothing: an SQLite file is opened read-only (not even its
+    /// A connection that changes nothing (its answers bounded by the op timeout, like a
+    /// session's, since it only looks): an SQLite file is opened read-only (not even its
     /// journal mode is set) so perflab can look before deciding whether it may write.
     pub fn inspect(&self) -> Result<Box<dyn Conn>, DbError> {
         match self {
             Backend::Sqlite { path, .. } => Ok(Box::new(sqlite::inspect(path)?)),
-            _ => self.connect(),
+            _ => self.connect_session(),
         }
     }
 

@@ -67,7 +67,7 @@ fn history_rows(spec: &OltpSpec) -> Option<i64> {
     spec.backends
         .iter()
         .map(|b| {
-            let mut c = b.connect().ok()?;
+            let mut c = b.connect_session().ok()?;
             debitcredit::books(&mut *c).ok().map(|b| b.history_rows)
         })
         .sum()
@@ -85,7 +85,7 @@ pub fn after_step(spec: &OltpSpec) -> Vec<Check> {
             Mix::Debitcredit => "books_balance",
             Mix::Orderentry => "order_counts",
         };
-        let found = b.connect().and_then(|mut c| match spec.mix {
+        let found = b.connect_session().and_then(|mut c| match spec.mix {
             Mix::Debitcredit => debitcredit::books(&mut *c).map(|books| {
                 rows = rows.map(|r| r + books.history_rows);
                 books_check(books)

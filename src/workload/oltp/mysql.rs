@@ -655,6 +655,18 @@ fn db_err(e: mysql::Error) -> DbError {
                 _ => plain_io(&io.to_string()),
             },
         ),
+        // The driver reads through its packet codec, so a socket timeout usually arrives
+        // wrapped as a codec error, with the I/O error as its source.
+        E::CodecError(c)
+            if std::error::Error::source(&c)
+                .and_then(|e| e.downcast_ref::<std::io::Error>())
+                .is_some_and(is_timeout) =>
+        {
+            (
+                ErrorKind::TimedOut,
+                "the server did not answer in time".into(),
+            )
+        }
         E::CodecError(c) => (ErrorKind::Broken, format!("protocol error: {c}")),
         E::DriverError(d) => {
             // Caught before anything is sent: the connection is fine.

@@ -51,7 +51,9 @@ pub fn clear(
     if shard.is_new_file() || schema::recorded(&mut *shard.inspect()?, "workload")?.is_none() {
         return Ok(false);
     }
-    let mut c = shard.connect()?;
+    // Bounded like a session: after a run whose server stopped answering, cleanup must give
+    // up rather than hang.
+    let mut c = shard.connect_session()?;
     let made = created_here(&mut *c);
     let dropped = drop_ours(&mut *c, &Mix::known_tables())?;
     drop(c);
