@@ -9,6 +9,7 @@ mod compare_cmd;
 pub mod crash;
 mod info;
 mod io_build;
+mod kv_cmd;
 mod oltp_cmd;
 mod report_cmd;
 mod suite_cmd;
@@ -99,6 +100,7 @@ fn dispatch(cli: Cli) -> Result<(), AppError> {
         Command::Null(args) => workload_cmd::null(g, args),
         Command::Io(args) => workload_cmd::io(g, args),
         Command::Oltp(args) => workload_cmd::oltp(g, args),
+        Command::Kv(args) => workload_cmd::kv(g, args),
         Command::Runs => archive_cmds::runs(g),
         Command::Show(args) => archive_cmds::show(g, args),
         Command::Export(args) => archive_cmds::export(g, args),
@@ -110,7 +112,7 @@ fn dispatch(cli: Cli) -> Result<(), AppError> {
     }
 }
 
-/// The run specification a workload command (`memory`, `cpu`, `io`, `null`, `oltp`) stands
+/// The run specification a workload command (`memory`, `cpu`, `io`, `null`, `oltp`, `kv`) stands
 /// for, read and checked as the command would before running, but without running anything;
 /// `None` for the other commands. This is how `perflab run` validates a suite's entries before
 /// the first one runs. It writes nothing, but it reads the filesystem (io paths, SQLite files)
@@ -122,6 +124,7 @@ pub fn workload_spec(command: &Command, env: &Environment) -> Result<Option<RunS
         Command::Null(a) => build::null_spec(a)?,
         Command::Io(a) => io_build::io_spec(a, env)?,
         Command::Oltp(a) => oltp_cmd::oltp_spec(a, env)?,
+        Command::Kv(a) => kv_cmd::kv_spec(a)?,
         _ => return Ok(None),
     }))
 }

@@ -49,6 +49,9 @@ pub fn run(g: &GlobalArgs, args: &SuiteArgs) -> Result<(), AppError> {
 
     interrupt::install();
     let progress = Progress::new(g.quiet);
+    for note in suite::skipped(&args.suite) {
+        progress.line(&style::warning(&format!("== {note}")));
+    }
     let suite_name = format!("{}{}", args.suite, if args.quick { " (quick)" } else { "" });
     // One id for this invocation, shared by its runs, so the report can gather them later.
     let suite_run = crate::record::timestamp::run_id(std::time::SystemTime::now());

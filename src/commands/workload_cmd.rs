@@ -5,7 +5,9 @@ use super::io_build::io_spec;
 use super::oltp_cmd;
 use super::{AppError, print};
 use crate::archive::Archive;
-use crate::cli::{CpuArgs, GlobalArgs, IoArgs, MemoryArgs, NullArgs, OltpAction, OltpArgs};
+use crate::cli::{
+    CpuArgs, GlobalArgs, IoArgs, KvAction, KvArgs, MemoryArgs, NullArgs, OltpAction, OltpArgs,
+};
 use crate::env::Environment;
 use crate::record::RunRecord;
 use crate::run::{self, RunError, RunOptions, interrupt};
@@ -57,6 +59,15 @@ pub fn oltp(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
         )));
     }
     Ok(())
+}
+
+pub fn kv(g: &GlobalArgs, args: &KvArgs) -> Result<(), AppError> {
+    if matches!(args.action, KvAction::Prepare | KvAction::Cleanup) {
+        return super::kv_cmd::steps(g, args);
+    }
+    let env = Environment::collect();
+    let spec = super::kv_cmd::kv_spec(args)?;
+    execute(g, &spec, env)
 }
 
 pub fn null(g: &GlobalArgs, args: &NullArgs) -> Result<(), AppError> {

@@ -38,6 +38,7 @@
 #![allow(unsafe_code)]
 
 pub mod buffer;
+pub mod poll;
 pub mod sync;
 pub mod sys;
 pub mod uring;

@@ -263,6 +263,9 @@ fn summarize(trials: &[Trial], headline: &str) -> StepSummary {
 }
 
 /// Warnings about the quality of a step's measurement, each saying what to do.
+/// Share of the offered rate below which an open-loop step is said not to have reached it.
+const RATE_SHORT: f64 = 0.99;
+
 fn step_warnings(step: &StepResult) -> Vec<Warning> {
     let mut out = Vec::new();
     let steal = step
@@ -288,6 +291,29 @@ fn step_warnings(step: &StepResult) -> Vec<Warning> {
                 "repeats of step {} differ by {:.0}% (max-min over mean); the machine looks noisy. Close other work, lengthen --duration, or add --repeat",
                 step.index,
                 spread * 100.0
+            ),
+            step: Some(step.index),
+        });
+    }
+    // Open loop: the offered rate is the experiment; a step that did not reach it measured
+    // something else (a client or server that could not keep up).
+    let short = step
+        .trials
+        .iter()
+        .filter_map(|t| {
+            let s = t.schedule.as_ref()?;
+            let achieved = (t.ops + t.errors) as f64 / (t.elapsed_ns as f64 / 1e9).max(1e-9);
+            (s.target_ops_per_sec > 0.0 && achieved < RATE_SHORT * s.target_ops_per_sec)
+                .then_some((achieved, s.target_ops_per_sec))
+        })
+        .next();
+    if let Some((achieved, target)) = short {
+        out.push(Warning {
+            code: "rate_not_reached".into(),
+            message: format!(
+                "step {} completed {achieved:.0} ops/s of the {target:.0} offered ({:.1}%): the system (or perflab) could not keep up, so response times describe an overload. Lower --rate, or look at the late and missed starts",
+                step.index,
+                achieved / target * 100.0
             ),
             step: Some(step.index),
         });

@@ -90,13 +90,16 @@ pub fn run(mut plan: WorkerPlan, shared: Arc<Shared>, tx: Sender<IntervalReport>
         plan.pacer.start_at(origin);
     }
     if session.as_queued().is_some() {
-        let outcome = run_queued(&mut *session, &mut plan, shared, tx);
+        let mut kinds = Breakdown::default();
+        let outcome = run_queued(&mut *session, &mut plan, shared, tx, &mut kinds);
         shared.done.fetch_add(1, Ordering::SeqCst);
         let totals = outcome?;
+        let mut groups = kinds.groups;
+        groups.extend(session.groups());
         return Ok(WorkerOutput {
             totals,
             figures: session.finish(),
-            groups: session.groups(),
+            groups,
         });
     }
 
@@ -284,6 +287,7 @@ fn run_queued(
     plan: &mut WorkerPlan,
     shared: &Shared,
     tx: Sender<IntervalReport>,
+    kinds: &mut Breakdown,
 ) -> Result<WorkerTotals, OpError> {
     let Some(queue) = session.as_queued() else {
         return Ok(WorkerTotals::default());
@@ -314,6 +318,7 @@ fn run_queued(
         open,
         left: plan.quota.unwrap_or(u64::MAX),
         stamp: now,
+        kinds,
     };
     while shared.phase() == MEASURE && (pump.left > 0 || queue.in_flight() > 0) {
         if let Err(e) = queue.pump(&mut pump) {
@@ -380,6 +385,9 @@ impl Pump for Closed<'_> {
     fn measuring(&self) -> bool {
         self.inner.measuring()
     }
+    fn open_loop(&self) -> bool {
+        self.inner.open_loop()
+    }
 }
 
 /// Warmup: ops run and are thrown away.
@@ -414,6 +422,9 @@ impl Pump for WarmPump<'_> {
     fn may_block(&self) -> bool {
         !self.pacer.is_open()
     }
+    fn open_loop(&self) -> bool {
+        self.pacer.is_open()
+    }
     fn done(&mut self, _: Instant, _: Instant, _: Instant, _: OpResult<'_>) {}
     fn fail(&mut self, _: &str) {}
     fn measuring(&self) -> bool {
@@ -432,6 +443,8 @@ struct MeasurePump<'a> {
     /// The time of the latest completion, standing in for "now" in a closed loop, where the
     /// intended start is not used.
     stamp: Instant,
+    /// Response times by kind of op, for sessions whose ops name one.
+    kinds: &'a mut Breakdown,
 }
 
 impl MeasurePump<'_> {
@@ -469,13 +482,26 @@ impl Pump for MeasurePump<'_> {
         !self.open
     }
 
+    fn open_loop(&self) -> bool {
+        self.open
+    }
+
     #[inline]
     fn done(&mut self, intended: Instant, start: Instant, end: Instant, outcome: OpResult<'_>) {
         let intended = if self.open { intended } else { start };
         self.stamp = end;
         match outcome {
-            Ok(o) => self.rec.record(intended, start, end, o.items, o.bytes),
-            Err(message) => self.rec.record_error(intended, start, end, message),
+            Ok(o) => {
+                self.rec.record(intended, start, end, o.items, o.bytes);
+                if !o.kind.is_empty() {
+                    self.kinds
+                        .record(o.kind, end.saturating_duration_since(intended));
+                }
+            }
+            Err(f) => {
+                self.rec.record_error(intended, start, end, f.message);
+                self.kinds.record_error(f.kind);
+            }
         }
     }
 

@@ -3,7 +3,8 @@
 //!
 //! The default suite is the machine's balance sheet: memory bandwidth, memory latency, the
 //! lotto test, CPU scaling, storage (on the results filesystem, or `--io-path`) and DebitCredit
-//! on embedded SQLite. `--quick`
+//! on embedded SQLite, and the cache study's mix on a throwaway memcached (when memcached is
+//! installed; the suite says so when it is not). `--quick`
 //! shortens every step so the whole suite takes under a minute on two cores; the full suite
 //! takes a few minutes.
 
@@ -37,8 +38,56 @@ pub fn entries(
         let queued = crate::engine::probe_uring().is_ok();
         v.extend(storage(quick, io_path, queued));
         v.push(oltp(quick));
+        if memcached_installed() {
+            v.push(kv(quick));
+        }
         v
     })
+}
+
+/// What suite `name` leaves out on this machine, each with the reason and the fix.
+pub fn skipped(name: &str) -> Vec<String> {
+    if name == "default" && !memcached_installed() {
+        vec!["cache: skipped, memcached is not installed (apt-get install memcached)".into()]
+    } else {
+        Vec::new()
+    }
+}
+
+/// Whether `perflab kv` can start its throwaway memcached here.
+fn memcached_installed() -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/bin".into(), "/usr/local/bin".into()])
+        .any(|d: std::path::PathBuf| d.join("memcached").is_file())
+}
+
+/// The cache study's mix on a throwaway memcached over loopback: 90% gets and 10% sets
+/// over three size classes, a few connection counts.
+fn kv(quick: bool) -> SuiteEntry {
+    let (clients, keys, warmup, duration) = if quick {
+        ("1,8", "9999", "500ms", "2s")
+    } else {
+        ("1,4,16,50", "99999", "1s", "5s")
+    };
+    SuiteEntry {
+        capability: "cache",
+        args: [
+            "kv",
+            "--clients",
+            clients,
+            "--threads",
+            "1",
+            "--key-maximum",
+            keys,
+            "--warmup",
+            warmup,
+            "--duration",
+            duration,
+        ]
+        .map(String::from)
+        .to_vec(),
+    }
 }
 
 /// The storage section: random 8 KiB reads at depths 1 and 32, random 4 KiB writes, and
@@ -191,7 +240,10 @@ mod tests {
         let mut env = Environment::default();
         env.cpu.logical_cpus = Some(2);
         let quick = entries("default", true, &env, Path::new("/tmp")).unwrap();
-        assert_eq!(quick.len(), 8);
+        // The cache line needs memcached; without it the suite says it skipped it.
+        let cache = usize::from(memcached_installed());
+        assert_eq!(quick.len(), 8 + cache);
+        assert_eq!(skipped("default").len(), 1 - cache);
         assert_eq!(quick[7].args[0], "oltp");
         assert!(quick[4].args.contains(&"1,32".to_string()));
         assert!(quick[0].args.contains(&"1,2".to_string()));

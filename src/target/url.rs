@@ -42,6 +42,12 @@ pub enum Backend {
     Sqlite,
     Postgres,
     Mysql,
+    /// memcached's text and meta protocols (`memcached://host:11211`, `memcached:///path.sock`).
+    Memcached,
+    /// Redis, Valkey or KeyDB over RESP (`redis://[user:pass@]host:6379/0`).
+    Redis,
+    /// The same over TLS (`rediss://`).
+    Rediss,
 }
 
 impl Backend {
@@ -51,6 +57,9 @@ impl Backend {
             Backend::Sqlite => "sqlite",
             Backend::Postgres => "postgres",
             Backend::Mysql => "mysql",
+            Backend::Memcached => "memcached",
+            Backend::Redis => "redis",
+            Backend::Rediss => "rediss",
         }
     }
 
@@ -60,6 +69,8 @@ impl Backend {
             Backend::Sqlite => None,
             Backend::Postgres => Some(5432),
             Backend::Mysql => Some(3306),
+            Backend::Memcached => Some(11211),
+            Backend::Redis | Backend::Rediss => Some(6379),
         }
     }
 }
@@ -110,10 +121,10 @@ pub struct TargetUrl {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UrlError {
     /// No `scheme://` at the front.
-    #[error("not a URL: missing the scheme; use sqlite://, postgres:// or mysql://")]
+    #[error("not a URL: missing the scheme; use sqlite://, postgres://, mysql://, memcached:// or redis://")]
     MissingScheme,
     /// A scheme this build does not know.
-    #[error("unknown scheme '{0}'; use sqlite://, postgres:// or mysql://")]
+    #[error("unknown scheme '{0}'; use sqlite://, postgres://, mysql://, memcached:// or redis://")]
     UnknownScheme(String),
     /// `postgres:host` and the like: the `//` is missing.
     #[error("'{0}:' must be followed by '//'; write {0}://...")]
@@ -186,6 +197,9 @@ fn backend_of(scheme: &str) -> Option<Backend> {
         "sqlite" => Some(Backend::Sqlite),
         "postgres" | "postgresql" => Some(Backend::Postgres),
         "mysql" | "mariadb" => Some(Backend::Mysql),
+        "memcached" | "memcache" => Some(Backend::Memcached),
+        "redis" | "valkey" => Some(Backend::Redis),
+        "rediss" | "valkeys" => Some(Backend::Rediss),
         _ => None,
     }
 }
@@ -215,6 +229,7 @@ impl FromStr for TargetUrl {
         match backend {
             Backend::Sqlite => parse_sqlite(rest),
             Backend::Postgres | Backend::Mysql => parse_server(backend, rest),
+            Backend::Memcached | Backend::Redis | Backend::Rediss => parse_cache(backend, rest),
         }
     }
 }
@@ -255,6 +270,24 @@ fn parse_sqlite(rest: &str) -> Result<TargetUrl, UrlError> {
         url.take_param(k, v)?;
     }
     Ok(url)
+}
+
+/// A cache: a server URL, or a Unix socket as the path after an empty authority
+/// (`memcached:///run/memcached.sock`, `redis:///run/redis.sock`).
+fn parse_cache(backend: Backend, rest: &str) -> Result<TargetUrl, UrlError> {
+    if let Some(path) = rest.strip_prefix('/') {
+        let (path, query) = match path.split_once('?') {
+            Some((p, q)) => (p, Some(q)),
+            None => (path, None),
+        };
+        let mut url = TargetUrl::empty(backend);
+        url.path = Some(PathBuf::from(format!("/{}", decode(path, PART_PATH)?)));
+        for (k, v) in parse_query(query)? {
+            url.take_param(k, v)?;
+        }
+        return Ok(url);
+    }
+    parse_server(backend, rest)
 }
 
 fn parse_server(backend: Backend, rest: &str) -> Result<TargetUrl, UrlError> {
@@ -459,7 +492,10 @@ impl TargetUrl {
     pub fn redacted(&self) -> String {
         let mut out = format!("{}://", self.backend.scheme());
         let mut params: Vec<(&str, &str)> = Vec::new();
-        if self.backend == Backend::Sqlite {
+        if let Some(path) = self.path.as_ref().filter(|_| self.backend != Backend::Sqlite) {
+            // A cache's Unix socket: an empty authority, then the absolute path.
+            out.push_str(&encode(&path.to_string_lossy(), "/:~+,;=@"));
+        } else if self.backend == Backend::Sqlite {
             if let Some(path) = &self.path {
                 out.push_str(&encode(&path.to_string_lossy(), "/:~+,;=@"));
             }
@@ -540,7 +576,14 @@ impl TargetUrl {
             return found;
         }
         match self.backend {
-            Backend::Sqlite => {}
+            Backend::Sqlite | Backend::Memcached => {}
+            // redis-cli's variable.
+            Backend::Redis | Backend::Rediss => {
+                if let Some(pw) = env("REDISCLI_AUTH").filter(|p| !p.is_empty()) {
+                    found.password = Some(Secret(pw));
+                    found.source = Some("REDISCLI_AUTH".to_string());
+                }
+            }
             Backend::Postgres => {
                 if let Some(pw) = env("PGPASSWORD").filter(|p| !p.is_empty()) {
                     found.password = Some(Secret(pw));
@@ -1273,7 +1316,7 @@ mod tests {
         assert_eq!(e, UrlError::UnknownScheme("postgress".into()));
         assert_eq!(
             e.to_string(),
-            "unknown scheme 'postgress'; use sqlite://, postgres:// or mysql://"
+            "unknown scheme 'postgress'; use sqlite://, postgres://, mysql://, memcached:// or redis://"
         );
         assert_eq!(err("http://h/d"), UrlError::UnknownScheme("http".into()));
         assert_eq!(err("localhost:5432/bank"), UrlError::MissingScheme);

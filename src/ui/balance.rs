@@ -163,6 +163,7 @@ pub fn line(r: &RunRecord) -> Option<String> {
         }
         ("io", _) => io_line(r),
         ("oltp", _) => oltp_line(r),
+        ("kv", _) => kv_line(r),
         ("io_surface", _) => format!(
             "storage surface ({}): {} at best over all file and record sizes",
             r.target,
@@ -245,4 +246,35 @@ fn oltp_line(r: &RunRecord) -> String {
         .filter(|&s| s)
         .map_or("debitcredit", |_| "debitcredit select-only");
     format!("oltp {variant} ({}): {}{flushes}", r.target, per.join(", "))
+}
+
+/// A cache: requests per second at each connection count, the tail, and what each request
+/// cost the server.
+fn kv_line(r: &RunRecord) -> String {
+    let per: Vec<String> = r
+        .steps
+        .iter()
+        .map(|s| {
+            let n = param_u64(s, "clients").unwrap_or(1);
+            format!(
+                "{} req/s p99 {} ({n} conn{})",
+                super::format::count(s.summary.headline.mean),
+                ns(s.summary.latency_p99_ns.mean),
+                if n == 1 { "" } else { "s" }
+            )
+        })
+        .collect();
+    let server_cpu = r
+        .steps
+        .last()
+        .and_then(|s| s.trials.first())
+        .and_then(|t| t.figures.get("server_cpu_per_op_ns"))
+        .map(|&v| format!("; server CPU {} per request", ns(v)))
+        .unwrap_or_default();
+    let server = r.spec.get("server").and_then(|v| v.as_str()).unwrap_or("cache");
+    let mix = r.spec.get("ratio").and_then(|v| v.as_str()).unwrap_or("?");
+    format!(
+        "cache ({server}, set:get {mix}): {}{server_cpu}",
+        per.join(", ")
+    )
 }

@@ -117,6 +117,13 @@ pub fn header(name: &str, op_name: &str) -> String {
         "bytes_per_sec_per_thread" => "per thread".into(),
         "ops_per_sec_per_thread" => format!("{op_name}/s/thread"),
         "alloc_ns" => "alloc time".into(),
+        // Caches: the server's figures beside perflab's own.
+        "hit_pct" => "hits".into(),
+        "server_ops_per_sec" => "server req/s".into(),
+        "server_cpu_per_op_ns" => "server CPU/req".into(),
+        "server_evictions_per_sec" => "evictions/s".into(),
+        "client_cpu_per_op_ns" => "perflab CPU/req".into(),
+        "client_busy_pct" => "perflab busy".into(),
         other => other.trim_end_matches("_ns").replace('_', " "),
     }
 }

@@ -26,8 +26,13 @@ pub fn tables(r: &RunRecord) -> Vec<(&'static str, Table)> {
         .to_vec(),
     );
     // OLTP: response times by transaction type and by shard, where a step had several.
-    let mut kinds = breakdown_table("type");
-    let mut shards = breakdown_table("shard");
+    // Caches name their kinds commands, and count requests.
+    let cache = r.workload == "kv";
+    let mut kinds = breakdown_table(
+        if cache { "command" } else { "type" },
+        if cache { "req/s" } else { "tx/s" },
+    );
+    let mut shards = breakdown_table("shard", if cache { "req/s" } else { "tx/s" });
     let mut devices = Table::new(
         [
             "step",
@@ -86,7 +91,14 @@ pub fn tables(r: &RunRecord) -> Vec<(&'static str, Table)> {
         }
     }
     [
-        ("by transaction type (response times)", kinds),
+        (
+            if cache {
+                "by command (response times)"
+            } else {
+                "by transaction type (response times)"
+            },
+            kinds,
+        ),
         ("by shard (response times)", shards),
         ("by direction, block size and file", groups),
         (
@@ -99,10 +111,10 @@ pub fn tables(r: &RunRecord) -> Vec<(&'static str, Table)> {
     .collect()
 }
 
-fn breakdown_table(what: &str) -> Table {
+fn breakdown_table(what: &str, rate: &str) -> Table {
     Table::new(
         [
-            "step", what, "tx/s", "share", "mean", "p50", "p90", "p99", "p99.9", "max", "errors",
+            "step", what, rate, "share", "mean", "p50", "p90", "p99", "p99.9", "max", "errors",
         ]
         .map(String::from)
         .to_vec(),

@@ -9,10 +9,12 @@
 //! - [`memory`]: STREAM bandwidth kernels, pointer-chase latency, the "lotto" test.
 //! - [`cpu`]: Mandelbrot fractals with a hand-written complex type (iGenCPU).
 //! - [`io`]: storage I/O as fio does it, and IOzone's file-size x record-size surface.
-//! - [`oltp`]: DebitCredit transactions on a database (SQLite today).
+//! - [`oltp`]: DebitCredit and order entry on SQLite, PostgreSQL and MySQL.
+//! - [`kv`]: gets and sets on memcached and Redis.
 
 pub mod cpu;
 pub mod io;
+pub mod kv;
 pub mod memory;
 pub mod null;
 pub mod oltp;
@@ -20,7 +22,7 @@ pub mod rng;
 pub mod session;
 
 pub use session::{
-    Figures, GroupTotals, OpError, OpOutcome, OpResult, Pump, QueuedSession, Session,
+    Failure, Figures, GroupTotals, OpError, OpOutcome, OpResult, Pump, QueuedSession, Session,
 };
 
 use crate::record::{Headline, StepResult, Trial, Warning};
@@ -100,6 +102,7 @@ pub enum WorkloadSpec {
     Io(Box<io::IoSpec>),
     IoSurface(io::surface::SurfaceSpec),
     Oltp(oltp::OltpSpec),
+    Kv(Box<kv::KvSpec>),
 }
 
 impl WorkloadSpec {
@@ -111,6 +114,7 @@ impl WorkloadSpec {
             WorkloadSpec::Io(w) => w.as_ref(),
             WorkloadSpec::IoSurface(w) => w,
             WorkloadSpec::Oltp(w) => w,
+            WorkloadSpec::Kv(w) => w.as_ref(),
         }
     }
 

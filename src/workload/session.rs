@@ -97,10 +97,30 @@ pub trait Pump {
     fn measuring(&self) -> bool {
         true
     }
+    /// Whether ops follow an open-loop schedule (their response time then counts from
+    /// `intended`).
+    fn open_loop(&self) -> bool {
+        false
+    }
 }
 
 /// How one queued op ended.
-pub type OpResult<'a> = Result<OpOutcome, &'a str>;
+pub type OpResult<'a> = Result<OpOutcome, Failure<'a>>;
+
+/// A queued op that failed: why, and which kind of op it was (as `OpOutcome::kind`; empty
+/// for workloads with one kind), so it counts in its kind's group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Failure<'a> {
+    pub kind: &'static str,
+    pub message: &'a str,
+}
+
+impl<'a> Failure<'a> {
+    /// A failure of a workload with one kind of op.
+    pub fn new(message: &'a str) -> Self {
+        Failure { kind: "", message }
+    }
+}
 
 /// A session with several ops in flight, which times them itself.
 pub trait QueuedSession {

@@ -1,6 +1,7 @@
-//! Throwaway database servers for the integration tests: a real PostgreSQL or MariaDB in a
-//! fresh temporary folder, on a free port of 127.0.0.1, gone on drop. Never a mock, and never
-//! the machine's own instances (their ports, sockets, data and config files are not used).
+//! Throwaway servers for the integration tests: a real PostgreSQL, MariaDB, memcached, Redis
+//! or Redis cluster in a fresh temporary folder, on a free port of 127.0.0.1, gone on drop.
+//! Never a mock, and never the machine's own instances (their ports, sockets, data and config
+//! files are not used).
 //!
 //! ```text
 //!                 PgServer::start()                          MariaDbServer::start()
@@ -19,24 +20,57 @@
 //!  drop           pg_ctl stop -m fast, rm -r folder          SIGTERM (SIGKILL after 20 s), rm -r
 //! ```
 //!
+//! ```text
+//!                 MemcachedServer::start[_with|_unix]()      RedisServer::start[_with_password]()
+//!  binaries       memcached (PATH, /usr/bin)                 redis-server (PATH, /usr/bin)
+//!  folder         TMP/perflab-memcached-PID-N (chown nobody) TMP/perflab-redis-PID-N
+//!  start          memcached -l 127.0.0.1 -p P -U 0 -t T      redis-server --port P --bind 127.0.0.1
+//!                   -m MB -c 4096 [-u nobody as root]          --save '' --appendonly no --dir FOLDER
+//!                 _unix: -s FOLDER/memcached.sock -a 0700      --protected-mode no [--requirepass]
+//!                   (no TCP at all)
+//!  ready when     `version` gets VERSION ...                 PING gets +PONG (-NOAUTH with a password)
+//!                 (a port taken meanwhile: the next free one, up to 5 tries; ≤ 20 s each)
+//!  url()          memcached://127.0.0.1:P                    redis://127.0.0.1:P/0
+//!                 memcached:///FOLDER/memcached.sock         redis://:PASSWORD@127.0.0.1:P/0
+//!  freeze(cont)   SIGSTOP / SIGCONT the server process       (the same)
+//!  kill()         SIGKILL                                    SIGKILL
+//!  drop           SIGTERM (+SIGCONT; SIGKILL after 20 s),    (the same)
+//!                 rm -r folder
+//!
+//!                 RedisCluster::start(n ≥ 3)
+//!  nodes          n RedisServers in TMP/perflab-redis-cluster-PID-N/node-I, each with
+//!                 --cluster-enabled yes --cluster-config-file nodes.conf
+//!                 --cluster-node-timeout 5000 --cluster-port B (a free port too)
+//!  create         redis-cli --cluster create 127.0.0.1:P1 ... --cluster-replicas 0 --cluster-yes
+//!  ready when     CLUSTER INFO says cluster_state:ok on every node (≤ 30 s)
+//!  url(), urls()  the first node's URL, every node's; nodes() to freeze or kill one
+//!  freeze, kill   every node;   drop: every node as above, then rm -r folder
+//! ```
+//!
 //! Why the OS users: initdb and postgres refuse to run as root, so as root the PostgreSQL
 //! commands run as `postgres` through `runuser`, and mariadbd is told `--user=mysql` (it then
 //! drops root itself, so the child process *is* the server and `kill()` is a plain SIGKILL).
-//! As any other user everything runs as that user.
+//! memcached refuses to run as root, so as root it is told `-u nobody` (it drops root
+//! in-process, and makes its unix socket only afterwards, hence the folder owned by nobody).
+//! redis-server runs as whoever starts it (as root it only warns). As any other user
+//! everything runs as that user.
 //!
-//! When the binaries or the OS user are missing, `start()` goes through
-//! [`skip_or_fail`](super::skip::skip_or_fail): a failure under `PERFLAB_REQUIRE_SERVERS`
-//! (CI), else `None` with "SKIPPED <test>: ..., install <package>" on stderr, and the test
-//! returns. It panics with the server's log when they are there but the server does not come
-//! up, since that is a broken machine that a skip would hide. Durability settings are the servers' defaults (fsync on), so tests that
-//! count flushes see real ones. Only std is used: this file is compiled into every test
+//! When the binaries (redis-cli too, for a cluster) or the OS user are missing, `start()`
+//! goes through [`skip_or_fail`](super::skip::skip_or_fail): a failure under
+//! `PERFLAB_REQUIRE_SERVERS` (CI), else `None` with "SKIPPED <test>: ..., install <package>"
+//! on stderr, and the test returns. It panics with the server's log when they are there but
+//! the server does not come up, since that is a broken machine that a skip would hide. The
+//! databases' durability settings are the servers' defaults (fsync on), so tests that count
+//! flushes see real ones; Redis keeps nothing on disk (no snapshots, no append-only file),
+//! which is how a cache is run. Only std is used: this file is compiled into every test
 //! binary that uses `common`.
 
 use super::skip::{find_program, skip_or_fail};
 use std::fs;
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
@@ -755,4 +789,702 @@ fn signal(pids: &[&str], cont: bool) {
         .args(pids)
         .stderr(Stdio::null())
         .status();
+}
+
+// ───────────────────────────── memcached ─────────────────────────────
+
+/// memcached's own defaults (`-t 4 -m 64`): `start()` is a stock server.
+const MEMCACHED_THREADS: u32 = 4;
+const MEMCACHED_MB: u32 = 64;
+/// memcached refuses to run as root; as root it is told `-u nobody` and drops root itself.
+const MEMCACHED_USER: &str = "nobody";
+
+/// A memcached of its own, on 127.0.0.1 (TCP, no UDP) or on a unix socket in its folder.
+pub struct MemcachedServer {
+    dir: PathBuf,
+    process: ServerProcess,
+    /// 0 for the unix-socket server: memcached listens on no TCP port when given `-s`.
+    port: u16,
+    socket: Option<PathBuf>,
+}
+
+impl MemcachedServer {
+    /// memcached with its default threads (4) and memory (64 MB) on a free port, once it
+    /// answers `version`. `None` (with the reason on stderr) when memcached is not installed.
+    pub fn start() -> Option<MemcachedServer> {
+        Self::start_with(MEMCACHED_THREADS, MEMCACHED_MB)
+    }
+
+    /// As [`MemcachedServer::start`], with `-t threads -m memory_mb`.
+    pub fn start_with(threads: u32, memory_mb: u32) -> Option<MemcachedServer> {
+        settle("memcached", Self::try_start(threads, memory_mb, false))
+    }
+
+    /// As [`MemcachedServer::start`], listening only on a unix socket in its folder (mode
+    /// 0700: the server's user, or root, may connect); `url()` is `memcached:///path`.
+    pub fn start_unix() -> Option<MemcachedServer> {
+        settle(
+            "memcached (unix socket)",
+            Self::try_start(MEMCACHED_THREADS, MEMCACHED_MB, true),
+        )
+    }
+
+    fn try_start(threads: u32, memory_mb: u32, unix: bool) -> Result<MemcachedServer, StartError> {
+        let memcached = find_in_path_or_usr_bin("memcached").ok_or_else(|| {
+            StartError::missing(
+                "memcached not found (looked in PATH and /usr/bin)",
+                "memcached",
+            )
+        })?;
+        let run_as = RunAs::when_root(MEMCACHED_USER, "memcached")?;
+        // Owned by `nobody` as root: memcached makes its unix socket after dropping root.
+        let dir = scratch_dir(
+            if unix { "memcached-unix" } else { "memcached" },
+            run_as.as_ref(),
+        )?;
+        let socket = unix.then(|| dir.join("memcached.sock"));
+        if let Some(s) = &socket
+            && s.as_os_str().len() >= UNIX_PATH_MAX
+        {
+            let why = format!(
+                "the socket path {} is longer than a unix socket address allows ({UNIX_PATH_MAX} bytes): set TMPDIR to a shorter folder",
+                s.display()
+            );
+            remove_dir(&dir);
+            return Err(StartError::Failed(why));
+        }
+        let log = dir.join("memcached.log");
+        let spawn = |ports: &[u16; 1]| {
+            let mut cmd = Command::new(&memcached);
+            match &socket {
+                Some(s) => {
+                    cmd.arg("-s").arg(s).args(["-a", "0700"]);
+                }
+                None => {
+                    cmd.args(["-l", "127.0.0.1", "-p", &ports[0].to_string()]);
+                }
+            }
+            // -U 0: no UDP port (memcached ≥ 1.5.6 has it off already; older ones would
+            // bind 11211/udp, which may be taken). -c 4096: more clients than the default
+            // 1024, for client sweeps; memcached raises its open-files limit to match.
+            cmd.args(["-U", "0"])
+                .args(["-t", &threads.to_string(), "-m", &memory_mb.to_string()])
+                .args(["-c", "4096"])
+                .current_dir(&dir);
+            if let Some(u) = &run_as {
+                cmd.args(["-u", u.name]);
+            }
+            cmd
+        };
+        let ready = |ports: &[u16; 1], child: &mut Child| {
+            let at = match &socket {
+                Some(s) => Addr::Unix(s),
+                None => Addr::Tcp(ports[0]),
+            };
+            wait_for_reply("memcached", child, &at, b"version\r\n", |line| {
+                line.starts_with("VERSION ")
+            })
+        };
+        // On a unix socket there is no port to lose to another process: one try is enough,
+        // and the port drawn for it is not used.
+        let tries = if unix { 1 } else { PORT_TRIES };
+        match boot_on_free_ports(&log, tries, spawn, ready) {
+            Ok(([port], process)) => Ok(MemcachedServer {
+                dir,
+                process,
+                port: if unix { 0 } else { port },
+                socket,
+            }),
+            Err(e) => {
+                remove_dir(&dir);
+                Err(e)
+            }
+        }
+    }
+
+    /// `memcached://127.0.0.1:PORT`, or `memcached:///path/to/memcached.sock` for
+    /// [`MemcachedServer::start_unix`].
+    pub fn url(&self) -> String {
+        match &self.socket {
+            Some(s) => format!("memcached://{}", s.display()),
+            None => format!("memcached://127.0.0.1:{}", self.port),
+        }
+    }
+
+    /// The TCP port. Panics for the unix-socket server, which has none.
+    pub fn port(&self) -> u16 {
+        assert!(
+            self.socket.is_none(),
+            "a unix-socket memcached has no TCP port"
+        );
+        self.port
+    }
+
+    /// The unix socket of [`MemcachedServer::start_unix`]; `None` for a TCP server.
+    pub fn socket(&self) -> Option<&Path> {
+        self.socket.as_deref()
+    }
+
+    /// The server's process id (memcached itself: it drops root in-process).
+    pub fn pid(&self) -> u32 {
+        self.process.pid
+    }
+
+    /// The temporary folder (log, socket); gone after drop.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// SIGSTOPs the server (`cont: false`) or lets it go on (`cont: true`) — to test a
+    /// server that stops answering without closing anything.
+    pub fn freeze(&self, cont: bool) {
+        self.process.freeze(cont);
+    }
+
+    /// SIGKILLs the server — to test "server dies mid-run".
+    pub fn kill(&self) {
+        self.process.kill();
+    }
+}
+
+impl Drop for MemcachedServer {
+    fn drop(&mut self) {
+        self.process.stop();
+        remove_dir(&self.dir);
+    }
+}
+
+// ───────────────────────────── Redis ─────────────────────────────
+
+/// How long a cluster may take from `redis-cli --cluster create` to `cluster_state:ok` on
+/// every node (the nodes learn of each other by gossip, about once a second).
+const CLUSTER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A redis-server of its own: database 0 on 127.0.0.1, no persistence (neither RDB
+/// snapshots nor an append-only file), optionally a password (`requirepass`).
+pub struct RedisServer {
+    dir: PathBuf,
+    process: ServerProcess,
+    port: u16,
+    password: Option<String>,
+}
+
+impl RedisServer {
+    /// redis-server on a free port, once it answers `PING`. `None` (with the reason on
+    /// stderr) when Redis is not installed.
+    pub fn start() -> Option<RedisServer> {
+        settle("Redis", Self::try_start(None))
+    }
+
+    /// As [`RedisServer::start`], with `--requirepass password`: the default user must
+    /// `AUTH password` first. `url()` carries the password.
+    pub fn start_with_password(password: &str) -> Option<RedisServer> {
+        settle("Redis with a password", Self::try_start(Some(password)))
+    }
+
+    fn try_start(password: Option<&str>) -> Result<RedisServer, StartError> {
+        let redis = redis_server_program()?;
+        let dir = scratch_dir("redis", None)?;
+        Self::boot(&redis, dir, password, false)
+    }
+
+    /// Starts redis-server in `dir`, which it owns from here on (removed on failure too).
+    /// `cluster`: a cluster node, whose bus port (normally port + 10000) is drawn free too.
+    fn boot(
+        redis: &Path,
+        dir: PathBuf,
+        password: Option<&str>,
+        cluster: bool,
+    ) -> Result<RedisServer, StartError> {
+        let log = dir.join("redis.log");
+        let spawn = |ports: &[u16; 2]| {
+            let mut cmd = Command::new(redis);
+            // Only command-line options and no config file: nothing of the machine's
+            // /etc/redis applies. `--save ''` and `--appendonly no`: nothing is written to
+            // disk, so no fork for snapshots and a single process to freeze or kill.
+            cmd.args(["--port", &ports[0].to_string(), "--bind", "127.0.0.1"])
+                .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+                .arg("--dir")
+                .arg(&dir)
+                .args(["--protected-mode", "no"])
+                .current_dir(&dir);
+            if let Some(p) = password {
+                cmd.args(["--requirepass", p]);
+            }
+            if cluster {
+                cmd.args(["--cluster-enabled", "yes"])
+                    .args(["--cluster-config-file", "nodes.conf"])
+                    .args(["--cluster-node-timeout", "5000"])
+                    // The default bus port is port + 10000, past 65535 for a free port
+                    // above 55535 (the kernel draws them up to 60999): a free one of its own.
+                    .args(["--cluster-port", &ports[1].to_string()]);
+            }
+            cmd
+        };
+        let ready = |ports: &[u16; 2], child: &mut Child| {
+            // With a password, PING before AUTH gets -NOAUTH: the server is up all the same.
+            wait_for_reply(
+                "redis-server",
+                child,
+                &Addr::Tcp(ports[0]),
+                b"PING\r\n",
+                |line| line == "+PONG" || (password.is_some() && line.starts_with("-NOAUTH")),
+            )
+        };
+        match boot_on_free_ports(&log, PORT_TRIES, spawn, ready) {
+            Ok(([port, _], process)) => Ok(RedisServer {
+                dir,
+                process,
+                port,
+                password: password.map(String::from),
+            }),
+            Err(e) => {
+                remove_dir(&dir);
+                Err(e)
+            }
+        }
+    }
+
+    /// `redis://127.0.0.1:PORT/0`, or `redis://:PASSWORD@127.0.0.1:PORT/0` (percent-encoded)
+    /// for [`RedisServer::start_with_password`].
+    pub fn url(&self) -> String {
+        match &self.password {
+            Some(p) => format!("redis://:{}@127.0.0.1:{}/0", percent_encode(p), self.port),
+            None => format!("redis://127.0.0.1:{}/0", self.port),
+        }
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The server's process id (redis-server itself, a single process).
+    pub fn pid(&self) -> u32 {
+        self.process.pid
+    }
+
+    /// The temporary folder (log, `nodes.conf` for a cluster node); gone after drop.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// SIGSTOPs the server (`cont: false`) or lets it go on (`cont: true`) — to test a
+    /// server that stops answering without closing anything.
+    pub fn freeze(&self, cont: bool) {
+        self.process.freeze(cont);
+    }
+
+    /// SIGKILLs the server — to test "server dies mid-run".
+    pub fn kill(&self) {
+        self.process.kill();
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.process.stop();
+        remove_dir(&self.dir);
+    }
+}
+
+fn redis_server_program() -> Result<PathBuf, StartError> {
+    find_in_path_or_usr_bin("redis-server").ok_or_else(|| {
+        StartError::missing(
+            "redis-server not found (looked in PATH and /usr/bin)",
+            "redis-server",
+        )
+    })
+}
+
+/// A Redis cluster of its own: `nodes` masters (no replicas) sharing the 16384 slots, each a
+/// [`RedisServer`] in a folder of its own under the cluster's folder.
+pub struct RedisCluster {
+    /// Dropped (stopped) before the folder is removed.
+    nodes: Vec<RedisServer>,
+    dir: PathBuf,
+}
+
+impl RedisCluster {
+    /// Starts `nodes` cluster-enabled redis-servers (at least 3, Redis's minimum of masters),
+    /// joins them with `redis-cli --cluster create`, and waits until every node says
+    /// `cluster_state:ok`. `None` (with the reason on stderr) when redis-server or
+    /// redis-cli is not installed.
+    pub fn start(nodes: usize) -> Option<RedisCluster> {
+        settle("Redis cluster", Self::try_start(nodes))
+    }
+
+    fn try_start(count: usize) -> Result<RedisCluster, StartError> {
+        if count < 3 {
+            return Err(StartError::Failed(format!(
+                "a Redis cluster needs at least 3 masters, not {count}"
+            )));
+        }
+        let redis = redis_server_program()?;
+        let cli = find_in_path_or_usr_bin("redis-cli").ok_or_else(|| {
+            StartError::missing(
+                "redis-cli not found (looked in PATH and /usr/bin)",
+                "redis-tools",
+            )
+        })?;
+        let dir = scratch_dir("redis-cluster", None)?;
+        // From here on, dropping `cluster` stops the nodes started so far and removes all.
+        let mut cluster = RedisCluster {
+            nodes: Vec::with_capacity(count),
+            dir,
+        };
+        for i in 1..=count {
+            let node_dir = cluster.dir.join(format!("node-{i}"));
+            fs::create_dir(&node_dir).map_err(|e| {
+                StartError::Failed(format!("cannot create {}: {e}", node_dir.display()))
+            })?;
+            let node = RedisServer::boot(&redis, node_dir, None, true)?;
+            cluster.nodes.push(node);
+        }
+        let mut create = Command::new(&cli);
+        create
+            .args(["--cluster", "create"])
+            .args(
+                cluster
+                    .nodes
+                    .iter()
+                    .map(|n| format!("127.0.0.1:{}", n.port)),
+            )
+            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .current_dir(&cluster.dir)
+            .stdin(Stdio::null());
+        run_logged(
+            &mut create,
+            &cluster.dir.join("create.log"),
+            COMMAND_TIMEOUT,
+        )
+        .map_err(StartError::Failed)?;
+        cluster.wait_until_ok()?;
+        Ok(cluster)
+    }
+
+    /// redis-cli returns once the nodes agree on the slots, but a node says
+    /// `cluster_state:ok` only after it has heard from every other one.
+    fn wait_until_ok(&self) -> Result<(), StartError> {
+        let deadline = Instant::now() + CLUSTER_TIMEOUT;
+        loop {
+            let states: Vec<String> = self
+                .nodes
+                .iter()
+                .map(|n| match redis_query(n.port, &["CLUSTER", "INFO"]) {
+                    Ok(info) => info
+                        .lines()
+                        .find_map(|l| l.trim().strip_prefix("cluster_state:").map(String::from))
+                        .unwrap_or_else(|| format!("no cluster_state in {info:?}")),
+                    Err(e) => e.to_string(),
+                })
+                .collect();
+            if states.iter().all(|s| s == "ok") {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                let ports: Vec<u16> = self.nodes.iter().map(|n| n.port).collect();
+                return Err(StartError::Failed(format!(
+                    "the cluster of {ports:?} is not ok after {CLUSTER_TIMEOUT:?}: {states:?}\nredis-cli --cluster create said:\n{}",
+                    last_lines(&read_from(&self.dir.join("create.log"), 0), 20)
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Every node's `redis://127.0.0.1:PORT/0`, in the order they were started.
+    pub fn urls(&self) -> Vec<String> {
+        self.nodes.iter().map(RedisServer::url).collect()
+    }
+
+    /// The first node's URL: a cluster client finds the others from it.
+    pub fn url(&self) -> String {
+        self.nodes[0].url()
+    }
+
+    /// The nodes, to freeze or kill one of them.
+    pub fn nodes(&self) -> &[RedisServer] {
+        &self.nodes
+    }
+
+    /// The cluster's folder (one folder per node, redis-cli's log); gone after drop.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// SIGSTOPs every node (`cont: false`) or lets them go on (`cont: true`). Nodes stopped
+    /// for longer than the node timeout (5 s) may be marked failed by the others when only
+    /// some are frozen; freezing all at once leaves no node to judge.
+    pub fn freeze(&self, cont: bool) {
+        for n in &self.nodes {
+            n.freeze(cont);
+        }
+    }
+
+    /// SIGKILLs every node.
+    pub fn kill(&self) {
+        for n in &self.nodes {
+            n.kill();
+        }
+    }
+}
+
+impl Drop for RedisCluster {
+    fn drop(&mut self) {
+        self.nodes.clear();
+        remove_dir(&self.dir);
+    }
+}
+
+/// One command to the Redis server on `port`, its reply as text: a status or error line as
+/// is (`+OK`, `-ERR ...`), a bulk string's content. Enough for `CLUSTER INFO`.
+fn redis_query(port: u16, args: &[&str]) -> std::io::Result<String> {
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(1))?;
+    s.set_read_timeout(Some(Duration::from_secs(2)))?;
+    let mut request = format!("*{}\r\n", args.len());
+    for a in args {
+        request.push_str(&format!("${}\r\n{a}\r\n", a.len()));
+    }
+    s.write_all(request.as_bytes())?;
+    let mut reader = BufReader::new(s);
+    let mut head = String::new();
+    reader.read_line(&mut head)?;
+    let head = head.trim_end();
+    match head.strip_prefix('$').map(str::parse::<usize>) {
+        Some(Ok(len)) => {
+            let mut body = vec![0; len + 2];
+            reader.read_exact(&mut body)?;
+            body.truncate(len);
+            Ok(String::from_utf8_lossy(&body).into_owned())
+        }
+        _ => Ok(head.to_string()),
+    }
+}
+
+/// Everything but RFC 3986's unreserved characters as `%XX`: a password in a URL's userinfo.
+fn percent_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                char::from(b).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+// ─────────────────── shared by memcached and Redis ───────────────────
+
+/// A socket address's path holds at most 108 bytes with its terminating NUL (Linux).
+const UNIX_PATH_MAX: usize = 108;
+
+/// `name` on PATH (or the sbin folders), else in /usr/bin, where Debian puts memcached and
+/// Redis, for a PATH that lacks it.
+fn find_in_path_or_usr_bin(name: &str) -> Option<PathBuf> {
+    find_program(name).or_else(|| {
+        let p = Path::new("/usr/bin").join(name);
+        is_executable(&p).then_some(p)
+    })
+}
+
+/// A server that is our own child process (memcached drops root in-process, redis-server
+/// keeps it), so a signal to the child reaches the server and `kill()` is a real crash.
+struct ServerProcess {
+    child: Mutex<Child>,
+    pid: u32,
+}
+
+impl ServerProcess {
+    fn new(child: Child) -> Self {
+        ServerProcess {
+            pid: child.id(),
+            child: Mutex::new(child),
+        }
+    }
+
+    /// Whether it has not exited yet. Until we reap it (`wait`), an exited child stays a
+    /// zombie, so while the lock is held its pid cannot be another process's.
+    fn running(child: &mut Child) -> bool {
+        matches!(child.try_wait(), Ok(None))
+    }
+
+    fn freeze(&self, cont: bool) {
+        let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());
+        if Self::running(&mut child) {
+            signal(&[&self.pid.to_string()], cont);
+        }
+    }
+
+    fn kill(&self) {
+        let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    /// SIGTERM (a clean shutdown), SIGKILL if it has not ended after [`READY_TIMEOUT`].
+    /// SIGCONT after the SIGTERM: a frozen server would otherwise sit on it until the
+    /// SIGKILL.
+    fn stop(&mut self) {
+        let pid = self.pid.to_string();
+        let child = self.child.get_mut().unwrap_or_else(|p| p.into_inner());
+        if !Self::running(child) {
+            let _ = child.wait();
+            return;
+        }
+        // std can only SIGKILL; SIGTERM and SIGCONT go through kill(1).
+        let asked = Command::new("kill")
+            .args(["-TERM", &pid])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        signal(&[&pid], true);
+        let deadline = Instant::now() + READY_TIMEOUT;
+        while asked && Instant::now() < deadline && Self::running(child) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+/// Starts a server on `N` ports that are free (and distinct), until it is ready: `spawn`
+/// makes its command for the ports, whose stdout and stderr go to `log`; `ready` waits for
+/// its answer. A start whose log says a port was taken meanwhile (by another test's server,
+/// say) is tried again on other ports, up to `tries` times; any other failure comes back
+/// with the log's last lines.
+fn boot_on_free_ports<const N: usize>(
+    log: &Path,
+    tries: usize,
+    spawn: impl Fn(&[u16; N]) -> Command,
+    ready: impl Fn(&[u16; N], &mut Child) -> Result<(), String>,
+) -> Result<([u16; N], ServerProcess), StartError> {
+    let open_log = || {
+        fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .map_err(|e| StartError::Failed(format!("cannot open {}: {e}", log.display())))
+    };
+    for attempt in 1..=tries {
+        let ports = free_ports::<N>()?;
+        let seen = file_len(log);
+        let (out, err) = (open_log()?, open_log()?);
+        let mut cmd = spawn(&ports);
+        let program = cmd.get_program().to_owned();
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .map_err(|e| {
+                StartError::Failed(format!("cannot run {}: {e}", Path::new(&program).display()))
+            })?;
+        let e = match ready(&ports, &mut child) {
+            Ok(()) => return Ok((ports, ServerProcess::new(child))),
+            Err(e) => e,
+        };
+        let _ = child.kill();
+        let _ = child.wait();
+        let server_log = read_from(log, seen);
+        if !(server_log.contains("Address already in use") && attempt < tries) {
+            return Err(StartError::Failed(format!(
+                "{e}\nserver log ({}):\n{}",
+                log.display(),
+                last_lines(&server_log, 20)
+            )));
+        }
+    }
+    Err(StartError::Failed(
+        "no free port after several tries".into(),
+    ))
+}
+
+/// `N` distinct ports that nobody listens on now: all bound at once, so the kernel cannot
+/// hand out one twice. As with [`free_port`], another process may take one before the
+/// server binds it: [`boot_on_free_ports`] retries.
+fn free_ports<const N: usize>() -> Result<[u16; N], StartError> {
+    let failed = |e: std::io::Error| {
+        StartError::Failed(format!("cannot find a free port on 127.0.0.1: {e}"))
+    };
+    let listeners = (0..N)
+        .map(|_| TcpListener::bind((Ipv4Addr::LOCALHOST, 0)))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(failed)?;
+    let mut ports = [0; N];
+    for (port, l) in ports.iter_mut().zip(&listeners) {
+        *port = l.local_addr().map_err(failed)?.port();
+    }
+    Ok(ports)
+}
+
+/// Where a server listens.
+enum Addr<'a> {
+    Tcp(u16),
+    Unix(&'a Path),
+}
+
+impl std::fmt::Display for Addr<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Addr::Tcp(port) => write!(f, "127.0.0.1:{port}"),
+            Addr::Unix(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
+
+/// Until the server at `at` answers `ask` with a first line that `ok` accepts, or `child`
+/// exits, or [`READY_TIMEOUT`] passes. A protocol answer, not just a connection: a server
+/// accepts before it is ready only rarely, but a stranger on the port would pass a mere
+/// connect.
+fn wait_for_reply(
+    name: &str,
+    child: &mut Child,
+    at: &Addr,
+    ask: &[u8],
+    ok: impl Fn(&str) -> bool,
+) -> Result<(), String> {
+    let deadline = Instant::now() + READY_TIMEOUT;
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(format!("{name} exited ({status}) before answering on {at}"));
+        }
+        let last = match first_line(at, ask) {
+            Ok(line) if ok(&line) => return Ok(()),
+            Ok(line) => format!("it answered {line:?}"),
+            Err(e) => e.to_string(),
+        };
+        if Instant::now() > deadline {
+            return Err(format!(
+                "{name} did not answer {:?} on {at} within {READY_TIMEOUT:?} (last: {last})",
+                String::from_utf8_lossy(ask)
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Sends `ask` to `at` and returns the first line of the answer, without its CRLF.
+fn first_line(at: &Addr, ask: &[u8]) -> std::io::Result<String> {
+    let timeout = Some(Duration::from_secs(2));
+    match at {
+        Addr::Tcp(port) => {
+            let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, *port));
+            let s = TcpStream::connect_timeout(&addr, Duration::from_secs(1))?;
+            s.set_read_timeout(timeout)?;
+            exchange(s, ask)
+        }
+        Addr::Unix(path) => {
+            let s = UnixStream::connect(path)?;
+            s.set_read_timeout(timeout)?;
+            exchange(s, ask)
+        }
+    }
+}
+
+fn exchange(mut s: impl Read + Write, ask: &[u8]) -> std::io::Result<String> {
+    s.write_all(ask)?;
+    let mut line = String::new();
+    BufReader::new(s).take(4096).read_line(&mut line)?;
+    Ok(line.trim_end().to_string())
 }

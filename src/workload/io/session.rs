@@ -23,6 +23,7 @@ use crate::record::histogram::{LatencyHistogram, new_histogram};
 use crate::spec::StepPoint;
 use crate::workload::rng::Rng;
 use crate::workload::{
+    Failure,
     Figures, GroupTotals, OpError, OpOutcome, Pump, QueuedSession, Session, SessionFactory,
 };
 use std::sync::Arc;
@@ -566,7 +567,7 @@ impl IoSession {
                     ..Default::default()
                 }),
             ),
-            Some(m) => pump.done(slot.intended, slot.start, end, Err(m)),
+            Some(m) => pump.done(slot.intended, slot.start, end, Err(Failure::new(m))),
         }
         Ok(())
     }

@@ -1,0 +1,451 @@
+//! `perflab kv [all|prepare|run|cleanup]`: gets and sets on memcached or Redis, against a
+//! `--target` or a throwaway memcached.
+
+use super::AppError;
+use super::build::{Defaults, build_spec};
+use crate::cli::{GlobalArgs, KvAction, KvArgs};
+use crate::spec::sweep::parse_u64;
+use crate::spec::units::{parse_count, parse_duration, parse_size};
+use crate::spec::{RateScope, RunSpec, SpecError, Sweep};
+use crate::target::url::TargetUrl;
+use crate::workload::WorkloadSpec;
+use crate::workload::kv::endpoint::{Control, Endpoint};
+use crate::workload::kv::keys::{KeyPattern, KeySpace, ValueSizes, Values};
+use crate::workload::kv::load;
+use crate::workload::kv::protocol::{Command, Protocol};
+use crate::workload::kv::server::Throwaway;
+use crate::workload::kv::session::Plan;
+use crate::workload::kv::{KvSpec, Phases};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Most connections in one step: more is a typo (and more file descriptors than a default
+/// limit allows).
+const MAX_CLIENTS: u64 = 16384;
+/// Deepest pipeline.
+const MAX_PIPELINE: u64 = 4096;
+/// Largest key space loaded before a run: 100 million keys is a day of loading.
+const MAX_KEYS: u64 = 100_000_000;
+/// How long the checks before a run wait for the server.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
+/// The default connections: the curve from one connection to the peers' default of 50.
+const DEFAULT_CLIENTS: &str = "1,2,4,8,16,32,50";
+
+/// The server named by `--target`, or a throwaway memcached.
+struct Server {
+    endpoint: Endpoint,
+    throwaway: Option<Throwaway>,
+}
+
+fn meta(args: &KvArgs) -> Result<bool, SpecError> {
+    match args.protocol.to_ascii_lowercase().as_str() {
+        "text" | "classic" | "ascii" => Ok(false),
+        "meta" => Ok(true),
+        _ => Err(SpecError::new(
+            "protocol",
+            &args.protocol,
+            "use text or meta (memcached); Redis takes ?protocol=3 in the URL",
+        )),
+    }
+}
+
+fn server(args: &KvArgs, start: bool, first_threads: Option<u64>) -> Result<Server, AppError> {
+    let meta = meta(args)?;
+    match args.target.as_slice() {
+        [] => {
+            let memory = parse_size("server-memory", &args.server_memory)? / (1 << 20);
+            if memory < 8 {
+                return Err(SpecError::new(
+                    "server-memory",
+                    &args.server_memory,
+                    "give the throwaway memcached at least 8m",
+                )
+                .into());
+            }
+            if !start {
+                return Ok(Server {
+                    endpoint: Endpoint::local_memcached(11211, meta),
+                    throwaway: None,
+                });
+            }
+            let threads = first_threads.unwrap_or(4) as u32;
+            let t = Throwaway::start(threads, memory).map_err(AppError::Usage)?;
+            Ok(Server {
+                endpoint: t.endpoint(meta),
+                throwaway: Some(t),
+            })
+        }
+        [url] => {
+            if args.server_threads.is_some() {
+                return Err(AppError::Usage(
+                    "--server-threads is for the throwaway memcached; a --target server keeps its own threads".into(),
+                ));
+            }
+            let parsed: TargetUrl = url.parse().map_err(|e| {
+                AppError::Usage(format!("--target {}: {e}", super::oltp_cmd::redact(url)))
+            })?;
+            let parsed = parsed.with_password_from_environment(
+                &|k| std::env::var(k).ok(),
+                std::env::var_os("HOME").map(std::path::PathBuf::from).as_deref(),
+            );
+            let endpoint =
+                Endpoint::from_url(&parsed, meta).map_err(|e| AppError::Usage(e.to_string()))?;
+            Ok(Server {
+                endpoint,
+                throwaway: None,
+            })
+        }
+        _ => Err(AppError::Usage(
+            "several --target servers (sharding) are not supported yet; give one".into(),
+        )),
+    }
+}
+
+/// `--ratio SET:GET` as the share of sets.
+fn set_share(text: &str) -> Result<f64, SpecError> {
+    let bad = || SpecError::new("ratio", text, "give SET:GET, e.g. 1:9 (10% sets) or 0:1 (gets only)");
+    let (s, g) = text.split_once(':').ok_or_else(bad)?;
+    let s: f64 = s.trim().parse().map_err(|_| bad())?;
+    let g: f64 = g.trim().parse().map_err(|_| bad())?;
+    if !(s >= 0.0 && g >= 0.0 && s + g > 0.0 && s.is_finite() && g.is_finite()) {
+        return Err(bad());
+    }
+    Ok(s / (s + g))
+}
+
+fn sizes(args: &KvArgs) -> Result<(ValueSizes, String), SpecError> {
+    let (option, text) = match (&args.value_size, &args.data_size_range, &args.data_size_list) {
+        (Some(v), _, _) => ("value-size", v.clone()),
+        (None, Some(r), _) => ("data-size-range", format!("{r}:1")),
+        (None, None, Some(l)) => ("data-size-list", l.clone()),
+        (None, None, None) => ("value-size", "4-100:1,1k-2k:1,5k-20k:1".to_string()),
+    };
+    let sizes: ValueSizes = text
+        .parse()
+        .map_err(|e: String| SpecError::new(option, &text, &e))?;
+    let shown = sizes.to_string();
+    Ok((sizes, shown))
+}
+
+fn pattern(args: &KvArgs) -> Result<KeyPattern, SpecError> {
+    let mut p: KeyPattern = args
+        .key_pattern
+        .parse()
+        .map_err(|e: String| SpecError::new("key-pattern", &args.key_pattern, &e))?;
+    let number = |option: &'static str, text: &str| -> Result<f64, SpecError> {
+        text.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v > 0.0)
+            .ok_or_else(|| SpecError::new(option, text, "give a number above 0"))
+    };
+    match &mut p {
+        KeyPattern::Zipf { exp } => {
+            if let Some(t) = &args.key_zipf_exp {
+                *exp = number("key-zipf-exp", t)?;
+            }
+        }
+        KeyPattern::Gaussian { median, stddev } => {
+            if let Some(t) = &args.key_stddev {
+                *stddev = Some(number("key-stddev", t)?);
+            }
+            if let Some(t) = &args.key_median {
+                *median = Some(parse_count("key-median", t)?);
+            }
+        }
+        _ => {}
+    }
+    let stray = [
+        ("key-zipf-exp", args.key_zipf_exp.is_some() && !matches!(p, KeyPattern::Zipf { .. })),
+        (
+            "key-stddev",
+            args.key_stddev.is_some() && !matches!(p, KeyPattern::Gaussian { .. }),
+        ),
+        (
+            "key-median",
+            args.key_median.is_some() && !matches!(p, KeyPattern::Gaussian { .. }),
+        ),
+    ];
+    if let Some((option, _)) = stray.iter().find(|(_, s)| *s) {
+        return Err(SpecError::new(
+            option,
+            "",
+            &format!("--{option} goes with --key-pattern {}", if *option == "key-zipf-exp" { "zipf" } else { "gaussian" }),
+        ));
+    }
+    Ok(p)
+}
+
+fn key_space(args: &KvArgs) -> Result<KeySpace, SpecError> {
+    let minimum = parse_count("key-minimum", &args.key_minimum)?;
+    let maximum = parse_count("key-maximum", &args.key_maximum)?;
+    if maximum < minimum {
+        return Err(SpecError::new(
+            "key-maximum",
+            &args.key_maximum,
+            "the highest key must not be below --key-minimum",
+        ));
+    }
+    if maximum - minimum >= MAX_KEYS {
+        return Err(SpecError::new(
+            "key-maximum",
+            &args.key_maximum,
+            "at most 100 million keys are loaded before a run",
+        ));
+    }
+    if args.key_prefix.is_empty()
+        || args.key_prefix.len() > 200
+        || args
+            .key_prefix
+            .bytes()
+            .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
+    {
+        return Err(SpecError::new(
+            "key-prefix",
+            &args.key_prefix,
+            "a prefix of 1 to 200 characters without spaces (memcached keys have none)",
+        ));
+    }
+    Ok(KeySpace {
+        prefix: args.key_prefix.clone(),
+        minimum,
+        maximum,
+    })
+}
+
+/// Everything but the server: checked before anything is started.
+struct Stream {
+    keys: KeySpace,
+    pattern: KeyPattern,
+    sizes: ValueSizes,
+    sizes_shown: String,
+    set_share: f64,
+    ttl: u32,
+    op_timeout: Duration,
+}
+
+fn stream(args: &KvArgs) -> Result<Stream, AppError> {
+    let (sizes, sizes_shown) = sizes(args)?;
+    let ttl = parse_count("ttl", &args.ttl)?;
+    if ttl > 30 * 24 * 3600 {
+        // memcached reads larger numbers as a Unix time.
+        return Err(SpecError::new("ttl", &args.ttl, "at most 30 days (2592000 seconds)").into());
+    }
+    let op_timeout = parse_duration("op-timeout", &args.op_timeout)?;
+    if op_timeout < Duration::from_millis(1) || op_timeout > Duration::from_secs(3600) {
+        return Err(SpecError::new("op-timeout", &args.op_timeout, "a time from 1ms to 1h").into());
+    }
+    Ok(Stream {
+        keys: key_space(args)?,
+        pattern: pattern(args)?,
+        sizes,
+        sizes_shown,
+        set_share: set_share(&args.ratio)?,
+        ttl: ttl as u32,
+        op_timeout,
+    })
+}
+
+fn sweep(option: &'static str, text: &str, max: u64) -> Result<Sweep<u64>, SpecError> {
+    let s = parse_u64(option, text, parse_count)?;
+    if let Some(&bad) = s.values().iter().find(|&&v| v == 0 || v > max) {
+        return Err(SpecError::new(
+            option,
+            &bad.to_string(),
+            &format!("from 1 to {max}"),
+        ));
+    }
+    Ok(s)
+}
+
+/// Checks that the server answers and says what it is, in one line if not.
+fn introduce(endpoint: &Endpoint) -> Result<String, AppError> {
+    let mut c = Control::open(endpoint, CHECK_TIMEOUT).map_err(|e| AppError::Usage(e.to_string()))?;
+    let version = c.version().map_err(|e| AppError::Usage(e.to_string()))?;
+    let name = if endpoint.protocol.is_memcache() {
+        "memcached"
+    } else {
+        let stats = c.stats().map_err(|e| AppError::Usage(e.to_string()))?;
+        if stats.contains_key("valkey_version") {
+            "valkey"
+        } else {
+            "redis"
+        }
+    };
+    Ok(format!("{name} {version}"))
+}
+
+/// The run specification for `all` and `run`; starts the throwaway memcached when there is
+/// no `--target` (it stops when the spec is dropped).
+pub fn kv_spec(args: &KvArgs) -> Result<RunSpec, AppError> {
+    let s = stream(args)?;
+    let clients = sweep(
+        "clients",
+        args.clients.as_deref().unwrap_or(DEFAULT_CLIENTS),
+        MAX_CLIENTS,
+    )?;
+    let pipeline = sweep("pipeline", &args.pipeline, MAX_PIPELINE)?;
+    let server_threads = args
+        .server_threads
+        .as_deref()
+        .map(|t| sweep("server-threads", t, 256))
+        .transpose()?;
+    let default_threads = {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+        let fewest = clients.values().iter().copied().min().unwrap_or(1);
+        (cpus / 2).clamp(1, fewest).to_string()
+    };
+    let threads_text = args.run.threads.clone().unwrap_or(default_threads.clone());
+    let threads = parse_u64("threads", &threads_text, parse_count)?;
+    let most_threads = threads.values().iter().copied().max().unwrap_or(1);
+    let fewest_clients = clients.values().iter().copied().min().unwrap_or(1);
+    if most_threads > fewest_clients {
+        return Err(AppError::Usage(format!(
+            "--threads {threads_text} with --clients {}: every thread needs a connection; give at least as many clients as threads",
+            args.clients.as_deref().unwrap_or(DEFAULT_CLIENTS)
+        )));
+    }
+    let phases = match args.action {
+        KvAction::Run => {
+            if args.target.is_empty() {
+                return Err(AppError::Usage(
+                    "kv run needs --target: the server 'kv prepare --target ...' loaded".into(),
+                ));
+            }
+            Phases::Run
+        }
+        _ => Phases::All,
+    };
+    let first_threads = server_threads.as_ref().map(|t| t.first());
+    let srv = server(args, true, first_threads)?;
+    let version = introduce(&srv.endpoint)?;
+    let value_bytes = s.sizes.total(&s.keys);
+    let meta = srv.endpoint.protocol == Protocol::MemcacheMeta;
+    if meta && !version.starts_with("memcached 1.6") && !version.starts_with("memcached 1.7") {
+        return Err(AppError::Usage(format!(
+            "--protocol meta needs memcached 1.6 or later; {} is {version}",
+            srv.endpoint.shown
+        )));
+    }
+    let values = Arc::new(Values::new(s.sizes.max()));
+    let plan = Plan {
+        endpoint: srv.endpoint.clone(),
+        keys: s.keys.clone(),
+        pattern: s.pattern.clone(),
+        sizes: s.sizes.clone(),
+        values,
+        set_share: s.set_share,
+        ttl: s.ttl,
+        verify: args.verify,
+        op_timeout: s.op_timeout,
+    };
+    let spec = KvSpec {
+        target: srv.endpoint.shown.clone(),
+        protocol: srv.endpoint.protocol,
+        server: version,
+        throwaway: args.target.is_empty(),
+        clients,
+        pipeline,
+        server_threads,
+        server_memory_mb: args
+            .target
+            .is_empty()
+            .then(|| parse_size("server-memory", &args.server_memory).map(|b| b >> 20))
+            .transpose()?,
+        ratio: args.ratio.clone(),
+        key_prefix: s.keys.prefix.clone(),
+        key_minimum: s.keys.minimum,
+        key_maximum: s.keys.maximum,
+        key_pattern: s.pattern.to_string(),
+        value_size: s.sizes_shown,
+        value_bytes,
+        ttl: s.ttl,
+        verify: args.verify,
+        op_timeout_ns: s.op_timeout.as_nanos() as u64,
+        phases,
+        keep: args.keep,
+        plan: Arc::new(Mutex::new(Arc::new(plan))),
+        throwaway_server: srv.throwaway.map(|t| Arc::new(Mutex::new(t))),
+        control: Arc::new(Mutex::new(None)),
+    };
+    let mut run = args.run.clone();
+    run.threads = Some(threads_text);
+    Ok(build_spec(
+        &run,
+        WorkloadSpec::Kv(Box::new(spec)),
+        &Defaults {
+            threads: default_threads,
+            warmup: "1s",
+            duration: "5s",
+            rate_scope: RateScope::Total,
+        },
+    )?)
+}
+
+/// `prepare` and `cleanup`: set or delete every key, no measurement.
+pub fn steps(g: &GlobalArgs, args: &KvArgs) -> Result<(), AppError> {
+    if args.target.is_empty() {
+        return Err(AppError::Usage(
+            "kv prepare and cleanup need --target, e.g. memcached://127.0.0.1:11211 (a throwaway server is gone after its run)".into(),
+        ));
+    }
+    let s = stream(args)?;
+    let srv = server(args, false, None)?;
+    introduce(&srv.endpoint)?;
+    let note = |text: &str| {
+        if !g.quiet {
+            eprintln!("{text}");
+        }
+    };
+    crate::run::interrupt::install();
+    let values = Arc::new(Values::new(s.sizes.max()));
+    let command = if args.action == KvAction::Prepare {
+        Command::Set
+    } else {
+        Command::Delete
+    };
+    let verb = if command == Command::Set { "setting" } else { "deleting" };
+    note(&format!(
+        "{}: {verb} {} keys on {}",
+        if command == Command::Set { "prepare" } else { "cleanup" },
+        s.keys.count(),
+        srv.endpoint.shown
+    ));
+    let progress = |share: f64| note(&format!("  {:.0}%", share * 100.0));
+    let done = load::every_key(
+        &srv.endpoint,
+        command,
+        &s.keys,
+        &s.sizes,
+        &values,
+        s.ttl,
+        s.op_timeout,
+        &progress,
+    )
+    .map_err(|e| AppError::Failed(e.to_string()))?;
+    match command {
+        Command::Set if done.refused > 0 => Err(AppError::Failed(format!(
+            "prepare: the server refused {} of {} sets, e.g. {}",
+            done.refused,
+            done.keys,
+            done.first_refusal.unwrap_or_default()
+        ))),
+        Command::Set => {
+            note(&format!(
+                "prepare: {} keys, {} in {:.1}s",
+                done.keys,
+                crate::spec::units::format_bytes(done.bytes),
+                done.elapsed.as_secs_f64()
+            ));
+            Ok(())
+        }
+        _ => {
+            note(&format!(
+                "cleanup: deleted {} of perflab's keys ({} were not there)",
+                done.keys - done.refused,
+                done.refused
+            ));
+            Ok(())
+        }
+    }
+}

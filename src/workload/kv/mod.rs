@@ -1,0 +1,492 @@
+//! Key-value caches: memcached (text and meta protocols) and Redis (RESP2, RESP3), driven
+//! the way the cache study in the reports did (a preloaded key space, 90% gets and 10%
+//! sets over three size classes) and the way memtier_benchmark users expect (its option
+//! names), timed without coordinated omission.
+//!
+//! - this file: [`KvSpec`] and its [`Workload`] impl: the options that sweep (`--clients`,
+//!   `--pipeline`, `--server-threads`), loading before the first step, the server's
+//!   counters around every measure phase and the check that they agree with perflab's
+//!   (`counters_match`), the figures derived from them (hit ratio, server CPU per request,
+//!   perflab's own CPU per request and how busy its threads were), and warnings.
+//! - [`session`]: one worker's connections, event-driven ([`crate::engine::poll`]), with
+//!   `--pipeline` requests in flight on each: the shared queued-session mechanism of storage
+//!   I/O, so open loop, groups and recording are the runner's.
+//! - [`protocol`]: the interface of the codecs; [`memcache`] and [`resp`]: the codecs.
+//! - [`keys`]: key space, key choice, value sizes (ranges, lists, Facebook's ETC) and value
+//!   bytes.
+//! - [`endpoint`]: where a server listens, connecting and the handshake, and the blocking
+//!   control connection (`stats`, `INFO`); [`load`]: setting or deleting every key;
+//!   [`server`]: the throwaway memcached.
+
+pub mod endpoint;
+pub mod keys;
+pub mod load;
+pub mod memcache;
+pub mod protocol;
+pub mod resp;
+pub mod server;
+pub mod session;
+
+use super::{OpError, Prepared, Session, SessionFactory, Workload};
+use crate::record::{Check, Headline, StepResult, Trial, Warning};
+use crate::spec::{Axis, StepPoint, Sweep};
+use endpoint::Control;
+use protocol::{Command, Protocol};
+use serde::Serialize;
+use session::{KvSession, Plan};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// What a command does with the keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phases {
+    /// Load every key, run, delete them (the default).
+    All,
+    /// Run against keys loaded earlier by `perflab kv prepare`.
+    Run,
+}
+
+/// Share of perflab's CPU time, over its worker threads, above which the client itself may
+/// be what limits the step.
+const CLIENT_BUSY_WARN: f64 = 0.90;
+/// Disagreement allowed between perflab's request count and the server's, beyond the
+/// requests that may straddle the edges of the measure phase.
+const COUNT_TOLERANCE: f64 = 0.005;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KvSpec {
+    /// The server, without secrets.
+    pub target: String,
+    pub protocol: Protocol,
+    /// The server's name and version as it reported them (`memcached 1.6.18`).
+    pub server: String,
+    /// Whether perflab started the server for this run (and stops it after).
+    pub throwaway: bool,
+    /// Connections over all worker threads (memtier's threads × clients).
+    pub clients: Sweep<u64>,
+    /// Requests in flight per connection.
+    pub pipeline: Sweep<u64>,
+    /// The throwaway memcached's `-t`, restarted (and loaded again) when it changes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_threads: Option<Sweep<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_memory_mb: Option<u64>,
+    /// `--ratio SET:GET`, as given.
+    pub ratio: String,
+    pub key_prefix: String,
+    pub key_minimum: u64,
+    pub key_maximum: u64,
+    pub key_pattern: String,
+    pub value_size: String,
+    /// Exact bytes of all values of the key space.
+    pub value_bytes: u64,
+    pub ttl: u32,
+    pub verify: bool,
+    pub op_timeout_ns: u64,
+    pub phases: Phases,
+    pub keep: bool,
+    /// The request stream and the server, shared by every session (passwords inside: never
+    /// serialized).
+    #[serde(skip)]
+    pub plan: Arc<Mutex<Arc<Plan>>>,
+    /// The throwaway memcached, when there is one.
+    #[serde(skip)]
+    pub throwaway_server: Option<Arc<Mutex<server::Throwaway>>>,
+    /// The connection that reads the server's counters (opened on first use).
+    #[serde(skip)]
+    pub control: Arc<Mutex<Option<Control>>>,
+}
+
+impl KvSpec {
+    fn plan(&self) -> Arc<Plan> {
+        Arc::clone(&self.plan.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Sets every key, with a progress note, and checks what the server holds.
+    fn load(&self, note: &dyn Fn(&str)) -> Result<(), OpError> {
+        let plan = self.plan();
+        let before = self.stat_numbers();
+        note(&format!(
+            "prepare: setting {} keys ({}) on {}",
+            plan.keys.count(),
+            crate::spec::units::format_bytes(self.value_bytes),
+            plan.endpoint.shown
+        ));
+        let say = |share: f64| note(&format!("prepare: {:.0}%", share * 100.0));
+        let loaded = load::every_key(
+            &plan.endpoint,
+            Command::Set,
+            &plan.keys,
+            &plan.sizes,
+            &plan.values,
+            plan.ttl,
+            plan.op_timeout,
+            &|s| say(s),
+        )
+        .map_err(|e| OpError(format!("loading failed: {e}")))?;
+        if loaded.refused > 0 {
+            return Err(OpError(format!(
+                "loading failed: the server refused {} of {} sets, e.g. {}; give it more memory or load fewer keys (--key-maximum)",
+                loaded.refused,
+                loaded.keys,
+                loaded.first_refusal.unwrap_or_default()
+            )));
+        }
+        let after = self.stat_numbers();
+        let evicted = counter(&after, "server_evictions") - counter(&before, "server_evictions");
+        if evicted > 0.0 {
+            return Err(OpError(format!(
+                "loading evicted {evicted:.0} items: the key space ({}) does not fit in the server's memory; {}",
+                crate::spec::units::format_bytes(self.value_bytes),
+                if self.throwaway {
+                    "give --server-memory more, or fewer keys (--key-maximum)"
+                } else {
+                    "give the server more memory (memcached -m, Redis maxmemory) or load fewer keys (--key-maximum)"
+                }
+            )));
+        }
+        let items = after.get("server_items").copied().unwrap_or(f64::NAN);
+        note(&format!(
+            "prepare: {} keys, {} in {:.1}s; the server holds {} items",
+            loaded.keys,
+            crate::spec::units::format_bytes(loaded.bytes),
+            loaded.elapsed.as_secs_f64(),
+            if items.is_nan() {
+                "?".to_string()
+            } else {
+                format!("{items:.0}")
+            }
+        ));
+        if self.throwaway && items.is_finite() && (items as u64) != loaded.keys {
+            return Err(OpError(format!(
+                "after loading, memcached holds {items:.0} items, not the {} perflab set",
+                loaded.keys
+            )));
+        }
+        Ok(())
+    }
+
+    /// The server's counters, by perflab's names (see [`server_numbers`]).
+    fn stat_numbers(&self) -> BTreeMap<String, f64> {
+        let mut guard = self.control.lock().unwrap_or_else(|e| e.into_inner());
+        let plan = self.plan();
+        for _ in 0..2 {
+            if guard.is_none() {
+                *guard = Control::open(&plan.endpoint, plan.op_timeout.min(Duration::from_secs(5)))
+                    .ok();
+            }
+            let Some(c) = guard.as_mut() else {
+                return BTreeMap::new();
+            };
+            match c.stats() {
+                Ok(stats) => return server_numbers(plan.endpoint.protocol, &stats),
+                // A connection that broke (a restarted server): open another once.
+                Err(_) => *guard = None,
+            }
+        }
+        BTreeMap::new()
+    }
+}
+
+/// A named figure, 0 when absent.
+fn counter(map: &BTreeMap<String, f64>, name: &str) -> f64 {
+    map.get(name).copied().unwrap_or(0.0)
+}
+
+/// The server's own counters under perflab's names, whichever server it is:
+/// `server_gets`, `server_sets`, `server_hits`, `server_misses`, `server_evictions`,
+/// `server_cpu` (seconds, user + system), `server_items`, `server_bytes`,
+/// `server_connections`.
+pub fn server_numbers(protocol: Protocol, stats: &BTreeMap<String, String>) -> BTreeMap<String, f64> {
+    let num = |k: &str| stats.get(k).and_then(|v| v.parse::<f64>().ok());
+    let mut out = BTreeMap::new();
+    let mut put = |name: &str, v: Option<f64>| {
+        if let Some(v) = v {
+            out.insert(name.to_string(), v);
+        }
+    };
+    if protocol.is_memcache() {
+        put("server_gets", num("cmd_get"));
+        put("server_sets", num("cmd_set"));
+        put("server_hits", num("get_hits"));
+        put("server_misses", num("get_misses"));
+        put("server_evictions", num("evictions"));
+        put(
+            "server_cpu",
+            num("rusage_user").zip(num("rusage_system")).map(|(u, s)| u + s),
+        );
+        put("server_items", num("curr_items"));
+        put("server_bytes", num("bytes"));
+        put("server_connections", num("curr_connections"));
+    } else {
+        // INFO commandstats: cmdstat_get:calls=N,usec=...
+        let calls = |cmd: &str| {
+            stats.get(&format!("cmdstat_{cmd}")).and_then(|v| {
+                v.split(',')
+                    .find_map(|kv| kv.strip_prefix("calls="))
+                    .and_then(|n| n.parse::<f64>().ok())
+            })
+        };
+        put("server_gets", Some(calls("get").unwrap_or(0.0)));
+        put("server_sets", Some(calls("set").unwrap_or(0.0)));
+        put("server_hits", num("keyspace_hits"));
+        put("server_misses", num("keyspace_misses"));
+        put("server_evictions", num("evicted_keys"));
+        put(
+            "server_cpu",
+            num("used_cpu_user").zip(num("used_cpu_sys")).map(|(u, s)| u + s),
+        );
+        // db0:keys=N,expires=...
+        let keys: f64 = stats
+            .iter()
+            .filter(|(k, _)| k.starts_with("db") && k[2..].chars().all(|c| c.is_ascii_digit()))
+            .filter_map(|(_, v)| {
+                v.split(',')
+                    .find_map(|kv| kv.strip_prefix("keys="))
+                    .and_then(|n| n.parse::<f64>().ok())
+            })
+            .sum();
+        put("server_items", Some(keys));
+        put("server_bytes", num("used_memory"));
+        put("server_connections", num("connected_clients"));
+    }
+    out
+}
+
+/// Deletes perflab's keys when the run ends (unless kept); a throwaway server just stops.
+struct Teardown {
+    spec: KvSpec,
+}
+
+impl Drop for Teardown {
+    fn drop(&mut self) {
+        if self.spec.keep || self.spec.phases != Phases::All || self.spec.throwaway {
+            return;
+        }
+        let plan = self.spec.plan();
+        // After Ctrl-C the loader stops at once; what remains stays (a later
+        // `perflab kv cleanup` deletes it).
+        let _ = load::every_key(
+            &plan.endpoint,
+            Command::Delete,
+            &plan.keys,
+            &plan.sizes,
+            &plan.values,
+            0,
+            plan.op_timeout.min(Duration::from_secs(5)),
+            &|_| {},
+        );
+    }
+}
+
+impl Workload for KvSpec {
+    fn name(&self) -> &'static str {
+        "kv"
+    }
+
+    fn target(&self) -> String {
+        self.target.clone()
+    }
+
+    fn axes(&self) -> Vec<&dyn Axis> {
+        let mut axes: Vec<&dyn Axis> = vec![&self.clients, &self.pipeline];
+        if let Some(t) = &self.server_threads {
+            axes.push(t);
+        }
+        axes
+    }
+
+    fn headline(&self) -> Headline {
+        Headline {
+            metric: "ops_per_sec".into(),
+            op_name: "requests".into(),
+            higher_is_better: true,
+        }
+    }
+
+    fn sessions(&self, point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError> {
+        if let (Some(threads), Some(server)) = (&self.server_threads, &self.throwaway_server) {
+            let want = threads.at(point) as u32;
+            let mut s = server.lock().unwrap_or_else(|e| e.into_inner());
+            if s.threads != want {
+                s.restart(want).map_err(OpError)?;
+                let endpoint = s.endpoint(self.protocol == Protocol::MemcacheMeta);
+                drop(s);
+                {
+                    let mut plan = self.plan.lock().unwrap_or_else(|e| e.into_inner());
+                    let mut next = Plan::clone_with_endpoint(&plan, endpoint);
+                    std::mem::swap(&mut *plan, &mut next);
+                }
+                *self.control.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                self.load(&|_| {})?;
+            }
+        }
+        let plan = self.plan();
+        let clients = self.clients.at(point) as usize;
+        let pipeline = self.pipeline.at(point) as usize;
+        Ok(Arc::new(move |worker, workers| {
+            let workers = workers.max(1);
+            let mine = clients / workers + usize::from(worker < clients % workers);
+            let seed = seed ^ (worker as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            KvSession::open(Arc::clone(&plan), mine, pipeline, worker, workers, seed)
+                .map(|s| Box::new(s) as Box<dyn Session>)
+        }))
+    }
+
+    fn prepare(&self, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
+        if self.phases == Phases::All {
+            self.load(note)?;
+        }
+        Ok(Box::new(Teardown { spec: self.clone() }))
+    }
+
+    fn server_counters(&self) -> Vec<(String, f64)> {
+        self.stat_numbers()
+            .into_iter()
+            // Levels, not counters: a rate of them means nothing.
+            .filter(|(k, _)| {
+                !matches!(
+                    k.as_str(),
+                    "server_items" | "server_bytes" | "server_connections"
+                )
+            })
+            .collect()
+    }
+
+    fn derive(&self, point: &StepPoint, trial: &mut Trial) {
+        let workers = trial.workers.max(1) as f64;
+        let clients = self.clients.at(point).max(1) as f64;
+        let f = &mut trial.figures;
+        // The sessions' counts arrive as means over workers: totals are mean × workers.
+        let mut total = |name: &str| f.remove(name).map_or(0.0, |v| v * workers);
+        let gets = total("gets");
+        let hits = total("get_hits");
+        let _misses = total("get_misses");
+        let _sets = total("sets");
+        let failures = total("connection_failures");
+        let timeouts = total("timeouts");
+        if gets > 0.0 {
+            f.insert("hit_pct".into(), hits / gets * 100.0);
+        }
+        // Trouble per connection; shown only in steps that had some.
+        f.insert("reconnects_per_client".into(), failures / clients);
+        f.insert("timeouts_per_client".into(), timeouts / clients);
+        // The server's counters: its request count beside perflab's, its CPU per request.
+        let server_ops = ["server_gets_per_sec", "server_sets_per_sec"]
+            .iter()
+            .filter_map(|k| f.remove(*k))
+            .fold(None, |a: Option<f64>, v| Some(a.unwrap_or(0.0) + v));
+        for k in ["server_hits_per_sec", "server_misses_per_sec"] {
+            f.remove(k);
+        }
+        if let Some(v) = server_ops {
+            f.insert("server_ops_per_sec".into(), v);
+        }
+        let ops = trial.ops_per_sec;
+        if let Some(cpu) = f.remove("server_cpu_per_sec")
+            && ops > 0.0
+        {
+            f.insert("server_cpu_per_op_ns".into(), cpu * 1e9 / ops);
+        }
+        if let Some(ns) = trial.resources.process_cpu_ns_per_op {
+            let all_ops = (trial.ops + trial.errors) as f64;
+            f.insert("client_cpu_per_op_ns".into(), ns);
+            f.insert(
+                "client_busy_pct".into(),
+                ns * all_ops / trial.elapsed_ns.max(1) as f64 / workers * 100.0,
+            );
+        }
+    }
+
+    fn finish_step(&self, step: &mut StepResult) {
+        let mut ours = 0.0;
+        let mut theirs = 0.0;
+        let mut slack = 0.0;
+        let clients = step
+            .params
+            .get("clients")
+            .and_then(|v| v.as_f64())
+            .unwrap_or(0.0);
+        let pipeline = step
+            .params
+            .get("pipeline")
+            .and_then(|v| v.as_f64())
+            .unwrap_or(1.0);
+        for t in &step.trials {
+            let secs = t.elapsed_ns as f64 / 1e9;
+            let Some(server) = t.figures.get("server_ops_per_sec") else {
+                return;
+            };
+            ours += (t.ops + t.errors) as f64;
+            theirs += server * secs;
+            // Requests in flight when the counters were read, at either edge of the phase.
+            slack += 2.0 * clients * pipeline;
+        }
+        let diff = (theirs - ours).abs();
+        let passed = diff <= slack + COUNT_TOLERANCE * ours;
+        let mut figures = BTreeMap::new();
+        figures.insert("perflab_requests".into(), ours.round() as i64);
+        figures.insert("server_requests".into(), theirs.round() as i64);
+        step.checks.push(Check {
+            name: "counters_match".into(),
+            shard: None,
+            passed,
+            figures,
+            summary: format!(
+                "perflab counted {ours:.0} gets and sets, the server {theirs:.0} ({:+.2}%)",
+                if ours > 0.0 {
+                    (theirs - ours) / ours * 100.0
+                } else {
+                    0.0
+                }
+            ),
+        });
+    }
+
+    fn step_warnings(&self, step: &StepResult) -> Vec<Warning> {
+        let mut out = Vec::new();
+        for c in step.checks.iter().filter(|c| !c.passed) {
+            out.push(Warning {
+                code: "server_disagrees".into(),
+                message: format!(
+                    "step {}: {}; another client may be using the server, or it lost requests",
+                    step.index, c.summary
+                ),
+                step: Some(step.index),
+            });
+        }
+        let busy = step
+            .trials
+            .iter()
+            .filter_map(|t| t.figures.get("client_busy_pct"))
+            .fold(0.0f64, |a, &b| a.max(b));
+        if busy > CLIENT_BUSY_WARN * 100.0 {
+            out.push(Warning {
+                code: "client_bound".into(),
+                message: format!(
+                    "step {}: perflab's threads were {:.0}% busy: the client may be what limits this step; add --threads or run perflab on another machine",
+                    step.index, busy
+                ),
+                step: Some(step.index),
+            });
+        }
+        let evicted: f64 = step
+            .trials
+            .iter()
+            .filter_map(|t| t.figures.get("server_evictions_per_sec"))
+            .sum();
+        if evicted > 0.0 {
+            out.push(Warning {
+                code: "evictions".into(),
+                message: format!(
+                    "step {}: the server evicted items ({evicted:.0}/s): the key space does not fit, and gets miss",
+                    step.index
+                ),
+                step: Some(step.index),
+            });
+        }
+        out
+    }
+}

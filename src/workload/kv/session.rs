@@ -1,0 +1,741 @@
+//! One worker's connections to the cache, driven as a [`QueuedSession`]: many connections on
+//! one thread, `--pipeline` requests in flight on each, one epoll loop.
+//!
+//! ```text
+//!  pump(p) ─► reconnect due connections (blocking connect + handshake, bounded)
+//!          ─► fill: while a connection has room and p.admit() gives an intended start:
+//!                 key (KeyPicker), get or set (--ratio), encode into that connection's
+//!                 output buffer; connections with room take turns (round robin)
+//!          ─► flush: one write(2) per connection with output; the requests it carries are
+//!                 stamped with the time just before it (their actual start)
+//!          ─► wait (epoll_pwait2, ns timeout): until a reply, the next due start (open loop),
+//!                 a reconnect, or 10 ms; then read each readable connection until it is
+//!                 drained (a short read) and parse every whole reply in its buffer:
+//!                 replies come in request order, so each one is matched to the oldest
+//!                 request in flight on its connection, checked, and reported to p.done with
+//!                 the time after the read that brought its last byte
+//!          ─► every 10 ms: a request unanswered for --op-timeout fails its connection
+//! ```
+//!
+//! Nothing is allocated per request: keys are written into one reused buffer, values are
+//! slices of the shared [`Values`](super::keys::Values) pattern, and replies are parsed in
+//! place. A get must return exactly the size its key's value has (sizes are fixed by the
+//! key), and with `--verify` exactly its bytes; anything else is an error, never a hit.
+//!
+//! A connection that fails (refused, closed by the server, unanswered, garbage) fails every
+//! request in flight on it (each an error with its time so far), is closed, and is opened
+//! again after a back-off (10 ms, doubling to 1 s); each failed attempt is an error of the
+//! step. The step goes on with the connections that work.
+
+use super::endpoint::{Endpoint, Stream};
+use super::keys::{KeyPattern, KeyPicker, KeySpace, ValueSizes, Values};
+use super::protocol::{Command, Parsed, Reply};
+use crate::engine::poll::{Interest, Poller};
+use crate::workload::rng::Rng;
+use crate::workload::{
+    Failure, Figures, OpError, OpOutcome, Pump, QueuedSession, Session,
+};
+use std::collections::VecDeque;
+use std::io::{self, Read, Write};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Longest wait for events: how often the loop looks at the phase, timeouts and reconnects.
+const MAX_WAIT: Duration = Duration::from_millis(10);
+/// First and longest pause before reconnecting a failed connection.
+const BACKOFF_MIN: Duration = Duration::from_millis(10);
+const BACKOFF_MAX: Duration = Duration::from_secs(1);
+/// Room kept free at the end of an input buffer for the next read.
+const READ_ROOM: usize = 16 * 1024;
+
+/// What every worker's session shares: the target and the request stream's definition.
+pub struct Plan {
+    pub endpoint: Endpoint,
+    pub keys: KeySpace,
+    pub pattern: KeyPattern,
+    pub sizes: ValueSizes,
+    pub values: Arc<Values>,
+    /// Share of requests that are sets (`--ratio 1:9` is 0.1).
+    pub set_share: f64,
+    /// Expiry of the values set, in seconds (0: never).
+    pub ttl: u32,
+    /// Compare every value a get returns with the bytes perflab set.
+    pub verify: bool,
+    /// A request unanswered this long fails its connection.
+    pub op_timeout: Duration,
+}
+
+impl std::fmt::Debug for Plan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Plan({:?})", self.endpoint)
+    }
+}
+
+impl Plan {
+    /// The same request stream against another server (a restarted throwaway).
+    pub fn clone_with_endpoint(&self, endpoint: Endpoint) -> Arc<Plan> {
+        Arc::new(Plan {
+            endpoint,
+            keys: self.keys.clone(),
+            pattern: self.pattern.clone(),
+            sizes: self.sizes.clone(),
+            values: Arc::clone(&self.values),
+            set_share: self.set_share,
+            ttl: self.ttl,
+            verify: self.verify,
+            op_timeout: self.op_timeout,
+        })
+    }
+
+    /// How long a connection attempt may take: the op timeout, but never so long that a
+    /// worker with one dead host stops serving its other connections for long.
+    pub fn connect_timeout(&self) -> Duration {
+        self.op_timeout.min(Duration::from_secs(1))
+    }
+}
+
+/// One request in flight (or written into the output buffer, not yet sent).
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    intended: Instant,
+    start: Instant,
+    command: Command,
+    key: u64,
+    size: u32,
+    token: u32,
+}
+
+/// One connection and its buffers.
+struct Conn {
+    stream: Option<Stream>,
+    /// Encoded requests; `out[sent..]` is not yet written.
+    out: Vec<u8>,
+    sent: usize,
+    /// Received bytes; `input[head..tail]` is not yet parsed.
+    input: Vec<u8>,
+    head: usize,
+    tail: usize,
+    /// The parser's lower bound on the bytes the front reply needs (0: unknown).
+    need: usize,
+    pending: VecDeque<Pending>,
+    /// The last `unstamped` entries of `pending` have not been written yet.
+    unstamped: usize,
+    token: u32,
+    /// Whether the connection is in the session's `room` queue, or its `dirty` list.
+    in_room: bool,
+    dirty: bool,
+    retry_at: Instant,
+    backoff: Duration,
+}
+
+impl Conn {
+    fn new(stream: Option<Stream>, now: Instant) -> Self {
+        Conn {
+            stream,
+            out: Vec::with_capacity(4096),
+            sent: 0,
+            input: vec![0; READ_ROOM * 2],
+            head: 0,
+            tail: 0,
+            need: 0,
+            pending: VecDeque::new(),
+            unstamped: 0,
+            token: 0,
+            in_room: false,
+            dirty: false,
+            retry_at: now,
+            backoff: BACKOFF_MIN,
+        }
+    }
+
+    /// Makes room for the next read: moves unparsed bytes to the front, and grows the
+    /// buffer when the front reply needs more than it holds.
+    fn make_room(&mut self) {
+        if self.head == self.tail {
+            self.head = 0;
+            self.tail = 0;
+        }
+        let want = (self.need.max(self.tail - self.head)) + READ_ROOM;
+        if self.input.len() - self.tail < READ_ROOM || self.input.len() - self.head < want {
+            self.input.copy_within(self.head..self.tail, 0);
+            self.tail -= self.head;
+            self.head = 0;
+            if self.input.len() < want {
+                self.input.resize(want.next_power_of_two(), 0);
+            }
+        }
+    }
+}
+
+/// What this worker's requests found, counted while measuring.
+#[derive(Debug, Default, Clone, Copy)]
+struct Counts {
+    gets: u64,
+    hits: u64,
+    misses: u64,
+    sets: u64,
+    /// Connections that failed (closed, refused, timed out).
+    failures: u64,
+    timeouts: u64,
+}
+
+/// One worker's connections.
+pub struct KvSession {
+    plan: Arc<Plan>,
+    poller: Poller,
+    conns: Vec<Conn>,
+    /// Connections with room for another request, in turn.
+    room: VecDeque<usize>,
+    /// Connections with output to write.
+    dirty: Vec<usize>,
+    /// Failed connections waiting to reconnect.
+    down: Vec<usize>,
+    pipeline: usize,
+    in_flight: usize,
+    rng: Rng,
+    picker: KeyPicker,
+    /// `next_u64() < set_below` makes a set.
+    set_below: u64,
+    key: Vec<u8>,
+    counts: Counts,
+    next_expiry_check: Instant,
+    measuring: bool,
+}
+
+impl KvSession {
+    /// Opens `clients` connections for worker `worker` of `workers`. A connection that cannot
+    /// be opened fails the session: the run checked the server before the first step.
+    pub fn open(
+        plan: Arc<Plan>,
+        clients: usize,
+        pipeline: usize,
+        worker: usize,
+        workers: usize,
+        seed: u64,
+    ) -> Result<KvSession, OpError> {
+        let poller = Poller::new(clients.max(1) * 2)
+            .map_err(|e| OpError(format!("cannot create an epoll instance: {e}")))?;
+        let now = Instant::now();
+        let mut conns = Vec::with_capacity(clients);
+        let mut room = VecDeque::with_capacity(clients);
+        for i in 0..clients {
+            let stream = plan
+                .endpoint
+                .connect(plan.connect_timeout())
+                .map_err(|e| OpError(e.to_string()))?;
+            stream
+                .set_nonblocking(true)
+                .map_err(|e| OpError(format!("{}: {e}", plan.endpoint.shown)))?;
+            poller
+                .add(&stream, i as u64, Interest::READ_WRITE)
+                .map_err(|e| OpError(format!("epoll: {e}")))?;
+            let mut conn = Conn::new(Some(stream), now);
+            conn.in_room = true;
+            room.push_back(i);
+            conns.push(conn);
+        }
+        let picker = KeyPicker::new(&plan.pattern, &plan.keys, worker, workers)
+            .map_err(OpError)?;
+        let set_below = share_threshold(plan.set_share);
+        Ok(KvSession {
+            plan,
+            poller,
+            conns,
+            room,
+            dirty: Vec::with_capacity(clients),
+            down: Vec::new(),
+            pipeline: pipeline.max(1),
+            in_flight: 0,
+            rng: Rng::new(seed),
+            picker,
+            set_below,
+            key: Vec::with_capacity(64),
+            counts: Counts::default(),
+            next_expiry_check: now + MAX_WAIT,
+            measuring: false,
+        })
+    }
+
+    /// Writes requests into connections with room while the pump admits them.
+    fn fill(&mut self, pump: &mut dyn Pump) {
+        while let Some(&c) = self.room.front() {
+            let conn = &self.conns[c];
+            if conn.stream.is_none() || conn.pending.len() >= self.pipeline {
+                self.conns[c].in_room = false;
+                self.room.pop_front();
+                continue;
+            }
+            let Some(intended) = pump.admit() else {
+                break;
+            };
+            self.issue(c, intended);
+            // Round robin: the connection goes to the back of the queue if it has room left.
+            self.room.pop_front();
+            if self.conns[c].pending.len() < self.pipeline {
+                self.room.push_back(c);
+            } else {
+                self.conns[c].in_room = false;
+            }
+        }
+    }
+
+    /// Encodes one request into connection `c`'s output.
+    #[inline]
+    fn issue(&mut self, c: usize, intended: Instant) {
+        let plan = &*self.plan;
+        let key = self.picker.next(&mut self.rng);
+        let command = if self.set_below != 0 && self.rng.next_u64() < self.set_below {
+            Command::Set
+        } else {
+            Command::Get
+        };
+        plan.keys.write_key(key, &mut self.key);
+        let size = plan.sizes.size_of(key);
+        let value: &[u8] = if command == Command::Set {
+            plan.values.of(key, size)
+        } else {
+            &[]
+        };
+        let conn = &mut self.conns[c];
+        conn.token = conn.token.wrapping_add(1);
+        plan.endpoint
+            .protocol
+            .encode(&mut conn.out, command, &self.key, value, plan.ttl, conn.token);
+        conn.pending.push_back(Pending {
+            intended,
+            start: intended,
+            command,
+            key,
+            size,
+            token: conn.token,
+        });
+        conn.unstamped += 1;
+        if !conn.dirty {
+            conn.dirty = true;
+            self.dirty.push(c);
+        }
+        self.in_flight += 1;
+    }
+
+    /// Writes every connection's pending output.
+    fn flush(&mut self, pump: &mut dyn Pump) {
+        while let Some(c) = self.dirty.pop() {
+            self.conns[c].dirty = false;
+            self.flush_one(c, pump);
+        }
+    }
+
+    /// Writes connection `c`'s output until it is gone or the socket is full (the
+    /// writable event then brings the loop back).
+    fn flush_one(&mut self, c: usize, pump: &mut dyn Pump) {
+        let conn = &mut self.conns[c];
+        let Some(stream) = conn.stream.as_mut() else {
+            return;
+        };
+        if conn.sent == conn.out.len() {
+            return;
+        }
+        let now = Instant::now();
+        let n = conn.pending.len();
+        for p in conn.pending.range_mut(n - conn.unstamped.min(n)..) {
+            p.start = now;
+        }
+        conn.unstamped = 0;
+        while conn.sent < conn.out.len() {
+            match stream.write(&conn.out[conn.sent..]) {
+                Ok(0) => {
+                    self.fail(c, "the server closed the connection", pump);
+                    return;
+                }
+                Ok(n) => conn.sent += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let m = format!("sending to the server failed: {e}");
+                    self.fail(c, &m, pump);
+                    return;
+                }
+            }
+        }
+        conn.out.clear();
+        conn.sent = 0;
+    }
+
+    /// Reads connection `c` until it is drained, completing every whole reply.
+    fn read_one(&mut self, c: usize, pump: &mut dyn Pump) {
+        loop {
+            let conn = &mut self.conns[c];
+            conn.make_room();
+            let Some(stream) = conn.stream.as_mut() else {
+                return;
+            };
+            let space = conn.input.len() - conn.tail;
+            match stream.read(&mut conn.input[conn.tail..]) {
+                Ok(0) => {
+                    self.fail(c, "the server closed the connection", pump);
+                    return;
+                }
+                Ok(n) => {
+                    let end = Instant::now();
+                    conn.tail += n;
+                    if !self.parse(c, end, pump) {
+                        return;
+                    }
+                    // Edge-triggered: a short read means the socket is drained; new data
+                    // brings a new event.
+                    if n < space {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let m = format!("receiving from the server failed: {e}");
+                    self.fail(c, &m, pump);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Completes every whole reply in connection `c`'s input. False if the connection
+    /// failed.
+    fn parse(&mut self, c: usize, end: Instant, pump: &mut dyn Pump) -> bool {
+        let protocol = self.plan.endpoint.protocol;
+        loop {
+            let conn = &mut self.conns[c];
+            let available = conn.tail - conn.head;
+            if available == 0 {
+                return true;
+            }
+            let Some(&p) = conn.pending.front() else {
+                let m = format!("the server sent {available} bytes nobody asked for");
+                self.fail(c, &m, pump);
+                return false;
+            };
+            if available < conn.need {
+                return true;
+            }
+            let input = &conn.input[conn.head..conn.tail];
+            match protocol.parse(input, p.command, p.token) {
+                Parsed::Reply { reply, consumed } => {
+                    conn.pending.pop_front();
+                    conn.need = 0;
+                    self.in_flight -= 1;
+                    let reply_bytes = &input[..consumed];
+                    complete(
+                        &self.plan,
+                        &mut self.counts,
+                        self.measuring,
+                        p,
+                        reply,
+                        reply_bytes,
+                        end,
+                        pump,
+                    );
+                    let conn = &mut self.conns[c];
+                    conn.head += consumed;
+                    if !conn.in_room && conn.stream.is_some() {
+                        conn.in_room = true;
+                        self.room.push_back(c);
+                    }
+                }
+                Parsed::Incomplete { need } => {
+                    conn.need = need;
+                    return true;
+                }
+                Parsed::Invalid(m) => {
+                    let m = format!("a reply that makes no sense: {m}");
+                    self.fail(c, &m, pump);
+                    return false;
+                }
+            }
+        }
+    }
+
+    /// Closes connection `c`, failing every request on it, and schedules its reconnection.
+    fn fail(&mut self, c: usize, message: &str, pump: &mut dyn Pump) {
+        let end = Instant::now();
+        let conn = &mut self.conns[c];
+        if let Some(stream) = conn.stream.take() {
+            let _ = self.poller.remove(&stream);
+        }
+        for p in conn.pending.drain(..) {
+            self.in_flight -= 1;
+            pump.done(
+                p.intended,
+                p.start,
+                end,
+                Err(Failure {
+                    kind: p.command.name(),
+                    message,
+                }),
+            );
+        }
+        conn.out.clear();
+        conn.sent = 0;
+        conn.unstamped = 0;
+        conn.head = 0;
+        conn.tail = 0;
+        conn.need = 0;
+        conn.retry_at = end + conn.backoff;
+        conn.backoff = (conn.backoff * 2).min(BACKOFF_MAX);
+        self.down.push(c);
+        if self.measuring {
+            self.counts.failures += 1;
+        }
+    }
+
+    /// Reopens the failed connections whose back-off is over.
+    fn reconnect(&mut self, now: Instant, pump: &mut dyn Pump) {
+        let mut i = 0;
+        while i < self.down.len() {
+            let c = self.down[i];
+            if self.conns[c].retry_at > now {
+                i += 1;
+                continue;
+            }
+            let opened = self
+                .plan
+                .endpoint
+                .connect(self.plan.connect_timeout())
+                .and_then(|s| {
+                    s.set_nonblocking(true)
+                        .map_err(|e| super::endpoint::EndpointError::Unreachable {
+                            shown: self.plan.endpoint.shown.clone(),
+                            reason: e.to_string(),
+                        })?;
+                    Ok(s)
+                });
+            match opened {
+                Ok(stream) => {
+                    if let Err(e) = self.poller.add(&stream, c as u64, Interest::READ_WRITE) {
+                        pump.fail(&format!("epoll: {e}"));
+                        i += 1;
+                        continue;
+                    }
+                    let conn = &mut self.conns[c];
+                    conn.stream = Some(stream);
+                    conn.backoff = BACKOFF_MIN;
+                    if !conn.in_room {
+                        conn.in_room = true;
+                        self.room.push_back(c);
+                    }
+                    self.down.swap_remove(i);
+                }
+                Err(e) => {
+                    pump.fail(&format!("reconnecting: {e}"));
+                    let conn = &mut self.conns[c];
+                    conn.retry_at = Instant::now() + conn.backoff;
+                    conn.backoff = (conn.backoff * 2).min(BACKOFF_MAX);
+                    i += 1;
+                }
+            }
+        }
+    }
+
+    /// Fails the connections whose oldest request has waited longer than the op timeout.
+    fn expire(&mut self, now: Instant, pump: &mut dyn Pump) {
+        let limit = self.plan.op_timeout;
+        for c in 0..self.conns.len() {
+            let late = self.conns[c]
+                .pending
+                .front()
+                .is_some_and(|p| now.saturating_duration_since(p.start) > limit);
+            if late {
+                if self.measuring {
+                    self.counts.timeouts += 1;
+                }
+                let m = format!(
+                    "no answer within {} (--op-timeout)",
+                    crate::spec::units::format_duration(limit)
+                );
+                self.fail(c, &m, pump);
+            }
+        }
+    }
+
+    /// How long to wait for events now.
+    fn timeout(&self, now: Instant, pump: &dyn Pump) -> Duration {
+        let mut wait = MAX_WAIT;
+        if pump.open_loop()
+            && let Some(due) = pump.next_due()
+        {
+            // With room to send, wake when the next request is due; without, only a reply
+            // (or a reconnect) can make room.
+            if !self.room.is_empty() {
+                wait = wait.min(due.saturating_duration_since(now));
+            }
+        } else if self.in_flight == 0 && self.down.is_empty() {
+            return Duration::ZERO;
+        }
+        if let Some(retry) = self.down.iter().map(|&c| self.conns[c].retry_at).min() {
+            wait = wait.min(retry.saturating_duration_since(now));
+        }
+        wait
+    }
+}
+
+/// The threshold of a 64-bit draw below which an event of probability `share` happens.
+fn share_threshold(share: f64) -> u64 {
+    if share <= 0.0 {
+        0
+    } else if share >= 1.0 {
+        u64::MAX
+    } else {
+        (share * 18_446_744_073_709_551_616.0) as u64
+    }
+}
+
+/// Checks one reply against its request and reports it.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn complete(
+    plan: &Plan,
+    counts: &mut Counts,
+    measuring: bool,
+    p: Pending,
+    reply: Reply,
+    input: &[u8],
+    end: Instant,
+    pump: &mut dyn Pump,
+) {
+    let kind = p.command.name();
+    let ok = |bytes: usize| {
+        Ok(OpOutcome {
+            bytes: bytes as u64,
+            items: 1,
+            kind,
+        })
+    };
+    let outcome: Result<OpOutcome, String> = match (p.command, reply) {
+        (Command::Get, Reply::Hit { value }) => {
+            let got = &input[value];
+            if got.len() != p.size as usize {
+                Err(format!(
+                    "get {} returned {} bytes; perflab sets {} for this key",
+                    key_text(plan, p.key),
+                    got.len(),
+                    p.size
+                ))
+            } else if plan.verify && got != plan.values.of(p.key, p.size) {
+                Err(format!(
+                    "get {} returned bytes that differ from what perflab set",
+                    key_text(plan, p.key)
+                ))
+            } else {
+                if measuring {
+                    counts.gets += 1;
+                    counts.hits += 1;
+                }
+                ok(got.len())
+            }
+        }
+        (Command::Get, Reply::Miss) => {
+            if measuring {
+                counts.gets += 1;
+                counts.misses += 1;
+            }
+            ok(0)
+        }
+        (Command::Set, Reply::Done) => {
+            if measuring {
+                counts.sets += 1;
+            }
+            ok(p.size as usize)
+        }
+        (Command::Delete, Reply::Done | Reply::Miss) => ok(0),
+        (_, Reply::Refused { message }) => Err(format!(
+            "{} {}: {}",
+            kind,
+            key_text(plan, p.key),
+            String::from_utf8_lossy(&input[message]).trim()
+        )),
+        (_, other) => Err(format!("{kind}: an answer that does not fit: {other:?}")),
+    };
+    match outcome {
+        Ok(o) => pump.done(p.intended, p.start, end, Ok(o)),
+        Err(message) => pump.done(
+            p.intended,
+            p.start,
+            end,
+            Err(Failure {
+                kind,
+                message: &message,
+            }),
+        ),
+    }
+}
+
+/// A key as text, for messages.
+fn key_text(plan: &Plan, key: u64) -> String {
+    let mut buf = Vec::new();
+    plan.keys.write_key(key, &mut buf);
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+impl QueuedSession for KvSession {
+    fn pump(&mut self, pump: &mut dyn Pump) -> Result<(), OpError> {
+        self.measuring = pump.measuring();
+        let now = Instant::now();
+        if !self.down.is_empty() {
+            self.reconnect(now, pump);
+        }
+        self.fill(pump);
+        self.flush(pump);
+        let wait = self.timeout(Instant::now(), pump);
+        if !wait.is_zero() || self.in_flight > 0 {
+            let mut ready: [(u64, bool, bool); 64] = [(0, false, false); 64];
+            let mut n = 0;
+            self.poller
+                .wait(Some(wait), |e| {
+                    if n < ready.len() {
+                        ready[n] = (e.token, e.readable, e.writable);
+                        n += 1;
+                    }
+                })
+                .map_err(|e| OpError(format!("epoll_wait failed: {e}")))?;
+            for &(token, readable, writable) in &ready[..n] {
+                let c = token as usize;
+                if writable {
+                    self.flush_one(c, pump);
+                }
+                if readable {
+                    self.read_one(c, pump);
+                }
+            }
+        }
+        let now = Instant::now();
+        if now >= self.next_expiry_check {
+            self.next_expiry_check = now + MAX_WAIT;
+            self.expire(now, pump);
+        }
+        Ok(())
+    }
+
+    fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+}
+
+impl Session for KvSession {
+    fn execute(&mut self) -> Result<OpOutcome, OpError> {
+        Err(OpError("a kv session runs queued".into()))
+    }
+
+    fn as_queued(&mut self) -> Option<&mut dyn QueuedSession> {
+        Some(self)
+    }
+
+    fn finish(&mut self) -> Figures {
+        let c = std::mem::take(&mut self.counts);
+        let mut f = Figures::new();
+        f.insert("gets".into(), c.gets as f64);
+        f.insert("get_hits".into(), c.hits as f64);
+        f.insert("get_misses".into(), c.misses as f64);
+        f.insert("sets".into(), c.sets as f64);
+        f.insert("connection_failures".into(), c.failures as f64);
+        f.insert("timeouts".into(), c.timeouts as f64);
+        f
+    }
+}
