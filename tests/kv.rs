@@ -34,7 +34,12 @@ fn assert_healthy(v: &serde_json::Value) {
         let t = &step["trials"][0];
         assert!(t["ops"].as_u64().unwrap() > 0, "{t}");
         assert_eq!(t["errors"].as_u64(), Some(0), "{}", t["error_samples"]);
-        assert_eq!(t["figures"]["hit_pct"].as_f64(), Some(100.0), "{}", t["figures"]);
+        assert_eq!(
+            t["figures"]["hit_pct"].as_f64(),
+            Some(100.0),
+            "{}",
+            t["figures"]
+        );
         let kinds: Vec<&str> = t["groups"]
             .as_array()
             .unwrap()
@@ -66,7 +71,12 @@ fn with_no_target_perflab_starts_its_own_memcached() {
     let v = json(&out);
     assert_eq!(v["spec"]["workload"], "kv");
     assert_eq!(v["spec"]["throwaway"], true);
-    assert!(v["spec"]["server"].as_str().unwrap().starts_with("memcached "));
+    assert!(
+        v["spec"]["server"]
+            .as_str()
+            .unwrap()
+            .starts_with("memcached ")
+    );
     assert_eq!(v["steps"].as_array().unwrap().len(), 2);
     assert_healthy(&v);
     // The seed's mix: about 10% sets.
@@ -251,7 +261,7 @@ fn a_one_second_stall_shows_in_the_tail_and_no_request_is_lost() {
     assert!(out.status.success(), "{}", stderr(&out));
     let v = json(&out);
     let t = &v["steps"][0]["trials"][0];
-    let p999 = t["latency"]["p99_9_ns"].as_f64().unwrap();
+    let p999 = t["latency"]["p999_ns"].as_f64().unwrap();
     assert!(p999 >= 0.9e9, "p99.9 {p999} ns does not show the 1 s stall");
     let done = t["ops"].as_f64().unwrap() + t["errors"].as_f64().unwrap();
     let missed = t["schedule"]["missed_ops"].as_f64().unwrap();
@@ -277,10 +287,21 @@ fn dropped_connections_are_counted_and_opened_again() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let addr = redis.url().trim_start_matches("redis://").trim_end_matches("/0").to_string();
+    let addr = redis
+        .url()
+        .trim_start_matches("redis://")
+        .trim_end_matches("/0")
+        .to_string();
     let r = Results::new("kv-drop");
     let child = Command::new(env!("CARGO_BIN_EXE_perflab"))
-        .args(["--json", "kv", "--target", &redis.url(), "--key-maximum", "999"])
+        .args([
+            "--json",
+            "kv",
+            "--target",
+            &redis.url(),
+            "--key-maximum",
+            "999",
+        ])
         .args(["--clients", "4", "--threads", "1", "--pipeline", "4"])
         .args(["--warmup", "200ms", "--duration", "3s", "--results"])
         .arg(r.path())
@@ -296,7 +317,11 @@ fn dropped_connections_are_counted_and_opened_again() {
     assert!(out.status.success(), "{}", stderr(&out));
     let v = json(&out);
     let t = &v["steps"][0]["trials"][0];
-    assert!(t["figures"]["reconnects_per_client"].as_f64().unwrap() > 0.0, "{}", t["figures"]);
+    assert!(
+        t["figures"]["reconnects_per_client"].as_f64().unwrap() > 0.0,
+        "{}",
+        t["figures"]
+    );
     // The step went on: requests were done in the last second, after the drop.
     let series = t["series"].as_array().unwrap();
     assert!(series.last().unwrap()["ops"].as_u64().unwrap() > 0);
@@ -307,17 +332,46 @@ fn prepare_run_and_cleanup_leave_other_keys_alone() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let addr = redis.url().trim_start_matches("redis://").trim_end_matches("/0").to_string();
+    let addr = redis
+        .url()
+        .trim_start_matches("redis://")
+        .trim_end_matches("/0")
+        .to_string();
     assert!(redis_command(&addr, "SET someone-elses-key 1\r\n").starts_with("+OK"));
     let r = Results::new("kv-steps");
     let url = redis.url();
-    let out = run(&r, &["kv", "prepare", "--target", &url, "--key-maximum", "499"]);
+    let out = run(
+        &r,
+        &["kv", "prepare", "--target", &url, "--key-maximum", "499"],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(redis_command(&addr, "DBSIZE\r\n").trim(), ":501");
-    let out = kv(&r, &["run", "--target", &url, "--key-maximum", "499", "--clients", "2", "--threads", "1"]);
+    let out = run(
+        &r,
+        &[
+            "--json",
+            "kv",
+            "run",
+            "--target",
+            &url,
+            "--key-maximum",
+            "499",
+            "--clients",
+            "2",
+            "--threads",
+            "1",
+            "--warmup",
+            "100ms",
+            "--duration",
+            "500ms",
+        ],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert_healthy(&json(&out));
-    let out = run(&r, &["kv", "cleanup", "--target", &url, "--key-maximum", "499"]);
+    let out = run(
+        &r,
+        &["kv", "cleanup", "--target", &url, "--key-maximum", "499"],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(redis_command(&addr, "DBSIZE\r\n").trim(), ":1");
 }
@@ -329,7 +383,17 @@ fn server_threads_sweep_restarts_the_throwaway_memcached() {
         return;
     }
     let r = Results::new("kv-threads");
-    let out = kv(&r, &["--server-threads", "1,2", "--clients", "2", "--threads", "1"]);
+    let out = kv(
+        &r,
+        &[
+            "--server-threads",
+            "1,2",
+            "--clients",
+            "2",
+            "--threads",
+            "1",
+        ],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let v = json(&out);
     let steps = v["steps"].as_array().unwrap();

@@ -86,7 +86,9 @@ fn server(args: &KvArgs, start: bool, first_threads: Option<u64>) -> Result<Serv
             })?;
             let parsed = parsed.with_password_from_environment(
                 &|k| std::env::var(k).ok(),
-                std::env::var_os("HOME").map(std::path::PathBuf::from).as_deref(),
+                std::env::var_os("HOME")
+                    .map(std::path::PathBuf::from)
+                    .as_deref(),
             );
             let endpoint =
                 Endpoint::from_url(&parsed, meta).map_err(|e| AppError::Usage(e.to_string()))?;
@@ -103,7 +105,13 @@ fn server(args: &KvArgs, start: bool, first_threads: Option<u64>) -> Result<Serv
 
 /// `--ratio SET:GET` as the share of sets.
 fn set_share(text: &str) -> Result<f64, SpecError> {
-    let bad = || SpecError::new("ratio", text, "give SET:GET, e.g. 1:9 (10% sets) or 0:1 (gets only)");
+    let bad = || {
+        SpecError::new(
+            "ratio",
+            text,
+            "give SET:GET, e.g. 1:9 (10% sets) or 0:1 (gets only)",
+        )
+    };
     let (s, g) = text.split_once(':').ok_or_else(bad)?;
     let s: f64 = s.trim().parse().map_err(|_| bad())?;
     let g: f64 = g.trim().parse().map_err(|_| bad())?;
@@ -114,7 +122,11 @@ fn set_share(text: &str) -> Result<f64, SpecError> {
 }
 
 fn sizes(args: &KvArgs) -> Result<(ValueSizes, String), SpecError> {
-    let (option, text) = match (&args.value_size, &args.data_size_range, &args.data_size_list) {
+    let (option, text) = match (
+        &args.value_size,
+        &args.data_size_range,
+        &args.data_size_list,
+    ) {
         (Some(v), _, _) => ("value-size", v.clone()),
         (None, Some(r), _) => ("data-size-range", format!("{r}:1")),
         (None, None, Some(l)) => ("data-size-list", l.clone()),
@@ -156,7 +168,10 @@ fn pattern(args: &KvArgs) -> Result<KeyPattern, SpecError> {
         _ => {}
     }
     let stray = [
-        ("key-zipf-exp", args.key_zipf_exp.is_some() && !matches!(p, KeyPattern::Zipf { .. })),
+        (
+            "key-zipf-exp",
+            args.key_zipf_exp.is_some() && !matches!(p, KeyPattern::Zipf { .. }),
+        ),
         (
             "key-stddev",
             args.key_stddev.is_some() && !matches!(p, KeyPattern::Gaussian { .. }),
@@ -170,7 +185,14 @@ fn pattern(args: &KvArgs) -> Result<KeyPattern, SpecError> {
         return Err(SpecError::new(
             option,
             "",
-            &format!("--{option} goes with --key-pattern {}", if *option == "key-zipf-exp" { "zipf" } else { "gaussian" }),
+            &format!(
+                "--{option} goes with --key-pattern {}",
+                if *option == "key-zipf-exp" {
+                    "zipf"
+                } else {
+                    "gaussian"
+                }
+            ),
         ));
     }
     Ok(p)
@@ -246,6 +268,21 @@ fn stream(args: &KvArgs) -> Result<Stream, AppError> {
     })
 }
 
+/// The request stream on `endpoint`.
+fn plan(endpoint: &Endpoint, s: &Stream, verify: bool) -> Plan {
+    Plan {
+        endpoint: endpoint.clone(),
+        keys: s.keys.clone(),
+        pattern: s.pattern.clone(),
+        sizes: s.sizes.clone(),
+        values: Arc::new(Values::new(s.sizes.max())),
+        set_share: s.set_share,
+        ttl: s.ttl,
+        verify,
+        op_timeout: s.op_timeout,
+    }
+}
+
 fn sweep(option: &'static str, text: &str, max: u64) -> Result<Sweep<u64>, SpecError> {
     let s = parse_u64(option, text, parse_count)?;
     if let Some(&bad) = s.values().iter().find(|&&v| v == 0 || v > max) {
@@ -260,7 +297,8 @@ fn sweep(option: &'static str, text: &str, max: u64) -> Result<Sweep<u64>, SpecE
 
 /// Checks that the server answers and says what it is, in one line if not.
 fn introduce(endpoint: &Endpoint) -> Result<String, AppError> {
-    let mut c = Control::open(endpoint, CHECK_TIMEOUT).map_err(|e| AppError::Usage(e.to_string()))?;
+    let mut c =
+        Control::open(endpoint, CHECK_TIMEOUT).map_err(|e| AppError::Usage(e.to_string()))?;
     let version = c.version().map_err(|e| AppError::Usage(e.to_string()))?;
     let name = if endpoint.protocol.is_memcache() {
         "memcached"
@@ -288,7 +326,7 @@ pub fn kv_spec(args: &KvArgs) -> Result<RunSpec, AppError> {
     let server_threads = args
         .server_threads
         .as_deref()
-        .map(|t| sweep("server-threads", t, 256))
+        .map(|t| sweep("server-threads", t, 256).map(|s| s.named("server_threads")))
         .transpose()?;
     let default_threads = {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
@@ -327,18 +365,7 @@ pub fn kv_spec(args: &KvArgs) -> Result<RunSpec, AppError> {
             srv.endpoint.shown
         )));
     }
-    let values = Arc::new(Values::new(s.sizes.max()));
-    let plan = Plan {
-        endpoint: srv.endpoint.clone(),
-        keys: s.keys.clone(),
-        pattern: s.pattern.clone(),
-        sizes: s.sizes.clone(),
-        values,
-        set_share: s.set_share,
-        ttl: s.ttl,
-        verify: args.verify,
-        op_timeout: s.op_timeout,
-    };
+    let plan = plan(&srv.endpoint, &s, args.verify);
     let spec = KvSpec {
         target: srv.endpoint.shown.clone(),
         protocol: srv.endpoint.protocol,
@@ -398,31 +425,30 @@ pub fn steps(g: &GlobalArgs, args: &KvArgs) -> Result<(), AppError> {
         }
     };
     crate::run::interrupt::install();
-    let values = Arc::new(Values::new(s.sizes.max()));
+    let plan = plan(&srv.endpoint, &s, args.verify);
     let command = if args.action == KvAction::Prepare {
         Command::Set
     } else {
         Command::Delete
     };
-    let verb = if command == Command::Set { "setting" } else { "deleting" };
+    let verb = if command == Command::Set {
+        "setting"
+    } else {
+        "deleting"
+    };
     note(&format!(
         "{}: {verb} {} keys on {}",
-        if command == Command::Set { "prepare" } else { "cleanup" },
+        if command == Command::Set {
+            "prepare"
+        } else {
+            "cleanup"
+        },
         s.keys.count(),
         srv.endpoint.shown
     ));
     let progress = |share: f64| note(&format!("  {:.0}%", share * 100.0));
-    let done = load::every_key(
-        &srv.endpoint,
-        command,
-        &s.keys,
-        &s.sizes,
-        &values,
-        s.ttl,
-        s.op_timeout,
-        &progress,
-    )
-    .map_err(|e| AppError::Failed(e.to_string()))?;
+    let done = load::every_key(&plan, command, s.op_timeout, &progress)
+        .map_err(|e| AppError::Failed(e.to_string()))?;
     match command {
         Command::Set if done.refused > 0 => Err(AppError::Failed(format!(
             "prepare: the server refused {} of {} sets, e.g. {}",

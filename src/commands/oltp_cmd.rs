@@ -217,7 +217,9 @@ fn target(args: &OltpArgs, url: &str, sqlite: &SqliteSettings) -> Result<Target,
             set,
             op_timeout: op_timeout(args)?,
         }),
-        target_url::Backend::Memcached | target_url::Backend::Redis | target_url::Backend::Rediss => {
+        target_url::Backend::Memcached
+        | target_url::Backend::Redis
+        | target_url::Backend::Rediss => {
             return Err(AppError::Usage(format!(
                 "--target {shown} is a cache, not a database; measure it with 'perflab kv --target {shown}'"
             )));

@@ -207,9 +207,7 @@ mod tests {
         b.set_nonblocking(true).unwrap();
         poller.add(&b, 7, Interest::READ).unwrap();
         let mut seen = Vec::new();
-        poller
-            .wait(Some(Duration::ZERO), |e| seen.push(e))
-            .unwrap();
+        poller.wait(Some(Duration::ZERO), |e| seen.push(e)).unwrap();
         assert!(seen.is_empty());
         a.write_all(b"x").unwrap();
         poller

@@ -121,7 +121,9 @@ pub struct TargetUrl {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UrlError {
     /// No `scheme://` at the front.
-    #[error("not a URL: missing the scheme; use sqlite://, postgres://, mysql://, memcached:// or redis://")]
+    #[error(
+        "not a URL: missing the scheme; use sqlite://, postgres://, mysql://, memcached:// or redis://"
+    )]
     MissingScheme,
     /// A scheme this build does not know.
     #[error("unknown scheme '{0}'; use sqlite://, postgres://, mysql://, memcached:// or redis://")]
@@ -492,7 +494,11 @@ impl TargetUrl {
     pub fn redacted(&self) -> String {
         let mut out = format!("{}://", self.backend.scheme());
         let mut params: Vec<(&str, &str)> = Vec::new();
-        if let Some(path) = self.path.as_ref().filter(|_| self.backend != Backend::Sqlite) {
+        if let Some(path) = self
+            .path
+            .as_ref()
+            .filter(|_| self.backend != Backend::Sqlite)
+        {
             // A cache's Unix socket: an empty authority, then the absolute path.
             out.push_str(&encode(&path.to_string_lossy(), "/:~+,;=@"));
         } else if self.backend == Backend::Sqlite {

@@ -271,7 +271,11 @@ fn kv_line(r: &RunRecord) -> String {
         .and_then(|t| t.figures.get("server_cpu_per_op_ns"))
         .map(|&v| format!("; server CPU {} per request", ns(v)))
         .unwrap_or_default();
-    let server = r.spec.get("server").and_then(|v| v.as_str()).unwrap_or("cache");
+    let server = r
+        .spec
+        .get("server")
+        .and_then(|v| v.as_str())
+        .unwrap_or("cache");
     let mix = r.spec.get("ratio").and_then(|v| v.as_str()).unwrap_or("?");
     format!(
         "cache ({server}, set:get {mix}): {}{server_cpu}",

@@ -23,8 +23,7 @@ use crate::record::histogram::{LatencyHistogram, new_histogram};
 use crate::spec::StepPoint;
 use crate::workload::rng::Rng;
 use crate::workload::{
-    Failure,
-    Figures, GroupTotals, OpError, OpOutcome, Pump, QueuedSession, Session, SessionFactory,
+    Failure, Figures, GroupTotals, OpError, OpOutcome, Pump, QueuedSession, Session, SessionFactory,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -193,9 +193,9 @@ impl Endpoint {
                     "memcached has no databases; remove '/{d}' from the URL"
                 )));
             }
-            Some(d) => d
-                .parse::<u32>()
-                .map_err(|_| bad("the Redis database must be a number, e.g. redis://host:6379/0"))?,
+            Some(d) => d.parse::<u32>().map_err(|_| {
+                bad("the Redis database must be a number, e.g. redis://host:6379/0")
+            })?,
         };
         let address = match (&url.path, &url.host) {
             (Some(path), _) => Address::Unix(path.clone()),
@@ -343,20 +343,17 @@ impl Control {
                 args.push(user.as_bytes());
             }
             args.push(password.expose().as_bytes());
-            match self.command(&args)? {
-                Value::Error(message) => {
-                    return Err(EndpointError::Auth {
-                        shown: self.endpoint.shown.clone(),
-                        user: self
-                            .endpoint
-                            .user
-                            .as_ref()
-                            .map(|u| format!(" of user {u}"))
-                            .unwrap_or_default(),
-                        message: first_line(&message),
-                    });
-                }
-                _ => {}
+            if let Value::Error(message) = self.command(&args)? {
+                return Err(EndpointError::Auth {
+                    shown: self.endpoint.shown.clone(),
+                    user: self
+                        .endpoint
+                        .user
+                        .as_ref()
+                        .map(|u| format!(" of user {u}"))
+                        .unwrap_or_default(),
+                    message: first_line(&message),
+                });
             }
         }
         if self.endpoint.protocol == Protocol::Resp3

@@ -2,13 +2,14 @@
 //!
 //! # What is here
 //!
-//! | item | what it is | options |
-//! |---|---|---|
-//! | [`KeySpace`] | keys `<prefix><index>` for every index in `minimum..=maximum` | `--key-prefix`, `--key-minimum`, `--key-maximum` |
-//! | [`KeyPattern`] | how requests choose among the keys: uniform, sequential, Zipf, Gaussian | `--key-pattern`, `--key-zipf-exp`, `--key-median`, `--key-stddev` |
-//! | [`KeyPicker`] | one worker's draws from a pattern, O(1) each | |
-//! | [`ValueSizes`] | the size of each key's value: fixed, weighted ranges, a weighted list, or Facebook's ETC | `--value-size`, memtier's `--data-size-range` and `--data-size-list` |
-//! | [`Values`] | the bytes of every value, as slices of one shared pseudo-random buffer | |
+//! - [`KeySpace`]: the keys, `<prefix><index>` for every index in `minimum..=maximum`
+//!   (`--key-prefix`, `--key-minimum`, `--key-maximum`);
+//! - [`KeyPattern`]: how requests choose among the keys, uniform, sequential, Zipf or Gaussian
+//!   (`--key-pattern`, `--key-zipf-exp`, `--key-median`, `--key-stddev`);
+//! - [`KeyPicker`]: one worker's draws from a pattern, O(1) each;
+//! - [`ValueSizes`]: the size of each key's value, fixed, weighted ranges, a weighted list or
+//!   Facebook's ETC (`--value-size`, memtier's `--data-size-range` and `--data-size-list`);
+//! - [`Values`]: the bytes of every value, as slices of one shared pseudo-random buffer.
 //!
 //! The option names are memtier_benchmark's where it has one; its one-letter key patterns
 //! (`R`, `S`, `Z`, `G`) are accepted too.
@@ -36,21 +37,22 @@
 //! representative of the five pools traced by B. Atikoglu, Y. Xu, E. Frachtenberg, S. Jiang and
 //! M. Paleczny, "Workload Analysis of a Large-Scale Key-Value Store", ACM SIGMETRICS 2012. The
 //! paper fits value sizes with a generalized Pareto distribution (scale σ = 214.476, shape
-//! k = 0.348238), which misses the many tiny values of ETC (a fifth of them are 2 bytes). The
-//! mutilate load generator (J. Leverich, `github.com/leverich/mutilate`, `Generator.cc`,
-//! `createFacebookValue`, its `fb_value` generator) adds a discrete table for sizes 0 to 14
-//! ([`ETC_TABLE`]), drawn first; a draw past the table's total probability (0.44155) takes a
-//! fresh uniform number into the Pareto. Here the table is mutilate's, and the Pareto has the
-//! paper's scale and shape with location 15, so that the continuous part starts where the
-//! table ends; sizes are rounded down to whole bytes and capped at [`ETC_MAX`] (memcached's
-//! default 1 MiB item limit less room for the item header and key). The tail past the cap has
-//! probability below 10⁻⁹.
+//! k = 0.348238). A continuous fit cannot hold ETC's many tiny values (nearly a fifth of them
+//! are 2 bytes), so the mutilate load generator (J. Leverich, `github.com/leverich/mutilate`,
+//! `Generator.cc`, `createFacebookValue`, its `fb_value` generator) puts a discrete table for
+//! sizes 0 to 14 ([`ETC_TABLE`]) in front of it: the table is walked first, and a draw past
+//! its total probability (0.44155) takes a fresh uniform number into the Pareto. Here the
+//! table is mutilate's, and the Pareto has the paper's scale and shape with location 15, so
+//! that the continuous part starts where the table ends; sizes are rounded down to whole
+//! bytes and capped at [`ETC_MAX`] (memcached's default 1 MiB item limit less room for the
+//! item header and key). The tail past the cap has probability below 10⁻⁹.
 //!
 //! (mutilate's call `GPareto(214.476, 0.348238)` meets a constructor whose parameters are
 //! location, scale, shape, so mutilate in fact draws location 214.476, scale 0.348238 and
-//! shape 1: sizes of 214 B with a thin tail whose mean is infinite. perflab follows the paper's
-//! fit instead; the mean size is then about 194 B over all keys, and 344 B over those past
-//! the table.)
+//! shape 1: nine in ten values past the table are 214 to 218 bytes, and the tail
+//! (P(size > 214.5 + t) ≈ 0.35/t) has no finite mean. perflab follows the paper's fit
+//! instead: the mean size is then about 194 B over all keys, and 344 B over those past the
+//! table.)
 //!
 //! No code here comes from memtier or mutilate; only the table's numbers do.
 
@@ -462,10 +464,10 @@ impl Gaussian {
 
     /// An index in the key space. A draw outside it is redrawn rather than clamped: clamping
     /// would pile the whole tail onto the first and last keys and make them the hottest.
-    /// With the median inside the space at least half the draws land inside, so the loop
-    /// almost never runs long; only a standard deviation that dwarfs the space can exhaust
-    /// the tries, and there the truncated normal is flat over the space anyway, so a uniform
-    /// index stands in.
+    /// With the defaults 99.7% of draws land inside, and with any median in the space and a
+    /// standard deviation no wider than the space at least a third do, so the loop is short;
+    /// only a standard deviation that dwarfs the space can exhaust the tries, and there the
+    /// truncated normal is flat over the space anyway, so a uniform index stands in.
     #[inline]
     fn next(&mut self, rng: &mut Rng, keys: (u64, u64)) -> u64 {
         for _ in 0..GAUSSIAN_TRIES {
@@ -1422,7 +1424,7 @@ mod tests {
         // change would make a cache prepared by one build disagree with a run of the next).
         let mix: ValueSizes = "1-1000".parse().unwrap();
         let first: Vec<u32> = (0..6).map(|i| mix.size_of(i)).collect();
-        assert_eq!(first, [0, 0, 0, 0, 0, 0]);
+        assert_eq!(first, [875, 234, 252, 997, 587, 765]);
         assert_eq!(mix.max(), 1000);
         assert_eq!(ValueSizes::Etc.max(), ETC_MAX);
     }
@@ -1570,8 +1572,8 @@ mod tests {
         let distinct: HashSet<&[u8]> = (0..10_000u64).map(|i| a.of(i, 16)).collect();
         assert_eq!(distinct.len(), 10_000);
         // Known bytes, for the same reason as the sizes' known answers.
-        assert_eq!(a.of(0, 8), [0u8; 8]);
-        assert_eq!(a.of(1, 8), [0u8; 8]);
+        assert_eq!(a.of(0, 8), [59, 9, 217, 137, 5, 22, 12, 3]);
+        assert_eq!(a.of(1, 8), [62, 210, 54, 164, 34, 4, 106, 82]);
         // Not a constant or trivial pattern: every byte value appears.
         let bytes: HashSet<u8> = a.of(7, 1_000).iter().copied().collect();
         assert!(bytes.len() > 240, "{}", bytes.len());

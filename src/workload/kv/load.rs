@@ -6,11 +6,10 @@
 //! of requests in one write, then reads the batch's replies: the server is never more than a
 //! batch ahead, so its socket buffers stay bounded however large the values.
 
-use super::endpoint::{Control, Endpoint, EndpointError};
-use super::keys::{KeySpace, ValueSizes, Values};
+use super::endpoint::{Control, EndpointError};
 use super::protocol::{Command, Reply};
+use super::session::Plan;
 use crate::run::interrupt::is_interrupted;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -30,20 +29,18 @@ pub struct Loaded {
     pub elapsed: Duration,
 }
 
-/// Sets (`Command::Set`) or deletes (`Command::Delete`) every key of `keys` on `endpoint`.
-/// `note` is called about once a second with the share done.
+/// Sets (`Command::Set`, with the plan's values and ttl) or deletes (`Command::Delete`) every
+/// key of the plan's key space on its server, each answer awaited at most `timeout`. `note`
+/// is called about once a second with the share done.
 pub fn every_key(
-    endpoint: &Endpoint,
+    plan: &Plan,
     command: Command,
-    keys: &KeySpace,
-    sizes: &ValueSizes,
-    values: &Arc<Values>,
-    ttl: u32,
     timeout: Duration,
     note: &dyn Fn(f64),
 ) -> Result<Loaded, EndpointError> {
     let started = Instant::now();
-    let count = keys.count();
+    let endpoint = &plan.endpoint;
+    let count = plan.keys.count();
     let done = AtomicU64::new(0);
     let loaders = LOADERS.min(count.div_ceil(BATCH)).max(1);
     let results: Vec<Result<Loaded, EndpointError>> = std::thread::scope(|scope| {
@@ -51,11 +48,7 @@ pub fn every_key(
             .map(|i| {
                 let (lo, hi) = (count * i / loaders, count * (i + 1) / loaders);
                 let done = &done;
-                scope.spawn(move || {
-                    load_slice(
-                        endpoint, command, keys, sizes, values, ttl, timeout, lo..hi, done,
-                    )
-                })
+                scope.spawn(move || load_slice(plan, command, timeout, lo..hi, done))
             })
             .collect();
         let mut last_note = Instant::now();
@@ -93,18 +86,14 @@ pub fn every_key(
 }
 
 /// One loader: keys `range` (positions in the key space) over one connection.
-#[allow(clippy::too_many_arguments)]
 fn load_slice(
-    endpoint: &Endpoint,
+    plan: &Plan,
     command: Command,
-    keys: &KeySpace,
-    sizes: &ValueSizes,
-    values: &Values,
-    ttl: u32,
     timeout: Duration,
     range: std::ops::Range<u64>,
     done: &AtomicU64,
 ) -> Result<Loaded, EndpointError> {
+    let (endpoint, keys, sizes, values) = (&plan.endpoint, &plan.keys, &plan.sizes, &plan.values);
     let mut control = Control::open(endpoint, timeout)?;
     let protocol = endpoint.protocol;
     let mut out = Vec::with_capacity(1 << 20);
@@ -130,7 +119,7 @@ fn load_slice(
             } else {
                 &[]
             };
-            protocol.encode(&mut out, command, &key, value, ttl, (pos - at) as u32);
+            protocol.encode(&mut out, command, &key, value, plan.ttl, (pos - at) as u32);
         }
         control.send_raw(&out)?;
         for pos in at..end {

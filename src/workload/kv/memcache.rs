@@ -1386,7 +1386,8 @@ pub(super) mod tests {
                     prop_assert_eq!(*words.last().unwrap(), format!("O{token}"));
                     prop_assert_eq!(words.len(), if ttl == 0 { 4 } else { 5 });
                 } else {
-                    prop_assert_eq!(&words[2..], [&"0"[..], &ttl.to_string(), &len]);
+                    let ttl = ttl.to_string();
+                    prop_assert_eq!(&words[2..], ["0", ttl.as_str(), len.as_str()]);
                 }
             }
         }

@@ -115,17 +115,8 @@ impl KvSpec {
             plan.endpoint.shown
         ));
         let say = |share: f64| note(&format!("prepare: {:.0}%", share * 100.0));
-        let loaded = load::every_key(
-            &plan.endpoint,
-            Command::Set,
-            &plan.keys,
-            &plan.sizes,
-            &plan.values,
-            plan.ttl,
-            plan.op_timeout,
-            &|s| say(s),
-        )
-        .map_err(|e| OpError(format!("loading failed: {e}")))?;
+        let loaded = load::every_key(&plan, Command::Set, plan.op_timeout, &say)
+            .map_err(|e| OpError(format!("loading failed: {e}")))?;
         if loaded.refused > 0 {
             return Err(OpError(format!(
                 "loading failed: the server refused {} of {} sets, e.g. {}; give it more memory or load fewer keys (--key-maximum)",
@@ -174,8 +165,8 @@ impl KvSpec {
         let plan = self.plan();
         for _ in 0..2 {
             if guard.is_none() {
-                *guard = Control::open(&plan.endpoint, plan.op_timeout.min(Duration::from_secs(5)))
-                    .ok();
+                *guard =
+                    Control::open(&plan.endpoint, plan.op_timeout.min(Duration::from_secs(5))).ok();
             }
             let Some(c) = guard.as_mut() else {
                 return BTreeMap::new();
@@ -199,7 +190,10 @@ fn counter(map: &BTreeMap<String, f64>, name: &str) -> f64 {
 /// `server_gets`, `server_sets`, `server_hits`, `server_misses`, `server_evictions`,
 /// `server_cpu` (seconds, user + system), `server_items`, `server_bytes`,
 /// `server_connections`.
-pub fn server_numbers(protocol: Protocol, stats: &BTreeMap<String, String>) -> BTreeMap<String, f64> {
+pub fn server_numbers(
+    protocol: Protocol,
+    stats: &BTreeMap<String, String>,
+) -> BTreeMap<String, f64> {
     let num = |k: &str| stats.get(k).and_then(|v| v.parse::<f64>().ok());
     let mut out = BTreeMap::new();
     let mut put = |name: &str, v: Option<f64>| {
@@ -215,7 +209,9 @@ pub fn server_numbers(protocol: Protocol, stats: &BTreeMap<String, String>) -> B
         put("server_evictions", num("evictions"));
         put(
             "server_cpu",
-            num("rusage_user").zip(num("rusage_system")).map(|(u, s)| u + s),
+            num("rusage_user")
+                .zip(num("rusage_system"))
+                .map(|(u, s)| u + s),
         );
         put("server_items", num("curr_items"));
         put("server_bytes", num("bytes"));
@@ -236,7 +232,9 @@ pub fn server_numbers(protocol: Protocol, stats: &BTreeMap<String, String>) -> B
         put("server_evictions", num("evicted_keys"));
         put(
             "server_cpu",
-            num("used_cpu_user").zip(num("used_cpu_sys")).map(|(u, s)| u + s),
+            num("used_cpu_user")
+                .zip(num("used_cpu_sys"))
+                .map(|(u, s)| u + s),
         );
         // db0:keys=N,expires=...
         let keys: f64 = stats
@@ -269,12 +267,8 @@ impl Drop for Teardown {
         // After Ctrl-C the loader stops at once; what remains stays (a later
         // `perflab kv cleanup` deletes it).
         let _ = load::every_key(
-            &plan.endpoint,
+            &plan,
             Command::Delete,
-            &plan.keys,
-            &plan.sizes,
-            &plan.values,
-            0,
             plan.op_timeout.min(Duration::from_secs(5)),
             &|_| {},
         );

@@ -94,9 +94,7 @@ impl Protocol {
             Protocol::MemcacheMeta => {
                 super::memcache::encode_meta(out, command, key, value, ttl, token)
             }
-            Protocol::Resp2 | Protocol::Resp3 => {
-                super::resp::encode(out, command, key, value, ttl)
-            }
+            Protocol::Resp2 | Protocol::Resp3 => super::resp::encode(out, command, key, value, ttl),
         }
     }
 

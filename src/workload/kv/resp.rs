@@ -935,6 +935,8 @@ mod tests {
     }
 
     #[test]
+    // `,3.141` is what the server sent, not an attempt at pi.
+    #[allow(clippy::approx_constant)]
     fn every_resp3_type_debug_protocol_sent() {
         assert_eq!(value(b"$11\r\nHello World\r\n"), bulk("Hello World"));
         assert_eq!(value(b":12345\r\n"), Value::Int(12345));

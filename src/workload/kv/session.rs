@@ -32,9 +32,7 @@ use super::keys::{KeyPattern, KeyPicker, KeySpace, ValueSizes, Values};
 use super::protocol::{Command, Parsed, Reply};
 use crate::engine::poll::{Interest, Poller};
 use crate::workload::rng::Rng;
-use crate::workload::{
-    Failure, Figures, OpError, OpOutcome, Pump, QueuedSession, Session,
-};
+use crate::workload::{Failure, Figures, OpError, OpOutcome, Pump, QueuedSession, Session};
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::sync::Arc;
@@ -234,8 +232,7 @@ impl KvSession {
             room.push_back(i);
             conns.push(conn);
         }
-        let picker = KeyPicker::new(&plan.pattern, &plan.keys, worker, workers)
-            .map_err(OpError)?;
+        let picker = KeyPicker::new(&plan.pattern, &plan.keys, worker, workers).map_err(OpError)?;
         let set_below = share_threshold(plan.set_share);
         Ok(KvSession {
             plan,
@@ -298,9 +295,14 @@ impl KvSession {
         };
         let conn = &mut self.conns[c];
         conn.token = conn.token.wrapping_add(1);
-        plan.endpoint
-            .protocol
-            .encode(&mut conn.out, command, &self.key, value, plan.ttl, conn.token);
+        plan.endpoint.protocol.encode(
+            &mut conn.out,
+            command,
+            &self.key,
+            value,
+            plan.ttl,
+            conn.token,
+        );
         conn.pending.push_back(Pending {
             intended,
             start: intended,
@@ -500,11 +502,12 @@ impl KvSession {
                 .endpoint
                 .connect(self.plan.connect_timeout())
                 .and_then(|s| {
-                    s.set_nonblocking(true)
-                        .map_err(|e| super::endpoint::EndpointError::Unreachable {
+                    s.set_nonblocking(true).map_err(|e| {
+                        super::endpoint::EndpointError::Unreachable {
                             shown: self.plan.endpoint.shown.clone(),
                             reason: e.to_string(),
-                        })?;
+                        }
+                    })?;
                     Ok(s)
                 });
             match opened {
