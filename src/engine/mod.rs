@@ -14,6 +14,8 @@
 //!      └── uring::UringEngine io_uring: fixed files + fixed buffers, one io_uring_enter
 //!                             per submit (fio's io_uring)
 //!  buffer::AlignedBuf  the `depth` slot buffers of either engine, aligned for O_DIRECT
+//!  poll::Poller        epoll for many sockets on one thread (the caches' sessions), with a
+//!                      nanosecond timeout (epoll_pwait2), edge-triggered
 //!  sys                 safe libc wrappers: CPU clocks, statvfs, fallocate, fadvise,
 //!                      O_DIRECT open options, ENOSPC test, block size ioctl
 //! ```
@@ -34,7 +36,7 @@
 //! with `-EBADF` or `-EINVAL` like any failed I/O.
 //!
 //! `unsafe` lives in [`buffer`] (the allocation), [`uring`] (handing buffer addresses to the
-//! kernel) and [`sys`] (libc calls); each block says why it is sound.
+//! kernel), [`poll`] (epoll) and [`sys`] (libc calls); each block says why it is sound.
 #![allow(unsafe_code)]
 
 pub mod buffer;

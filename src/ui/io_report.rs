@@ -123,7 +123,9 @@ fn breakdown_table(what: &str, rate: &str) -> Table {
 
 /// One row per group of `by` in a step, when the step has more than one such group.
 fn breakdown_rows(table: &mut Table, step: usize, groups: &[GroupResult], by: &str) {
-    let ours: Vec<&GroupResult> = groups.iter().filter(|g| g.by == by).collect();
+    let mut ours: Vec<&GroupResult> = groups.iter().filter(|g| g.by == by).collect();
+    // The order a worker first saw them in is chance: by name, so steps read alike.
+    ours.sort_by_key(|g| (g.key.parse::<u64>().ok(), g.key.clone()));
     if ours.len() < 2 {
         return;
     }
