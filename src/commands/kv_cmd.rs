@@ -268,6 +268,24 @@ fn stream(args: &KvArgs) -> Result<Stream, AppError> {
     })
 }
 
+/// Refuses a key space the throwaway memcached cannot hold, before starting it: memcached
+/// stores each item in a slab chunk up to 25% larger than the item (its growth factor), and
+/// each item carries about 56 bytes of header besides its key.
+fn fits_throwaway(args: &KvArgs, s: &Stream) -> Result<(), AppError> {
+    let memory = parse_size("server-memory", &args.server_memory)?;
+    let per_item = 56 + s.keys.prefix.len() as u64 + 20;
+    let need = (s.sizes.total(&s.keys) + s.keys.count() * per_item) * 5 / 4;
+    if need > memory {
+        let suggest = need.div_ceil(1 << 30);
+        return Err(AppError::Usage(format!(
+            "the key space needs about {} in memcached, more than --server-memory {}: give --server-memory {suggest}g, or fewer keys (--key-maximum)",
+            crate::spec::units::format_bytes(need),
+            args.server_memory
+        )));
+    }
+    Ok(())
+}
+
 /// The request stream on `endpoint`.
 fn plan(endpoint: &Endpoint, s: &Stream, verify: bool) -> Plan {
     Plan {
@@ -354,6 +372,9 @@ pub fn kv_spec(args: &KvArgs) -> Result<RunSpec, AppError> {
         }
         _ => Phases::All,
     };
+    if args.target.is_empty() {
+        fits_throwaway(args, &s)?;
+    }
     let first_threads = server_threads.as_ref().map(|t| t.first());
     let srv = server(args, true, first_threads)?;
     let version = introduce(&srv.endpoint)?;
