@@ -60,6 +60,18 @@ pub fn registry() -> Vec<TargetInfo> {
             available: true,
         },
         TargetInfo {
+            name: "memcached://HOST:PORT",
+            workloads: &["kv"],
+            description: "a memcached server, text or meta protocol (memcached:///PATH for a Unix socket; the kv default is a throwaway one started from PATH)",
+            available: true,
+        },
+        TargetInfo {
+            name: "redis://HOST:PORT/DB",
+            workloads: &["kv"],
+            description: "a Redis, Valkey or KeyDB server, RESP2 or RESP3 with ?protocol=3 (password from the URL or REDISCLI_AUTH)",
+            available: true,
+        },
+        TargetInfo {
             name: "null",
             workloads: &["null"],
             description: "does nothing: measures perflab's own overhead per op",
