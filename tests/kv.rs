@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::servers::{MemcachedServer, RedisServer};
+use common::servers::{MemcachedServer, RedisCluster, RedisServer};
 use common::{Results, json, run, stderr};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -400,4 +400,264 @@ fn server_threads_sweep_restarts_the_throwaway_memcached() {
     assert_eq!(steps.len(), 2);
     assert_eq!(steps[1]["params"]["server_threads"], 2);
     assert_healthy(&v);
+}
+
+/// A raw memcached `stats` value, from the server on `port`.
+fn memcached_stat(port: u16, name: &str) -> u64 {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(b"stats\r\n").unwrap();
+    let mut text = String::new();
+    let mut buf = [0u8; 4096];
+    while !text.ends_with("END\r\n") {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "memcached closed the connection");
+        text.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("STAT {name} ")))
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// The step's groups by shard, as (key, label, ops).
+fn shard_groups(t: &serde_json::Value) -> Vec<(String, String, u64)> {
+    t["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["by"] == "shard")
+        .map(|g| {
+            (
+                g["key"].as_str().unwrap().to_string(),
+                g["label"].as_str().unwrap().to_string(),
+                g["ops"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn two_memcached_targets_share_the_keys_by_ketama() {
+    let (Some(a), Some(b)) = (MemcachedServer::start(), MemcachedServer::start()) else {
+        return;
+    };
+    let r = Results::new("kv-ketama");
+    let out = kv(
+        &r,
+        &[
+            "--target",
+            &a.url(),
+            "--target",
+            &b.url(),
+            "--protocol",
+            "meta",
+            "--verify",
+            "--clients",
+            "4",
+            "--threads",
+            "2",
+            "--pipeline",
+            "4",
+            "--keep",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(v["spec"]["sharding"], "ketama");
+    assert_eq!(v["spec"]["shards"].as_array().unwrap().len(), 2);
+    assert_healthy(&v);
+    let t = &v["steps"][0]["trials"][0];
+    let groups = shard_groups(t);
+    assert_eq!(groups.len(), 2, "{groups:?}");
+    assert_eq!((groups[0].0.as_str(), groups[1].0.as_str()), ("1", "2"));
+    assert_eq!(groups[0].1, a.url());
+    assert_eq!(groups[1].1, b.url());
+    assert_eq!(
+        groups.iter().map(|g| g.2).sum::<u64>(),
+        t["ops"].as_u64().unwrap()
+    );
+    // Every key is on exactly one server (the run kept them), and each has about half.
+    let items = [
+        memcached_stat(a.port(), "curr_items"),
+        memcached_stat(b.port(), "curr_items"),
+    ];
+    assert_eq!(items[0] + items[1], 2000, "{items:?}");
+    for n in items {
+        assert!((700..=1300).contains(&n), "{items:?}");
+    }
+    // Both servers were asked: each request went to its key's server (a get of a key on
+    // the other server would have missed).
+    for (g, port) in groups.iter().zip([a.port(), b.port()]) {
+        let gets = memcached_stat(port, "cmd_get");
+        assert!(gets > 0 && g.2 > 0, "{groups:?}");
+    }
+    // Cleanup deletes every key from its own server.
+    let out = run(
+        &r,
+        &[
+            "kv",
+            "cleanup",
+            "--target",
+            &a.url(),
+            "--target",
+            &b.url(),
+            "--key-maximum",
+            "1999",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(memcached_stat(a.port(), "curr_items"), 0);
+    assert_eq!(memcached_stat(b.port(), "curr_items"), 0);
+}
+
+#[test]
+fn several_targets_are_checked_before_anything_runs() {
+    let r = Results::new("kv-shards-bad");
+    for (targets, says) in [
+        (
+            vec!["memcached://127.0.0.1:11299", "memcached://127.0.0.1:11299"],
+            "same server",
+        ),
+        (
+            vec!["memcached://127.0.0.1:11299", "redis://127.0.0.1:6399/0"],
+            "mixed",
+        ),
+    ] {
+        let mut args = Vec::new();
+        for t in &targets {
+            args.extend(["--target", *t]);
+        }
+        let out = kv(&r, &args);
+        assert_eq!(out.status.code(), Some(2), "{targets:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(says), "{targets:?}: {err}");
+    }
+}
+
+#[test]
+fn several_plain_redis_servers_are_refused() {
+    let (Some(a), Some(b)) = (RedisServer::start(), RedisServer::start()) else {
+        return;
+    };
+    let r = Results::new("kv-redis-shards");
+    let out = kv(&r, &["--target", &a.url(), "--target", &b.url()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not a Redis Cluster"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_redis_cluster_is_driven_by_slot() {
+    let Some(cluster) = RedisCluster::start(3) else {
+        return;
+    };
+    let r = Results::new("kv-cluster");
+    let out = kv(
+        &r,
+        &[
+            "--target",
+            &cluster.url(),
+            "--verify",
+            "--clients",
+            "2",
+            "--threads",
+            "1",
+            "--pipeline",
+            "4",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(v["spec"]["sharding"], "cluster");
+    assert_eq!(v["spec"]["shards"].as_array().unwrap().len(), 3);
+    assert_healthy(&v);
+    let t = &v["steps"][0]["trials"][0];
+    let groups = shard_groups(t);
+    assert_eq!(groups.len(), 3, "{groups:?}");
+    for g in &groups {
+        assert!(g.2 > 0, "{groups:?}");
+        assert!(cluster.urls().iter().any(|u| u.starts_with(&g.1)), "{g:?}");
+    }
+    // The map was right: nothing was redirected.
+    assert_eq!(t["figures"]["moved_per_client"].as_f64(), Some(0.0));
+    assert_eq!(t["figures"]["asked_per_client"].as_f64(), Some(0.0));
+    // Every key was loaded on its own node, and deleted from it after the run.
+    for url in cluster.urls() {
+        let addr = url
+            .trim_start_matches("redis://")
+            .trim_end_matches("/0")
+            .to_string();
+        assert_eq!(redis_command(&addr, "DBSIZE\r\n").trim(), ":0");
+    }
+}
+
+/// Slots move while perflab runs (`redis-cli --cluster reshard`, which migrates keys with
+/// MIGRATE): requests to moved slots are answered MOVED (and ASK while a slot is half
+/// moved), followed, counted, and still hit.
+#[test]
+fn a_reshard_during_a_run_is_followed() {
+    let Some(cluster) = RedisCluster::start(3) else {
+        return;
+    };
+    let Some(cli) = common::skip::find_program("redis-cli") else {
+        return;
+    };
+    let addrs: Vec<String> = cluster
+        .urls()
+        .iter()
+        .map(|u| {
+            u.trim_start_matches("redis://")
+                .trim_end_matches("/0")
+                .to_string()
+        })
+        .collect();
+    let id = |addr: &str| {
+        let reply = redis_command(addr, "CLUSTER MYID\r\n");
+        reply.lines().nth(1).unwrap().trim().to_string()
+    };
+    let (from, to) = (id(&addrs[0]), id(&addrs[1]));
+    let r = Results::new("kv-reshard");
+    let child = Command::new(env!("CARGO_BIN_EXE_perflab"))
+        .args(["--json", "kv", "--target", &cluster.url()])
+        .args(["--key-maximum", "1999", "--clients", "2", "--threads", "1"])
+        .args(["--pipeline", "2", "--ratio", "0:1"])
+        .args(["--warmup", "200ms", "--duration", "3s", "--results"])
+        .arg(r.path())
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1200));
+    let reshard = Command::new(cli)
+        .args(["--cluster", "reshard", &addrs[0]])
+        .args(["--cluster-from", &from, "--cluster-to", &to])
+        .args(["--cluster-slots", "1000", "--cluster-yes"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        reshard.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&reshard.stdout),
+        String::from_utf8_lossy(&reshard.stderr)
+    );
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json(&out);
+    let t = &v["steps"][0]["trials"][0];
+    assert!(
+        t["figures"]["moved_per_client"].as_f64().unwrap() > 0.0,
+        "{}",
+        t["figures"]
+    );
+    assert_eq!(t["errors"].as_u64(), Some(0), "{}", t["error_samples"]);
+    assert_eq!(t["figures"]["hit_pct"].as_f64(), Some(100.0));
 }

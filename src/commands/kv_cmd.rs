@@ -1,5 +1,11 @@
 //! `perflab kv [all|prepare|run|cleanup]`: gets and sets on memcached or Redis, against a
 //! `--target` or a throwaway memcached.
+//!
+//! Several `--target`s are shards: memcached servers get the keys by consistent hashing
+//! (ketama, as libmemcached places them); a Redis target whose server is in cluster mode
+//! (`INFO`: `cluster_enabled:1`) is a seed of a Redis Cluster, whose masters (from
+//! `CLUSTER SLOTS`) become the shards. Several Redis servers that are not a cluster are
+//! refused: Redis clients shard only as a cluster.
 
 use super::AppError;
 use super::build::{Defaults, build_spec};
@@ -9,12 +15,14 @@ use crate::spec::units::{parse_count, parse_duration, parse_size};
 use crate::spec::{RateScope, RunSpec, SpecError, Sweep};
 use crate::target::url::TargetUrl;
 use crate::workload::WorkloadSpec;
+use crate::workload::kv::cluster;
 use crate::workload::kv::endpoint::{Control, Endpoint};
 use crate::workload::kv::keys::{KeyPattern, KeySpace, ValueSizes, Values};
 use crate::workload::kv::load;
 use crate::workload::kv::protocol::{Command, Protocol};
 use crate::workload::kv::server::Throwaway;
 use crate::workload::kv::session::Plan;
+use crate::workload::kv::shard::{Ketama, Router, ketama_name};
 use crate::workload::kv::{KvSpec, Phases};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -31,9 +39,13 @@ const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
 /// The default connections: the curve from one connection to the peers' default of 50.
 const DEFAULT_CLIENTS: &str = "1,2,4,8,16,32,50";
 
-/// The server named by `--target`, or a throwaway memcached.
+/// The servers named by `--target` (or found from them), or a throwaway memcached.
 struct Server {
-    endpoint: Endpoint,
+    /// In shard order; one when the keys are not sharded.
+    shards: Vec<Endpoint>,
+    router: Router,
+    /// The `--target` URLs without secrets (the throwaway's own).
+    shown: String,
     throwaway: Option<Throwaway>,
 }
 
@@ -51,56 +63,125 @@ fn meta(args: &KvArgs) -> Result<bool, SpecError> {
 
 fn server(args: &KvArgs, start: bool, first_threads: Option<u64>) -> Result<Server, AppError> {
     let meta = meta(args)?;
-    match args.target.as_slice() {
-        [] => {
-            let memory = parse_size("server-memory", &args.server_memory)? / (1 << 20);
-            if memory < 8 {
-                return Err(SpecError::new(
-                    "server-memory",
-                    &args.server_memory,
-                    "give the throwaway memcached at least 8m",
-                )
-                .into());
-            }
-            if !start {
-                return Ok(Server {
-                    endpoint: Endpoint::local_memcached(11211, meta),
-                    throwaway: None,
-                });
-            }
+    if args.target.is_empty() {
+        let memory = parse_size("server-memory", &args.server_memory)? / (1 << 20);
+        if memory < 8 {
+            return Err(SpecError::new(
+                "server-memory",
+                &args.server_memory,
+                "give the throwaway memcached at least 8m",
+            )
+            .into());
+        }
+        let (endpoint, throwaway) = if start {
             let threads = first_threads.unwrap_or(4) as u32;
             let t = Throwaway::start(threads, memory).map_err(AppError::Usage)?;
-            Ok(Server {
-                endpoint: t.endpoint(meta),
-                throwaway: Some(t),
-            })
-        }
-        [url] => {
-            if args.server_threads.is_some() {
-                return Err(AppError::Usage(
-                    "--server-threads is for the throwaway memcached; a --target server keeps its own threads".into(),
-                ));
-            }
-            let parsed: TargetUrl = url.parse().map_err(|e| {
-                AppError::Usage(format!("--target {}: {e}", super::oltp_cmd::redact(url)))
-            })?;
-            let parsed = parsed.with_password_from_environment(
-                &|k| std::env::var(k).ok(),
-                std::env::var_os("HOME")
-                    .map(std::path::PathBuf::from)
-                    .as_deref(),
-            );
-            let endpoint =
-                Endpoint::from_url(&parsed, meta).map_err(|e| AppError::Usage(e.to_string()))?;
-            Ok(Server {
-                endpoint,
-                throwaway: None,
-            })
-        }
-        _ => Err(AppError::Usage(
-            "several --target servers (sharding) are not supported yet; give one".into(),
-        )),
+            (t.endpoint(meta), Some(t))
+        } else {
+            (Endpoint::local_memcached(11211, meta), None)
+        };
+        return Ok(Server {
+            shown: endpoint.shown.clone(),
+            shards: vec![endpoint],
+            router: Router::Single,
+            throwaway,
+        });
     }
+    if args.server_threads.is_some() {
+        return Err(AppError::Usage(
+            "--server-threads is for the throwaway memcached; a --target server keeps its own threads".into(),
+        ));
+    }
+    let mut endpoints = Vec::with_capacity(args.target.len());
+    let mut names = Vec::with_capacity(args.target.len());
+    for url in &args.target {
+        let parsed: TargetUrl = url.parse().map_err(|e| {
+            AppError::Usage(format!("--target {}: {e}", super::oltp_cmd::redact(url)))
+        })?;
+        let parsed = parsed.with_password_from_environment(
+            &|k| std::env::var(k).ok(),
+            std::env::var_os("HOME")
+                .map(std::path::PathBuf::from)
+                .as_deref(),
+        );
+        let endpoint =
+            Endpoint::from_url(&parsed, meta).map_err(|e| AppError::Usage(e.to_string()))?;
+        if let Some(twice) = endpoints
+            .iter()
+            .find(|e: &&Endpoint| e.address == endpoint.address)
+        {
+            return Err(AppError::Usage(format!(
+                "--target {} and {} are the same server; give each shard once",
+                twice.shown, endpoint.shown
+            )));
+        }
+        // The name ketama hashes: the host as the user wrote it, as libmemcached does.
+        names.push(match (&parsed.path, &parsed.host) {
+            (Some(path), _) => path.to_string_lossy().into_owned(),
+            (None, host) => ketama_name(
+                host.as_deref().unwrap_or("127.0.0.1"),
+                parsed.port.or(parsed.backend.default_port()).unwrap_or(0),
+            ),
+        });
+        endpoints.push(endpoint);
+    }
+    let shown = endpoints
+        .iter()
+        .map(|e| e.shown.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let memcache = endpoints[0].protocol.is_memcache();
+    if endpoints
+        .iter()
+        .any(|e| e.protocol.is_memcache() != memcache)
+    {
+        return Err(AppError::Usage(format!(
+            "--target {shown}: memcached and Redis servers mixed; the shards of a run are all one kind"
+        )));
+    }
+    if memcache {
+        let router = if endpoints.len() > 1 {
+            Router::Ketama(Ketama::new(&names))
+        } else {
+            Router::Single
+        };
+        return Ok(Server {
+            shards: endpoints,
+            router,
+            shown,
+            throwaway: None,
+        });
+    }
+    if !in_cluster_mode(&endpoints[0])? {
+        if endpoints.len() > 1 {
+            return Err(AppError::Usage(format!(
+                "--target {shown}: several Redis servers that are not a Redis Cluster (INFO says cluster_enabled:0); perflab shards Redis as a cluster does: give one server, or a cluster's nodes"
+            )));
+        }
+        return Ok(Server {
+            shards: endpoints,
+            router: Router::Single,
+            shown,
+            throwaway: None,
+        });
+    }
+    let (nodes, map) = cluster::discover(&endpoints, CHECK_TIMEOUT)
+        .map_err(|e| AppError::Usage(format!("reading the cluster's slots: {e}")))?;
+    Ok(Server {
+        shards: nodes,
+        router: Router::Cluster(map),
+        shown,
+        throwaway: None,
+    })
+}
+
+/// Whether a Redis server runs in cluster mode: its keys are then spread over the cluster's
+/// masters, and a plain client would be answered `MOVED` for most of them.
+fn in_cluster_mode(endpoint: &Endpoint) -> Result<bool, AppError> {
+    let mut c =
+        Control::open(endpoint, CHECK_TIMEOUT).map_err(|e| AppError::Usage(e.to_string()))?;
+    let stats = c.stats().map_err(|e| AppError::Usage(e.to_string()))?;
+    Ok(stats.get("cluster_enabled").is_some_and(|v| v == "1"))
 }
 
 /// `--ratio SET:GET` as the share of sets.
@@ -286,10 +367,11 @@ fn fits_throwaway(args: &KvArgs, s: &Stream) -> Result<(), AppError> {
     Ok(())
 }
 
-/// The request stream on `endpoint`.
-fn plan(endpoint: &Endpoint, s: &Stream, verify: bool) -> Plan {
+/// The request stream on the servers.
+fn plan(srv: &Server, s: &Stream, verify: bool) -> Plan {
     Plan {
-        endpoint: endpoint.clone(),
+        shards: srv.shards.clone(),
+        router: srv.router.clone(),
         keys: s.keys.clone(),
         pattern: s.pattern.clone(),
         sizes: s.sizes.clone(),
@@ -329,6 +411,18 @@ fn introduce(endpoint: &Endpoint) -> Result<String, AppError> {
         }
     };
     Ok(format!("{name} {version}"))
+}
+
+/// Every shard introduced: what they are, each different one once (`memcached 1.6.18`).
+fn introduce_all(shards: &[Endpoint]) -> Result<Vec<String>, AppError> {
+    let mut versions: Vec<String> = Vec::new();
+    for e in shards {
+        let v = introduce(e)?;
+        if !versions.contains(&v) {
+            versions.push(v);
+        }
+    }
+    Ok(versions)
 }
 
 /// The run specification for `all` and `run`; starts the throwaway memcached when there is
@@ -377,20 +471,31 @@ pub fn kv_spec(args: &KvArgs) -> Result<RunSpec, AppError> {
     }
     let first_threads = server_threads.as_ref().map(|t| t.first());
     let srv = server(args, true, first_threads)?;
-    let version = introduce(&srv.endpoint)?;
+    let versions = introduce_all(&srv.shards)?;
     let value_bytes = s.sizes.total(&s.keys);
-    let meta = srv.endpoint.protocol == Protocol::MemcacheMeta;
-    if meta && !version.starts_with("memcached 1.6") && !version.starts_with("memcached 1.7") {
+    let protocol = srv.shards[0].protocol;
+    if protocol == Protocol::MemcacheMeta
+        && let Some(old) = versions
+            .iter()
+            .find(|v| !v.starts_with("memcached 1.6") && !v.starts_with("memcached 1.7"))
+    {
         return Err(AppError::Usage(format!(
-            "--protocol meta needs memcached 1.6 or later; {} is {version}",
-            srv.endpoint.shown
+            "--protocol meta needs memcached 1.6 or later; {} is {old}",
+            srv.shown
         )));
     }
-    let plan = plan(&srv.endpoint, &s, args.verify);
+    let plan = plan(&srv, &s, args.verify);
+    let sharded = srv.shards.len() > 1;
     let spec = KvSpec {
-        target: srv.endpoint.shown.clone(),
-        protocol: srv.endpoint.protocol,
-        server: version,
+        target: srv.shown.clone(),
+        sharding: if sharded { srv.router.name() } else { None },
+        shards: if sharded {
+            srv.shards.iter().map(|e| e.shown.clone()).collect()
+        } else {
+            Vec::new()
+        },
+        protocol,
+        server: versions.join(", "),
         throwaway: args.target.is_empty(),
         clients,
         pipeline,
@@ -414,7 +519,7 @@ pub fn kv_spec(args: &KvArgs) -> Result<RunSpec, AppError> {
         keep: args.keep,
         plan: Arc::new(Mutex::new(Arc::new(plan))),
         throwaway_server: srv.throwaway.map(|t| Arc::new(Mutex::new(t))),
-        control: Arc::new(Mutex::new(None)),
+        control: Arc::new(Mutex::new(Vec::new())),
     };
     let mut run = args.run.clone();
     run.threads = Some(threads_text);
@@ -439,14 +544,14 @@ pub fn steps(g: &GlobalArgs, args: &KvArgs) -> Result<(), AppError> {
     }
     let s = stream(args)?;
     let srv = server(args, false, None)?;
-    introduce(&srv.endpoint)?;
+    introduce_all(&srv.shards)?;
     let note = |text: &str| {
         if !g.quiet {
             eprintln!("{text}");
         }
     };
     crate::run::interrupt::install();
-    let plan = plan(&srv.endpoint, &s, args.verify);
+    let plan = plan(&srv, &s, args.verify);
     let command = if args.action == KvAction::Prepare {
         Command::Set
     } else {
@@ -465,7 +570,7 @@ pub fn steps(g: &GlobalArgs, args: &KvArgs) -> Result<(), AppError> {
             "cleanup"
         },
         s.keys.count(),
-        srv.endpoint.shown
+        plan.shown()
     ));
     let progress = |share: f64| note(&format!("  {:.0}%", share * 100.0));
     let done = load::every_key(&plan, command, s.op_timeout, &progress)

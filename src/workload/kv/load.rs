@@ -2,9 +2,11 @@
 //! afterwards (`cleanup`): every key of the key space set (or deleted) once, pipelined over a
 //! few connections in parallel, with progress.
 //!
-//! Each loader thread owns a contiguous slice of the keys and one connection, writes a batch
-//! of requests in one write, then reads the batch's replies: the server is never more than a
-//! batch ahead, so its socket buffers stay bounded however large the values.
+//! Each loader thread owns a contiguous slice of the keys and one connection to each shard
+//! (opened when its first key there comes up): it sorts a batch of requests by shard (the
+//! plan's [`Router`](super::shard::Router): ketama or the cluster's slot map), writes each
+//! shard's part in one write, then reads the replies: no server is ever more than a batch
+//! ahead, so socket buffers stay bounded however large the values.
 
 use super::endpoint::{Control, EndpointError};
 use super::protocol::{Command, Reply};
@@ -39,7 +41,7 @@ pub fn every_key(
     note: &dyn Fn(f64),
 ) -> Result<Loaded, EndpointError> {
     let started = Instant::now();
-    let endpoint = &plan.endpoint;
+    let shown = plan.shown();
     let count = plan.keys.count();
     let done = AtomicU64::new(0);
     let loaders = LOADERS.min(count.div_ceil(BATCH)).max(1);
@@ -64,7 +66,7 @@ pub fn every_key(
             .map(|h| {
                 h.join().unwrap_or_else(|_| {
                     Err(EndpointError::Protocol {
-                        shown: endpoint.shown.clone(),
+                        shown: shown.clone(),
                         message: "a loader thread failed".into(),
                     })
                 })
@@ -85,7 +87,7 @@ pub fn every_key(
     Ok(total)
 }
 
-/// One loader: keys `range` (positions in the key space) over one connection.
+/// One loader: keys `range` (positions in the key space) over one connection per shard.
 fn load_slice(
     plan: &Plan,
     command: Command,
@@ -93,22 +95,27 @@ fn load_slice(
     range: std::ops::Range<u64>,
     done: &AtomicU64,
 ) -> Result<Loaded, EndpointError> {
-    let (endpoint, keys, sizes, values) = (&plan.endpoint, &plan.keys, &plan.sizes, &plan.values);
-    let mut control = Control::open(endpoint, timeout)?;
-    let protocol = endpoint.protocol;
-    let mut out = Vec::with_capacity(1 << 20);
+    let (keys, sizes, values) = (&plan.keys, &plan.sizes, &plan.values);
+    let shards = plan.shards.len();
+    let mut controls: Vec<Option<Control>> = (0..shards).map(|_| None).collect();
+    let protocol = plan.protocol();
+    // Per shard: its requests of this batch, and how many (the meta protocol's tokens count
+    // per connection).
+    let mut outs: Vec<Vec<u8>> = (0..shards)
+        .map(|_| Vec::with_capacity(if shards == 1 { 1 << 20 } else { 1 << 16 }))
+        .collect();
+    let mut sent: Vec<u32> = vec![0; shards];
     let mut key = Vec::with_capacity(64);
     let mut loaded = Loaded::default();
     let mut at = range.start;
     while at < range.end {
         if is_interrupted() {
             return Err(EndpointError::Protocol {
-                shown: endpoint.shown.clone(),
+                shown: plan.shown(),
                 message: "interrupted (Ctrl-C) while loading".into(),
             });
         }
         let end = (at + BATCH).min(range.end);
-        out.clear();
         for pos in at..end {
             let index = keys.minimum + pos;
             keys.write_key(index, &mut key);
@@ -119,22 +126,45 @@ fn load_slice(
             } else {
                 &[]
             };
-            protocol.encode(&mut out, command, &key, value, plan.ttl, (pos - at) as u32);
+            let s = plan.router.shard_of(&key);
+            protocol.encode(&mut outs[s], command, &key, value, plan.ttl, sent[s]);
+            sent[s] += 1;
         }
-        control.send_raw(&out)?;
-        for pos in at..end {
-            match control.receive_reply(command, (pos - at) as u32)? {
-                Ok(Reply::Done) => {}
-                Ok(Reply::Miss) if command == Command::Delete => loaded.refused += 1,
-                Ok(other) => {
-                    loaded.refused += 1;
-                    loaded
-                        .first_refusal
-                        .get_or_insert_with(|| format!("unexpected answer {other:?}"));
-                }
-                Err(message) => {
-                    loaded.refused += 1;
-                    loaded.first_refusal.get_or_insert(message);
+        for s in 0..shards {
+            if sent[s] == 0 {
+                continue;
+            }
+            let control = match &mut controls[s] {
+                Some(c) => c,
+                slot => slot.insert(Control::open(&plan.shards[s], timeout)?),
+            };
+            control.send_raw(&outs[s])?;
+            outs[s].clear();
+        }
+        for s in 0..shards {
+            let Some(control) = controls[s].as_mut() else {
+                continue;
+            };
+            for token in 0..std::mem::take(&mut sent[s]) {
+                match control.receive_reply(command, token)? {
+                    Ok(Reply::Done) => {}
+                    Ok(Reply::Miss) if command == Command::Delete => loaded.refused += 1,
+                    Ok(other) => {
+                        loaded.refused += 1;
+                        loaded
+                            .first_refusal
+                            .get_or_insert_with(|| format!("unexpected answer {other:?}"));
+                    }
+                    Err(message) => {
+                        loaded.refused += 1;
+                        loaded.first_refusal.get_or_insert_with(|| {
+                            if shards > 1 {
+                                format!("{}: {message}", plan.shards[s].shown)
+                            } else {
+                                message
+                            }
+                        });
+                    }
                 }
             }
         }

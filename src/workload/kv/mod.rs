@@ -17,7 +17,16 @@
 //! - [`endpoint`]: where a server listens, connecting and the handshake, and the blocking
 //!   control connection (`stats`, `INFO`); [`load`]: setting or deleting every key;
 //!   [`server`]: the throwaway memcached.
+//! - [`shard`]: several servers, the keys spread over them as clients spread them: ketama
+//!   for memcached, and the [`Router`](shard::Router) sessions and loaders ask;
+//!   [`cluster`]: Redis Cluster's slots, `CLUSTER SLOTS`, `MOVED` and `ASK`.
+//!
+//! With several shards, loading puts each key on its shard, the server counters are summed
+//! over the shards (one control connection each) before they are compared with perflab's
+//! count, and every step breaks its requests down by shard. A cluster's map is read again
+//! before every step, so a step starts with the slots where they are.
 
+pub mod cluster;
 pub mod endpoint;
 pub mod keys;
 pub mod load;
@@ -26,6 +35,7 @@ pub mod protocol;
 pub mod resp;
 pub mod server;
 pub mod session;
+pub mod shard;
 
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Check, Headline, StepResult, Trial, Warning};
@@ -57,8 +67,16 @@ const COUNT_TOLERANCE: f64 = 0.005;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct KvSpec {
-    /// The server, without secrets.
+    /// The server, without secrets; several are separated by commas (the seeds of a cluster).
     pub target: String,
+    /// How the keys are spread over several servers: `ketama` (memcached) or `cluster`
+    /// (Redis Cluster); absent with one server.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sharding: Option<&'static str>,
+    /// The servers the keys were spread over, in shard order (a cluster's masters as it
+    /// named them when the run started); absent with one server.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<String>,
     pub protocol: Protocol,
     /// The server's name and version as it reported them (`memcached 1.6.18`).
     pub server: String,
@@ -94,14 +112,32 @@ pub struct KvSpec {
     /// The throwaway memcached, when there is one.
     #[serde(skip)]
     pub throwaway_server: Option<Arc<Mutex<server::Throwaway>>>,
-    /// The connection that reads the server's counters (opened on first use).
+    /// The connections that read the servers' counters, one per shard (each opened on
+    /// first use).
     #[serde(skip)]
-    pub control: Arc<Mutex<Option<Control>>>,
+    pub control: Arc<Mutex<Vec<Option<Control>>>>,
 }
 
 impl KvSpec {
     fn plan(&self) -> Arc<Plan> {
         Arc::clone(&self.plan.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Reads a cluster's slots again before a step, so the step starts with them where they
+    /// are (a reshard between steps costs no redirections). Other targets: nothing.
+    fn refresh_cluster(&self) -> Result<(), OpError> {
+        let plan = self.plan();
+        let shard::Router::Cluster(old) = &plan.router else {
+            return Ok(());
+        };
+        let (nodes, map) =
+            cluster::refresh(&plan.shards, plan.op_timeout.min(Duration::from_secs(5)))
+                .map_err(|e| OpError(format!("reading the cluster's slots: {e}")))?;
+        if nodes.len() != plan.shards.len() || &map != old {
+            let next = plan.clone_with_shards(nodes, shard::Router::Cluster(map));
+            *self.plan.lock().unwrap_or_else(|e| e.into_inner()) = next;
+        }
+        Ok(())
     }
 
     /// Sets every key, with a progress note, and checks what the server holds.
@@ -112,7 +148,7 @@ impl KvSpec {
             "prepare: setting {} keys ({}) on {}",
             plan.keys.count(),
             crate::spec::units::format_bytes(self.value_bytes),
-            plan.endpoint.shown
+            plan.shown()
         ));
         let say = |share: f64| note(&format!("prepare: {:.0}%", share * 100.0));
         let loaded = load::every_key(&plan, Command::Set, plan.op_timeout, &say)
@@ -140,10 +176,15 @@ impl KvSpec {
         }
         let items = after.get("server_items").copied().unwrap_or(f64::NAN);
         note(&format!(
-            "prepare: {} keys, {} in {:.1}s; the server holds {} items",
+            "prepare: {} keys, {} in {:.1}s; the {} {} items",
             loaded.keys,
             crate::spec::units::format_bytes(loaded.bytes),
             loaded.elapsed.as_secs_f64(),
+            if plan.shards.len() > 1 {
+                "servers hold"
+            } else {
+                "server holds"
+            },
             if items.is_nan() {
                 "?".to_string()
             } else {
@@ -159,26 +200,44 @@ impl KvSpec {
         Ok(())
     }
 
-    /// The server's counters, by perflab's names (see [`server_numbers`]).
+    /// The servers' counters, by perflab's names (see [`server_numbers`]), summed over the
+    /// shards. Empty when any shard does not answer: a sum that misses a shard would be
+    /// compared with all of perflab's requests.
     fn stat_numbers(&self) -> BTreeMap<String, f64> {
         let mut guard = self.control.lock().unwrap_or_else(|e| e.into_inner());
         let plan = self.plan();
-        for _ in 0..2 {
-            if guard.is_none() {
-                *guard =
-                    Control::open(&plan.endpoint, plan.op_timeout.min(Duration::from_secs(5))).ok();
-            }
-            let Some(c) = guard.as_mut() else {
+        guard.resize_with(plan.shards.len(), || None);
+        let mut sum = BTreeMap::new();
+        for (endpoint, control) in plan.shards.iter().zip(guard.iter_mut()) {
+            let Some(numbers) = shard_numbers(endpoint, control, plan.op_timeout) else {
                 return BTreeMap::new();
             };
-            match c.stats() {
-                Ok(stats) => return server_numbers(plan.endpoint.protocol, &stats),
-                // A connection that broke (a restarted server): open another once.
-                Err(_) => *guard = None,
+            for (k, v) in numbers {
+                *sum.entry(k).or_insert(0.0) += v;
             }
         }
-        BTreeMap::new()
+        sum
     }
+}
+
+/// One server's counters over its control connection, opened (again) when needed.
+fn shard_numbers(
+    endpoint: &endpoint::Endpoint,
+    control: &mut Option<Control>,
+    op_timeout: Duration,
+) -> Option<BTreeMap<String, f64>> {
+    for _ in 0..2 {
+        if control.is_none() {
+            *control = Control::open(endpoint, op_timeout.min(Duration::from_secs(5))).ok();
+        }
+        let c = control.as_mut()?;
+        match c.stats() {
+            Ok(stats) => return Some(server_numbers(endpoint.protocol, &stats)),
+            // A connection that broke (a restarted server): open another once.
+            Err(_) => *control = None,
+        }
+    }
+    None
 }
 
 /// A named figure, 0 when absent.
@@ -313,10 +372,14 @@ impl Workload for KvSpec {
                     let mut next = Plan::clone_with_endpoint(&plan, endpoint);
                     std::mem::swap(&mut *plan, &mut next);
                 }
-                *self.control.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                self.control
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clear();
                 self.load(&|_| {})?;
             }
         }
+        self.refresh_cluster()?;
         let plan = self.plan();
         let clients = self.clients.at(point) as usize;
         let pipeline = self.pipeline.at(point) as usize;
@@ -367,6 +430,14 @@ impl Workload for KvSpec {
         // Trouble per connection; shown only in steps that had some.
         f.insert("reconnects_per_client".into(), failures / clients);
         f.insert("timeouts_per_client".into(), timeouts / clients);
+        // A cluster's redirections: MOVED means the client's map was stale (a reshard),
+        // ASK that a slot was being migrated.
+        let moved = f.remove("moved").map(|v| v * workers);
+        let asked = f.remove("asked").map(|v| v * workers);
+        if let (Some(moved), Some(asked)) = (moved, asked) {
+            f.insert("moved_per_client".into(), moved / clients);
+            f.insert("asked_per_client".into(), asked / clients);
+        }
         // The server's counters: its request count beside perflab's, its CPU per request.
         let server_ops = ["server_gets_per_sec", "server_sets_per_sec"]
             .iter()
@@ -408,6 +479,8 @@ impl Workload for KvSpec {
             .get("pipeline")
             .and_then(|v| v.as_f64())
             .unwrap_or(1.0);
+        // Each client has a connection to every shard.
+        let connections = clients * self.plan().shards.len() as f64;
         for t in &step.trials {
             let secs = t.elapsed_ns as f64 / 1e9;
             let Some(server) = t.figures.get("server_ops_per_sec") else {
@@ -416,7 +489,7 @@ impl Workload for KvSpec {
             ours += (t.ops + t.errors) as f64;
             theirs += server * secs;
             // Requests in flight when the counters were read, at either edge of the phase.
-            slack += 2.0 * clients * pipeline;
+            slack += 2.0 * connections * pipeline;
         }
         let diff = (theirs - ours).abs();
         let passed = diff <= slack + COUNT_TOLERANCE * ours;
@@ -429,7 +502,12 @@ impl Workload for KvSpec {
             passed,
             figures,
             summary: format!(
-                "perflab counted {ours:.0} gets and sets, the server {theirs:.0} ({:+.2}%)",
+                "perflab counted {ours:.0} gets and sets, the {} {theirs:.0} ({:+.2}%)",
+                if connections > clients {
+                    "servers"
+                } else {
+                    "server"
+                },
                 if ours > 0.0 {
                     (theirs - ours) / ours * 100.0
                 } else {

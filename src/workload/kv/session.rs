@@ -3,9 +3,11 @@
 //!
 //! ```text
 //!  pump(p) ─► reconnect due connections (blocking connect + handshake, bounded)
-//!          ─► fill: while a connection has room and p.admit() gives an intended start:
-//!                 key (KeyPicker), get or set (--ratio), encode into that connection's
-//!                 output buffer; connections with room take turns (round robin)
+//!          ─► fill: pick the next key (KeyPicker) and get or set (--ratio); its shard
+//!                 (Router: one server, ketama, or the session's cluster slot map); while
+//!                 a connection of that shard has room and p.admit() gives an intended
+//!                 start, encode into that connection's output buffer; the connections of
+//!                 a shard with room take turns (round robin)
 //!          ─► flush: one write(2) per connection with output; the requests it carries are
 //!                 stamped with the time just before it (their actual start)
 //!          ─► wait (epoll_pwait2, ns timeout): until a reply, the next due start (open loop),
@@ -26,13 +28,29 @@
 //! request in flight on it (each an error with its time so far), is closed, and is opened
 //! again after a back-off (10 ms, doubling to 1 s); each failed attempt is an error of the
 //! step. The step goes on with the connections that work.
+//!
+//! With several shards (servers) each client has one connection to each shard, as
+//! memtier's cluster mode does, so `--clients 4` over 3 servers is 12 connections. Requests
+//! are issued in the order they are picked: when the next key's shard has no connection
+//! with room, it waits (and the requests after it) until a reply makes room, as one client
+//! waits for the server its key lives on. Each request is timed into its shard's group
+//! (`by: "shard"`, from 1), from its intended start in an open loop, as the runner times
+//! kinds. In a Redis Cluster, a `-MOVED slot host:port` answer updates the session's slot
+//! map and sends the request again to that node; `-ASK slot host:port` sends `ASKING` and
+//! the request there once; both are counted, and the request's time runs from its first
+//! send to its last answer, as a user waits for it.
 
+use super::cluster::{self, Redirect, SlotMap};
 use super::endpoint::{Endpoint, Stream};
 use super::keys::{KeyPattern, KeyPicker, KeySpace, ValueSizes, Values};
-use super::protocol::{Command, Parsed, Reply};
+use super::protocol::{Command, Parsed, Protocol, Reply};
+use super::shard::Router;
 use crate::engine::poll::{Interest, Poller};
+use crate::record::histogram::{LatencyHistogram, new_histogram};
 use crate::workload::rng::Rng;
-use crate::workload::{Failure, Figures, OpError, OpOutcome, Pump, QueuedSession, Session};
+use crate::workload::{
+    Failure, Figures, GroupTotals, OpError, OpOutcome, Pump, QueuedSession, Session,
+};
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::sync::Arc;
@@ -45,10 +63,17 @@ const BACKOFF_MIN: Duration = Duration::from_millis(10);
 const BACKOFF_MAX: Duration = Duration::from_secs(1);
 /// Room kept free at the end of an input buffer for the next read.
 const READ_ROOM: usize = 16 * 1024;
+/// Redirections one request may follow before it fails: a cluster that keeps sending a
+/// request around is being resharded faster than a client can follow, or is broken.
+const MAX_REDIRECTS: u8 = 5;
 
-/// What every worker's session shares: the target and the request stream's definition.
+/// What every worker's session shares: the servers and the request stream's definition.
 pub struct Plan {
-    pub endpoint: Endpoint,
+    /// Every server, in shard order (shard 1 of the record is `shards[0]`); one when the
+    /// keys are not sharded.
+    pub shards: Vec<Endpoint>,
+    /// Which shard each key lives on.
+    pub router: Router,
     pub keys: KeySpace,
     pub pattern: KeyPattern,
     pub sizes: ValueSizes,
@@ -65,15 +90,32 @@ pub struct Plan {
 
 impl std::fmt::Debug for Plan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Plan({:?})", self.endpoint)
+        write!(f, "Plan({:?})", self.shards)
     }
 }
 
 impl Plan {
+    /// The protocol every shard speaks.
+    pub fn protocol(&self) -> Protocol {
+        self.shards[0].protocol
+    }
+
+    /// The servers, for messages: one URL, or several separated by commas.
+    pub fn shown(&self) -> String {
+        let urls: Vec<&str> = self.shards.iter().map(|e| e.shown.as_str()).collect();
+        urls.join(", ")
+    }
+
     /// The same request stream against another server (a restarted throwaway).
     pub fn clone_with_endpoint(&self, endpoint: Endpoint) -> Arc<Plan> {
+        self.clone_with_shards(vec![endpoint], Router::Single)
+    }
+
+    /// The same request stream against other servers (a cluster map read again).
+    pub fn clone_with_shards(&self, shards: Vec<Endpoint>, router: Router) -> Arc<Plan> {
         Arc::new(Plan {
-            endpoint,
+            shards,
+            router,
             keys: self.keys.clone(),
             pattern: self.pattern.clone(),
             sizes: self.sizes.clone(),
@@ -101,10 +143,17 @@ struct Pending {
     key: u64,
     size: u32,
     token: u32,
+    /// Times the cluster sent this request elsewhere; a resent request keeps its first
+    /// start.
+    redirects: u8,
+    /// Not a request: the `+OK` of the `ASKING` sent before the next one (cluster only).
+    asking: bool,
 }
 
 /// One connection and its buffers.
 struct Conn {
+    /// The shard (index in `Plan::shards`) this connection talks to.
+    shard: usize,
     stream: Option<Stream>,
     /// Encoded requests; `out[sent..]` is not yet written.
     out: Vec<u8>,
@@ -127,8 +176,9 @@ struct Conn {
 }
 
 impl Conn {
-    fn new(stream: Option<Stream>, now: Instant) -> Self {
+    fn new(shard: usize, stream: Option<Stream>, now: Instant) -> Self {
         Conn {
+            shard,
             stream,
             out: Vec::with_capacity(4096),
             sent: 0,
@@ -175,15 +225,40 @@ struct Counts {
     /// Connections that failed (closed, refused, timed out).
     failures: u64,
     timeouts: u64,
+    /// Cluster redirections followed: `MOVED` (the map was stale) and `ASK` (a slot being
+    /// migrated).
+    moved: u64,
+    asked: u64,
+}
+
+/// One shard's requests, for the breakdown by shard.
+struct ShardGroup {
+    ops: u64,
+    bytes: u64,
+    errors: u64,
+    latency: LatencyHistogram,
+}
+
+/// The next request, picked but not yet sent (its shard had no connection with room, or
+/// the pump admitted nothing more).
+#[derive(Debug, Clone, Copy)]
+struct Next {
+    key: u64,
+    command: Command,
+    shard: usize,
 }
 
 /// One worker's connections.
 pub struct KvSession {
     plan: Arc<Plan>,
+    /// The protocol every shard speaks (a copy: read per request).
+    protocol: Protocol,
     poller: Poller,
+    /// Client `i`'s connection to shard `s` is `conns[s * clients + i]`.
     conns: Vec<Conn>,
-    /// Connections with room for another request, in turn.
-    room: VecDeque<usize>,
+    clients: usize,
+    /// Per shard: its connections with room for another request, in turn.
+    rooms: Vec<VecDeque<usize>>,
     /// Connections with output to write.
     dirty: Vec<usize>,
     /// Failed connections waiting to reconnect.
@@ -194,15 +269,25 @@ pub struct KvSession {
     picker: KeyPicker,
     /// `next_u64() < set_below` makes a set.
     set_below: u64,
+    /// The bytes of the picked key (`held`'s while one is held).
     key: Vec<u8>,
+    held: Option<Next>,
+    /// A Redis Cluster's slot map as this session knows it, corrected by `MOVED` answers.
+    slots: Option<SlotMap>,
+    /// Per shard, when there are several.
+    by_shard: Vec<ShardGroup>,
+    /// The key of a request sent again after a redirection.
+    scratch: Vec<u8>,
     counts: Counts,
     next_expiry_check: Instant,
     measuring: bool,
+    open_loop: bool,
 }
 
 impl KvSession {
-    /// Opens `clients` connections for worker `worker` of `workers`. A connection that cannot
-    /// be opened fails the session: the run checked the server before the first step.
+    /// Opens `clients` connections to each shard for worker `worker` of `workers`. A
+    /// connection that cannot be opened fails the session: the run checked the servers
+    /// before the first step.
     pub fn open(
         plan: Arc<Plan>,
         clients: usize,
@@ -211,35 +296,58 @@ impl KvSession {
         workers: usize,
         seed: u64,
     ) -> Result<KvSession, OpError> {
-        let poller = Poller::new(clients.max(1) * 2)
+        let shards = plan.shards.len();
+        let poller = Poller::new((clients * shards).max(1) * 2)
             .map_err(|e| OpError(format!("cannot create an epoll instance: {e}")))?;
         let now = Instant::now();
-        let mut conns = Vec::with_capacity(clients);
-        let mut room = VecDeque::with_capacity(clients);
-        for i in 0..clients {
-            let stream = plan
-                .endpoint
-                .connect(plan.connect_timeout())
-                .map_err(|e| OpError(e.to_string()))?;
-            stream
-                .set_nonblocking(true)
-                .map_err(|e| OpError(format!("{}: {e}", plan.endpoint.shown)))?;
-            poller
-                .add(&stream, i as u64, Interest::READ_WRITE)
-                .map_err(|e| OpError(format!("epoll: {e}")))?;
-            let mut conn = Conn::new(Some(stream), now);
-            conn.in_room = true;
-            room.push_back(i);
-            conns.push(conn);
+        let mut conns = Vec::with_capacity(clients * shards);
+        let mut rooms = Vec::with_capacity(shards);
+        for (s, endpoint) in plan.shards.iter().enumerate() {
+            let mut room = VecDeque::with_capacity(clients);
+            for _ in 0..clients {
+                let c = conns.len();
+                let stream = endpoint
+                    .connect(plan.connect_timeout())
+                    .map_err(|e| OpError(e.to_string()))?;
+                stream
+                    .set_nonblocking(true)
+                    .map_err(|e| OpError(format!("{}: {e}", endpoint.shown)))?;
+                poller
+                    .add(&stream, c as u64, Interest::READ_WRITE)
+                    .map_err(|e| OpError(format!("epoll: {e}")))?;
+                let mut conn = Conn::new(s, Some(stream), now);
+                conn.in_room = true;
+                room.push_back(c);
+                conns.push(conn);
+            }
+            rooms.push(room);
         }
         let picker = KeyPicker::new(&plan.pattern, &plan.keys, worker, workers).map_err(OpError)?;
         let set_below = share_threshold(plan.set_share);
+        let slots = match &plan.router {
+            Router::Cluster(map) => Some(map.clone()),
+            _ => None,
+        };
+        let by_shard = if shards > 1 {
+            (0..shards)
+                .map(|_| ShardGroup {
+                    ops: 0,
+                    bytes: 0,
+                    errors: 0,
+                    latency: new_histogram(),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         Ok(KvSession {
+            protocol: plan.protocol(),
             plan,
             poller,
+            dirty: Vec::with_capacity(conns.len()),
             conns,
-            room,
-            dirty: Vec::with_capacity(clients),
+            clients,
+            rooms,
             down: Vec::new(),
             pipeline: pipeline.max(1),
             in_flight: 0,
@@ -247,38 +355,20 @@ impl KvSession {
             picker,
             set_below,
             key: Vec::with_capacity(64),
+            held: None,
+            slots,
+            by_shard,
+            scratch: Vec::new(),
             counts: Counts::default(),
             next_expiry_check: now + MAX_WAIT,
             measuring: false,
+            open_loop: false,
         })
     }
 
-    /// Writes requests into connections with room while the pump admits them.
-    fn fill(&mut self, pump: &mut dyn Pump) {
-        while let Some(&c) = self.room.front() {
-            let conn = &self.conns[c];
-            if conn.stream.is_none() || conn.pending.len() >= self.pipeline {
-                self.conns[c].in_room = false;
-                self.room.pop_front();
-                continue;
-            }
-            let Some(intended) = pump.admit() else {
-                break;
-            };
-            self.issue(c, intended);
-            // Round robin: the connection goes to the back of the queue if it has room left.
-            self.room.pop_front();
-            if self.conns[c].pending.len() < self.pipeline {
-                self.room.push_back(c);
-            } else {
-                self.conns[c].in_room = false;
-            }
-        }
-    }
-
-    /// Encodes one request into connection `c`'s output.
+    /// Picks the next request: its key (written into `self.key`), get or set, and shard.
     #[inline]
-    fn issue(&mut self, c: usize, intended: Instant) {
+    fn pick(&mut self) -> Next {
         let plan = &*self.plan;
         let key = self.picker.next(&mut self.rng);
         let command = if self.set_below != 0 && self.rng.next_u64() < self.set_below {
@@ -287,6 +377,66 @@ impl KvSession {
             Command::Get
         };
         plan.keys.write_key(key, &mut self.key);
+        let shard = match (&plan.router, &self.slots) {
+            (Router::Single, _) => 0,
+            (Router::Cluster(_), Some(map)) => map.shard_of(&self.key),
+            (router, _) => router.shard_of(&self.key),
+        };
+        Next {
+            key,
+            command,
+            shard,
+        }
+    }
+
+    /// A connection of shard `s` with room for another request, at the front of its turn.
+    #[inline]
+    fn room_in(&mut self, s: usize) -> Option<usize> {
+        let room = &mut self.rooms[s];
+        while let Some(&c) = room.front() {
+            let conn = &mut self.conns[c];
+            if conn.stream.is_some() && conn.pending.len() < self.pipeline {
+                return Some(c);
+            }
+            conn.in_room = false;
+            room.pop_front();
+        }
+        None
+    }
+
+    /// Writes requests into connections with room while the pump admits them.
+    fn fill(&mut self, pump: &mut dyn Pump) {
+        loop {
+            let next = match self.held.take() {
+                Some(n) => n,
+                None => self.pick(),
+            };
+            let Some(c) = self.room_in(next.shard) else {
+                self.held = Some(next);
+                return;
+            };
+            let Some(intended) = pump.admit() else {
+                self.held = Some(next);
+                return;
+            };
+            self.issue(c, next, intended);
+            // Round robin: the connection goes to the back of its shard's queue if it has
+            // room left.
+            let room = &mut self.rooms[next.shard];
+            room.pop_front();
+            if self.conns[c].pending.len() < self.pipeline {
+                room.push_back(c);
+            } else {
+                self.conns[c].in_room = false;
+            }
+        }
+    }
+
+    /// Encodes request `next` (its key in `self.key`) into connection `c`'s output.
+    #[inline]
+    fn issue(&mut self, c: usize, next: Next, intended: Instant) {
+        let plan = &*self.plan;
+        let (key, command) = (next.key, next.command);
         let size = plan.sizes.size_of(key);
         let value: &[u8] = if command == Command::Set {
             plan.values.of(key, size)
@@ -295,7 +445,7 @@ impl KvSession {
         };
         let conn = &mut self.conns[c];
         conn.token = conn.token.wrapping_add(1);
-        plan.endpoint.protocol.encode(
+        self.protocol.encode(
             &mut conn.out,
             command,
             &self.key,
@@ -310,6 +460,8 @@ impl KvSession {
             key,
             size,
             token: conn.token,
+            redirects: 0,
+            asking: false,
         });
         conn.unstamped += 1;
         if !conn.dirty {
@@ -340,7 +492,10 @@ impl KvSession {
         let now = Instant::now();
         let n = conn.pending.len();
         for p in conn.pending.range_mut(n - conn.unstamped.min(n)..) {
-            p.start = now;
+            // A request sent again after a redirection keeps its first start.
+            if p.redirects == 0 {
+                p.start = now;
+            }
         }
         conn.unstamped = 0;
         while conn.sent < conn.out.len() {
@@ -403,7 +558,7 @@ impl KvSession {
     /// Completes every whole reply in connection `c`'s input. False if the connection
     /// failed.
     fn parse(&mut self, c: usize, end: Instant, pump: &mut dyn Pump) -> bool {
-        let protocol = self.plan.endpoint.protocol;
+        let protocol = self.protocol;
         loop {
             let conn = &mut self.conns[c];
             let available = conn.tail - conn.head;
@@ -419,27 +574,49 @@ impl KvSession {
                 return true;
             }
             let input = &conn.input[conn.head..conn.tail];
-            match protocol.parse(input, p.command, p.token) {
+            // ASKING is answered `+OK`, the answer a set gets.
+            let command = if p.asking { Command::Set } else { p.command };
+            match protocol.parse(input, command, p.token) {
                 Parsed::Reply { reply, consumed } => {
                     conn.pending.pop_front();
                     conn.need = 0;
-                    self.in_flight -= 1;
-                    let reply_bytes = &input[..consumed];
-                    complete(
-                        &self.plan,
-                        &mut self.counts,
-                        self.measuring,
-                        p,
-                        reply,
-                        reply_bytes,
-                        end,
-                        pump,
-                    );
+                    let shard = conn.shard;
+                    let redirect = match (&reply, &self.slots) {
+                        (Reply::Refused { message }, Some(_)) => {
+                            cluster::parse_redirect(&input[message.clone()])
+                        }
+                        _ => None,
+                    };
+                    if p.asking {
+                        // Its request follows, and says what the node thought of it.
+                    } else if let Some(r) = redirect {
+                        self.in_flight -= 1;
+                        self.redirect(c, p, r, pump);
+                    } else {
+                        self.in_flight -= 1;
+                        let reply_bytes = &input[..consumed];
+                        let group = if self.measuring {
+                            self.by_shard.get_mut(shard)
+                        } else {
+                            None
+                        };
+                        complete(
+                            &self.plan,
+                            &mut self.counts,
+                            self.measuring,
+                            group.map(|g| (g, self.open_loop)),
+                            p,
+                            reply,
+                            reply_bytes,
+                            end,
+                            pump,
+                        );
+                    }
                     let conn = &mut self.conns[c];
                     conn.head += consumed;
                     if !conn.in_room && conn.stream.is_some() {
                         conn.in_room = true;
-                        self.room.push_back(c);
+                        self.rooms[shard].push_back(c);
                     }
                 }
                 Parsed::Incomplete { need } => {
@@ -455,6 +632,113 @@ impl KvSession {
         }
     }
 
+    /// Follows a cluster's redirection of request `p` (answered on connection `c`): sends it
+    /// again to the node named, on this client's connection to it (after `ASKING` for an
+    /// `ASK`), and for a `MOVED` corrects the slot map first. The request stays in flight.
+    fn redirect(&mut self, c: usize, mut p: Pending, r: Redirect, pump: &mut dyn Pump) {
+        let (slot, host, port, ask) = match r {
+            Redirect::Moved { slot, host, port } => (slot, host, port, false),
+            Redirect::Ask { slot, host, port } => (slot, host, port, true),
+        };
+        let from = &self.plan.shards[self.conns[c].shard];
+        let to = cluster::node_endpoint(from, &host, port)
+            .ok()
+            .and_then(|e| self.plan.shards.iter().position(|s| s.address == e.address));
+        let word = if ask { "ASK" } else { "MOVED" };
+        let Some(s) = to else {
+            let m = format!(
+                "{} {}: the cluster sent it to {host}:{port} ({word}), not a master when the step began; the next step reads the cluster's map again",
+                p.command.name(),
+                key_text(&self.plan, p.key)
+            );
+            self.fail_request(p, self.conns[c].shard, &m, pump);
+            return;
+        };
+        if p.redirects >= MAX_REDIRECTS {
+            let m = format!(
+                "{} {}: redirected {MAX_REDIRECTS} times ({word} {slot} {host}:{port} last); is the cluster being resharded?",
+                p.command.name(),
+                key_text(&self.plan, p.key)
+            );
+            self.fail_request(p, s, &m, pump);
+            return;
+        }
+        if self.measuring {
+            if ask {
+                self.counts.asked += 1;
+            } else {
+                self.counts.moved += 1;
+            }
+        }
+        if !ask && let Some(map) = self.slots.as_mut() {
+            map.set(slot, s);
+        }
+        let t = s * self.clients + c % self.clients;
+        if self.conns[t].stream.is_none() {
+            let m = format!(
+                "{} {}: the cluster sent it to {} ({word}), and perflab's connection there is down",
+                p.command.name(),
+                key_text(&self.plan, p.key),
+                self.plan.shards[s].shown
+            );
+            self.fail_request(p, s, &m, pump);
+            return;
+        }
+        let plan = &*self.plan;
+        plan.keys.write_key(p.key, &mut self.scratch);
+        let value: &[u8] = if p.command == Command::Set {
+            plan.values.of(p.key, p.size)
+        } else {
+            &[]
+        };
+        let conn = &mut self.conns[t];
+        if ask {
+            super::resp::encode_command(&mut conn.out, &[b"ASKING"]);
+            conn.pending.push_back(Pending {
+                asking: true,
+                redirects: 0,
+                ..p
+            });
+            conn.unstamped += 1;
+        }
+        conn.token = conn.token.wrapping_add(1);
+        self.protocol.encode(
+            &mut conn.out,
+            p.command,
+            &self.scratch,
+            value,
+            plan.ttl,
+            conn.token,
+        );
+        p.token = conn.token;
+        p.redirects += 1;
+        conn.pending.push_back(p);
+        conn.unstamped += 1;
+        if !conn.dirty {
+            conn.dirty = true;
+            self.dirty.push(t);
+        }
+        self.in_flight += 1;
+    }
+
+    /// Reports request `p` (no longer in flight) as failed.
+    fn fail_request(&mut self, p: Pending, shard: usize, message: &str, pump: &mut dyn Pump) {
+        if self.measuring
+            && let Some(g) = self.by_shard.get_mut(shard)
+        {
+            g.errors += 1;
+        }
+        pump.done(
+            p.intended,
+            p.start,
+            Instant::now(),
+            Err(Failure {
+                kind: p.command.name(),
+                message,
+            }),
+        );
+    }
+
     /// Closes connection `c`, failing every request on it, and schedules its reconnection.
     fn fail(&mut self, c: usize, message: &str, pump: &mut dyn Pump) {
         let end = Instant::now();
@@ -462,8 +746,16 @@ impl KvSession {
         if let Some(stream) = conn.stream.take() {
             let _ = self.poller.remove(&stream);
         }
-        for p in conn.pending.drain(..) {
+        let mut group = if self.measuring {
+            self.by_shard.get_mut(conn.shard)
+        } else {
+            None
+        };
+        for p in conn.pending.drain(..).filter(|p| !p.asking) {
             self.in_flight -= 1;
+            if let Some(g) = group.as_mut() {
+                g.errors += 1;
+            }
             pump.done(
                 p.intended,
                 p.start,
@@ -497,19 +789,16 @@ impl KvSession {
                 i += 1;
                 continue;
             }
-            let opened = self
-                .plan
-                .endpoint
-                .connect(self.plan.connect_timeout())
-                .and_then(|s| {
-                    s.set_nonblocking(true).map_err(|e| {
-                        super::endpoint::EndpointError::Unreachable {
-                            shown: self.plan.endpoint.shown.clone(),
-                            reason: e.to_string(),
-                        }
-                    })?;
-                    Ok(s)
-                });
+            let endpoint = &self.plan.shards[self.conns[c].shard];
+            let opened = endpoint.connect(self.plan.connect_timeout()).and_then(|s| {
+                s.set_nonblocking(true).map_err(|e| {
+                    super::endpoint::EndpointError::Unreachable {
+                        shown: endpoint.shown.clone(),
+                        reason: e.to_string(),
+                    }
+                })?;
+                Ok(s)
+            });
             match opened {
                 Ok(stream) => {
                     if let Err(e) = self.poller.add(&stream, c as u64, Interest::READ_WRITE) {
@@ -522,7 +811,7 @@ impl KvSession {
                     conn.backoff = BACKOFF_MIN;
                     if !conn.in_room {
                         conn.in_room = true;
-                        self.room.push_back(c);
+                        self.rooms[conn.shard].push_back(c);
                     }
                     self.down.swap_remove(i);
                 }
@@ -566,7 +855,11 @@ impl KvSession {
         {
             // With room to send, wake when the next request is due; without, only a reply
             // (or a reconnect) can make room.
-            if !self.room.is_empty() {
+            let room = match &self.held {
+                Some(next) => !self.rooms[next.shard].is_empty(),
+                None => self.rooms.iter().any(|r| !r.is_empty()),
+            };
+            if room {
                 wait = wait.min(due.saturating_duration_since(now));
             }
         } else if self.in_flight == 0 && self.down.is_empty() {
@@ -597,6 +890,7 @@ fn complete(
     plan: &Plan,
     counts: &mut Counts,
     measuring: bool,
+    group: Option<(&mut ShardGroup, bool)>,
     p: Pending,
     reply: Reply,
     input: &[u8],
@@ -656,6 +950,20 @@ fn complete(
         )),
         (_, other) => Err(format!("{kind}: an answer that does not fit: {other:?}")),
     };
+    // The shard's share, timed as the runner times the step: from the intended start in an
+    // open loop, from the actual one in a closed loop.
+    if let Some((g, open_loop)) = group {
+        match &outcome {
+            Ok(o) => {
+                let from = if open_loop { p.intended } else { p.start };
+                g.ops += 1;
+                g.bytes += o.bytes;
+                g.latency
+                    .saturating_record(end.saturating_duration_since(from).as_nanos() as u64);
+            }
+            Err(_) => g.errors += 1,
+        }
+    }
     match outcome {
         Ok(o) => pump.done(p.intended, p.start, end, Ok(o)),
         Err(message) => pump.done(
@@ -680,6 +988,7 @@ fn key_text(plan: &Plan, key: u64) -> String {
 impl QueuedSession for KvSession {
     fn pump(&mut self, pump: &mut dyn Pump) -> Result<(), OpError> {
         self.measuring = pump.measuring();
+        self.open_loop = pump.open_loop();
         let now = Instant::now();
         if !self.down.is_empty() {
             self.reconnect(now, pump);
@@ -739,6 +1048,27 @@ impl Session for KvSession {
         f.insert("sets".into(), c.sets as f64);
         f.insert("connection_failures".into(), c.failures as f64);
         f.insert("timeouts".into(), c.timeouts as f64);
+        if self.slots.is_some() {
+            f.insert("moved".into(), c.moved as f64);
+            f.insert("asked".into(), c.asked as f64);
+        }
         f
+    }
+
+    fn groups(&mut self) -> Vec<GroupTotals> {
+        let plan = &self.plan;
+        self.by_shard
+            .iter_mut()
+            .enumerate()
+            .map(|(s, g)| GroupTotals {
+                by: "shard",
+                key: (s + 1).to_string(),
+                label: plan.shards[s].shown.clone(),
+                ops: std::mem::take(&mut g.ops),
+                bytes: std::mem::take(&mut g.bytes),
+                errors: std::mem::take(&mut g.errors),
+                latency: std::mem::replace(&mut g.latency, new_histogram()),
+            })
+            .collect()
     }
 }
