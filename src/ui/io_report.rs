@@ -129,7 +129,7 @@ fn breakdown_rows(table: &mut Table, step: usize, groups: &[GroupResult], by: &s
     if ours.len() < 2 {
         return;
     }
-    let all: u64 = ours.iter().map(|g| g.ops).sum();
+    let all = ours.iter().fold(0u64, |a, g| a.saturating_add(g.ops));
     for g in ours {
         let l = &g.latency;
         let row = vec![

@@ -257,16 +257,14 @@ pub fn steps_table(r: &RunRecord) -> Table {
                 s.trials
                     .iter()
                     .filter_map(|t| t.schedule)
-                    .map(|x| x.late_starts)
-                    .sum::<u64>()
+                    .fold(0u64, |a, x| a.saturating_add(x.late_starts))
                     .to_string(),
             );
             row.push(
                 s.trials
                     .iter()
                     .filter_map(|t| t.schedule)
-                    .map(|x| x.missed_ops)
-                    .sum::<u64>()
+                    .fold(0u64, |a, x| a.saturating_add(x.missed_ops))
                     .to_string(),
             );
             row.push(
