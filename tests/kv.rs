@@ -156,6 +156,45 @@ fn redis_over_resp2_and_resp3() {
     }
 }
 
+/// rediss://: every value verified through TLS, with values up to 20 KB and 32 requests in
+/// flight per connection, so records span reads and the socket fills; a plain port named
+/// rediss:// is one line.
+#[test]
+fn redis_over_tls() {
+    let Some(redis) = RedisServer::start_tls() else {
+        return;
+    };
+    let url = redis.tls_url().expect("a TLS port");
+    let r = Results::new("kv-tls");
+    let out = kv(
+        &r,
+        &[
+            "--target",
+            &url,
+            "--verify",
+            "--clients",
+            "4",
+            "--threads",
+            "2",
+            "--pipeline",
+            "32",
+            "--ratio",
+            "1:1",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(v["spec"]["target"], url.as_str());
+    assert!(v["spec"]["server"].as_str().unwrap().starts_with("redis "));
+    assert_healthy(&v);
+    let plain_as_tls = redis.url().replacen("redis://", "rediss://", 1);
+    let out = kv(&r, &["--target", &plain_as_tls, "--clients", "1"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("TLS"), "{err}");
+}
+
 #[test]
 fn a_wrong_redis_password_is_one_line_that_never_shows_it() {
     let Some(redis) = RedisServer::start_with_password("s3cret-pw") else {
@@ -219,7 +258,10 @@ fn bad_options_are_one_line_and_exit_2() {
         (vec!["--clients", "2", "--threads", "4"], "clients"),
         (vec!["--key-pattern", "spiral"], "key-pattern"),
         (vec!["--protocol", "binary"], "protocol"),
-        (vec!["--target", "rediss://127.0.0.1:6390"], "TLS"),
+        (
+            vec!["--target", "rediss:///tmp/perflab-no.sock"],
+            "Unix socket",
+        ),
         (vec!["--target", "postgres://h/db"], "not a cache"),
     ] {
         let out = kv(&r, &args);
@@ -551,6 +593,10 @@ fn several_plain_redis_servers_are_refused() {
         "{}",
         stderr(&out)
     );
+    // --cluster asks for a cluster: a plain server is refused, not run unsharded.
+    let out = kv(&r, &["--target", &a.url(), "--cluster"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--cluster:"), "{}", stderr(&out));
 }
 
 #[test]
@@ -564,6 +610,7 @@ fn a_redis_cluster_is_driven_by_slot() {
         &[
             "--target",
             &cluster.url(),
+            "--cluster",
             "--verify",
             "--clients",
             "2",

@@ -394,6 +394,10 @@ pub struct KvArgs {
     /// Keep the keys after `all` (delete them later with `cleanup`)
     #[arg(long)]
     pub keep: bool,
+    /// The Redis target must be a Redis Cluster node (slots from CLUSTER SLOTS, MOVED and ASK
+    /// followed); without it a cluster is still detected from INFO
+    #[arg(long)]
+    pub cluster: bool,
     /// A request unanswered this long fails its connection (counted in timeouts), which is
     /// opened again
     #[arg(long, value_name = "TIME", default_value = "10s")]

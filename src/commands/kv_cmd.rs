@@ -139,6 +139,11 @@ fn server(args: &KvArgs, start: bool, first_threads: Option<u64>) -> Result<Serv
             "--target {shown}: memcached and Redis servers mixed; the shards of a run are all one kind"
         )));
     }
+    if memcache && args.cluster {
+        return Err(AppError::Usage(format!(
+            "--cluster: {shown} is memcached, whose servers are sharded by ketama without it; drop --cluster"
+        )));
+    }
     if memcache {
         let router = if endpoints.len() > 1 {
             Router::Ketama(Ketama::new(&names))
@@ -153,6 +158,12 @@ fn server(args: &KvArgs, start: bool, first_threads: Option<u64>) -> Result<Serv
         });
     }
     if !in_cluster_mode(&endpoints[0])? {
+        if args.cluster {
+            return Err(AppError::Usage(format!(
+                "--cluster: {} is not a Redis Cluster node (INFO says cluster_enabled:0); drop --cluster, or give a node of the cluster",
+                endpoints[0].shown
+            )));
+        }
         if endpoints.len() > 1 {
             return Err(AppError::Usage(format!(
                 "--target {shown}: several Redis servers that are not a Redis Cluster (INFO says cluster_enabled:0); perflab shards Redis as a cluster does: give one server, or a cluster's nodes"

@@ -4,7 +4,9 @@
 //! - [`url`]: `--target` URLs (sqlite, postgres, mysql/mariadb): parsing, redaction of
 //!   passwords for the record and the terminal, and passwords from the environment and the
 //!   clients' files (`PGPASSWORD`, `~/.pgpass`, `MYSQL_PWD`, `~/.my.cnf`).
+//! - [`tls`]: the TLS settings of PostgreSQL and Redis connections (encrypted, unverified).
 
+pub mod tls;
 pub mod url;
 
 use serde::Serialize;
@@ -62,13 +64,13 @@ pub fn registry() -> Vec<TargetInfo> {
         TargetInfo {
             name: "memcached://HOST:PORT",
             workloads: &["kv"],
-            description: "a memcached server, text or meta protocol (memcached:///PATH for a Unix socket; the kv default is a throwaway one started from PATH)",
+            description: "a memcached server, text or meta protocol (memcached:///PATH for a Unix socket; several are shards, by ketama; the kv default is a throwaway one started from PATH)",
             available: true,
         },
         TargetInfo {
             name: "redis://HOST:PORT/DB",
             workloads: &["kv"],
-            description: "a Redis, Valkey or KeyDB server, RESP2 or RESP3 with ?protocol=3 (password from the URL or REDISCLI_AUTH)",
+            description: "a Redis, Valkey or KeyDB server, RESP2 or RESP3 with ?protocol=3 (password from the URL or REDISCLI_AUTH; rediss:// for TLS; several nodes of a Redis Cluster as shards)",
             available: true,
         },
         TargetInfo {

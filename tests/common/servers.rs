@@ -357,19 +357,7 @@ impl MariaDbServer {
     }
 
     fn make_certificate(&mut self, run_as: Option<&RunAs>) -> Result<(), StartError> {
-        let openssl = find_program("openssl")
-            .ok_or_else(|| StartError::missing("openssl not found", "openssl"))?;
-        let (key, cert) = (self.dir.join("key.pem"), self.dir.join("cert.pem"));
-        let mut cmd = Command::new(openssl);
-        cmd.args([
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-        ])
-        .args(["-subj", "/CN=localhost", "-keyout"])
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert);
-        run_logged(&mut cmd, &self.dir.join("openssl.log"), COMMAND_TIMEOUT)
-            .map_err(StartError::Failed)?;
+        let (key, cert) = self_signed_certificate(&self.dir)?;
         if let Some(u) = run_as {
             u.chown(&key)?;
             u.chown(&cert)?;
@@ -960,6 +948,24 @@ impl Drop for MemcachedServer {
 /// every node (the nodes learn of each other by gossip, about once a second).
 const CLUSTER_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// A key and a self-signed certificate for `localhost` in `dir` (`key.pem`, `cert.pem`),
+/// made by the openssl command, valid for a day.
+fn self_signed_certificate(dir: &Path) -> Result<(PathBuf, PathBuf), StartError> {
+    let openssl = find_program("openssl")
+        .ok_or_else(|| StartError::missing("openssl not found", "openssl"))?;
+    let (key, cert) = (dir.join("key.pem"), dir.join("cert.pem"));
+    let mut cmd = Command::new(openssl);
+    cmd.args([
+        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+    ])
+    .args(["-subj", "/CN=localhost", "-keyout"])
+    .arg(&key)
+    .arg("-out")
+    .arg(&cert);
+    run_logged(&mut cmd, &dir.join("openssl.log"), COMMAND_TIMEOUT).map_err(StartError::Failed)?;
+    Ok((key, cert))
+}
+
 /// A redis-server of its own: database 0 on 127.0.0.1, no persistence (neither RDB
 /// snapshots nor an append-only file), optionally a password (`requirepass`).
 pub struct RedisServer {
@@ -967,6 +973,8 @@ pub struct RedisServer {
     process: ServerProcess,
     port: u16,
     password: Option<String>,
+    /// With [`RedisServer::start_tls`]: the TLS port, beside the plain one.
+    tls_port: Option<u16>,
 }
 
 impl RedisServer {
@@ -982,19 +990,37 @@ impl RedisServer {
         settle("Redis with a password", Self::try_start(Some(password)))
     }
 
+    /// As [`RedisServer::start`], also listening for TLS (`--tls-port`, a self-signed
+    /// certificate, no client certificates asked): `tls_url()` names that port.
+    pub fn start_tls() -> Option<RedisServer> {
+        settle("Redis with TLS", Self::try_start_tls())
+    }
+
     fn try_start(password: Option<&str>) -> Result<RedisServer, StartError> {
         let redis = redis_server_program()?;
         let dir = scratch_dir("redis", None)?;
-        Self::boot(&redis, dir, password, false)
+        Self::boot(&redis, dir, password, Role::Plain)
+    }
+
+    fn try_start_tls() -> Result<RedisServer, StartError> {
+        let redis = redis_server_program()?;
+        let dir = scratch_dir("redis-tls", None)?;
+        match self_signed_certificate(&dir) {
+            Ok(_) => Self::boot(&redis, dir, None, Role::Tls),
+            Err(e) => {
+                remove_dir(&dir);
+                Err(e)
+            }
+        }
     }
 
     /// Starts redis-server in `dir`, which it owns from here on (removed on failure too).
-    /// `cluster`: a cluster node, whose bus port (normally port + 10000) is drawn free too.
+    /// A cluster node's bus port (normally port + 10000), or the TLS port, is drawn free too.
     fn boot(
         redis: &Path,
         dir: PathBuf,
         password: Option<&str>,
-        cluster: bool,
+        role: Role,
     ) -> Result<RedisServer, StartError> {
         let log = dir.join("redis.log");
         let spawn = |ports: &[u16; 2]| {
@@ -1011,7 +1037,16 @@ impl RedisServer {
             if let Some(p) = password {
                 cmd.args(["--requirepass", p]);
             }
-            if cluster {
+            if role == Role::Tls {
+                // The plain port stays: readiness is checked there, as for the others.
+                cmd.args(["--tls-port", &ports[1].to_string()])
+                    .arg("--tls-cert-file")
+                    .arg(dir.join("cert.pem"))
+                    .arg("--tls-key-file")
+                    .arg(dir.join("key.pem"))
+                    .args(["--tls-auth-clients", "no"]);
+            }
+            if role == Role::ClusterNode {
                 cmd.args(["--cluster-enabled", "yes"])
                     .args(["--cluster-config-file", "nodes.conf"])
                     .args(["--cluster-node-timeout", "5000"])
@@ -1032,11 +1067,12 @@ impl RedisServer {
             )
         };
         match boot_on_free_ports(&log, PORT_TRIES, spawn, ready) {
-            Ok(([port, _], process)) => Ok(RedisServer {
+            Ok(([port, second], process)) => Ok(RedisServer {
                 dir,
                 process,
                 port,
                 password: password.map(String::from),
+                tls_port: (role == Role::Tls).then_some(second),
             }),
             Err(e) => {
                 remove_dir(&dir);
@@ -1056,6 +1092,11 @@ impl RedisServer {
 
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// `rediss://127.0.0.1:TLS_PORT/0` for [`RedisServer::start_tls`].
+    pub fn tls_url(&self) -> Option<String> {
+        self.tls_port.map(|p| format!("rediss://127.0.0.1:{p}/0"))
     }
 
     /// The server's process id (redis-server itself, a single process).
@@ -1085,6 +1126,14 @@ impl Drop for RedisServer {
         self.process.stop();
         remove_dir(&self.dir);
     }
+}
+
+/// What a redis-server is started as; each draws its second port for its own use.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Plain,
+    Tls,
+    ClusterNode,
 }
 
 fn redis_server_program() -> Result<PathBuf, StartError> {
@@ -1137,7 +1186,7 @@ impl RedisCluster {
             fs::create_dir(&node_dir).map_err(|e| {
                 StartError::Failed(format!("cannot create {}: {e}", node_dir.display()))
             })?;
-            let node = RedisServer::boot(&redis, node_dir, None, true)?;
+            let node = RedisServer::boot(&redis, node_dir, None, Role::ClusterNode)?;
             cluster.nodes.push(node);
         }
         let mut create = Command::new(&cli);

@@ -311,9 +311,14 @@ pub fn node_endpoint(seed: &Endpoint, host: &str, port: u16) -> Result<Endpoint,
             .next()
             .ok_or_else(|| unreachable("the name has no address".into()))?,
     };
+    let scheme = if seed.tls.is_some() {
+        "rediss"
+    } else {
+        "redis"
+    };
     let shown = match address {
-        SocketAddr::V6(a) => format!("redis://[{}]:{}", a.ip(), a.port()),
-        SocketAddr::V4(a) => format!("redis://{a}"),
+        SocketAddr::V6(a) => format!("{scheme}://[{}]:{}", a.ip(), a.port()),
+        SocketAddr::V4(a) => format!("{scheme}://{a}"),
     };
     Ok(Endpoint {
         address: Address::Tcp(address),
@@ -330,6 +335,7 @@ mod tests {
     fn seed() -> Endpoint {
         Endpoint {
             address: Address::Tcp("127.0.0.1:7000".parse().unwrap()),
+            tls: None,
             protocol: Protocol::Resp2,
             user: None,
             password: None,

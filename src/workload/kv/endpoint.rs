@@ -1,9 +1,10 @@
 //! Where a cache listens and how to open a connection to it that is ready for work.
 //!
 //! ```text
-//!  --target URL ──► Endpoint { address: Tcp | Unix, protocol, user, password, db, shown }
+//!  --target URL ──► Endpoint { address: Tcp | Unix, tls, protocol, user, password, db, shown }
 //!                      │
-//!                      ├─ connect(timeout) ──► Stream (blocking; Redis: AUTH, HELLO 3, SELECT done)
+//!                      ├─ connect(timeout) ──► Stream (blocking; rediss: TLS handshake;
+//!                      │                         Redis: AUTH, HELLO 3, SELECT done)
 //!                      │                         └─ the session sets it non-blocking and polls it
 //!                      └─ Control::open ──► stats / INFO / DBSIZE ... for counters and checks
 //! ```
@@ -16,6 +17,7 @@
 use super::memcache;
 use super::protocol::Protocol;
 use super::resp::{self, Value};
+use super::tls::TlsStream;
 use crate::target::url::{Backend, Secret, TargetUrl};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -37,6 +39,8 @@ pub enum Address {
 #[derive(Clone)]
 pub struct Endpoint {
     pub address: Address,
+    /// `rediss://`: TLS, with this server name (SNI); the certificate is not verified.
+    pub tls: Option<String>,
     pub protocol: Protocol,
     /// Redis ACL user (`AUTH user pass`); with only a password, `AUTH pass`.
     pub user: Option<String>,
@@ -82,6 +86,7 @@ impl EndpointError {
 pub enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    Tls(Box<TlsStream>),
 }
 
 impl Stream {
@@ -89,6 +94,23 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.set_nonblocking(on),
             Stream::Unix(s) => s.set_nonblocking(on),
+            Stream::Tls(s) => s.socket().set_nonblocking(on),
+        }
+    }
+
+    /// Whether a read shorter than its buffer means the socket is drained (false for TLS,
+    /// which returns one record's plaintext at a time).
+    #[inline]
+    pub fn short_read_drains(&self) -> bool {
+        !matches!(self, Stream::Tls(_))
+    }
+
+    /// Whether written bytes still wait in the process for room in the socket (TLS records).
+    #[inline]
+    pub fn has_pending_output(&self) -> bool {
+        match self {
+            Stream::Tls(s) => s.has_pending_output(),
+            _ => false,
         }
     }
 
@@ -97,6 +119,10 @@ impl Stream {
             Stream::Tcp(s) => {
                 s.set_read_timeout(t)?;
                 s.set_write_timeout(t)
+            }
+            Stream::Tls(s) => {
+                s.socket().set_read_timeout(t)?;
+                s.socket().set_write_timeout(t)
             }
             Stream::Unix(s) => {
                 s.set_read_timeout(t)?;
@@ -111,6 +137,7 @@ impl AsRawFd for Stream {
         match self {
             Stream::Tcp(s) => s.as_raw_fd(),
             Stream::Unix(s) => s.as_raw_fd(),
+            Stream::Tls(s) => s.socket().as_raw_fd(),
         }
     }
 }
@@ -121,6 +148,7 @@ impl Read for Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
         }
     }
 }
@@ -131,10 +159,14 @@ impl Write for Stream {
         match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+        match self {
+            Stream::Tls(s) => s.flush(),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -157,7 +189,7 @@ impl Endpoint {
                     Protocol::MemcacheText
                 }
             }
-            Backend::Redis => {
+            Backend::Redis | Backend::Rediss => {
                 if meta {
                     return Err(bad(
                         "--protocol meta is memcached's; Redis speaks RESP (?protocol=3 for RESP3)",
@@ -169,11 +201,6 @@ impl Endpoint {
                     Some((_, v)) if v == "3" => Protocol::Resp3,
                     Some(_) => return Err(bad("?protocol= takes 2 or 3")),
                 }
-            }
-            Backend::Rediss => {
-                return Err(bad(
-                    "TLS (rediss://) is not supported yet; use redis:// on a plain port, or a TLS tunnel (stunnel) to one",
-                ));
             }
             _ => {
                 return Err(bad(
@@ -197,7 +224,14 @@ impl Endpoint {
                 bad("the Redis database must be a number, e.g. redis://host:6379/0")
             })?,
         };
+        let tls = (url.backend == Backend::Rediss)
+            .then(|| url.host.clone().unwrap_or_else(|| "127.0.0.1".into()));
         let address = match (&url.path, &url.host) {
+            (Some(_), _) if tls.is_some() => {
+                return Err(bad(
+                    "TLS over a Unix socket: use redis:///path (the socket is already private)",
+                ));
+            }
             (Some(path), _) => Address::Unix(path.clone()),
             (None, host) => {
                 let host = host.as_deref().unwrap_or("127.0.0.1");
@@ -217,6 +251,7 @@ impl Endpoint {
         };
         Ok(Endpoint {
             address,
+            tls,
             protocol,
             user: url.user.clone(),
             password: url.password.clone(),
@@ -229,6 +264,7 @@ impl Endpoint {
     pub fn local_memcached(port: u16, meta: bool) -> Endpoint {
         Endpoint {
             address: Address::Tcp(SocketAddr::from(([127, 0, 0, 1], port))),
+            tls: None,
             protocol: if meta {
                 Protocol::MemcacheMeta
             } else {
@@ -260,7 +296,20 @@ impl Endpoint {
                 let s = TcpStream::connect_timeout(a, timeout).map_err(unreachable)?;
                 // Requests are small and must leave at once: no Nagle delay.
                 s.set_nodelay(true).map_err(unreachable)?;
-                Stream::Tcp(s)
+                match &self.tls {
+                    None => Stream::Tcp(s),
+                    Some(name) => {
+                        s.set_read_timeout(Some(timeout)).map_err(unreachable)?;
+                        s.set_write_timeout(Some(timeout)).map_err(unreachable)?;
+                        let tls = TlsStream::connect(s, name).map_err(|e| {
+                            self.protocol_error(format!(
+                                "{} (is this port TLS? redis:// for a plain one)",
+                                describe_io(&e)
+                            ))
+                        })?;
+                        Stream::Tls(Box::new(tls))
+                    }
+                }
             }
             Address::Unix(p) => Stream::Unix(UnixStream::connect(p).map_err(unreachable)?),
         };

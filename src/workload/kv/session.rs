@@ -487,6 +487,16 @@ impl KvSession {
             return;
         };
         if conn.sent == conn.out.len() {
+            // TLS may still hold records the socket had no room for.
+            if stream.has_pending_output() {
+                match stream.flush() {
+                    Err(e) if e.kind() != io::ErrorKind::WouldBlock => {
+                        let m = format!("sending to the server failed: {e}");
+                        self.fail(c, &m, pump);
+                    }
+                    _ => {}
+                }
+            }
             return;
         }
         let now = Instant::now();
@@ -527,6 +537,7 @@ impl KvSession {
                 return;
             };
             let space = conn.input.len() - conn.tail;
+            let short_read_drains = stream.short_read_drains();
             match stream.read(&mut conn.input[conn.tail..]) {
                 Ok(0) => {
                     self.fail(c, "the server closed the connection", pump);
@@ -540,7 +551,7 @@ impl KvSession {
                     }
                     // Edge-triggered: a short read means the socket is drained; new data
                     // brings a new event.
-                    if n < space {
+                    if n < space && short_read_drains {
                         return;
                     }
                 }

@@ -10,7 +10,7 @@
 //! - [`client`]: one user as a runner session: retries of conflicts, reconnects.
 //! - [`schema`]: tables, fast server-side loading, perflab's record of what it created;
 //!   [`shard_db`]: the databases `--shards N` makes on one server.
-//! - [`sql`]: the connection interface; [`sqlite`], [`postgres`] (with [`pg_tls`]), [`mysql`]:
+//! - [`sql`]: the connection interface; [`sqlite`], [`postgres`] (TLS from [`crate::target::tls`]), [`mysql`]:
 //!   the backends;
 //!   [`backend`]: which one a run uses, its settings, log counters and server CPU.
 //!
@@ -27,7 +27,6 @@ pub mod debitcredit;
 pub mod mix;
 pub mod mysql;
 pub mod orderentry;
-pub mod pg_tls;
 pub mod postgres;
 pub mod schema;
 pub mod shard_db;

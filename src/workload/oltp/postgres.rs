@@ -10,7 +10,7 @@
 //!
 //! - Connecting: TCP or a Unix socket (a host that is a directory, as libpq), startup, then
 //!   trust, password, MD5 or SCRAM-SHA-256 authentication. TLS as libpq's `sslmode`
-//!   ([`super::pg_tls`]): `prefer` (the default) and `require` ask the server, `disable` does
+//!   ([`crate::target::tls`]): `prefer` (the default) and `require` ask the server, `disable` does
 //!   not; never over a Unix socket.
 //! - `--set NAME=VALUE` sets server parameters per session (`SET`), e.g.
 //!   `synchronous_commit=off`; the settings that decide durability and group commit
@@ -317,7 +317,7 @@ fn negotiate_tls(mut tcp: TcpStream, host: &str, required: bool) -> Result<Strea
         .map_err(|e| DbError::other(format!("cannot connect to {host}: {e}")))?;
     match answer[0] {
         b'S' => {
-            let config = super::pg_tls::config().map_err(DbError::other)?;
+            let config = crate::target::tls::config().map_err(DbError::other)?;
             let name = rustls::pki_types::ServerName::try_from(host.to_string())
                 .map_err(|e| DbError::other(format!("TLS: {host}: {e}")))?;
             let conn = rustls::ClientConnection::new(config, name)

@@ -1,8 +1,10 @@
-//! TLS for PostgreSQL connections, as libpq does it for `sslmode=prefer` (its default) and
-//! `require`: the session is encrypted, the server's certificate is not verified. `prefer`
+//! TLS for the servers perflab connects to: PostgreSQL (as libpq does it for `sslmode=prefer`,
+//! its default, and `require`) and Redis (`rediss://`, as `redis-cli --tls --insecure`): the
+//! session is encrypted, the server's certificate is not verified. For PostgreSQL, `prefer`
 //! falls back to plain TCP when the server offers no TLS; `require` fails then; `disable` never
 //! asks. `verify-ca` and `verify-full` are refused: perflab does not check certificates yet.
-//! The negotiation (SSLRequest) is in [`super::postgres`].
+//! The negotiation (SSLRequest) is in [`crate::workload::oltp::postgres`]; the non-blocking
+//! stream the caches use is in [`crate::workload::kv::endpoint`].
 //!
 //! rustls with the *ring* provider: pure Rust plus a little C built by `cc`, no system
 //! OpenSSL to install, the same stack the MySQL driver uses.
@@ -13,7 +15,7 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, SignatureScheme};
 use std::sync::{Arc, OnceLock};
 
-/// The TLS settings every PostgreSQL connection of the process shares.
+/// The TLS settings every connection of the process shares.
 pub fn config() -> Result<Arc<rustls::ClientConfig>, String> {
     static CONFIG: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
     CONFIG
