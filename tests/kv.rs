@@ -481,6 +481,24 @@ fn shard_groups(t: &serde_json::Value) -> Vec<(String, String, u64)> {
         .collect()
 }
 
+/// A sharded run's record that must be healthy, with `shards` servers spread by `sharding`:
+/// its first step's trial and that trial's groups by shard (one per server).
+fn sharded_trial(
+    out: &std::process::Output,
+    sharding: &str,
+    shards: usize,
+) -> (serde_json::Value, Vec<(String, String, u64)>) {
+    assert!(out.status.success(), "{}", stderr(out));
+    let v = json(out);
+    assert_eq!(v["spec"]["sharding"], sharding);
+    assert_eq!(v["spec"]["shards"].as_array().unwrap().len(), shards);
+    assert_healthy(&v);
+    let t = v["steps"][0]["trials"][0].clone();
+    let groups = shard_groups(&t);
+    assert_eq!(groups.len(), shards, "{groups:?}");
+    (t, groups)
+}
+
 #[test]
 fn two_memcached_targets_share_the_keys_by_ketama() {
     let (Some(a), Some(b)) = (MemcachedServer::start(), MemcachedServer::start()) else {
@@ -506,14 +524,7 @@ fn two_memcached_targets_share_the_keys_by_ketama() {
             "--keep",
         ],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v = json(&out);
-    assert_eq!(v["spec"]["sharding"], "ketama");
-    assert_eq!(v["spec"]["shards"].as_array().unwrap().len(), 2);
-    assert_healthy(&v);
-    let t = &v["steps"][0]["trials"][0];
-    let groups = shard_groups(t);
-    assert_eq!(groups.len(), 2, "{groups:?}");
+    let (t, groups) = sharded_trial(&out, "ketama", 2);
     assert_eq!((groups[0].0.as_str(), groups[1].0.as_str()), ("1", "2"));
     assert_eq!(groups[0].1, a.url());
     assert_eq!(groups[1].1, b.url());
@@ -620,14 +631,7 @@ fn a_redis_cluster_is_driven_by_slot() {
             "4",
         ],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v = json(&out);
-    assert_eq!(v["spec"]["sharding"], "cluster");
-    assert_eq!(v["spec"]["shards"].as_array().unwrap().len(), 3);
-    assert_healthy(&v);
-    let t = &v["steps"][0]["trials"][0];
-    let groups = shard_groups(t);
-    assert_eq!(groups.len(), 3, "{groups:?}");
+    let (t, groups) = sharded_trial(&out, "cluster", 3);
     for g in &groups {
         assert!(g.2 > 0, "{groups:?}");
         assert!(cluster.urls().iter().any(|u| u.starts_with(&g.1)), "{g:?}");
