@@ -120,6 +120,23 @@ pub struct RunArgs {
     /// Length of one point of the per-step time series
     #[arg(long, value_name = "TIME", default_value = "1s")]
     pub interval: String,
+    /// Read the machine's counters every interval (CPU, memory, network, disks, power);
+    /// off only to measure the sampler's own cost
+    #[arg(long, value_enum, default_value = "on", value_name = "on|off")]
+    pub resources: crate::spec::Switch,
+    /// A power meter: a command printing watts (e.g. a PDU query), run every interval; its
+    /// readings are recorded as the run's power
+    #[arg(long, value_name = "CMD")]
+    pub power_cmd: Option<String>,
+    /// SPECpower's graduated load levels, in percent of a calibrated maximum (e.g.
+    /// 100..10:-10,0; 0 is active idle): calibrate at full speed, then run each level open
+    /// loop at that share; reports watts and ops per watt where power is readable
+    #[arg(long, value_name = "PCT,..", conflicts_with_all = ["rate", "think", "ops"])]
+    pub load_levels: Option<String>,
+    /// Full-speed calibration steps before the load levels; the maximum is the mean of the
+    /// last two
+    #[arg(long, value_name = "N", default_value = "3", requires = "load_levels")]
+    pub calibrate: String,
 }
 
 #[derive(Debug, Args)]

@@ -117,6 +117,9 @@ pub fn build_spec(
         repeat: repeat as u32,
         seed,
         interval,
+        resources: args.resources == crate::spec::Switch::On,
+        power_cmd: args.power_cmd.clone().filter(|c| !c.trim().is_empty()),
+        levels: None,
     };
     let swept: Vec<&str> = spec
         .axes()
@@ -140,6 +143,17 @@ pub fn build_spec(
             ),
         ));
     }
+    if let Some(text) = &args.load_levels {
+        let mut spec = spec;
+        let mut swept: Vec<&str> = swept;
+        // The default thread sweep becomes its largest value: the levels load the machine.
+        if args.threads.is_none() && spec.threads.is_swept() {
+            let most = spec.threads.values().iter().copied().max().unwrap_or(1);
+            spec.threads = Sweep::single(spec.threads.name(), most);
+            swept.retain(|a| *a != spec.threads.name());
+        }
+        return with_levels(spec, text, &args.calibrate, &swept);
+    }
     if swept.len() > 2 {
         return Err(SpecError::new(
             swept[2],
@@ -150,6 +164,36 @@ pub fn build_spec(
             ),
         ));
     }
+    Ok(spec)
+}
+
+/// A spec with SPECpower's load levels: the levels are the run's only sweep.
+fn with_levels(
+    mut spec: RunSpec,
+    text: &str,
+    calibrate: &str,
+    swept: &[&str],
+) -> Result<RunSpec, SpecError> {
+    let levels_pct = crate::spec::levels::parse_levels(text)?;
+    if let Some(first) = swept.first() {
+        return Err(SpecError::new(
+            first,
+            "",
+            "--load-levels is the run's sweep; give every other option one value",
+        ));
+    }
+    let n = parse_count("calibrate", calibrate)?;
+    if n == 0 || n > u64::from(crate::spec::levels::MAX_CALIBRATE) {
+        return Err(SpecError::new(
+            "calibrate",
+            calibrate,
+            "calibrate between 1 and 10 times (SPECpower: 3)",
+        ));
+    }
+    spec.levels = Some(crate::spec::LevelsSpec {
+        levels_pct,
+        calibrate: n as u32,
+    });
     Ok(spec)
 }
 

@@ -56,7 +56,7 @@ pub const EXIT_REGRESSION: u8 = 3;
 impl AppError {
     pub fn exit_code(&self) -> u8 {
         match self {
-            AppError::Spec(_) | AppError::Usage(_) => 2,
+            AppError::Spec(_) | AppError::Usage(_) | AppError::Run(RunError::Power(_)) => 2,
             AppError::Run(RunError::Interrupted { .. }) => EXIT_INTERRUPTED,
             AppError::Run(RunError::Archive(e)) | AppError::Archive(e) => match e {
                 ArchiveError::NotFound(_)

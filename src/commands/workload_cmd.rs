@@ -97,7 +97,7 @@ fn execute_record(g: &GlobalArgs, spec: &RunSpec, env: Environment) -> Result<Ru
         Err(RunError::Interrupted { id, .. } | RunError::Failed { id, .. }) => {
             archive.load(id).ok()
         }
-        Err(RunError::Archive(_)) => None,
+        Err(RunError::Archive(_) | RunError::Power(_)) => None,
     };
     if let Some(record) = &saved {
         show(g, record)?;

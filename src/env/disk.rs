@@ -545,6 +545,17 @@ pub fn parse_diskstats(text: &str, name: &str) -> Option<DiskCounters> {
     })
 }
 
+/// Every well-formed line of a `/proc/diskstats` text: the device's name and counters.
+pub fn parse_diskstats_all(text: &str) -> impl Iterator<Item = (&str, DiskCounters)> {
+    text.lines().filter_map(|line| {
+        let mut fields = line.split_whitespace();
+        let _major: u32 = fields.next()?.parse().ok()?;
+        let _minor: u32 = fields.next()?.parse().ok()?;
+        let name = fields.next()?;
+        Some((name, counters_from_fields(fields)?))
+    })
+}
+
 /// The counters of the device `name` now, from /proc/diskstats.
 pub fn read_counters(name: &str) -> Option<DiskCounters> {
     parse_diskstats(&fs::read_to_string(DISKSTATS).ok()?, name)

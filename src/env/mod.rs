@@ -45,6 +45,11 @@
 //! - [`usage`]: [`CpuTimes`] (`/proc/stat`), [`CpuUsage`] and [`process_cpu_time`]
 //!   (`/proc/self/stat`, 10 ms ticks; the runner uses `crate::engine::sys`'s nanosecond clock
 //!   for its own CPU time, this one reads other processes').
+//! - [`kernel`]: the running counters of `/proc/stat`, `/proc/meminfo`, `/proc/vmstat` and
+//!   `/proc/net/dev`, parsed into reusable values.
+//! - [`sampler`]: the system sampler: those, the disks, perflab's CPU and power, read at every
+//!   interval boundary of a measure phase, into the record's resource series and summary.
+//! - [`power`]: where watts come from (RAPL, hwmon, IPMI, `--power-cmd`) and the meter of joules.
 //! - [`disk`]: the block device and mount under a path, and its `/proc/diskstats` counters.
 //! - [`hazard`]: whether writing to a device or file would destroy data (mounts, partitions,
 //!   holders, filesystem and other signatures).
@@ -55,9 +60,12 @@ pub mod caches;
 pub mod cpu;
 pub mod disk;
 pub mod hazard;
+pub mod kernel;
 pub mod machine;
 pub mod memory;
 pub mod os;
+pub mod power;
+pub mod sampler;
 pub mod usage;
 pub mod virt;
 

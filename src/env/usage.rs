@@ -39,6 +39,53 @@ pub struct CpuUsage {
     pub iowait_pct: f64,
 }
 
+/// How all CPUs together spent an interval, in percent of their time (sums to 100).
+/// `user` includes `nice` and guest time; `busy()` is everything but idle and iowait.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct CpuShares {
+    pub user: f64,
+    pub system: f64,
+    pub iowait: f64,
+    pub irq: f64,
+    pub softirq: f64,
+    pub steal: f64,
+    pub idle: f64,
+}
+
+impl CpuShares {
+    /// Time the CPUs were not available to take more work: running something, or taken by
+    /// the hypervisor (steal).
+    pub fn busy(&self) -> f64 {
+        self.user + self.system + self.irq + self.softirq + self.steal
+    }
+
+    /// The seven shares in the order of a per-CPU entry of the record.
+    pub fn to_array(self) -> [f64; 7] {
+        [
+            self.user,
+            self.system,
+            self.iowait,
+            self.irq,
+            self.softirq,
+            self.steal,
+            self.idle,
+        ]
+    }
+
+    pub fn from_array(a: [f64; 7]) -> CpuShares {
+        CpuShares {
+            user: a[0],
+            system: a[1],
+            iowait: a[2],
+            irq: a[3],
+            softirq: a[4],
+            steal: a[5],
+            idle: a[6],
+        }
+    }
+}
+
 impl CpuTimes {
     /// Reads `/proc/stat` now; `None` when it cannot be read or parsed.
     pub fn sample() -> Option<CpuTimes> {
@@ -51,26 +98,48 @@ impl CpuTimes {
         let line = text
             .lines()
             .find(|l| l.split_whitespace().next() == Some("cpu"))?;
-        let fields: Vec<u64> = line
-            .split_whitespace()
-            .skip(1)
-            .take(8)
-            .map(|f| f.parse().ok())
-            .collect::<Option<_>>()?;
-        if fields.len() < 4 {
-            return None;
+        Self::parse_fields(line.split_whitespace().skip(1))
+    }
+
+    /// The numbers after a `cpu` or `cpuN` label: at least four (user, nice, system, idle);
+    /// the ones later kernels added count as zero where absent.
+    pub fn parse_fields<'a>(fields: impl Iterator<Item = &'a str>) -> Option<CpuTimes> {
+        let mut v = [0u64; 8];
+        let mut n = 0;
+        for (slot, f) in v.iter_mut().zip(fields) {
+            *slot = f.parse().ok()?;
+            n += 1;
         }
-        let f = |i: usize| fields.get(i).copied().unwrap_or(0);
-        Some(CpuTimes {
-            user: f(0),
-            nice: f(1),
-            system: f(2),
-            idle: f(3),
-            iowait: f(4),
-            irq: f(5),
-            softirq: f(6),
-            steal: f(7),
+        (n >= 4).then_some(CpuTimes {
+            user: v[0],
+            nice: v[1],
+            system: v[2],
+            idle: v[3],
+            iowait: v[4],
+            irq: v[5],
+            softirq: v[6],
+            steal: v[7],
         })
+    }
+
+    /// How the time between `earlier` and `self` was spent, in percent (all zeros for an
+    /// empty interval; a counter that went backwards counts as zero).
+    pub fn shares_since(&self, earlier: &CpuTimes) -> CpuShares {
+        let d = |now: u64, then: u64| now.saturating_sub(then);
+        let parts = [
+            d(self.user, earlier.user).saturating_add(d(self.nice, earlier.nice)),
+            d(self.system, earlier.system),
+            d(self.iowait, earlier.iowait),
+            d(self.irq, earlier.irq),
+            d(self.softirq, earlier.softirq),
+            d(self.steal, earlier.steal),
+            d(self.idle, earlier.idle),
+        ];
+        let total = parts.iter().fold(0u64, |a, b| a.saturating_add(*b));
+        if total == 0 {
+            return CpuShares::default();
+        }
+        CpuShares::from_array(parts.map(|p| p as f64 * 100.0 / total as f64))
     }
 
     /// The usage between `earlier` and `self`. A counter that went backwards (iowait can,

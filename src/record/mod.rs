@@ -3,11 +3,15 @@
 //! - [`types`]: `RunRecord` and everything in `run.json` (versioned; every figure carries its
 //!   unit in its name). Old records must keep loading: every struct defaults missing fields.
 //! - [`histogram`]: latency histograms (HDR), their summaries and their base64 encoding.
+//! - [`levels`]: the load-level summary of a `--load-levels` run (SPECpower's method).
 //! - [`recorder`]: what one worker keeps while it runs (one histogram per interval, counters).
+//! - [`resources`]: what the machine did while a step was measured (the sampler's figures).
 //! - [`series`]: merges the workers' interval reports into the per-second series of a step.
 
 pub mod histogram;
+pub mod levels;
 pub mod recorder;
+pub mod resources;
 pub mod series;
 pub mod timestamp;
 pub mod types;

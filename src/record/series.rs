@@ -136,7 +136,10 @@ impl SeriesBuilder {
             .chain(self.closed.keys().next_back())
             .copied()
             .max()
-            .unwrap_or(0);
+            .unwrap_or(0)
+            // A stall to the end (or a step with no op at all, as active idle) still covers
+            // the measured time with zero intervals.
+            .max(measured_ns.saturating_sub(1) / interval_ns.max(1));
         let at = |i: u64| -> Option<Closed> {
             self.closed
                 .get(&i)
@@ -260,6 +263,15 @@ mod tests {
         let points = s.points(Duration::from_secs(8));
         assert_eq!(points[5].ops, 13);
         assert_eq!(points[5].max_ns, s.response.highest_equivalent(7000));
+    }
+
+    #[test]
+    fn a_step_without_ops_covers_its_time() {
+        let s = SeriesBuilder::new(Duration::from_secs(1), true);
+        let points = s.points(Duration::from_millis(3500));
+        assert_eq!(points.len(), 4);
+        assert!(points.iter().all(|p| p.ops == 0));
+        assert_eq!(points[3].duration_ns, 500_000_000);
     }
 
     #[test]

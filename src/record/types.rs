@@ -42,6 +42,24 @@ pub struct RunRecord {
     /// step's figures are not in `steps`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cut_short: Option<CutShort>,
+    /// Where the run's watts come from, or why there are none (absent: a record from before
+    /// the sampler, or `--resources off`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power: Option<PowerDisclosure>,
+    /// A `--load-levels` run's calibration, levels and operations per watt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load_levels: Option<super::levels::LoadLevels>,
+}
+
+/// The power source of a run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct PowerDisclosure {
+    /// The source read, the domains summed, counters or samples, wall power or not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<crate::env::power::PowerMethod>,
+    /// Its caveat, or why there is no source.
+    pub note: String,
 }
 
 /// Where and why a run stopped before its last step finished.
@@ -85,6 +103,8 @@ impl Default for RunRecord {
             analysis: None,
             warnings: Vec::new(),
             cut_short: None,
+            power: None,
+            load_levels: None,
         }
     }
 }
@@ -307,13 +327,20 @@ pub struct ScheduleSummary {
 }
 
 /// Machine and process figures over the measure phase.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 #[serde(default)]
 pub struct Resources {
     /// Whole machine, percent of all CPUs.
     pub cpu: CpuUsage,
     /// perflab's own CPU time (user + system) per op.
     pub process_cpu_ns_per_op: Option<f64>,
+    /// The whole phase from the sampler's first and last readings (absent in records
+    /// written before the sampler, or with `--resources off`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<super::resources::ResourceSummary>,
+    /// One point per interval, on the clock of `series`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<super::resources::ResourcePoint>,
 }
 
 /// One interval of a step's time series.

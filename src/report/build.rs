@@ -209,6 +209,15 @@ fn run_section(r: &RunRecord, options: &Options, shared: bool) -> Section {
         for (title, t) in io_report::tables(r) {
             blocks.push(Block::Table(Table::from_ui(Some(title.into()), &t)));
         }
+        if let Some((title, t, overall)) = crate::ui::levels::table(r) {
+            blocks.push(Block::Table(Table::from_ui(Some(title), &t)));
+            blocks.push(Block::Findings(vec![overall]));
+        }
+        if let Some((t, limits)) = crate::ui::resources::table(r) {
+            let title = crate::ui::resources::TITLE.to_string();
+            blocks.push(Block::Table(Table::from_ui(Some(title), &t)));
+            blocks.push(Block::Findings(limits));
+        }
         if let Some(t) = usl_table(r, &a) {
             blocks.push(Block::Table(t));
         }

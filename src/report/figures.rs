@@ -30,12 +30,143 @@ const TIMELINE_POINTS: usize = 600;
 pub fn for_run(r: &RunRecord, a: &Analysis, options: &Options) -> Vec<Figure> {
     let curves = curve::curves(&r.steps);
     let mut out = Vec::new();
-    out.extend(throughput(r, a, &curves));
-    out.extend(heatmaps(r));
-    out.extend(hockey_sticks(r, a, &curves, options));
+    if r.load_levels.is_some() {
+        // Calibrations and shares of a maximum, not a curve against one option.
+        out.extend(load_levels(r));
+    } else {
+        out.extend(throughput(r, a, &curves));
+        out.extend(heatmaps(r));
+        out.extend(hockey_sticks(r, a, &curves, options));
+    }
     out.extend(timeline(r));
     out.extend(spectrum(r, a));
     out.extend(group_spectrum(r, a));
+    out
+}
+
+/// SPECpower's figures: achieved against target load per level (the diagonal is a level run
+/// exactly at its target), and, where the run has watts, power and operations per watt.
+fn load_levels(r: &RunRecord) -> Vec<Figure> {
+    let Some(l) = &r.load_levels else {
+        return Vec::new();
+    };
+    let levels: Vec<_> = l
+        .levels
+        .iter()
+        .filter(|x| x.kind != "calibration")
+        .collect();
+    if levels.len() < 2 {
+        return Vec::new();
+    }
+    let point = |x: f64, y: f64, tip: String| Point {
+        x,
+        y,
+        y_low: None,
+        y_high: None,
+        tip,
+    };
+    let pct = |v: f64| format!("{v:.0}%");
+    let x = || {
+        Axis::new("target load (% of the calibrated maximum)", Scale::Linear)
+            .with_format(|v| format!("{v:.0}%"))
+            .with_zero()
+    };
+    let achieved = Series {
+        name: "achieved".into(),
+        points: levels
+            .iter()
+            .map(|l| {
+                point(
+                    l.target_pct,
+                    l.achieved_pct,
+                    format!(
+                        "{} asked, {:.1}% achieved",
+                        pct(l.target_pct),
+                        l.achieved_pct
+                    ),
+                )
+            })
+            .collect(),
+        style: Style::Points,
+    };
+    let ideal = Series {
+        name: "target".into(),
+        points: vec![
+            point(0.0, 0.0, String::new()),
+            point(100.0, 100.0, String::new()),
+        ],
+        style: Style::Dashed,
+    };
+    let y = Axis::new("achieved load", Scale::Linear)
+        .with_format(|v| format!("{v:.0}%"))
+        .with_zero();
+    let mut out = vec![figure(
+        r,
+        "levels-load",
+        format!(
+            "Achieved against target load per level, in percent of the calibrated maximum of {}; a level more than 2 points off the diagonal is flagged.",
+            format::rate(l.calibrated_max_ops_per_sec)
+        ),
+        chart("Load levels", x(), y, vec![achieved, ideal]).render(),
+    )];
+    let with_watts: Vec<_> = levels.iter().filter(|l| l.watts.is_some()).collect();
+    if with_watts.len() >= 2 {
+        let watts = Series {
+            name: "watts".into(),
+            points: with_watts
+                .iter()
+                .map(|l| {
+                    let w = l.watts.unwrap_or(0.0);
+                    point(l.target_pct, w, format!("{}: {w:.1} W", pct(l.target_pct)))
+                })
+                .collect(),
+            style: Style::LineWithPoints,
+        };
+        let efficiency = Series {
+            name: "ops per watt".into(),
+            points: with_watts
+                .iter()
+                .filter_map(|l| {
+                    let v = l.ops_per_watt?;
+                    Some(point(
+                        l.target_pct,
+                        v,
+                        format!("{}: {} ops/W", pct(l.target_pct), format::sig3(v)),
+                    ))
+                })
+                .collect(),
+            style: Style::LineWithPoints,
+        };
+        out.push(figure(
+            r,
+            "levels-power",
+            "Mean power per level, active idle at 0%.".into(),
+            chart(
+                "Power per load level",
+                x(),
+                Axis::new("watts", Scale::Linear).with_zero(),
+                vec![watts],
+            )
+            .render(),
+        ));
+        out.push(figure(
+            r,
+            "levels-efficiency",
+            format!(
+                "Operations per watt per level{}.",
+                l.overall_ops_per_watt
+                    .map(|v| format!("; overall {} ops/W", format::sig3(v)))
+                    .unwrap_or_default()
+            ),
+            chart(
+                "Efficiency per load level",
+                x(),
+                Axis::new("ops per watt", Scale::Linear).with_zero(),
+                vec![efficiency],
+            )
+            .render(),
+        ));
+    }
     out
 }
 
@@ -536,6 +667,11 @@ fn timeline(r: &RunRecord) -> Vec<Figure> {
     let bytes = r.headline.metric.starts_with("bytes_per_sec");
     let mut tput = Vec::new();
     let mut p99 = Vec::new();
+    // The sampler's series: all CPUs busy, the busiest CPU, perflab's CPU, watts.
+    let mut busy = Vec::new();
+    let mut busiest = Vec::new();
+    let mut own = Vec::new();
+    let mut watts = Vec::new();
     let mut bounds = Vec::new();
     let mut offset = 0.0f64;
     let x_name = curve::x_axis(&r.steps);
@@ -564,6 +700,26 @@ fn timeline(r: &RunRecord) -> Vec<Figure> {
                 ));
                 if p.ops > 0 {
                     p99.push((x, p.p99_ns as f64));
+                }
+            }
+            let cpus = t.resources.summary.as_ref().map_or(1, |s| s.cpus.max(1)) as f64;
+            let full = t
+                .resources
+                .series
+                .iter()
+                .map(|p| p.duration_ns)
+                .max()
+                .unwrap_or(0)
+                / 2;
+            for p in t.resources.series.iter().filter(|p| p.duration_ns >= full) {
+                // At the interval's middle: the readings are its two ends.
+                let x = offset + (p.start_ns + p.duration_ns / 2) as f64 / 1e9;
+                busy.push((x, p.cpu.busy()));
+                let top = p.per_cpu.iter().map(|c| c.0.busy()).fold(0.0, f64::max);
+                busiest.push((x, top));
+                own.push((x, p.process_cpu_pct / cpus));
+                if let Some(w) = p.watts {
+                    watts.push((x, w));
                 }
             }
             let end = t
@@ -597,9 +753,7 @@ fn timeline(r: &RunRecord) -> Vec<Figure> {
     } else {
         "ops_per_sec"
     };
-    let chart = |title: &str, fig: &str, points: &[(f64, f64)], y: Axis| -> Figure {
-        let buckets = downsample(points, TIMELINE_POINTS);
-        let reduced = buckets.iter().any(|b| b.count > 1);
+    let chart = |title: &str, fig: &str, lines: &[(&str, &[(f64, f64)])], y: Axis| -> Figure {
         let step_of = |x: f64| {
             bounds
                 .iter()
@@ -609,21 +763,33 @@ fn timeline(r: &RunRecord) -> Vec<Figure> {
                 .unwrap_or("")
         };
         let fmt = y.format;
-        let points = buckets
+        let mut reduced = false;
+        let mut drawn = 0;
+        let series = lines
             .iter()
-            .map(|b| Point {
-                x: b.x,
-                y: b.mean,
-                y_low: reduced.then_some(b.min),
-                y_high: reduced.then_some(b.max),
-                tip: format!("{}, {:.0} s: {}", step_of(b.x), b.x, fmt(b.mean)),
+            .map(|(name, points)| {
+                let buckets = downsample(points, TIMELINE_POINTS);
+                let many = buckets.iter().any(|b| b.count > 1);
+                reduced |= many;
+                drawn = drawn.max(buckets.len());
+                let points = buckets
+                    .iter()
+                    .map(|b| Point {
+                        x: b.x,
+                        y: b.mean,
+                        y_low: many.then_some(b.min),
+                        y_high: many.then_some(b.max),
+                        tip: format!("{}, {:.0} s: {name} {}", step_of(b.x), b.x, fmt(b.mean)),
+                    })
+                    .collect();
+                Series {
+                    name: (*name).into(),
+                    points,
+                    style: if many { Style::Band } else { Style::Line },
+                }
             })
             .collect();
-        let series = vec![Series {
-            name: title.into(),
-            points,
-            style: if reduced { Style::Band } else { Style::Line },
-        }];
+        let intervals = lines.first().map_or(0, |l| l.1.len());
         let x = Axis::new("measured time (s), steps back to back", Scale::Linear)
             .with_format(plain)
             .with_zero();
@@ -632,9 +798,8 @@ fn timeline(r: &RunRecord) -> Vec<Figure> {
             height: 300,
             note: reduced.then(|| {
                 format!(
-                    "{} intervals drawn as {} buckets: line the mean, band the min and max",
-                    plain(buckets.iter().map(|b| b.count).sum::<usize>() as f64),
-                    buckets.len()
+                    "{} intervals drawn as {drawn} buckets: line the mean, band the min and max",
+                    plain(intervals as f64),
                 )
             }),
             ..chart(title, x, y, series)
@@ -650,10 +815,11 @@ fn timeline(r: &RunRecord) -> Vec<Figure> {
     };
     let tp_values: Vec<f64> = tput.iter().map(|p| p.1).collect();
     let p99_values: Vec<f64> = p99.iter().map(|p| p.1).collect();
+    let title = if bytes { "Bandwidth" } else { "Throughput" };
     let mut out = vec![chart(
-        if bytes { "Bandwidth" } else { "Throughput" },
+        title,
         "timeline-throughput",
-        &tput,
+        &[(title, &tput)],
         y_axis(
             format::header(name, &r.headline.op_name),
             name,
@@ -665,8 +831,31 @@ fn timeline(r: &RunRecord) -> Vec<Figure> {
         out.push(chart(
             "p99 response time",
             "timeline-p99",
-            &p99,
+            &[("p99 response time", &p99)],
             y_axis("p99".into(), "latency_ns", &p99_values, 50.0),
+        ));
+    }
+    if busy.len() >= 2 {
+        out.push(chart(
+            "CPU busy",
+            "timeline-cpu",
+            &[
+                ("all CPUs", &busy),
+                ("busiest CPU", &busiest),
+                ("perflab", &own),
+            ],
+            Axis::new("% busy (perflab: % of all CPUs)", Scale::Linear)
+                .with_format(|v| format!("{v:.0}%"))
+                .with_zero(),
+        ));
+    }
+    if watts.len() >= 2 {
+        let values: Vec<f64> = watts.iter().map(|p| p.1).collect();
+        out.push(chart(
+            "Power",
+            "timeline-power",
+            &[("watts", &watts)],
+            y_axis("watts".into(), "watts", &values, 1e9),
         ));
     }
     out

@@ -2,6 +2,7 @@
 //!
 //! - [`runner`]: the sweep. Builds the record, runs every step (`repeat` trials each), saves
 //!   the record after every step, analyzes the sweep at the end.
+//! - [`levels`]: SPECpower's graduated load levels: calibration, levels, active idle.
 //! - [`trial`]: one trial: starts the workers, moves them through warmup and measure, merges
 //!   their recordings.
 //! - [`worker`]: one worker thread's loop (the hot path).
@@ -10,6 +11,7 @@
 //! - [`interrupt`]: what Ctrl-C does to a run.
 
 pub mod interrupt;
+pub mod levels;
 pub mod observer;
 pub mod pacer;
 pub mod runner;
@@ -17,4 +19,4 @@ pub mod trial;
 pub mod worker;
 
 pub use observer::{Observer, Silent};
-pub use runner::{RunError, RunOptions, run};
+pub use runner::{NO_POWER, RunError, RunOptions, run};

@@ -5,9 +5,13 @@ use super::observer::Observer;
 use super::trial::{TrialError, run_trial};
 use crate::archive::{Archive, ArchiveError};
 use crate::env::Environment;
+use crate::env::power::PowerMeter;
 use crate::record::timestamp::{now_rfc3339, run_id};
-use crate::record::{CutShort, RunRecord, Status, StepResult, StepSummary, Trial, Warning};
+use crate::record::{
+    CutShort, PowerDisclosure, RunRecord, Status, StepResult, StepSummary, Trial, Warning,
+};
 use crate::spec::RunSpec;
+use crate::spec::StepPoint;
 use crate::spec::sweep::{grid, step_params};
 use crate::stats::{analyze, estimate};
 use std::time::SystemTime;
@@ -37,6 +41,9 @@ pub enum RunError {
     },
     #[error(transparent)]
     Archive(#[from] ArchiveError),
+    /// `--power-cmd` does not work; nothing ran.
+    #[error("{0}")]
+    Power(String),
 }
 
 /// Who asked for the run, for the record.
@@ -84,6 +91,11 @@ pub fn run(
         .filter(|a| a.count() > 1)
         .map(|a| a.axis_name().to_string())
         .collect();
+    // One meter for the whole run: a meter command's thread runs from here to the end.
+    let mut meter = match spec.resources {
+        true => open_meter(spec, &mut record, observer)?,
+        false => None,
+    };
     for w in busy_machine().into_iter().chain(workload.run_warnings()) {
         observer.warning(&w);
         record.warnings.push(w);
@@ -101,10 +113,56 @@ pub fn run(
             return Err(stop(&mut record, archive, observer, Some((0, e.0))));
         }
     };
-    observer.run_started(&record, points.len(), spec.repeat);
+    let planned = match &spec.levels {
+        Some(l) => l.calibrate as usize + l.levels_pct.len(),
+        None => points.len(),
+    };
+    observer.run_started(&record, planned, spec.repeat);
+    let mut steps = Steps {
+        workload,
+        archive,
+        observer,
+        record: &mut record,
+        meter: meter.as_mut(),
+    };
+    match &spec.levels {
+        Some(levels) => super::levels::run(spec, levels, &mut steps)?,
+        None => {
+            for point in &points {
+                let params = step_params(&axes, point);
+                steps.run(spec, point, params, &swept)?;
+            }
+        }
+    }
+    record.analysis = analysis(&record);
+    record.status = Status::Complete;
+    record.finished_at = Some(now_rfc3339());
+    archive.save(&record)?;
+    observer.run_finished(&record);
+    Ok(record)
+}
 
-    for (index, point) in points.iter().enumerate() {
-        let params = step_params(&axes, point);
+/// What running one step needs, and the record it adds the step to.
+pub(super) struct Steps<'a, 'm> {
+    workload: &'a dyn crate::workload::Workload,
+    archive: &'a Archive,
+    observer: &'a dyn Observer,
+    pub record: &'a mut RunRecord,
+    meter: Option<&'m mut PowerMeter>,
+}
+
+impl Steps<'_, '_> {
+    /// Runs one step of `spec` at `point` (`repeat` trials), adds it to the record with its
+    /// warnings and saves the record. On an interrupt or a failure the record is saved as
+    /// incomplete or failed and the error says which.
+    pub fn run(
+        &mut self,
+        spec: &RunSpec,
+        point: &StepPoint,
+        params: Vec<(String, serde_json::Value)>,
+        swept: &[String],
+    ) -> Result<(), RunError> {
+        let index = self.record.steps.len();
         let label = params
             .iter()
             .filter(|(k, _)| swept.contains(k))
@@ -118,6 +176,7 @@ pub fn run(
             })
             .collect::<Vec<_>>()
             .join(" ");
+        let (observer, archive) = (self.observer, self.archive);
         let mut trials = Vec::with_capacity(spec.repeat as usize);
         for repeat in 0..spec.repeat {
             observer.trial_started(index, repeat, &label);
@@ -130,53 +189,62 @@ pub fn run(
                 stuck_workers: stuck as u64,
                 workers: workers as u64,
             };
-            match run_trial(spec, workload, point, repeat, observer) {
+            let meter = self.meter.as_deref_mut();
+            match run_trial(spec, self.workload, point, repeat, observer, meter) {
                 Ok(trial) => {
                     observer.trial_finished(&trial);
                     trials.push(trial);
                 }
                 Err(TrialError::Interrupted(c)) => {
-                    record.cut_short = Some(cut(c.phase, INTERRUPTED, c.stuck, c.workers));
-                    return Err(stop(&mut record, archive, observer, None));
+                    self.record.cut_short = Some(cut(c.phase, INTERRUPTED, c.stuck, c.workers));
+                    return Err(stop(self.record, archive, observer, None));
                 }
                 Err(TrialError::Failed { phase, message }) => {
-                    record.cut_short = Some(cut(phase, &message, 0, 0));
-                    return Err(stop(&mut record, archive, observer, Some((index, message))));
+                    self.record.cut_short = Some(cut(phase, &message, 0, 0));
+                    return Err(stop(self.record, archive, observer, Some((index, message))));
                 }
             }
             if is_interrupted() {
-                record.cut_short = Some(cut("between trials", INTERRUPTED, 0, 0));
-                return Err(stop(&mut record, archive, observer, None));
+                self.record.cut_short = Some(cut("between trials", INTERRUPTED, 0, 0));
+                return Err(stop(self.record, archive, observer, None));
             }
         }
         let mut step = StepResult {
             index,
             params: params.into_iter().collect(),
-            swept: swept.clone(),
-            summary: summarize(&trials, &record.headline.metric),
+            swept: swept.to_vec(),
+            summary: summarize(&trials, &self.record.headline.metric),
             trials,
             checks: Vec::new(),
         };
-        workload.finish_step(&mut step);
+        self.workload.finish_step(&mut step);
         for w in step_warnings(&step)
             .into_iter()
-            .chain(workload.step_warnings(&step))
+            .chain(self.workload.step_warnings(&step))
         {
-            observer.warning(&w);
-            record.warnings.push(w);
+            self.warn(w);
         }
-        record.steps.push(step);
-        archive.save(&record)?;
-        if let Some(step) = record.steps.last() {
-            observer.step_finished(step, &record);
+        self.record.steps.push(step);
+        self.save()?;
+        if let Some(step) = self.record.steps.last() {
+            observer.step_finished(step, self.record);
         }
+        Ok(())
     }
-    record.analysis = Some(analyze(&record.steps, &record.headline));
-    record.status = Status::Complete;
-    record.finished_at = Some(now_rfc3339());
-    archive.save(&record)?;
-    observer.run_finished(&record);
-    Ok(record)
+
+    pub fn warn(&mut self, w: Warning) {
+        self.observer.warning(&w);
+        self.record.warnings.push(w);
+    }
+
+    pub fn note(&self, text: &str) {
+        self.observer.note(text);
+    }
+
+    pub fn save(&self) -> Result<(), RunError> {
+        self.archive.save(self.record)?;
+        Ok(())
+    }
 }
 
 /// Saves what has finished, marked incomplete (interrupt) or failed (error), and says which.
@@ -229,7 +297,7 @@ fn stop(
     record.status = status;
     record.finished_at = Some(now_rfc3339());
     if !record.steps.is_empty() {
-        record.analysis = Some(analyze(&record.steps, &record.headline));
+        record.analysis = analysis(record);
     }
     observer.warning(&warning);
     record.warnings.push(warning);
@@ -237,6 +305,15 @@ fn stop(
         Ok(_) => error,
         Err(e) => RunError::Archive(e),
     }
+}
+
+/// The sweep's analysis (peak, sweet spot, scaling); none for load levels, whose steps are
+/// not a curve against one option but calibrations and shares of a maximum.
+fn analysis(record: &RunRecord) -> Option<crate::record::Analysis> {
+    record
+        .load_levels
+        .is_none()
+        .then(|| analyze(&record.steps, &record.headline))
 }
 
 /// Mean and confidence interval over the trials of a step.
@@ -337,6 +414,37 @@ fn step_warnings(step: &StepResult) -> Vec<Warning> {
     }
     out
 }
+
+/// The power meter of the run, disclosed in the record: the source chosen, or why there is
+/// none (said once, and only recorded unless the user asked for power).
+fn open_meter(
+    spec: &RunSpec,
+    record: &mut RunRecord,
+    observer: &dyn Observer,
+) -> Result<Option<PowerMeter>, RunError> {
+    let sys = std::path::Path::new("/sys");
+    let meter = PowerMeter::open(sys, spec.power_cmd.as_deref(), spec.interval)
+        .map_err(|e| RunError::Power(e.to_string()))?;
+    record.power = Some(match &meter {
+        Some(m) => PowerDisclosure {
+            method: Some(m.method().clone()),
+            note: m.method().note.clone(),
+        },
+        None => PowerDisclosure {
+            method: None,
+            note: NO_POWER.into(),
+        },
+    });
+    if let Some(m) = &meter
+        && !m.method().wall_power
+    {
+        observer.note(&format!("power: {}", m.method().note));
+    }
+    Ok(meter)
+}
+
+/// Why a record has no watts.
+pub const NO_POWER: &str = "no power source is readable here (no RAPL powercap zone, hwmon power sensor, IPMI DCMI, or --power-cmd): no watts are reported";
 
 /// Watches the machine briefly before a run: other work on the CPUs distorts every figure.
 fn busy_machine() -> Option<Warning> {

@@ -9,7 +9,10 @@
 //! measure         ops are recorded; interval reports feed the live progress   -> Measured
 //! Crew::drain     the phase ends; workers finish the ops in flight and count the
 //!                 ops they missed                                              -> elapsed
-//! Before/after    CPU, perflab's CPU, devices and the server's counters       -> Readings
+//! Sampler         the machine's counters at the start, every interval and the end
+//!                 of the measure phase (CPU, memory, network, disks, perflab's CPU,
+//!                 power)                                                       -> Sampled
+//! Before/after    the server's counters
 //! Crew::collect   the workers return what they recorded                       -> Vec<WorkerOutput>
 //! assemble        everything merged into a Trial
 //! ```
@@ -24,14 +27,13 @@ use super::interrupt::is_interrupted;
 use super::observer::Observer;
 use super::pacer::Pacer;
 use super::worker::{self, MEASURE, STOP, Shared, WARMUP, WorkerOutput, WorkerPlan, WorkerResult};
-use crate::engine::sys::process_cpu_time;
-use crate::env::disk::{DiskCounters, read_counters};
-use crate::env::{CpuTimes, CpuUsage};
+use crate::env::power::PowerMeter;
+use crate::env::sampler::{Sampled, Sampler};
 use crate::record::histogram::{LatencyHistogram, encode, new_histogram, summarize};
 use crate::record::recorder::{IntervalReport, LATE_THRESHOLD, Lag, WorkerTotals};
 use crate::record::series::SeriesBuilder;
 use crate::record::timestamp::now_rfc3339;
-use crate::record::{DeviceReading, GroupResult, Resources, ScheduleSummary, Trial};
+use crate::record::{GroupResult, Resources, ScheduleSummary, Trial};
 use crate::spec::{LoadSpec, RateScope, RunSpec, StepPoint, StopSpec};
 use crate::workload::{Figures, GroupTotals, SessionFactory, Workload};
 use std::sync::Arc;
@@ -283,68 +285,36 @@ impl Crew {
 }
 
 /// What the measure phase saw.
-struct Measured {
+struct Measured<'m> {
     start: Instant,
     series: SeriesBuilder,
+    sampler: Sampler<'m>,
 }
 
-/// The machine's, perflab's and the system under test's counters at one moment.
-struct Readings {
-    cpu: Option<CpuTimes>,
-    process_cpu: Duration,
-    disks: Vec<(String, Option<DiskCounters>)>,
-    server: Vec<(String, f64)>,
-}
-
-impl Readings {
-    fn take(workload: &dyn Workload, devices: &[String]) -> Self {
-        Readings {
-            cpu: CpuTimes::sample(),
-            process_cpu: process_cpu_time(),
-            disks: sample_disks(devices),
-            server: workload.server_counters(),
-        }
-    }
-}
-
-/// What happened between two readings, over `measured`.
+/// What happened during the measure phase, beside the workers' own figures.
 struct Activity {
-    cpu: CpuUsage,
-    process_cpu: Duration,
-    devices: Vec<DeviceReading>,
+    sampled: Sampled,
+    /// The system under test's counters as rates, named `<counter>_per_sec`.
     server_rates: Vec<(String, f64)>,
 }
 
 impl Activity {
-    fn between(before: Readings, after: Readings, measured: Duration) -> Self {
-        let cpu = match (before.cpu, after.cpu) {
-            (Some(a), Some(b)) => b.usage_since(&a),
-            _ => Default::default(),
-        };
+    fn new(
+        sampled: Sampled,
+        before: Vec<(String, f64)>,
+        after: Vec<(String, f64)>,
+        measured: Duration,
+    ) -> Self {
         let secs = measured.as_secs_f64().max(1e-9);
         let server_rates = after
-            .server
             .into_iter()
             .filter_map(|(name, value)| {
-                let was = before.server.iter().find(|(n, _)| *n == name)?.1;
+                let was = before.iter().find(|(n, _)| *n == name)?.1;
                 Some((format!("{name}_per_sec"), (value - was).max(0.0) / secs))
             })
             .collect();
-        let devices = before
-            .disks
-            .iter()
-            .zip(after.disks)
-            .filter_map(|((name, was), (_, now))| {
-                Some(DeviceReading {
-                    name: name.clone(),
-                    activity: now?.activity_since(was.as_ref()?, measured),
-                })
-            })
-            .collect();
         Activity {
-            cpu,
-            process_cpu: after.process_cpu.saturating_sub(before.process_cpu),
-            devices,
+            sampled,
             server_rates,
         }
     }
@@ -356,6 +326,7 @@ pub fn run_trial(
     point: &StepPoint,
     repeat: u32,
     observer: &dyn Observer,
+    meter: Option<&mut PowerMeter>,
 ) -> Result<Trial, TrialError> {
     let plan = TrialPlan::new(spec, workload, point, repeat)?;
     let started_at = now_rfc3339();
@@ -372,10 +343,12 @@ pub fn run_trial(
         return Err(setup_error(results));
     }
     warmup(&crew, spec.warmup, observer).map_err(stopped)?;
-    let before = Readings::take(workload, &devices);
-    let mut measured = measure(&crew, spec, plan.open, observer).map_err(stopped)?;
+    let before = workload.server_counters();
+    let probe = (spec.resources, devices.as_slice(), meter);
+    let mut measured = measure(&crew, spec, plan.open, observer, probe).map_err(stopped)?;
     let elapsed = crew.drain(measured.start).map_err(stopped)?;
-    let activity = Activity::between(before, Readings::take(workload, &devices), elapsed);
+    let sampled = measured.sampler.finish();
+    let activity = Activity::new(sampled, before, workload.server_counters(), elapsed);
     let results = crew.collect(&mut measured.series).map_err(stopped)?;
     if is_interrupted() {
         return Err(stopped(Cut {
@@ -424,14 +397,19 @@ fn warmup(crew: &Crew, length: Duration, observer: &dyn Observer) -> Result<(), 
 }
 
 /// The measure phase: until the duration is up or every worker reached its `--ops` share.
-fn measure(
+/// `probe`: whether the sampler reads everything, the workload's devices, the power meter.
+fn measure<'m>(
     crew: &Crew,
     spec: &RunSpec,
     open: bool,
     observer: &dyn Observer,
-) -> Result<Measured, Cut> {
+    probe: (bool, &[String], Option<&'m mut PowerMeter>),
+) -> Result<Measured<'m>, Cut> {
     let mut series = SeriesBuilder::new(spec.interval, open);
-    let start = Instant::now();
+    // The phase starts as the sampler's first reading ends: its boundaries are the workers'
+    // interval boundaries.
+    let mut sampler = Sampler::start(probe.0, spec.interval, probe.1, probe.2);
+    let start = sampler.origin();
     let _ = crew.shared.measure_start.set(start);
     crew.shared.phase.store(MEASURE, Ordering::SeqCst);
     observer.phase("measure", stop_duration(spec.stop));
@@ -441,20 +419,32 @@ fn measure(
         let finished = crew.shared.done.load(Ordering::SeqCst) >= n;
         let time_up = matches!(spec.stop, StopSpec::Duration(d) if elapsed >= d);
         if finished || time_up {
-            return Ok(Measured { start, series });
+            return Ok(Measured {
+                start,
+                series,
+                sampler,
+            });
         }
         if is_interrupted() {
             return Err(crew.abandon("measure"));
         }
+        sampler.poll(Instant::now());
         let wait = match spec.stop {
             StopSpec::Duration(d) => TICK.min(d.saturating_sub(elapsed)),
             StopSpec::Ops(_) => TICK,
-        };
+        }
+        .min(sampler.due().saturating_duration_since(Instant::now()));
         match crew.reports.recv_timeout(wait) {
             Ok(report) => series.add(report),
             Err(RecvTimeoutError::Timeout) => {}
             // Every worker has returned (each failed, or the quota was met).
-            Err(RecvTimeoutError::Disconnected) => return Ok(Measured { start, series }),
+            Err(RecvTimeoutError::Disconnected) => {
+                return Ok(Measured {
+                    start,
+                    series,
+                    sampler,
+                });
+            }
         }
         observer.progress(elapsed, series.total.ops, series.latest());
     }
@@ -512,6 +502,10 @@ fn assemble(
         .open
         .then(|| schedule_summary(&totals, plan.target_rate, counts.missed));
     let all_ops = counts.ops + counts.errors;
+    let Activity {
+        sampled,
+        server_rates,
+    } = activity;
     Trial {
         repeat,
         started_at,
@@ -529,13 +523,18 @@ fn assemble(
         schedule,
         figures: mean_figures(&figures)
             .into_iter()
-            .chain(activity.server_rates)
+            .chain(server_rates)
             .collect(),
         resources: Resources {
-            cpu: activity.cpu,
-            process_cpu_ns_per_op: Some(activity.process_cpu)
+            cpu: sampled.usage,
+            process_cpu_ns_per_op: Some(sampled.process_cpu)
                 .filter(|_| all_ops > 0)
                 .map(|d| d.as_nanos() as f64 / all_ops as f64),
+            summary: sampled.summary.map(|mut s| {
+                s.limit = s.judge();
+                s
+            }),
+            series: sampled.points,
         },
         error_samples,
         error_latency: error_latency.as_ref().map(summarize),
@@ -544,7 +543,7 @@ fn assemble(
         service_latency_hdr: series.service.as_ref().map(encode),
         series: series.points(measured),
         groups: merge_groups(groups, measured),
-        devices: activity.devices,
+        devices: sampled.devices,
     }
 }
 
@@ -569,14 +568,6 @@ fn schedule_summary(totals: &[WorkerTotals], target_rate: f64, missed: u64) -> S
         max_lag_ns: lag.max_ns,
         missed_ops: missed,
     }
-}
-
-/// Counters of each named device; `None` where a device cannot be read.
-fn sample_disks(names: &[String]) -> Vec<(String, Option<DiskCounters>)> {
-    names
-        .iter()
-        .map(|n| (n.clone(), read_counters(n)))
-        .collect()
 }
 
 /// Adds up the workers' groups with the same `by` and `key`, in the order first seen.

@@ -2,15 +2,18 @@
 //!
 //! The command line (or a suite) fills a [`RunSpec`]; nothing here touches a device, a
 //! network or a thread. `units` reads values with units, `sweep` reads lists and ranges, and
-//! `run_spec` holds the options every workload shares (threads, phases, load model, repeats).
+//! `run_spec` holds the options every workload shares (threads, phases, load model, repeats),
+//! `levels` the graduated load levels of SPECpower's method.
 //! Each workload's own options live beside the workload, in `crate::workload`.
 
+pub mod levels;
 pub mod run_spec;
 pub mod slo;
 pub mod sweep;
 pub mod units;
 
-pub use run_spec::{Arrival, LoadSpec, RateScope, RunSpec, StopSpec};
+pub use levels::LevelsSpec;
+pub use run_spec::{Arrival, LoadSpec, RateScope, RunSpec, StopSpec, Switch};
 pub use slo::{Slo, SloFigure};
 pub use sweep::{Axis, StepPoint, Sweep};
 

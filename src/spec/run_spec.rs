@@ -24,6 +24,15 @@ pub struct RunSpec {
     /// Length of one point of the per-step time series.
     #[serde(rename = "interval_ns", serialize_with = "as_ns")]
     pub interval: Duration,
+    /// The system sampler every interval (CPU, memory, network, disks, power); off only to
+    /// measure the sampler's own cost.
+    pub resources: bool,
+    /// A command printing watts, sampled every interval (`--power-cmd`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power_cmd: Option<String>,
+    /// Graduated load levels instead of a sweep (`--load-levels`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub levels: Option<super::LevelsSpec>,
 }
 
 /// When the measure phase of a step ends.
@@ -61,6 +70,14 @@ pub enum LoadSpec {
 pub enum RateScope {
     Total,
     Worker,
+}
+
+/// An option that is on or off (`--resources on|off`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Switch {
+    On,
+    Off,
 }
 
 /// How intended start times are spaced in an open loop.

@@ -5,6 +5,8 @@
 //! - [`table`]: aligned text tables.
 //! - [`report`]: a record as tables; the run list; the target list.
 //! - [`io_report`]: a storage record's figures per direction, block size, file and device.
+//! - [`levels`]: the load-level table of a `--load-levels` run (SPECpower's method).
+//! - [`resources`]: the machine over each step (the sampler's summary) and what limited it.
 //! - [`compare`]: a comparison of runs: differences, ratios, verdicts.
 //! - [`balance`]: the one-line-per-capability balance sheet of a suite.
 //! - [`progress`]: the live progress display (an [`crate::run::Observer`]).
@@ -15,8 +17,10 @@ pub mod balance;
 pub mod compare;
 pub mod format;
 pub mod io_report;
+pub mod levels;
 pub mod progress;
 pub mod report;
+pub mod resources;
 pub mod style;
 pub mod sysinfo;
 pub mod table;

@@ -27,6 +27,8 @@ pub fn render(r: &RunRecord) -> String {
         out.push('\n');
         out.push_str(&steps_table(r).render());
         out.push_str(&super::io_report::render(r));
+        out.push_str(&super::resources::render(r));
+        out.push_str(&super::levels::render(r));
         out.push_str(&analysis_lines(r));
         let checks = check_lines(r);
         if !checks.is_empty() {

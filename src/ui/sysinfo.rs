@@ -28,6 +28,39 @@ pub fn render_sysinfo(env: &Environment) -> String {
     out
 }
 
+/// The `power` section of `perflab sysinfo`: every source found and whether it can be read.
+pub fn render_power(sources: &[crate::env::power::PowerSourceInfo]) -> String {
+    let mut out = String::from("power\n");
+    if sources.is_empty() {
+        out.push_str(&format!("  {}\n", crate::run::NO_POWER));
+        return out;
+    }
+    for s in sources {
+        let what = if s.counts_energy {
+            "energy counter"
+        } else {
+            "watts"
+        };
+        let state = if s.readable {
+            "readable"
+        } else {
+            "NOT readable"
+        };
+        out.push_str(&format!(
+            "  {} {}: {what}, {state} ({})",
+            s.kind, s.name, s.location
+        ));
+        if let Some(note) = &s.note {
+            out.push_str(&format!("; {note}"));
+        }
+        out.push('\n');
+    }
+    if !sources.iter().any(|s| s.readable) {
+        out.push_str("  none can be read: no watts are reported (as root, or give --power-cmd)\n");
+    }
+    out
+}
+
 /// The disclosure as headings of `key: value` lines (shared with reports).
 pub fn sections(env: &Environment) -> Vec<Section> {
     let (cpu, mem, os, virt) = (&env.cpu, &env.memory, &env.os, &env.virtualization);

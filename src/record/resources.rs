@@ -1,0 +1,247 @@
+//! What the machine did while a step was measured: the sampler's figures as the record keeps
+//! them.
+//!
+//! The sampler (`crate::env::sampler`) reads the kernel's counters at the start of the measure
+//! phase, at every interval boundary of the step's time series and at its end. Each pair of
+//! readings becomes a [`ResourcePoint`] (rates over the interval, gauges at its end) on the
+//! same clock as the throughput and latency series; the first and last readings give the
+//! phase's [`ResourceSummary`]. Figures that cannot be read are absent, never guessed.
+
+use super::types::DeviceReading;
+pub use crate::env::usage::CpuShares;
+use serde::{Deserialize, Serialize};
+
+/// One CPU's shares, kept compact: `[user, system, iowait, irq, softirq, steal, idle]` in
+/// percent of that CPU, rounded to 0.1 (the kernel counts in 10 ms ticks, 1% of a second).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PerCpu(pub CpuShares);
+
+impl Serialize for PerCpu {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.to_array().map(round1).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for PerCpu {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <[f64; 7]>::deserialize(d).map(|a| PerCpu(CpuShares::from_array(a)))
+    }
+}
+
+fn round1(v: f64) -> f64 {
+    (v * 10.0).round() / 10.0
+}
+
+/// One network interface over an interval or a phase (`/proc/net/dev`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct NetRates {
+    pub name: String,
+    pub rx_bytes_per_sec: f64,
+    pub tx_bytes_per_sec: f64,
+    pub rx_packets_per_sec: f64,
+    pub tx_packets_per_sec: f64,
+}
+
+/// The machine over one interval of the measure phase: rates over the interval, gauges
+/// (`procs_*`, `mem_*`) at its end.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct ResourcePoint {
+    /// From the start of the measure phase, as the throughput series' `start_ns`; the
+    /// readings' own times, so within a millisecond of the series' boundaries.
+    pub start_ns: u64,
+    pub duration_ns: u64,
+    pub cpu: CpuShares,
+    /// Each logical CPU, in the kernel's order (`cpu0`, `cpu1` ...).
+    pub per_cpu: Vec<PerCpu>,
+    pub context_switches_per_sec: f64,
+    pub interrupts_per_sec: f64,
+    /// Tasks runnable and tasks blocked on I/O, at the interval's end.
+    pub procs_running: u64,
+    pub procs_blocked: u64,
+    /// Memory in use (`MemTotal - MemAvailable`, as `free` reports it), page cache and
+    /// buffers, dirty and under writeback, at the interval's end.
+    pub mem_used_bytes: u64,
+    pub mem_cached_bytes: u64,
+    pub mem_dirty_bytes: u64,
+    pub mem_writeback_bytes: u64,
+    pub page_faults_per_sec: f64,
+    pub major_faults_per_sec: f64,
+    /// Pages swapped in and out per second.
+    pub swap_in_per_sec: f64,
+    pub swap_out_per_sec: f64,
+    /// Interfaces that moved any packet during the phase.
+    pub net: Vec<NetRates>,
+    /// Block devices that did any I/O during the phase, and the workload's own.
+    pub disks: Vec<DeviceReading>,
+    /// perflab's own CPU time, in percent of one CPU.
+    pub process_cpu_pct: f64,
+    /// Mean power over the interval, where a source is readable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watts: Option<f64>,
+}
+
+/// The machine over a whole measure phase, from its first and last readings.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct ResourceSummary {
+    pub cpu: CpuShares,
+    /// Logical CPUs counted in `/proc/stat`.
+    pub cpus: u64,
+    /// The CPU with the most busy time over the phase, and its busy share.
+    pub busiest_cpu: u64,
+    pub busiest_cpu_pct: f64,
+    pub context_switches_per_sec: f64,
+    pub interrupts_per_sec: f64,
+    /// Mean over the intervals' end readings.
+    pub procs_running: f64,
+    /// The highest reading of the phase.
+    pub mem_used_bytes: u64,
+    pub mem_dirty_bytes: u64,
+    pub page_faults_per_sec: f64,
+    pub major_faults_per_sec: f64,
+    pub swap_in_per_sec: f64,
+    pub swap_out_per_sec: f64,
+    pub net: Vec<NetRates>,
+    pub disks: Vec<DeviceReading>,
+    pub process_cpu_pct: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watts: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_j: Option<f64>,
+    /// What limited the step, in one line where the evidence is plain.
+    pub limit: String,
+    /// The sampler's own cost: its CPU time in percent of one CPU over the phase, and how
+    /// many readings it took.
+    pub sampler_cpu_pct: f64,
+    pub samples: u64,
+}
+
+/// CPUs busier than this share (all together) bound the step.
+const CPU_BOUND_PCT: f64 = 90.0;
+/// A device with I/O in flight this share of the time bounds the step (for a device that
+/// serves one request at a time; a deep NVMe queue can be 100% "utilised" and still have room,
+/// which is why the line names the figure rather than claiming the device is full).
+const DEVICE_BOUND: f64 = 0.9;
+/// One CPU this busy while the rest are not: a single thread or one CPU's interrupts.
+const ONE_CPU_PCT: f64 = 95.0;
+
+impl ResourceSummary {
+    /// What limited the step, in one line, where the evidence is plain; otherwise what was
+    /// not the limit, and where to look.
+    pub fn judge(&self) -> String {
+        let cpus = self.cpus.max(1);
+        let busy = self.cpu.busy();
+        let busiest_disk = self
+            .disks
+            .iter()
+            .max_by(|a, b| a.activity.utilisation.total_cmp(&b.activity.utilisation));
+        let steal = if self.cpu.steal >= 5.0 {
+            format!(" ({:.0}% of it stolen by the hypervisor)", self.cpu.steal)
+        } else {
+            String::new()
+        };
+        if busy >= CPU_BOUND_PCT {
+            let n = busy / 100.0 * cpus as f64;
+            let n = if (n - n.round()).abs() < 0.05 {
+                format!("{}", n.round())
+            } else {
+                format!("{n:.1}")
+            };
+            return format!("CPU-bound: {n} of {cpus} CPUs busy{steal}");
+        }
+        if let Some(d) = busiest_disk.filter(|d| d.activity.utilisation >= DEVICE_BOUND) {
+            return format!(
+                "device {} {:.0}% utilized (queue {:.1})",
+                d.name,
+                d.activity.utilisation * 100.0,
+                d.activity.avg_queue
+            );
+        }
+        if cpus > 1 && self.busiest_cpu_pct >= ONE_CPU_PCT {
+            return format!(
+                "one CPU saturated: cpu{} {:.0}% busy while all CPUs are {busy:.0}% busy (a single thread, or one CPU's interrupts)",
+                self.busiest_cpu, self.busiest_cpu_pct
+            );
+        }
+        let disk = busiest_disk
+            .map(|d| {
+                format!(
+                    " nor a device ({} {:.0}%)",
+                    d.name,
+                    d.activity.utilisation * 100.0
+                )
+            })
+            .unwrap_or_default();
+        format!(
+            "neither CPU ({busy:.0}% of {cpus}){disk} is saturated: look at the server, the network, locks or the offered load{steal}"
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::disk::DiskActivity;
+
+    fn summary(busy: f64, cpus: u64, busiest: f64, util: f64) -> ResourceSummary {
+        ResourceSummary {
+            cpu: CpuShares {
+                user: busy,
+                idle: 100.0 - busy,
+                ..Default::default()
+            },
+            cpus,
+            busiest_cpu: 1,
+            busiest_cpu_pct: busiest,
+            disks: vec![DeviceReading {
+                name: "vda".into(),
+                activity: DiskActivity {
+                    utilisation: util,
+                    avg_queue: 1.0,
+                    ..Default::default()
+                },
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_limit_in_one_line() {
+        assert_eq!(
+            summary(99.0, 2, 100.0, 0.1).judge(),
+            "CPU-bound: 2 of 2 CPUs busy"
+        );
+        assert_eq!(
+            summary(92.0, 4, 100.0, 0.1).judge(),
+            "CPU-bound: 3.7 of 4 CPUs busy"
+        );
+        assert_eq!(
+            summary(30.0, 2, 40.0, 0.99).judge(),
+            "device vda 99% utilized (queue 1.0)"
+        );
+        assert!(
+            summary(52.0, 2, 99.0, 0.1)
+                .judge()
+                .starts_with("one CPU saturated: cpu1 99%")
+        );
+        assert_eq!(
+            summary(20.0, 2, 30.0, 0.05).judge(),
+            "neither CPU (20% of 2) nor a device (vda 5%) is saturated: look at the server, the network, locks or the offered load"
+        );
+    }
+
+    #[test]
+    fn per_cpu_entries_are_compact_arrays() {
+        let p = PerCpu(CpuShares {
+            user: 12.345,
+            idle: 87.655,
+            ..Default::default()
+        });
+        let text = serde_json::to_string(&p).unwrap_or_default();
+        assert_eq!(text, "[12.3,0.0,0.0,0.0,0.0,0.0,87.7]");
+        let back: PerCpu = serde_json::from_str(&text).unwrap_or_default();
+        assert_eq!(back.0.user, 12.3);
+    }
+}

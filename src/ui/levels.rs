@@ -1,0 +1,74 @@
+//! The load-level table of a `--load-levels` run, SPECpower's way: target against achieved
+//! load, throughput, response time, CPU, watts and operations per watt per level, then the
+//! overall figure.
+
+use super::format::{ns, rate, sig3};
+use super::table::Table;
+use crate::record::RunRecord;
+
+/// The table and its lines, or nothing for a run without load levels.
+pub fn render(r: &RunRecord) -> String {
+    let Some((title, t, overall)) = table(r) else {
+        return String::new();
+    };
+    format!("\n{title}:\n{}{overall}\n", t.render())
+}
+
+/// The title, the table, and the overall line.
+pub fn table(r: &RunRecord) -> Option<(String, Table, String)> {
+    let l = r.load_levels.as_ref()?;
+    let mut t = Table::new(
+        [
+            "step", "level", "target", "achieved", "ops/s", "mean", "p99", "cpu", "watts", "ops/W",
+            "",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    for row in &l.levels {
+        let name = match row.kind.as_str() {
+            "calibration" => "calibration".to_string(),
+            "idle" => "active idle".to_string(),
+            _ => format!("{}%", sig3(row.target_pct)),
+        };
+        t.row(vec![
+            row.step.to_string(),
+            name,
+            if row.kind == "calibration" {
+                "max".into()
+            } else {
+                rate(row.target_ops_per_sec)
+            },
+            format!("{:.1}%", row.achieved_pct),
+            rate(row.ops_per_sec),
+            ns(row.latency_mean_ns),
+            ns(row.latency_p99_ns),
+            format!("{:.1}%", row.cpu_busy_pct),
+            row.watts.map_or("-".into(), |w| format!("{w:.1}")),
+            row.ops_per_watt.map_or("-".into(), sig3),
+            if row.flag.is_empty() {
+                ""
+            } else {
+                "OFF TARGET"
+            }
+            .into(),
+        ]);
+    }
+    let title = format!(
+        "load levels (calibrated maximum {}; achieved load in % of it; cpu: % of all CPUs)",
+        rate(l.calibrated_max_ops_per_sec)
+    );
+    let overall = match l.overall_ops_per_watt {
+        Some(v) => format!(
+            "overall: {} ops per watt (the levels' ops/s summed over their watts summed, active idle included)",
+            sig3(v)
+        ),
+        None => format!(
+            "overall: no ops per watt: {}",
+            r.power
+                .as_ref()
+                .map_or("the run recorded no power source", |p| p.note.as_str())
+        ),
+    };
+    Some((title, t, overall))
+}
