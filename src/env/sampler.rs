@@ -115,9 +115,15 @@ impl<'m> Sampler<'m> {
         s
     }
 
-    /// The start of the measure phase: just after the first reading.
+    /// The start of the measure phase: just after the first reading unless set.
     pub fn origin(&self) -> Instant {
         self.origin
+    }
+
+    /// Moves the start of the measure phase (and every boundary) to `origin`, at or after the
+    /// first reading: the caller read something else in between.
+    pub fn set_origin(&mut self, origin: Instant) {
+        self.origin = origin;
     }
 
     /// When the next reading is due.
@@ -233,7 +239,7 @@ impl<'m> Sampler<'m> {
             .per_cpu
             .iter()
             .map(|(n, t)| {
-                PerCpu(
+                PerCpu::new(
                     a.stat
                         .per_cpu
                         .iter()

@@ -16,6 +16,14 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct PerCpu(pub CpuShares);
 
+impl PerCpu {
+    /// Rounded as the record keeps it, so a record in memory and the same record read back
+    /// from the archive render alike.
+    pub fn new(shares: CpuShares) -> PerCpu {
+        PerCpu(CpuShares::from_array(shares.to_array().map(round1)))
+    }
+}
+
 impl Serialize for PerCpu {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         self.0.to_array().map(round1).serialize(s)

@@ -713,7 +713,7 @@ fn timeline(r: &RunRecord) -> Vec<Figure> {
                 / 2;
             for p in t.resources.series.iter().filter(|p| p.duration_ns >= full) {
                 // At the interval's middle: the readings are its two ends.
-                let x = offset + (p.start_ns + p.duration_ns / 2) as f64 / 1e9;
+                let x = offset + p.start_ns.saturating_add(p.duration_ns / 2) as f64 / 1e9;
                 busy.push((x, p.cpu.busy()));
                 let top = p.per_cpu.iter().map(|c| c.0.busy()).fold(0.0, f64::max);
                 busiest.push((x, top));

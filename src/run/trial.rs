@@ -289,6 +289,8 @@ struct Measured<'m> {
     start: Instant,
     series: SeriesBuilder,
     sampler: Sampler<'m>,
+    /// The system under test's counters as the phase began.
+    server_before: Vec<(String, f64)>,
 }
 
 /// What happened during the measure phase, beside the workers' own figures.
@@ -343,9 +345,10 @@ pub fn run_trial(
         return Err(setup_error(results));
     }
     warmup(&crew, spec.warmup, observer).map_err(stopped)?;
-    let before = workload.server_counters();
     let probe = (spec.resources, devices.as_slice(), meter);
-    let mut measured = measure(&crew, spec, plan.open, observer, probe).map_err(stopped)?;
+    let mut measured =
+        measure(&crew, spec, plan.open, observer, workload, probe).map_err(stopped)?;
+    let before = std::mem::take(&mut measured.server_before);
     let elapsed = crew.drain(measured.start).map_err(stopped)?;
     let sampled = measured.sampler.finish();
     let activity = Activity::new(sampled, before, workload.server_counters(), elapsed);
@@ -403,13 +406,17 @@ fn measure<'m>(
     spec: &RunSpec,
     open: bool,
     observer: &dyn Observer,
+    workload: &dyn Workload,
     probe: (bool, &[String], Option<&'m mut PowerMeter>),
 ) -> Result<Measured<'m>, Cut> {
     let mut series = SeriesBuilder::new(spec.interval, open);
-    // The phase starts as the sampler's first reading ends: its boundaries are the workers'
-    // interval boundaries.
     let mut sampler = Sampler::start(probe.0, spec.interval, probe.1, probe.2);
-    let start = sampler.origin();
+    // The server's counters last, right before the phase flips: warmup ops in between would
+    // be counted by the server and not by perflab.
+    let server_before = workload.server_counters();
+    // The sampler's boundaries are the workers' interval boundaries.
+    let start = Instant::now();
+    sampler.set_origin(start);
     let _ = crew.shared.measure_start.set(start);
     crew.shared.phase.store(MEASURE, Ordering::SeqCst);
     observer.phase("measure", stop_duration(spec.stop));
@@ -423,6 +430,7 @@ fn measure<'m>(
                 start,
                 series,
                 sampler,
+                server_before,
             });
         }
         if is_interrupted() {
@@ -443,6 +451,7 @@ fn measure<'m>(
                     start,
                     series,
                     sampler,
+                    server_before,
                 });
             }
         }
