@@ -134,11 +134,14 @@ const CPU_BOUND_PCT: f64 = 90.0;
 const DEVICE_BOUND: f64 = 0.9;
 /// One CPU this busy while the rest are not: a single thread or one CPU's interrupts.
 const ONE_CPU_PCT: f64 = 95.0;
+/// An open loop that served this share of its offered rate was limited by the offer.
+const OFFER_MET: f64 = 0.98;
 
 impl ResourceSummary {
     /// What limited the step, in one line, where the evidence is plain; otherwise what was
-    /// not the limit, and where to look.
-    pub fn judge(&self) -> String {
+    /// not the limit, and where to look. `offered`: an open loop's target and achieved
+    /// rates (ops/s), since a step that served all it was offered was limited by the offer.
+    pub fn judge(&self, offered: Option<(f64, f64)>) -> String {
         let cpus = self.cpus.max(1);
         let busy = self.cpu.busy();
         let busiest_disk = self
@@ -182,6 +185,14 @@ impl ResourceSummary {
                 )
             })
             .unwrap_or_default();
+        if offered.is_some_and(|(t, _)| t == 0.0) {
+            return format!("active idle: no op offered; CPU {busy:.1}% of {cpus} busy{steal}");
+        }
+        if let Some((target, achieved)) = offered.filter(|(t, a)| *t > 0.0 && *a >= OFFER_MET * t) {
+            return format!(
+                "the offered load: {achieved:.0} of {target:.0} ops/s asked were served; neither CPU ({busy:.0}% of {cpus}){disk} is saturated{steal}"
+            );
+        }
         format!(
             "neither CPU ({busy:.0}% of {cpus}){disk} is saturated: look at the server, the network, locks or the offered load{steal}"
         )
@@ -218,24 +229,38 @@ mod tests {
     #[test]
     fn the_limit_in_one_line() {
         assert_eq!(
-            summary(99.0, 2, 100.0, 0.1).judge(),
+            summary(99.0, 2, 100.0, 0.1).judge(None),
             "CPU-bound: 2 of 2 CPUs busy"
         );
         assert_eq!(
-            summary(92.0, 4, 100.0, 0.1).judge(),
+            summary(92.0, 4, 100.0, 0.1).judge(None),
             "CPU-bound: 3.7 of 4 CPUs busy"
         );
         assert_eq!(
-            summary(30.0, 2, 40.0, 0.99).judge(),
+            summary(30.0, 2, 40.0, 0.99).judge(None),
             "device vda 99% utilized (queue 1.0)"
         );
         assert!(
             summary(52.0, 2, 99.0, 0.1)
-                .judge()
+                .judge(None)
                 .starts_with("one CPU saturated: cpu1 99%")
         );
         assert_eq!(
-            summary(20.0, 2, 30.0, 0.05).judge(),
+            summary(20.0, 2, 30.0, 0.05).judge(Some((1000.0, 995.0))),
+            "the offered load: 995 of 1000 ops/s asked were served; neither CPU (20% of 2) nor a device (vda 5%) is saturated"
+        );
+        assert!(
+            summary(0.5, 2, 1.0, 0.0)
+                .judge(Some((0.0, 0.0)))
+                .starts_with("active idle: no op offered; CPU 0.5% of 2 busy")
+        );
+        assert!(
+            summary(20.0, 2, 30.0, 0.05)
+                .judge(Some((1000.0, 500.0)))
+                .starts_with("neither CPU")
+        );
+        assert_eq!(
+            summary(20.0, 2, 30.0, 0.05).judge(None),
             "neither CPU (20% of 2) nor a device (vda 5%) is saturated: look at the server, the network, locks or the offered load"
         );
     }

@@ -86,7 +86,7 @@ pub(super) fn run(spec: &RunSpec, levels: &LevelsSpec, steps: &mut Steps) -> Res
         let name = if pct == 0.0 {
             "active idle".to_string()
         } else {
-            format!("{}%", crate::ui::format::sig3(pct))
+            format!("{pct}%")
         };
         let params = vec![
             ("level".to_string(), json!(name)),

@@ -540,7 +540,8 @@ fn assemble(
                 .filter(|_| all_ops > 0)
                 .map(|d| d.as_nanos() as f64 / all_ops as f64),
             summary: sampled.summary.map(|mut s| {
-                s.limit = s.judge();
+                let achieved = all_ops as f64 / measured.as_secs_f64().max(1e-9);
+                s.limit = s.judge(plan.open.then_some((plan.target_rate, achieved)));
                 s
             }),
             series: sampled.points,

@@ -5,6 +5,7 @@
 use super::format::{ns, rate, sig3};
 use super::table::Table;
 use crate::record::RunRecord;
+use crate::record::levels::LoadLevels;
 
 /// The table and its lines, or nothing for a run without load levels.
 pub fn render(r: &RunRecord) -> String {
@@ -29,7 +30,7 @@ pub fn table(r: &RunRecord) -> Option<(String, Table, String)> {
         let name = match row.kind.as_str() {
             "calibration" => "calibration".to_string(),
             "idle" => "active idle".to_string(),
-            _ => format!("{}%", sig3(row.target_pct)),
+            _ => format!("{}%", row.target_pct),
         };
         t.row(vec![
             row.step.to_string(),
@@ -71,4 +72,49 @@ pub fn table(r: &RunRecord) -> Option<(String, Table, String)> {
         ),
     };
     Some((title, t, overall))
+}
+
+/// The run's findings: the maximum, which levels held their target, the overall figure.
+pub fn findings(r: &RunRecord, l: &LoadLevels) -> Vec<String> {
+    let mut out = Vec::new();
+    if l.calibration_steps.is_empty() {
+        return out;
+    }
+    out.push(format!(
+        "calibrated maximum: {} ({} of {} calibration steps averaged)",
+        rate(l.calibrated_max_ops_per_sec),
+        l.calibration_steps.len().min(2),
+        l.calibration_steps.len()
+    ));
+    let levels: Vec<_> = l.levels.iter().filter(|x| x.kind == "level").collect();
+    let off: Vec<String> = levels
+        .iter()
+        .filter(|x| !x.flag.is_empty())
+        .map(|x| format!("{}% reached {:.1}%", x.target_pct, x.achieved_pct))
+        .collect();
+    if !levels.is_empty() {
+        out.push(if off.is_empty() {
+            format!(
+                "all {} levels within 2 points of their target",
+                levels.len()
+            )
+        } else {
+            format!(
+                "{} of {} levels within 2 points of their target; off target: {}",
+                levels.len() - off.len(),
+                levels.len(),
+                off.join(", ")
+            )
+        });
+    }
+    out.push(match l.overall_ops_per_watt {
+        Some(v) => format!("overall: {} ops per watt", sig3(v)),
+        None => format!(
+            "no ops per watt: {}",
+            r.power
+                .as_ref()
+                .map_or("the run recorded no power source", |p| p.note.as_str())
+        ),
+    });
+    out
 }

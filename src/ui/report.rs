@@ -345,6 +345,10 @@ fn step_label(r: &RunRecord, i: usize) -> (String, f64) {
 /// What an analysis shows, one finding per line: the peak, the sweet spot, scaling, and per
 /// curve its knees and scalability fit. Shared by `perflab show` and reports.
 pub fn findings(r: &RunRecord, a: &Analysis) -> Vec<String> {
+    // Calibrations and shares of a maximum are not a curve: their findings are the levels'.
+    if let Some(l) = &r.load_levels {
+        return super::levels::findings(r, l);
+    }
     let mut out = Vec::new();
     if r.steps.len() < 2 {
         return out;
