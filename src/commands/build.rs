@@ -176,10 +176,26 @@ fn with_levels(
 ) -> Result<RunSpec, SpecError> {
     let levels_pct = crate::spec::levels::parse_levels(text)?;
     if let Some(first) = swept.first() {
+        let values = spec
+            .axes()
+            .iter()
+            .find(|a| a.axis_name() == *first)
+            .map(|a| {
+                (0..a.count())
+                    .map(|i| a.value_json(i).to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+            .unwrap_or_default();
+        // The option as typed: the axis `bs_bytes` is `--bs`, `spin_ns` is `--spin`.
+        let option = first
+            .trim_end_matches("_bytes")
+            .trim_end_matches("_ns")
+            .replace('_', "-");
         return Err(SpecError::new(
-            first,
-            "",
-            "--load-levels is the run's sweep; give every other option one value",
+            &option,
+            &values,
+            &format!("--load-levels is the run's sweep; give --{option} one value"),
         ));
     }
     let n = parse_count("calibrate", calibrate)?;
