@@ -242,6 +242,10 @@ fn bad_level_and_power_options_are_one_line_each() {
         ),
         (vec!["--power-cmd", "echo watts"], "not a number of watts"),
         (vec!["--power-cmd", "exit 3"], "--power-cmd 'exit 3' failed"),
+        (
+            vec!["--power-cmd", "echo 5", "--resources", "off"],
+            "drop one of the two",
+        ),
     ] {
         let mut all = vec!["null", "-d", "100ms", "--warmup", "0s"];
         all.extend(&args);

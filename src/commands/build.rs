@@ -108,6 +108,13 @@ pub fn build_spec(
             "use an interval of at least 10ms",
         ));
     }
+    if args.resources == crate::spec::Switch::Off && args.power_cmd.is_some() {
+        return Err(SpecError::new(
+            "power-cmd",
+            args.power_cmd.as_deref().unwrap_or_default(),
+            "the power meter is read by the sampler, which --resources off turns off; drop one of the two",
+        ));
+    }
     let spec = RunSpec {
         workload,
         threads,

@@ -57,7 +57,9 @@ impl CpuShares {
     /// Time the CPUs were not available to take more work: running something, or taken by
     /// the hypervisor (steal).
     pub fn busy(&self) -> f64 {
-        self.user + self.system + self.irq + self.softirq + self.steal
+        // At most 100: shares rounded one by one (a record's per-CPU entries) can add up
+        // to a little more.
+        (self.user + self.system + self.irq + self.softirq + self.steal).min(100.0)
     }
 
     /// The seven shares in the order of a per-CPU entry of the record.

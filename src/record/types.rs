@@ -247,6 +247,12 @@ pub struct Trial {
     /// The block devices under the workload's files: what their own counters
     /// (`/proc/diskstats`) saw over the measure phase.
     pub devices: Vec<DeviceReading>,
+    /// What each of the system under test's counters (as in `figures`' `<name>_per_sec`)
+    /// rose by between the reading just before the measure phase and the one just after it
+    /// began: the uncertainty at the phase's start edge, which a check comparing counts op
+    /// for op allows for.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub server_start_window: BTreeMap<String, f64>,
 }
 
 /// One group of a trial's ops: the reads, the 8 KiB I/Os, or one file.

@@ -36,6 +36,7 @@ use crate::record::timestamp::now_rfc3339;
 use crate::record::{GroupResult, Resources, ScheduleSummary, Trial};
 use crate::spec::{LoadSpec, RateScope, RunSpec, StepPoint, StopSpec};
 use crate::workload::{Figures, GroupTotals, SessionFactory, Workload};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
@@ -289,8 +290,9 @@ struct Measured<'m> {
     start: Instant,
     series: SeriesBuilder,
     sampler: Sampler<'m>,
-    /// The system under test's counters as the phase began.
+    /// The system under test's counters just before the phase began, and just after.
     server_before: Vec<(String, f64)>,
+    server_started: Vec<(String, f64)>,
 }
 
 /// What happened during the measure phase, beside the workers' own figures.
@@ -298,26 +300,45 @@ struct Activity {
     sampled: Sampled,
     /// The system under test's counters as rates, named `<counter>_per_sec`.
     server_rates: Vec<(String, f64)>,
+    /// What each counter rose by between the two readings around the phase's start.
+    server_start_window: BTreeMap<String, f64>,
+}
+
+/// The system under test's counters: just before the phase, just after it started, and
+/// after it ended.
+struct ServerReadings {
+    before: Vec<(String, f64)>,
+    started: Vec<(String, f64)>,
+    after: Vec<(String, f64)>,
 }
 
 impl Activity {
-    fn new(
-        sampled: Sampled,
-        before: Vec<(String, f64)>,
-        after: Vec<(String, f64)>,
-        measured: Duration,
-    ) -> Self {
+    fn new(sampled: Sampled, server: ServerReadings, measured: Duration) -> Self {
         let secs = measured.as_secs_f64().max(1e-9);
-        let server_rates = after
-            .into_iter()
+        let rise = |from: &[(String, f64)], name: &str, value: f64| {
+            from.iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, was)| (value - was).max(0.0))
+        };
+        let server_rates = server
+            .after
+            .iter()
             .filter_map(|(name, value)| {
-                let was = before.iter().find(|(n, _)| *n == name)?.1;
-                Some((format!("{name}_per_sec"), (value - was).max(0.0) / secs))
+                Some((
+                    format!("{name}_per_sec"),
+                    rise(&server.before, name, *value)? / secs,
+                ))
             })
+            .collect();
+        let server_start_window = server
+            .started
+            .iter()
+            .filter_map(|(name, value)| Some((name.clone(), rise(&server.before, name, *value)?)))
             .collect();
         Activity {
             sampled,
             server_rates,
+            server_start_window,
         }
     }
 }
@@ -349,9 +370,17 @@ pub fn run_trial(
     let mut measured =
         measure(&crew, spec, plan.open, observer, workload, probe).map_err(stopped)?;
     let before = std::mem::take(&mut measured.server_before);
+    let started = std::mem::take(&mut measured.server_started);
     let elapsed = crew.drain(measured.start).map_err(stopped)?;
+    // The server's counters first: they are the ones a check compares op for op.
+    let after = workload.server_counters();
     let sampled = measured.sampler.finish();
-    let activity = Activity::new(sampled, before, workload.server_counters(), elapsed);
+    let server = ServerReadings {
+        before,
+        started,
+        after,
+    };
+    let activity = Activity::new(sampled, server, elapsed);
     let results = crew.collect(&mut measured.series).map_err(stopped)?;
     if is_interrupted() {
         return Err(stopped(Cut {
@@ -419,6 +448,10 @@ fn measure<'m>(
     sampler.set_origin(start);
     let _ = crew.shared.measure_start.set(start);
     crew.shared.phase.store(MEASURE, Ordering::SeqCst);
+    // And again just after: however long the coordinator was held up between the first read
+    // and the flip (a loaded machine deschedules it for milliseconds), what the server counted
+    // in between is known, and a check that compares counts op for op allows for it.
+    let server_started = workload.server_counters();
     observer.phase("measure", stop_duration(spec.stop));
     let n = crew.workers();
     loop {
@@ -431,6 +464,7 @@ fn measure<'m>(
                 series,
                 sampler,
                 server_before,
+                server_started,
             });
         }
         if is_interrupted() {
@@ -452,6 +486,7 @@ fn measure<'m>(
                     series,
                     sampler,
                     server_before,
+                    server_started,
                 });
             }
         }
@@ -514,6 +549,7 @@ fn assemble(
     let Activity {
         sampled,
         server_rates,
+        server_start_window,
     } = activity;
     Trial {
         repeat,
@@ -554,6 +590,7 @@ fn assemble(
         series: series.points(measured),
         groups: merge_groups(groups, measured),
         devices: sampled.devices,
+        server_start_window,
     }
 }
 
