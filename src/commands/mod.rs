@@ -12,6 +12,7 @@ mod io_build;
 mod kv_cmd;
 mod oltp_cmd;
 mod report_cmd;
+mod scan_cmd;
 mod suite_cmd;
 mod workload_cmd;
 
@@ -101,6 +102,7 @@ fn dispatch(cli: Cli) -> Result<(), AppError> {
         Command::Io(args) => workload_cmd::io(g, args),
         Command::Oltp(args) => workload_cmd::oltp(g, args),
         Command::Kv(args) => workload_cmd::kv(g, args),
+        Command::Scan(args) => scan_cmd::scan(g, args),
         Command::Runs => archive_cmds::runs(g),
         Command::Show(args) => archive_cmds::show(g, args),
         Command::Export(args) => archive_cmds::export(g, args),
@@ -125,6 +127,7 @@ pub fn workload_spec(command: &Command, env: &Environment) -> Result<Option<RunS
         Command::Io(a) => io_build::io_spec(a, env)?,
         Command::Oltp(a) => oltp_cmd::oltp_spec(a, env)?,
         Command::Kv(a) => kv_cmd::kv_spec(a)?,
+        Command::Scan(a) => scan_cmd::scan_spec(a, env)?,
         _ => return Ok(None),
     }))
 }

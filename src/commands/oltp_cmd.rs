@@ -21,10 +21,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// One database a command works on (one shard).
-struct Target {
-    backend: Backend,
+pub(super) struct Target {
+    pub backend: Backend,
     /// As shown and recorded: no password.
-    shown: String,
+    pub shown: String,
 }
 
 /// The shards, in order, and the temporary directory of the default SQLite files.
@@ -49,7 +49,12 @@ pub fn redact(url: &str) -> String {
 
 /// `--set NAME=VALUE` pairs.
 fn session_settings(args: &OltpArgs) -> Result<Vec<(String, String)>, SpecError> {
-    args.set
+    settings(&args.set)
+}
+
+/// `NAME=VALUE` pairs, names trimmed.
+pub(super) fn settings(items: &[String]) -> Result<Vec<(String, String)>, SpecError> {
+    items
         .iter()
         .map(|item| match item.split_once('=') {
             Some((name, value)) if !name.trim().is_empty() => {
@@ -180,7 +185,22 @@ fn targets(args: &OltpArgs) -> Result<Targets, AppError> {
 }
 
 fn target(args: &OltpArgs, url: &str, sqlite: &SqliteSettings) -> Result<Target, AppError> {
-    let set = session_settings(args)?;
+    database(
+        url,
+        session_settings(args)?,
+        op_timeout(&args.op_timeout)?,
+        sqlite,
+    )
+}
+
+/// A database `--target` URL with its session settings (`--set`), op timeout and SQLite
+/// settings: how `oltp` and `scan` reach a database, or one line saying why not.
+pub(super) fn database(
+    url: &str,
+    set: Vec<(String, String)>,
+    op_timeout: std::time::Duration,
+    sqlite: &SqliteSettings,
+) -> Result<Target, AppError> {
     let parsed: TargetUrl = url.parse().map_err(|e: target_url::UrlError| {
         AppError::Usage(format!("--target {}: {e}", redact(url)))
     })?;
@@ -210,12 +230,12 @@ fn target(args: &OltpArgs, url: &str, sqlite: &SqliteSettings) -> Result<Target,
         target_url::Backend::Postgres => Backend::Postgres(ServerTarget {
             url: url.to_string(),
             set,
-            op_timeout: op_timeout(args)?,
+            op_timeout,
         }),
         target_url::Backend::Mysql => Backend::Mysql(ServerTarget {
             url: url.to_string(),
             set,
-            op_timeout: op_timeout(args)?,
+            op_timeout,
         }),
         target_url::Backend::Memcached
         | target_url::Backend::Redis
@@ -229,12 +249,12 @@ fn target(args: &OltpArgs, url: &str, sqlite: &SqliteSettings) -> Result<Target,
 }
 
 /// `--op-timeout`: above zero, and short enough that a stuck server is noticed.
-fn op_timeout(args: &OltpArgs) -> Result<std::time::Duration, SpecError> {
-    let d = crate::spec::units::parse_duration("op-timeout", &args.op_timeout)?;
+pub(super) fn op_timeout(text: &str) -> Result<std::time::Duration, SpecError> {
+    let d = crate::spec::units::parse_duration("op-timeout", text)?;
     if d.is_zero() || d > std::time::Duration::from_secs(24 * 3600) {
         return Err(SpecError::new(
             "op-timeout",
-            &args.op_timeout,
+            text,
             "a time from 1ms to 24h, e.g. 30s",
         ));
     }
@@ -261,6 +281,7 @@ fn sqlite_settings(args: &OltpArgs) -> Result<SqliteSettings, SpecError> {
     Ok(SqliteSettings {
         journal_mode: journal,
         synchronous: sync,
+        page_size: None,
     })
 }
 
@@ -287,7 +308,7 @@ fn scale(args: &OltpArgs, mix: Mix) -> Result<u64, SpecError> {
 }
 
 /// Connects (an SQLite file read-only), or says in one line why not.
-fn open(t: &Target, look_only: bool) -> Result<Box<dyn Conn>, AppError> {
+pub(super) fn open(t: &Target, look_only: bool) -> Result<Box<dyn Conn>, AppError> {
     let opened = if look_only {
         t.backend.inspect()
     } else {
@@ -296,7 +317,7 @@ fn open(t: &Target, look_only: bool) -> Result<Box<dyn Conn>, AppError> {
     opened.map_err(|e| unreachable_target(t, e))
 }
 
-fn unreachable_target(t: &Target, e: DbError) -> AppError {
+pub(super) fn unreachable_target(t: &Target, e: DbError) -> AppError {
     AppError::Usage(format!("cannot connect to {}: {e}", t.shown))
 }
 

@@ -82,7 +82,11 @@ fn execute(g: &GlobalArgs, spec: &RunSpec, env: Environment) -> Result<(), AppEr
 }
 
 /// [`execute`], handing back the finished record.
-fn execute_record(g: &GlobalArgs, spec: &RunSpec, env: Environment) -> Result<RunRecord, AppError> {
+pub(super) fn execute_record(
+    g: &GlobalArgs,
+    spec: &RunSpec,
+    env: Environment,
+) -> Result<RunRecord, AppError> {
     let archive = Archive::open(g.results.as_deref())?;
     interrupt::install();
     let progress = Progress::new(g.quiet);

@@ -29,6 +29,7 @@ fn run(id: &str, threads: &[u64], repeats: usize, base: f64) -> RunRecord {
             StepResult {
                 index: i,
                 checks: Vec::new(),
+                plan: None,
                 params: [("threads".to_string(), json!(n))].into(),
                 swept: vec!["threads".into()],
                 summary: StepSummary {

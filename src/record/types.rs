@@ -183,6 +183,10 @@ pub struct StepResult {
     /// counted: a reader can see that they ran.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<Check>,
+    /// The query plan of the step's query, as the engine described it before the step, in
+    /// one line (scans: seq or index scan, parallel workers planned).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<String>,
 }
 
 /// One consistency check after a step.

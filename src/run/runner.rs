@@ -216,6 +216,7 @@ impl Steps<'_, '_> {
             summary: summarize(&trials, &self.record.headline.metric),
             trials,
             checks: Vec::new(),
+            plan: None,
         };
         self.workload.finish_step(&mut step);
         for w in step_warnings(&step)

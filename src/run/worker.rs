@@ -112,6 +112,9 @@ pub fn run(mut plan: WorkerPlan, shared: Arc<Shared>, tx: Sender<IntervalReport>
             break;
         }
         let _ = session.execute();
+        if session.wants_between() {
+            session.between();
+        }
         think(&plan.pacer, shared, WARMUP);
     }
     while shared.phase() < MEASURE {
@@ -230,6 +233,7 @@ fn measure(
     let mut rec = Recorder::new(tx, plan.pacer.is_open(), measure_start, plan.interval, now);
     let mut done = 0u64;
     let has_think = !plan.pacer.think().is_zero();
+    let between = session.wants_between();
     while done < quota && shared.phase() == MEASURE {
         let intended = match plan.pacer.next_intended() {
             Some(at) => {
@@ -255,6 +259,10 @@ fn measure(
             }
         }
         done += 1;
+        if between && done < quota && shared.phase() == MEASURE {
+            session.between();
+            now = Instant::now();
+        }
         if has_think {
             wait_until(now + plan.pacer.think(), || shared.phase() == MEASURE);
             now = Instant::now();

@@ -223,6 +223,7 @@ mod tests {
         };
         StepResult {
             checks: Vec::new(),
+            plan: None,
             index,
             params: [
                 ("kernel".to_string(), json!(kernel)),

@@ -99,6 +99,7 @@ mod tests {
     fn step(index: usize, threads: u64, kernel: &str, tput: f64, lat: f64) -> StepResult {
         StepResult {
             checks: Vec::new(),
+            plan: None,
             index,
             params: [
                 ("threads".to_string(), json!(threads)),

@@ -3,7 +3,8 @@
 //!
 //! The default suite is the machine's balance sheet: memory bandwidth, memory latency, the
 //! lotto test, CPU scaling, storage (on the results filesystem, or `--io-path`) and DebitCredit
-//! on embedded SQLite, and the cache study's mix on a throwaway memcached (when memcached is
+//! on embedded SQLite, Gray's scans of 10 B and 1 KB rows on embedded SQLite beside perflab's
+//! own scan of the same rows (the native ceiling), and the cache study's mix on a throwaway memcached (when memcached is
 //! installed; the suite says so when it is not). `--quick`
 //! shortens every step so the whole suite takes under a minute on two cores; the full suite
 //! takes a few minutes.
@@ -38,6 +39,7 @@ pub fn entries(
         let queued = crate::engine::probe_uring().is_ok();
         v.extend(storage(quick, io_path, queued));
         v.push(oltp(quick));
+        v.extend(scan(quick));
         if memcached_installed() {
             v.push(kv(quick));
         }
@@ -88,6 +90,45 @@ fn kv(quick: bool) -> SuiteEntry {
         .map(String::from)
         .to_vec(),
     }
+}
+
+/// Scans: the native ceiling, then SQLite on the same rows (warm, one client: rows/s per CPU
+/// as Gray quoted them), 10 B and 1 KB rows, both predicates.
+fn scan(quick: bool) -> Vec<SuiteEntry> {
+    let (size, duration) = if quick { ("16m", "1s") } else { ("64m", "3s") };
+    let common = [
+        "--table",
+        "ten,thousand",
+        "--predicate",
+        "trivial,complex",
+        "--cache",
+        "warm",
+        "--threads",
+        "1",
+        "--size",
+        size,
+        "--warmup",
+        "0s",
+        "--duration",
+        duration,
+    ];
+    let with = |first: &[&str]| -> Vec<String> {
+        first
+            .iter()
+            .chain(common.iter())
+            .map(|s| s.to_string())
+            .collect()
+    };
+    vec![
+        SuiteEntry {
+            capability: "scan ceiling",
+            args: with(&["scan", "--target", "native"]),
+        },
+        SuiteEntry {
+            capability: "scan",
+            args: with(&["scan", "--native", "off"]),
+        },
+    ]
 }
 
 /// The storage section: random 8 KiB reads at depths 1 and 32, random 4 KiB writes, and
@@ -242,9 +283,11 @@ mod tests {
         let quick = entries("default", true, &env, Path::new("/tmp")).unwrap();
         // The cache line needs memcached; without it the suite says it skipped it.
         let cache = usize::from(memcached_installed());
-        assert_eq!(quick.len(), 8 + cache);
+        assert_eq!(quick.len(), 10 + cache);
         assert_eq!(skipped("default").len(), 1 - cache);
         assert_eq!(quick[7].args[0], "oltp");
+        assert_eq!(quick[8].args[..3], ["scan", "--target", "native"]);
+        assert_eq!(quick[9].args[..3], ["scan", "--native", "off"]);
         assert!(quick[4].args.contains(&"1,32".to_string()));
         assert!(quick[0].args.contains(&"1,2".to_string()));
         assert!(quick[1].args.iter().any(|a| a.starts_with("16384,")));

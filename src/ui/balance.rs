@@ -8,9 +8,15 @@ use crate::spec::units::format_bytes;
 
 pub fn render(suite: &str, env: &Environment, records: &[RunRecord]) -> String {
     let mut out = format!("\nbalance sheet ({suite}) of {}\n", machine(env));
+    let ceiling = records
+        .iter()
+        .find(|r| r.workload == "scan" && r.target == "native");
     for r in records {
         if let Some(line) = line(r) {
             out.push_str(&line);
+            if let Some(c) = ceiling.filter(|_| r.workload == "scan" && r.target != "native") {
+                out.push_str(&share_of_ceiling(r, c));
+            }
             out.push('\n');
         }
     }
@@ -164,6 +170,7 @@ pub fn line(r: &RunRecord) -> Option<String> {
         ("io", _) => io_line(r),
         ("oltp", _) => oltp_line(r),
         ("kv", _) => kv_line(r),
+        ("scan", _) => scan_line(r),
         ("io_surface", _) => format!(
             "storage surface ({}): {} at best over all file and record sizes",
             r.target,
@@ -246,6 +253,91 @@ fn oltp_line(r: &RunRecord) -> String {
         .filter(|&s| s)
         .map_or("debitcredit", |_| "debitcredit select-only");
     format!("oltp {variant} ({}): {}{flushes}", r.target, per.join(", "))
+}
+
+/// Scans, as Gray's table put them: rows/s and MB/s per predicate and row size, and the
+/// engine's share of the native ceiling where its run carries it.
+fn scan_line(r: &RunRecord) -> String {
+    let mut predicates: Vec<&str> = r
+        .steps
+        .iter()
+        .filter_map(|s| param_str(s, "predicate"))
+        .collect();
+    predicates.dedup();
+    let parts: Vec<String> = predicates
+        .iter()
+        .map(|p| {
+            let per: Vec<String> = r
+                .steps
+                .iter()
+                .filter(|s| param_str(s, "predicate") == Some(p))
+                .map(|s| {
+                    let t = s.trials.first();
+                    let native = t
+                        .and_then(|t| t.figures.get("native_pct"))
+                        .map(|v| format!(", {v:.0}% of native"))
+                        .unwrap_or_default();
+                    format!(
+                        "{} rows/s {} ({}{}{native})",
+                        super::format::count(s.summary.headline.mean),
+                        bytes_per_sec(s.summary.bytes_per_sec.mean),
+                        param_str(s, "table").unwrap_or("?"),
+                        param_str(s, "cache")
+                            .filter(|c| *c == "cold")
+                            .map(|_| ", cold")
+                            .unwrap_or_default(),
+                    )
+                })
+                .collect();
+            format!("{p} {}", per.join(", "))
+        })
+        .collect();
+    let n = r
+        .steps
+        .first()
+        .and_then(|s| param_u64(s, "threads"))
+        .unwrap_or(1);
+    if r.target == "native" {
+        format!(
+            "scan ceiling (perflab from memory, {}): {}",
+            threads(n),
+            parts.join("; ")
+        )
+    } else {
+        format!("scan ({}, {}): {}", r.target, threads(n), parts.join("; "))
+    }
+}
+
+/// `; of the native ceiling: trivial ten 21%, ...`: each engine step against the ceiling's
+/// step of the same table, predicate and threads (the suite runs the two apart).
+fn share_of_ceiling(r: &RunRecord, ceiling: &RunRecord) -> String {
+    let key = |s: &StepResult| {
+        (
+            param_str(s, "table").map(str::to_string),
+            param_str(s, "predicate").map(str::to_string),
+            param_u64(s, "threads"),
+        )
+    };
+    let parts: Vec<String> = r
+        .steps
+        .iter()
+        .filter_map(|s| {
+            let c = ceiling.steps.iter().find(|c| key(c) == key(s))?;
+            (c.summary.headline.mean > 0.0).then(|| {
+                format!(
+                    "{} {} {:.0}%",
+                    param_str(s, "predicate").unwrap_or("?"),
+                    param_str(s, "table").unwrap_or("?"),
+                    s.summary.headline.mean / c.summary.headline.mean * 100.0
+                )
+            })
+        })
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("; of the native ceiling: {}", parts.join(", "))
+    }
 }
 
 /// A cache: requests per second at each connection count, the tail, and what each request

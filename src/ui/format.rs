@@ -124,6 +124,15 @@ pub fn header(name: &str, op_name: &str) -> String {
         "server_evictions_per_sec" => "evictions/s".into(),
         "client_cpu_per_op_ns" => "perflab CPU/req".into(),
         "client_busy_pct" => "perflab busy".into(),
+        // Scans: rows, CPU per row, and the share of the native ceiling.
+        "rows_per_sec" => "rows/s".into(),
+        "cpu_pct" => "CPU".into(),
+        "cpu_per_row_ns" => "CPU/row".into(),
+        "server_cpu_pct" => "server CPU".into(),
+        "server_cpu_per_row_ns" => "server CPU/row".into(),
+        "native_rows_per_sec" => "native rows/s".into(),
+        "native_pct" => "of native".into(),
+        "storage_read_pct" => "from storage".into(),
         other => other.trim_end_matches("_ns").replace('_', " "),
     }
 }

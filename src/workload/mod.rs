@@ -11,6 +11,7 @@
 //! - [`io`]: storage I/O as fio does it, and IOzone's file-size x record-size surface.
 //! - [`oltp`]: DebitCredit and order entry on SQLite, PostgreSQL and MySQL.
 //! - [`kv`]: gets and sets on memcached and Redis.
+//! - [`scan`]: Gray's table scans on SQLite, PostgreSQL and MySQL, and the native ceiling.
 
 pub mod cpu;
 pub mod io;
@@ -19,6 +20,7 @@ pub mod memory;
 pub mod null;
 pub mod oltp;
 pub mod rng;
+pub mod scan;
 pub mod session;
 
 pub use session::{
@@ -103,6 +105,7 @@ pub enum WorkloadSpec {
     IoSurface(io::surface::SurfaceSpec),
     Oltp(oltp::OltpSpec),
     Kv(Box<kv::KvSpec>),
+    Scan(Box<scan::ScanSpec>),
 }
 
 impl WorkloadSpec {
@@ -115,6 +118,7 @@ impl WorkloadSpec {
             WorkloadSpec::IoSurface(w) => w,
             WorkloadSpec::Oltp(w) => w,
             WorkloadSpec::Kv(w) => w.as_ref(),
+            WorkloadSpec::Scan(w) => w.as_ref(),
         }
     }
 

@@ -47,6 +47,17 @@ pub trait Session: Send {
         Figures::new()
     }
 
+    /// Whether [`Session::between`] has work to do. Asked once per step, so that sessions
+    /// without any cost the timed loop nothing.
+    fn wants_between(&self) -> bool {
+        false
+    }
+
+    /// Untimed work after one op and before the next, in a closed or open loop: a cold scan
+    /// drops its table's cached pages here, so each scan starts cold and the drop is not
+    /// part of its time. (An open-loop op that falls behind because of it counts as late.)
+    fn between(&mut self) {}
+
     /// A session that keeps several ops in flight returns itself here; the runner then drives
     /// it through [`QueuedSession::pump`] and never calls `execute`.
     fn as_queued(&mut self) -> Option<&mut dyn QueuedSession> {

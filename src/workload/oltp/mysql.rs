@@ -535,6 +535,18 @@ fn first_row(c: &mut mysql::Conn, sql: &str) -> mysql::Result<Option<Vec<Value>>
     Ok(first)
 }
 
+fn all_rows(c: &mut mysql::Conn, sql: &str) -> mysql::Result<Vec<Vec<Value>>> {
+    let mut r = c.query_iter(sql)?;
+    let mut out = Vec::new();
+    if let Some(set) = r.iter() {
+        for row in set {
+            out.push(row?.unwrap());
+        }
+    }
+    drain(&mut r)?;
+    Ok(out)
+}
+
 /// A value as an integer: integers as they are, NULL as 0, text (DECIMAL in either
 /// protocol, anything in the text protocol) parsed with any fraction cut off.
 fn int_of(v: &Value) -> Result<i64, String> {
@@ -785,6 +797,16 @@ impl Conn for MyConn {
             .and_then(|vals| vals.into_iter().next())
             .filter(|v| *v != Value::NULL)
             .map(|v| text_of(&v)))
+    }
+
+    fn query_texts(&mut self, sql: &str) -> Result<Vec<Vec<String>>, DbError> {
+        self.usable()?;
+        let r = all_rows(&mut self.conn, sql);
+        let rows = self.check(r)?;
+        Ok(rows
+            .into_iter()
+            .map(|row| row.iter().map(text_of).collect())
+            .collect())
     }
 
     /// `START TRANSACTION` for readers and writers alike: InnoDB treats a transaction as

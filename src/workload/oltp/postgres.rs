@@ -755,6 +755,26 @@ impl Conn for PgConn {
         Ok(first.flatten())
     }
 
+    fn query_texts(&mut self, sql: &str) -> Result<Vec<Vec<String>>, DbError> {
+        let mut out = Vec::new();
+        frontend::query(sql, &mut self.out).map_err(|e| DbError::other(e.to_string()))?;
+        self.send()?;
+        self.finish_exchange(|m| {
+            if let Message::DataRow(row) = m {
+                let mut values = Vec::new();
+                let mut ranges = row.ranges();
+                while let Ok(Some(r)) = ranges.next() {
+                    values.push(
+                        r.map(|r| String::from_utf8_lossy(&row.buffer()[r]).into_owned())
+                            .unwrap_or_default(),
+                    );
+                }
+                out.push(values);
+            }
+        })?;
+        Ok(out)
+    }
+
     fn begin(&mut self, _writes: bool) -> Result<(), DbError> {
         self.batch("BEGIN")
     }

@@ -17,6 +17,7 @@ use super::sql::{Conn, DbError, Dialect, META, count_tables};
 pub const SEQ: &str = "perflab_seq";
 
 /// A table: its columns and its primary key.
+#[derive(Debug, Clone, Copy)]
 pub struct Table {
     pub name: &'static str,
     pub columns: &'static str,

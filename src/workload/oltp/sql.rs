@@ -128,6 +128,9 @@ pub trait Conn: Send {
     fn query_row(&mut self, sql: &str) -> Result<Option<Vec<i64>>, DbError>;
     /// Runs an unprepared query and returns its first row's first column as text.
     fn query_text(&mut self, sql: &str) -> Result<Option<String>, DbError>;
+    /// Runs an unprepared query and returns every row, every column as text (NULL as an
+    /// empty string): query plans, answers to check.
+    fn query_texts(&mut self, sql: &str) -> Result<Vec<Vec<String>>, DbError>;
     /// Starts a transaction; `writes` says it will write (SQLite then takes the write lock
     /// at once, so two writers never deadlock upgrading their locks).
     fn begin(&mut self, writes: bool) -> Result<(), DbError>;

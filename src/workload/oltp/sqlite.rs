@@ -22,6 +22,10 @@ pub struct SqliteSettings {
     pub journal_mode: String,
     /// `full`, `normal`, `off` or `extra`.
     pub synchronous: String,
+    /// The page size of a database this connection creates (SQLite's default, 4 KiB, when
+    /// None); an existing database keeps its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_size: Option<u32>,
 }
 
 impl SqliteSettings {
@@ -47,6 +51,11 @@ pub fn connect(path: &Path, s: &SqliteSettings) -> Result<SqliteConn, DbError> {
         let conn = Connection::open(path)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         conn.set_prepared_statement_cache_capacity(64);
+        // Before the journal mode: switching to WAL writes the header of a new database,
+        // after which its page size is fixed.
+        if let Some(size) = s.page_size {
+            conn.execute_batch(&format!("PRAGMA page_size = {size}"))?;
+        }
         // The values were checked against the lists above, so they are plain keywords.
         conn.query_row(
             &format!("PRAGMA journal_mode = {}", s.journal_mode),
@@ -158,6 +167,27 @@ impl Conn for SqliteConn {
                 })
             }
         }
+    }
+
+    fn query_texts(&mut self, sql: &str) -> Result<Vec<Vec<String>>, DbError> {
+        let mut s = self.conn.prepare(sql).map_err(db_error)?;
+        let columns = s.column_count();
+        let mut rows = s.query([]).map_err(db_error)?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next().map_err(db_error)? {
+            let mut row = Vec::with_capacity(columns);
+            for i in 0..columns {
+                let v: rusqlite::types::Value = r.get(i).map_err(db_error)?;
+                row.push(match v {
+                    rusqlite::types::Value::Null | rusqlite::types::Value::Blob(_) => String::new(),
+                    rusqlite::types::Value::Integer(i) => i.to_string(),
+                    rusqlite::types::Value::Real(f) => f.to_string(),
+                    rusqlite::types::Value::Text(t) => t,
+                });
+            }
+            out.push(row);
+        }
+        Ok(out)
     }
 
     fn begin(&mut self, writes: bool) -> Result<(), DbError> {

@@ -1,0 +1,496 @@
+//! `perflab scan [all|prepare|run|cleanup]`: Gray's scans on a database, and the native
+//! ceiling beside them.
+//!
+//! With a database target (SQLite by default), `all` and `run` make two runs: first the
+//! native ceiling (target `native`: the same tables, predicates and thread counts, from
+//! memory), then the engine's, whose steps carry the ceiling's rows/s and the engine's share
+//! of it. `--native off` skips the first; `--target native` runs it alone.
+
+use super::AppError;
+use super::build::{Defaults, build_spec};
+use super::oltp_cmd::{self, Target};
+use crate::cli::{GlobalArgs, OltpAction, ScanArgs};
+use crate::env::Environment;
+use crate::record::RunRecord;
+use crate::spec::sweep::{parse_names, parse_u64};
+use crate::spec::units::{format_bytes, parse_count, parse_size};
+use crate::spec::{LoadSpec, RateScope, RunSpec, SpecError, Sweep, Switch};
+use crate::workload::WorkloadSpec;
+use crate::workload::oltp::Phases;
+use crate::workload::oltp::backend::Backend;
+use crate::workload::oltp::schema;
+use crate::workload::oltp::sql::{Conn, count_tables};
+use crate::workload::oltp::sqlite::SqliteSettings;
+use crate::workload::scan::predicate::Predicate;
+use crate::workload::scan::tables::{ScanTable, TableSize, known_tables};
+use crate::workload::scan::{Cache, Ceilings, ScanSpec, load, server};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// SQLite files perflab creates for scans get 8 KiB pages: `page` rows stay whole in one.
+const SQLITE_PAGE_SIZE: u32 = 8192;
+/// Room an SQLite file needs beyond the row data (row headers, page slack, the WAL while
+/// loading).
+const SQLITE_OVERHEAD: f64 = 1.6;
+
+/// What `--target` names.
+enum Source {
+    Native,
+    Database {
+        target: Target,
+        temp_dir: Option<PathBuf>,
+    },
+}
+
+/// `perflab scan`.
+pub fn scan(g: &GlobalArgs, args: &ScanArgs) -> Result<(), AppError> {
+    if matches!(args.action, OltpAction::Prepare | OltpAction::Cleanup) {
+        return steps(g, args);
+    }
+    let env = Environment::collect();
+    let mut spec = scan_spec(args, &env)?;
+    let native = match &spec.workload {
+        WorkloadSpec::Scan(scan) if scan.backend.is_some() && args.native == Switch::On => {
+            let mut native = spec.clone();
+            native.workload = WorkloadSpec::Scan(Box::new(scan.native()));
+            // The ceiling runs at full speed: no schedule, no load levels.
+            native.load = LoadSpec::Closed {
+                think: std::time::Duration::ZERO,
+            };
+            native.levels = None;
+            Some(native)
+        }
+        _ => None,
+    };
+    if let Some(native) = native {
+        let record = super::workload_cmd::execute_record(g, &native, env.clone())?;
+        if let WorkloadSpec::Scan(scan) = &mut spec.workload {
+            scan.ceilings = ceilings(&record);
+            scan.native_run = Some(record.id.clone());
+        }
+    }
+    let record = super::workload_cmd::execute_record(g, &spec, env)?;
+    let wrong: u64 = record
+        .steps
+        .iter()
+        .flat_map(|s| &s.trials)
+        .filter(|t| t.error_samples.iter().any(|e| e.contains("wrong answer")))
+        .map(|t| t.errors)
+        .sum();
+    if wrong > 0 {
+        return Err(AppError::Failed(format!(
+            "{wrong} scan(s) gave a wrong answer (run {}; the errors say which)",
+            record.id
+        )));
+    }
+    Ok(())
+}
+
+/// The native ceiling's rows/s by table, predicate and threads.
+fn ceilings(r: &RunRecord) -> Ceilings {
+    let mut out = Ceilings::new();
+    for s in &r.steps {
+        let text = |k: &str| s.params.get(k).and_then(|v| v.as_str()).unwrap_or("");
+        let (Some(t), Some(p), Some(threads)) = (
+            ScanTable::parse(text("table")),
+            Predicate::parse(text("predicate")),
+            s.params.get("threads").and_then(|v| v.as_u64()),
+        ) else {
+            continue;
+        };
+        out.insert((t, p, threads), s.summary.headline.mean);
+    }
+    out
+}
+
+fn tables(args: &ScanArgs) -> Result<Sweep<ScanTable>, SpecError> {
+    dedup(parse_names("table", &args.table, |w| {
+        ScanTable::parse(w).ok_or_else(|| {
+            SpecError::new("table", w, "use ten, hundred, thousand or page (or a list)")
+        })
+    })?)
+}
+
+fn predicates(args: &ScanArgs) -> Result<Sweep<Predicate>, SpecError> {
+    dedup(parse_names("predicate", &args.predicate, |w| {
+        Predicate::parse(w)
+            .ok_or_else(|| SpecError::new("predicate", w, "use trivial or complex (or both)"))
+    })?)
+}
+
+fn caches(args: &ScanArgs, native: bool) -> Result<Sweep<Cache>, SpecError> {
+    let text = match (&args.cache, native) {
+        (Some(t), _) => t.as_str(),
+        (None, true) => "warm",
+        (None, false) => "cold,warm",
+    };
+    let sweep = dedup(parse_names("cache", text, |w| {
+        Cache::parse(w).ok_or_else(|| SpecError::new("cache", w, "use cold, warm or both"))
+    })?)?;
+    if native && sweep.values().contains(&Cache::Cold) {
+        return Err(SpecError::new(
+            "cache",
+            text,
+            "the native ceiling scans memory: it has no cold case; use --cache warm",
+        ));
+    }
+    Ok(sweep)
+}
+
+/// A list without repeats, in the order given.
+fn dedup<T: Clone + PartialEq>(s: Sweep<T>) -> Result<Sweep<T>, SpecError> {
+    let mut values: Vec<T> = Vec::new();
+    for v in s.values() {
+        if !values.contains(v) {
+            values.push(v.clone());
+        }
+    }
+    Ok(Sweep::list(s.name(), values))
+}
+
+fn size(args: &ScanArgs) -> Result<TableSize, SpecError> {
+    if let Some(rows) = &args.rows {
+        let n = parse_count("rows", rows)?;
+        if n == 0 || n > 1 << 40 {
+            return Err(SpecError::new(
+                "rows",
+                rows,
+                "from 1 to 2^40 rows per table",
+            ));
+        }
+        return Ok(TableSize::Rows(n));
+    }
+    let b = parse_size("size", &args.size)?;
+    if b == 0 || b > 1 << 50 {
+        return Err(SpecError::new(
+            "size",
+            &args.size,
+            "a size from 1 byte to 1 PiB, e.g. 64m",
+        ));
+    }
+    Ok(TableSize::Bytes(b))
+}
+
+/// `--set` as settings for every step, and the ones that sweep.
+type Settings = (Vec<(String, String)>, Vec<Sweep<String>>);
+
+/// `--set` split into settings for every step and settings that sweep (several values,
+/// comma-separated or a numeric range: `0,2,4`, `0..8:x2`), one axis `set.NAME` each.
+fn settings(items: &[String]) -> Result<Settings, SpecError> {
+    let mut fixed = Vec::new();
+    let mut swept = Vec::new();
+    for (name, value) in oltp_cmd::settings(items)? {
+        let values: Vec<String> = match parse_u64("set", &value, parse_count) {
+            Ok(s) if s.is_swept() => s.values().iter().map(u64::to_string).collect(),
+            _ if value.contains(',') => value.split(',').map(|v| v.trim().to_string()).collect(),
+            _ => {
+                fixed.push((name, value));
+                continue;
+            }
+        };
+        // The axis's name lives as long as the run (a handful per command).
+        let axis: &'static str = Box::leak(format!("set.{name}").into_boxed_str());
+        swept.push(Sweep::list(axis, values));
+    }
+    Ok((fixed, swept))
+}
+
+fn source(args: &ScanArgs, set: Vec<(String, String)>) -> Result<Source, AppError> {
+    let sqlite = SqliteSettings {
+        journal_mode: "wal".into(),
+        synchronous: "normal".into(),
+        page_size: Some(SQLITE_PAGE_SIZE),
+    };
+    let op_timeout = oltp_cmd::op_timeout(&args.op_timeout)?;
+    match args.target.as_deref() {
+        Some("native") => {
+            if !set.is_empty() {
+                return Err(AppError::Usage(
+                    "--set is for servers; the native ceiling has no settings".into(),
+                ));
+            }
+            Ok(Source::Native)
+        }
+        None => {
+            if !set.is_empty() {
+                return Err(AppError::Usage(
+                    "--set is for servers; give --target postgres://... or mysql://...".into(),
+                ));
+            }
+            let dir = std::env::temp_dir().join(format!("perflab-scan-{}", std::process::id()));
+            let path = dir.join("scan.db");
+            Ok(Source::Database {
+                target: Target {
+                    shown: format!("sqlite://{}", path.display()),
+                    backend: Backend::Sqlite {
+                        path,
+                        settings: sqlite,
+                    },
+                },
+                temp_dir: Some(dir),
+            })
+        }
+        Some(url) => Ok(Source::Database {
+            target: oltp_cmd::database(url, set, op_timeout, &sqlite)?,
+            temp_dir: None,
+        }),
+    }
+}
+
+/// Refuses (exit 2) a database holding tables of the scan's names that perflab did not
+/// create, or perflab's tables of another workload.
+fn refuse_foreign(t: &Target, conn: &mut dyn Conn) -> Result<(), AppError> {
+    let decl: Vec<schema::Table> = ScanTable::ALL.iter().map(|s| *s.table()).collect();
+    let found = schema::found(conn, &decl)
+        .map_err(|e| AppError::Usage(format!("--target {}: {e}", t.shown)))?;
+    if found.foreign {
+        return Err(AppError::Usage(format!(
+            "refusing to load into {}: it holds tables perflab did not create ({}); use another --target, or drop them yourself",
+            t.shown,
+            known_tables().join(", ")
+        )));
+    }
+    if let Some((workload, _)) = &found.ours
+        && workload != load::WORKLOAD
+    {
+        return Err(AppError::Usage(format!(
+            "{} holds perflab's {workload} tables: one perflab workload per database; run 'perflab oltp cleanup --workload {workload} --target {}' or use another database",
+            t.shown, t.shown
+        )));
+    }
+    Ok(())
+}
+
+/// An SQLite file whose row data would not fit in its directory's free space.
+fn refuse_full_disk(
+    path: &std::path::Path,
+    tables: &[ScanTable],
+    size: TableSize,
+) -> Result<(), AppError> {
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let probe = if dir.exists() {
+        dir
+    } else {
+        dir.parent().unwrap_or(dir)
+    };
+    let need: f64 = tables
+        .iter()
+        .map(|t| size.data_bytes(*t) as f64)
+        .sum::<f64>()
+        * SQLITE_OVERHEAD;
+    if let Ok(space) = crate::engine::sys::space(probe)
+        && need > space.free_bytes as f64
+    {
+        return Err(AppError::Usage(format!(
+            "the tables need about {} in {} and {} is free: give a smaller --size (or --rows), or --target sqlite:///elsewhere.db",
+            format_bytes(need as u64),
+            probe.display(),
+            format_bytes(space.free_bytes)
+        )));
+    }
+    Ok(())
+}
+
+/// The run specification for `all` and `run` (the engine's run, or the native ceiling's with
+/// `--target native`).
+pub fn scan_spec(args: &ScanArgs, env: &Environment) -> Result<RunSpec, AppError> {
+    let (fixed, swept) = settings(&args.set)?;
+    let source = source(args, fixed)?;
+    let native = matches!(source, Source::Native);
+    let tables = tables(args)?;
+    let predicates = predicates(args)?;
+    let cache = caches(args, native)?;
+    let mut size = size(args)?;
+    let spec = match source {
+        Source::Native => ScanSpec::new(
+            "native".into(),
+            tables,
+            predicates,
+            cache,
+            Vec::new(),
+            size,
+            None,
+            Phases::All,
+        )
+        .native(),
+        Source::Database { target, temp_dir } => {
+            let phases = if args.action == OltpAction::Run {
+                Phases::Run
+            } else {
+                Phases::All
+            };
+            let mut server_settings = std::collections::BTreeMap::new();
+            let mut server_cache_bytes = None;
+            let new_file = target.backend.is_new_file() || temp_dir.is_some();
+            if let Backend::Sqlite { path, .. } = &target.backend
+                && phases == Phases::All
+            {
+                refuse_full_disk(path, tables.values(), size)?;
+            }
+            if phases == Phases::Run && temp_dir.is_some() {
+                return Err(AppError::Usage(
+                    "scan run needs --target: the database 'scan prepare --target ...' loaded"
+                        .into(),
+                ));
+            }
+            if !new_file {
+                let mut c = oltp_cmd::open(&target, true)?;
+                let what = |e: crate::workload::oltp::sql::DbError| {
+                    AppError::Usage(format!("--target {}: {e}", target.shown))
+                };
+                refuse_foreign(&target, &mut *c)?;
+                if phases == Phases::Run {
+                    let recorded = load::recorded_size(&mut *c).map_err(what)?;
+                    let complete = schema::recorded(&mut *c, "complete")
+                        .map_err(what)?
+                        .is_some();
+                    let names: Vec<&str> = tables.values().iter().map(|t| t.sql_name()).collect();
+                    let present = count_tables(&mut *c, &names).map_err(what)?;
+                    match recorded {
+                        Some(s) if complete && present == names.len() as i64 => size = s,
+                        _ => {
+                            return Err(AppError::Usage(format!(
+                                "{} holds no complete scan tables for --table {}; run 'perflab scan prepare --table {} --target {}' first",
+                                target.shown, args.table, args.table, target.shown
+                            )));
+                        }
+                    }
+                }
+                if let Some((name, shown, bytes)) = server::cache(&mut *c).map_err(what)? {
+                    server_settings.insert(name, shown);
+                    server_cache_bytes = Some(bytes);
+                }
+                if c.dialect() == crate::workload::oltp::sql::Dialect::Postgres
+                    && let Ok(Some(v)) = c.query_text("SHOW max_parallel_workers_per_gather")
+                {
+                    server_settings.insert("max_parallel_workers_per_gather".into(), v);
+                }
+            }
+            // Every swept value is tried once now, so a bad one stops the run before loading.
+            if let Backend::Postgres(t) | Backend::Mysql(t) = &target.backend {
+                for s in &swept {
+                    let name = s.name().trim_start_matches("set.");
+                    for v in s.values() {
+                        let mut t = t.clone();
+                        t.set.push((name.to_string(), v.clone()));
+                        let b = match &target.backend {
+                            Backend::Postgres(_) => Backend::Postgres(t),
+                            _ => Backend::Mysql(t),
+                        };
+                        b.connect_session().map_err(|e| {
+                            AppError::Usage(format!("--set {name}={v} on {}: {e}", target.shown))
+                        })?;
+                    }
+                }
+            }
+            let sqlite = match &target.backend {
+                Backend::Sqlite { settings, .. } => Some(settings.clone()),
+                _ => None,
+            };
+            let mut spec = ScanSpec::new(
+                target.shown.clone(),
+                tables,
+                predicates,
+                cache,
+                swept,
+                size,
+                Some(Arc::new(target.backend)),
+                phases,
+            );
+            spec.sqlite = sqlite;
+            spec.server_settings = server_settings;
+            spec.server_cache_bytes = server_cache_bytes;
+            spec.keep = args.keep;
+            spec.temp_dir = temp_dir;
+            spec
+        }
+    };
+    let cpus = env.cpu.logical_cpus.unwrap_or(1).max(1);
+    let threads = if cpus > 1 {
+        format!("1,{cpus}")
+    } else {
+        "1".into()
+    };
+    Ok(build_spec(
+        &args.run,
+        WorkloadSpec::Scan(Box::new(spec)),
+        &Defaults {
+            threads,
+            warmup: "0s",
+            duration: "3s",
+            rate_scope: RateScope::Total,
+        },
+    )?)
+}
+
+/// `prepare` and `cleanup`: load or drop the tables, no measurement.
+pub fn steps(g: &GlobalArgs, args: &ScanArgs) -> Result<(), AppError> {
+    let (fixed, _) = settings(&args.set)?;
+    let target = match source(args, fixed)? {
+        Source::Database {
+            target,
+            temp_dir: None,
+        } => target,
+        _ => {
+            return Err(AppError::Usage(
+                "scan prepare and cleanup need --target, e.g. sqlite:///path/to/file.db".into(),
+            ));
+        }
+    };
+    let note = |text: &str| {
+        if !g.quiet {
+            eprintln!("{text}");
+        }
+    };
+    match args.action {
+        OltpAction::Prepare => {
+            let tables = tables(args)?;
+            let size = size(args)?;
+            if let Backend::Sqlite { path, .. } = &target.backend {
+                refuse_full_disk(path, tables.values(), size)?;
+            }
+            if !target.backend.is_new_file() {
+                refuse_foreign(&target, &mut *oltp_cmd::open(&target, true)?)?;
+            }
+            crate::run::interrupt::install();
+            let mut c = oltp_cmd::open(&target, false)?;
+            if let Err(e) = load::load(&mut *c, tables.values(), size, &note) {
+                let _ = schema::drop_ours(&mut *c, &known_tables());
+                return Err(AppError::Failed(format!(
+                    "prepare failed on {}: {e}",
+                    target.shown
+                )));
+            }
+            Ok(())
+        }
+        OltpAction::Cleanup => {
+            if target.backend.is_new_file() {
+                note(&format!(
+                    "cleanup: {} holds no tables perflab made",
+                    target.shown
+                ));
+                return Ok(());
+            }
+            let ours = load::recorded_size(&mut *oltp_cmd::open(&target, true)?)
+                .map_err(|e| oltp_cmd::unreachable_target(&target, e))?
+                .is_some();
+            if !ours {
+                note(&format!(
+                    "cleanup: {} holds no scan tables perflab made",
+                    target.shown
+                ));
+                return Ok(());
+            }
+            let mut c = oltp_cmd::open(&target, false)?;
+            schema::drop_ours(&mut *c, &known_tables()).map_err(|e| {
+                AppError::Failed(format!("cleanup failed on {}: {e}", target.shown))
+            })?;
+            note(&format!(
+                "cleanup: dropped perflab's scan tables from {}",
+                target.shown
+            ));
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,387 @@
+//! `perflab scan`: Gray's scans on SQLite (embedded) and on throwaway PostgreSQL and MariaDB
+//! servers, the native ceiling, answers equal across engines, the safety rules and bad
+//! inputs.
+
+mod common;
+
+use common::servers::{MariaDbServer, PgServer};
+use common::{Results, json, stderr, stdout};
+use serde_json::Value;
+use std::process::Output;
+
+fn perflab(results: &Results, args: &[&str]) -> Output {
+    common::run(results, args)
+}
+
+/// Short steps on small tables: enough for every step to finish scans.
+const SHORT: [&str; 6] = ["--warmup", "0s", "--duration", "200ms", "--size", "1m"];
+
+fn steps(v: &Value) -> &Vec<Value> {
+    v["steps"].as_array().expect("steps")
+}
+
+fn figure(step: &Value, name: &str) -> Option<f64> {
+    step["trials"][0]["figures"][name].as_f64()
+}
+
+/// Every step scanned at least once, without an error, and its figures are those of a scan.
+fn assert_scanned(v: &Value) {
+    assert_eq!(v["status"], "complete", "{}", v["warnings"]);
+    for s in steps(v) {
+        let t = &s["trials"][0];
+        assert!(t["ops"].as_u64().unwrap() > 0, "no scan in {}", s["params"]);
+        assert_eq!(t["errors"], 0, "{}", t["error_samples"]);
+        assert!(figure(s, "rows_per_sec").unwrap() > 0.0);
+        assert!(t["bytes_per_sec"].as_f64().unwrap() > 0.0);
+        // Every op read the whole table: items per op are its rows.
+        assert_eq!(
+            t["items"].as_u64().unwrap() % t["ops"].as_u64().unwrap(),
+            0,
+            "{}",
+            s["params"]
+        );
+        assert!(figure(s, "cpu_per_row_ns").is_some(), "{}", t["figures"]);
+    }
+}
+
+#[test]
+fn sqlite_scans_every_table_and_sets_them_against_the_native_ceiling() {
+    let r = Results::new("scan-sqlite");
+    let o = perflab(
+        &r,
+        &[
+            &["scan", "--json", "--clients", "1", "--cache", "cold,warm"][..],
+            &SHORT[..],
+        ]
+        .concat(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_scanned(&v);
+    // Four tables x two predicates x cold and warm.
+    assert_eq!(steps(&v).len(), 16);
+    let native_id = v["spec"]["native_run"]
+        .as_str()
+        .expect("the native run's id");
+    for s in steps(&v) {
+        assert!(figure(s, "native_pct").unwrap() > 0.0, "{}", s["params"]);
+        assert!(figure(s, "table_bytes").unwrap() > 0.0);
+        let plan = s["plan"].as_str().expect("a plan");
+        assert!(plan.contains("SCAN"), "{plan}");
+    }
+    // The ceiling's own run: read, trivial and complex per table, each trivial step checked
+    // against reading the same bytes.
+    let shown = perflab(&r, &["show", "--json", native_id]);
+    let n = json(&shown);
+    assert_eq!(n["target"], "native");
+    assert_scanned(&n);
+    assert_eq!(steps(&n).len(), 12);
+    let checks: Vec<&Value> = steps(&n)
+        .iter()
+        .flat_map(|s| s["checks"].as_array().into_iter().flatten())
+        .collect();
+    assert_eq!(checks.len(), 4, "one check per trivial step");
+    assert!(
+        checks
+            .iter()
+            .all(|c| c["name"] == "ceiling_within_read_bandwidth")
+    );
+    // The temporary database is gone.
+    let target = v["target"].as_str().unwrap();
+    let path = target.trim_start_matches("sqlite://");
+    assert!(
+        !std::path::Path::new(path).exists(),
+        "{path} was left behind"
+    );
+    // The tables read as rows/s in the terminal.
+    let text = stdout(&perflab(&r, &["show", "last"]));
+    assert!(
+        text.contains("rows/s") && text.contains("of native"),
+        "{text}"
+    );
+}
+
+#[test]
+fn prepare_run_cleanup_on_an_sqlite_file_and_its_answers() {
+    let r = Results::new("scan-steps");
+    let dir = r.path().join("db");
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = format!("sqlite://{}", dir.join("scan.db").display());
+    let o = perflab(
+        &r,
+        &[
+            "scan", "prepare", "--target", &url, "--table", "ten,page", "--rows", "2500",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // `run` finds the size perflab recorded, and answers are checked against it.
+    let o = perflab(
+        &r,
+        &[
+            "scan",
+            "run",
+            "--json",
+            "--target",
+            &url,
+            "--table",
+            "page",
+            "--clients",
+            "2",
+            "--native",
+            "off",
+            "--warmup",
+            "0s",
+            "--duration",
+            "200ms",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_scanned(&v);
+    assert!(v["spec"]["native_run"].is_null());
+    for s in steps(&v) {
+        let t = &s["trials"][0];
+        assert_eq!(
+            t["items"].as_u64().unwrap(),
+            2500 * t["ops"].as_u64().unwrap()
+        );
+    }
+    // A table that was not prepared is refused.
+    let o = perflab(&r, &["scan", "run", "--target", &url, "--table", "hundred"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("scan prepare"), "{}", stderr(&o));
+    let o = perflab(&r, &["scan", "cleanup", "--target", &url]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("dropped"), "{}", stderr(&o));
+    let o = perflab(&r, &["scan", "cleanup", "--target", &url]);
+    assert!(stderr(&o).contains("no scan tables"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_foreign_table_of_the_same_name_is_left_untouched() {
+    let r = Results::new("scan-foreign");
+    let path = r.path().join("theirs.db");
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch("CREATE TABLE scan_page (x integer); INSERT INTO scan_page VALUES (42);")
+            .unwrap();
+    }
+    let url = format!("sqlite://{}", path.display());
+    for action in ["all", "prepare"] {
+        let o = perflab(&r, &["scan", action, "--target", &url, "--rows", "10"]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("did not create"), "{}", stderr(&o));
+    }
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let x: i64 = c
+        .query_row("SELECT x FROM scan_page", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(x, 42);
+}
+
+#[test]
+fn bad_inputs_get_one_line_and_exit_2() {
+    let r = Results::new("scan-bad");
+    for (args, says) in [
+        (vec!["--table", "tens"], "ten, hundred, thousand or page"),
+        (vec!["--predicate", "simple"], "trivial or complex"),
+        (vec!["--cache", "lukewarm"], "cold, warm"),
+        (vec!["--size", "0"], "from 1 byte"),
+        (vec!["--size", "900t"], "smaller --size"),
+        (vec!["--set", "work_mem=64MB"], "--set is for servers"),
+        (
+            vec!["--target", "native", "--cache", "cold"],
+            "no cold case",
+        ),
+        (vec!["--target", "redis://127.0.0.1:1/0"], "not a database"),
+        (
+            vec![
+                "--threads",
+                "1,2",
+                "--set",
+                "x=1,2",
+                "--target",
+                "postgres://u@127.0.0.1:1/db",
+            ],
+            "cannot connect",
+        ),
+    ] {
+        let o = perflab(&r, &[&["scan"][..], &args[..]].concat());
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn the_native_ceiling_alone() {
+    let r = Results::new("scan-native");
+    let o = perflab(
+        &r,
+        &[
+            "scan",
+            "--json",
+            "--target",
+            "native",
+            "--table",
+            "hundred",
+            "--threads",
+            "1,2",
+            "--warmup",
+            "0s",
+            "--duration",
+            "200ms",
+            "--size",
+            "4m",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_scanned(&v);
+    // read, trivial, complex at 1 and 2 threads.
+    assert_eq!(steps(&v).len(), 6);
+    assert_eq!(steps(&v)[0]["params"]["predicate"], "read");
+}
+
+/// The same tables on every engine give the same answers: the count, and a deviation of zero
+/// but for rounding (the sessions check each scan's answer; a wrong one is an error).
+fn server_scan(url: &str, name: &str) -> Value {
+    let r = Results::new(name);
+    let o = perflab(
+        &r,
+        &[&[
+            "scan",
+            "--json",
+            "--target",
+            url,
+            "--clients",
+            "1",
+            "--table",
+            "ten,page",
+            "--native",
+            "off",
+            "--warmup",
+            "0s",
+            "--duration",
+            "200ms",
+            "--rows",
+            "3001",
+        ][..]]
+        .concat(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_scanned(&v);
+    for s in steps(&v) {
+        assert!(
+            figure(s, "storage_read_pct").is_some(),
+            "{}",
+            s["trials"][0]["figures"]
+        );
+        assert!(s["plan"].as_str().is_some_and(|p| !p.is_empty()));
+        assert!(
+            figure(s, "server_cpu_pct").is_some(),
+            "{}",
+            s["trials"][0]["figures"]
+        );
+    }
+    v
+}
+
+#[test]
+fn postgres_scans_answer_as_sqlite_does_and_sweeps_a_setting() {
+    let Some(pg) = PgServer::start() else { return };
+    let v = server_scan(&pg.url(), "scan-pg");
+    assert!(v["spec"]["server_settings"]["shared_buffers"].is_string());
+    // A server setting with several values is an axis of its own, and the plan follows it.
+    let r = Results::new("scan-pg-set");
+    let o = perflab(
+        &r,
+        &[
+            "scan",
+            "--json",
+            "--target",
+            &pg.url(),
+            "--clients",
+            "1",
+            "--table",
+            "ten",
+            "--predicate",
+            "trivial",
+            "--cache",
+            "warm",
+            "--native",
+            "off",
+            "--warmup",
+            "0s",
+            "--duration",
+            "200ms",
+            "--rows",
+            "200000",
+            "--set",
+            "max_parallel_workers_per_gather=0,2",
+            "--set",
+            "parallel_setup_cost=0",
+            "--set",
+            "min_parallel_table_scan_size=0",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_scanned(&v);
+    let s = steps(&v);
+    assert_eq!(s.len(), 2);
+    assert_eq!(s[0]["params"]["set.max_parallel_workers_per_gather"], "0");
+    assert!(
+        !s[0]["plan"].as_str().unwrap().contains("Gather"),
+        "{}",
+        s[0]["plan"]
+    );
+    assert!(
+        s[1]["plan"].as_str().unwrap().contains("workers planned"),
+        "{}",
+        s[1]["plan"]
+    );
+    // Nothing is left on the server.
+    let o = perflab(&r, &["scan", "cleanup", "--target", &pg.url()]);
+    assert!(stderr(&o).contains("no scan tables"), "{}", stderr(&o));
+}
+
+#[test]
+fn mariadb_scans_answer_as_sqlite_does() {
+    let Some(db) = MariaDbServer::start() else {
+        return;
+    };
+    let v = server_scan(&db.url(), "scan-maria");
+    assert!(v["spec"]["server_settings"]["innodb_buffer_pool_size"].is_string());
+    for s in steps(&v) {
+        assert!(s["plan"].as_str().unwrap().contains("ALL"), "{}", s["plan"]);
+    }
+}
+
+#[test]
+fn a_fifth_swept_option_is_refused() {
+    let r = Results::new("scan-five");
+    // Table, predicate, cold and warm, threads: four; the rate would be the fifth.
+    let o = perflab(
+        &r,
+        &[
+            "scan",
+            "--table",
+            "ten,page",
+            "--predicate",
+            "trivial,complex",
+            "--threads",
+            "1,2",
+            "--rate",
+            "1/s,2/s",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("at most 4 options sweep"),
+        "{}",
+        stderr(&o)
+    );
+}
