@@ -451,3 +451,28 @@ fn an_oltp_run_matches_the_schema() {
     check_invariants(&record);
     assert_exports_the_same(&results, &record);
 }
+
+#[test]
+fn scan_runs_match_the_schema() {
+    let results = Results::new("scan");
+    let record = perflab_json(
+        &results,
+        &[
+            "scan", "--table", "ten,page", "--predicate", "trivial", "--cache", "warm", "--clients",
+            "1,2", "--rows", "3000", "--duration", "200ms", "--json",
+        ],
+    );
+    assert_valid(&record, "the scan record");
+    check_invariants(&record);
+    assert_exports_the_same(&results, &record);
+    let native = perflab_json(
+        &results,
+        &[
+            "show",
+            "--json",
+            record["spec"]["native_run"].as_str().expect("a native run"),
+        ],
+    );
+    assert_valid(&native, "the native ceiling's record");
+    check_invariants(&native);
+}
