@@ -458,8 +458,20 @@ fn scan_runs_match_the_schema() {
     let record = perflab_json(
         &results,
         &[
-            "scan", "--table", "ten,page", "--predicate", "trivial", "--cache", "warm", "--clients",
-            "1,2", "--rows", "3000", "--duration", "200ms", "--json",
+            "scan",
+            "--table",
+            "ten,page",
+            "--predicate",
+            "trivial",
+            "--cache",
+            "warm",
+            "--clients",
+            "1,2",
+            "--rows",
+            "3000",
+            "--duration",
+            "200ms",
+            "--json",
         ],
     );
     assert_valid(&record, "the scan record");

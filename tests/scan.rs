@@ -160,6 +160,7 @@ fn prepare_run_cleanup_on_an_sqlite_file_and_its_answers() {
 #[test]
 fn a_foreign_table_of_the_same_name_is_left_untouched() {
     let r = Results::new("scan-foreign");
+    std::fs::create_dir_all(r.path()).unwrap();
     let path = r.path().join("theirs.db");
     {
         let c = rusqlite::Connection::open(&path).unwrap();

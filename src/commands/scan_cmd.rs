@@ -63,7 +63,8 @@ pub fn scan(g: &GlobalArgs, args: &ScanArgs) -> Result<(), AppError> {
         _ => None,
     };
     if let Some(native) = native {
-        let record = super::workload_cmd::execute_record(g, &native, env.clone())?;
+        // Under --json, stdout holds the engine's record alone; it names the ceiling's run.
+        let record = super::workload_cmd::run_record(g, &native, env.clone(), !g.json)?;
         if let WorkloadSpec::Scan(scan) = &mut spec.workload {
             scan.ceilings = ceilings(&record);
             scan.native_run = Some(record.id.clone());

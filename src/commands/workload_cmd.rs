@@ -87,6 +87,18 @@ pub(super) fn execute_record(
     spec: &RunSpec,
     env: Environment,
 ) -> Result<RunRecord, AppError> {
+    run_record(g, spec, env, true)
+}
+
+/// Runs a spec, saving its record, and prints the record when `print` (a run that precedes
+/// the one a command is about, such as a scan's native ceiling under `--json`, does not:
+/// stdout holds one JSON document).
+pub(super) fn run_record(
+    g: &GlobalArgs,
+    spec: &RunSpec,
+    env: Environment,
+    print: bool,
+) -> Result<RunRecord, AppError> {
     let archive = Archive::open(g.results.as_deref())?;
     interrupt::install();
     let progress = Progress::new(g.quiet);
@@ -103,7 +115,7 @@ pub(super) fn execute_record(
         }
         Err(RunError::Archive(_) | RunError::Power(_)) => None,
     };
-    if let Some(record) = &saved {
+    if let Some(record) = saved.as_ref().filter(|_| print) {
         show(g, record)?;
     }
     result.map_err(AppError::from)
