@@ -788,6 +788,17 @@ fn options_of(command: &str) -> &'static [&'static str] {
             "--set",
             "--pg-set",
         ],
+        "scan" => &[
+            "--target",
+            "--table",
+            "--predicate",
+            "--cache",
+            "--size",
+            "--rows",
+            "--native",
+            "--set",
+            "--op-timeout",
+        ],
         "show" => &[],
         "export" => &["--format", "-f", "--output", "-o"],
         "report" => &["--output", "-o", "--format", "-f", "--slo", "--title"],
@@ -806,6 +817,7 @@ fn flags_of(command: &str) -> &'static [&'static str] {
             "--direct",
         ],
         "oltp" => &["--select-only", "--keep"],
+        "scan" => &["--keep"],
         "report" => &["--suite", "--landscape"],
         _ => &[],
     }
@@ -857,11 +869,11 @@ fn option_value() -> impl Strategy<Value = String> {
 /// An argument vector for `command`: its options and the shared ones, values, stray words.
 fn argv_for(command: &'static str) -> impl Strategy<Value = Vec<String>> {
     let mut options: Vec<&'static str> = options_of(command).to_vec();
-    if matches!(command, "memory" | "cpu" | "null" | "io" | "oltp") {
+    if matches!(command, "memory" | "cpu" | "null" | "io" | "oltp" | "scan") {
         options.extend_from_slice(RUN_OPTIONS);
     }
     options.push("--results");
-    if matches!(command, "memory" | "cpu" | "null" | "io" | "oltp") {
+    if matches!(command, "memory" | "cpu" | "null" | "io" | "oltp" | "scan") {
         options.push("--nope");
     }
     let flags: Vec<&'static str> = flags_of(command)
@@ -903,13 +915,15 @@ fn machine() -> Environment {
 
 /// Whether an oltp command names a server (building its spec would connect to it).
 fn names_a_server(cli: &Cli) -> bool {
-    let Command::Oltp(a) = &cli.command else {
-        return false;
-    };
-    a.target.iter().any(|t| {
+    let server = |t: &String| {
         t.parse::<TargetUrl>()
             .is_ok_and(|u| u.backend != perflab::target::url::Backend::Sqlite)
-    })
+    };
+    match &cli.command {
+        Command::Oltp(a) => a.target.iter().any(server),
+        Command::Scan(a) => a.target.iter().any(server),
+        _ => false,
+    }
 }
 
 /// What a clap error does to the exit code (as `main_with_args` maps it).
@@ -934,6 +948,11 @@ fn workload_command() -> impl Strategy<Value = Vec<String>> {
         argv_for("oltp"),
         argv_for("oltp").prop_map(|mut v| {
             v.insert(2, "run".into());
+            v
+        }),
+        argv_for("scan"),
+        argv_for("scan").prop_map(|mut v| {
+            v.extend(["--target".into(), "native".into()]);
             v
         }),
     ]

@@ -45,19 +45,19 @@ pub fn registry() -> Vec<TargetInfo> {
         },
         TargetInfo {
             name: "sqlite:///PATH",
-            workloads: &["oltp"],
-            description: "an SQLite database file (embedded, bundled; the oltp default is a temporary one)",
+            workloads: &["oltp", "scan"],
+            description: "an SQLite database file (embedded, bundled; the oltp and scan default is a temporary one)",
             available: true,
         },
         TargetInfo {
             name: "postgres://USER@HOST/DB",
-            workloads: &["oltp"],
+            workloads: &["oltp", "scan"],
             description: "a PostgreSQL server (password from the URL, PGPASSWORD or ~/.pgpass)",
             available: true,
         },
         TargetInfo {
             name: "mysql://USER@HOST/DB",
-            workloads: &["oltp"],
+            workloads: &["oltp", "scan"],
             description: "a MySQL or MariaDB server (password from the URL, MYSQL_PWD or ~/.my.cnf; TLS with ?ssl-mode=REQUIRED)",
             available: true,
         },
@@ -71,6 +71,12 @@ pub fn registry() -> Vec<TargetInfo> {
             name: "redis://HOST:PORT/DB",
             workloads: &["kv"],
             description: "a Redis, Valkey or KeyDB server, RESP2 or RESP3 with ?protocol=3 (password from the URL or REDISCLI_AUTH; rediss:// for TLS; several nodes of a Redis Cluster as shards)",
+            available: true,
+        },
+        TargetInfo {
+            name: "native",
+            workloads: &["scan"],
+            description: "the native ceiling: perflab's own scan of the scan tables' rows from memory, every byte read",
             available: true,
         },
         TargetInfo {
