@@ -362,26 +362,40 @@ fn mariadb_scans_answer_as_sqlite_does() {
 }
 
 #[test]
-fn a_fifth_swept_option_is_refused() {
-    let r = Results::new("scan-five");
-    // Table, predicate, cold and warm, threads: four; the rate would be the fifth.
+fn a_seventh_swept_option_is_refused() {
+    let r = Results::new("scan-seven");
+    std::fs::create_dir_all(r.path()).unwrap();
+    let dir = r.path().display().to_string();
+    // Scans sweep up to six (table, predicate, cache, two settings, clients); seven is a typo.
     let o = perflab(
         &r,
         &[
-            "scan",
-            "--table",
-            "ten,page",
-            "--predicate",
-            "trivial,complex",
+            "io",
+            "--path",
+            &dir,
+            "--rw",
+            "randrw",
+            "--bs",
+            "4k,8k",
+            "--iodepth",
+            "1,2",
+            "--files",
+            "1,2",
+            "--rwmix",
+            "50,70",
             "--threads",
             "1,2",
             "--rate",
             "1/s,2/s",
+            "--size",
+            "1m",
+            "--direct",
+            "0",
         ],
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("at most 4 options sweep"),
+        stderr(&o).contains("at most 6 options sweep"),
         "{}",
         stderr(&o)
     );

@@ -455,7 +455,7 @@ pub fn steps(g: &GlobalArgs, args: &ScanArgs) -> Result<(), AppError> {
             }
             crate::run::interrupt::install();
             let mut c = oltp_cmd::open(&target, false)?;
-            if let Err(e) = load::load(&mut *c, tables.values(), size, &note) {
+            if let Err(e) = load::load(&target.backend, &mut *c, tables.values(), size, &note) {
                 let _ = schema::drop_ours(&mut *c, &known_tables());
                 return Err(AppError::Failed(format!(
                     "prepare failed on {}: {e}",

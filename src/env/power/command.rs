@@ -244,6 +244,10 @@ pub(super) fn sample(
 /// Runs `command` with stdin null, stdout and stderr captured, in a process group of its own,
 /// until it exits and closes its output. Past `timeout`, or when `stop` is set, the group is
 /// killed (the shell and whatever it started).
+/// How long the pipes may stay open after the command exits before its process group is
+/// ended.
+const EXIT_GRACE: Duration = Duration::from_millis(200);
+
 fn run(mut command: Command, timeout: Duration, stop: &AtomicBool) -> Result<Ran, RunError> {
     command
         .stdin(Stdio::null())
@@ -266,6 +270,8 @@ fn run(mut command: Command, timeout: Duration, stop: &AtomicBool) -> Result<Ran
 
     let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
     let mut status = None;
+    let mut exited: Option<Instant> = None;
+    let mut ended = false;
     loop {
         if status.is_none() {
             match child.try_wait() {
@@ -284,6 +290,16 @@ fn run(mut command: Command, timeout: Duration, stop: &AtomicBool) -> Result<Ran
                 stdout: String::from_utf8_lossy(&stdout).into_owned(),
                 stderr: String::from_utf8_lossy(&stderr).into_owned(),
             });
+        }
+        // The command has exited but something it started still holds its output open
+        // (`meter; sleep 60 &`): end its process group, which closes the pipes, and take
+        // what it printed rather than wait for the timeout and lose a good reading.
+        if status.is_some() && pending > 0 && !ended {
+            let at = *exited.get_or_insert_with(Instant::now);
+            if at.elapsed() >= EXIT_GRACE {
+                kill_group(&mut child);
+                ended = true;
+            }
         }
         if stop.load(Ordering::Relaxed) {
             kill_group(&mut child);
@@ -549,6 +565,25 @@ mod tests {
             None
         );
         assert_eq!(parse_ipmi("Instantaneous power reading: n/a\n"), None);
+    }
+
+    #[test]
+    fn a_command_that_leaves_a_process_holding_its_output_still_counts() {
+        // The meter prints its watts and exits; what it started in the background keeps the
+        // pipe open. The reading is taken when the command exits, not lost at the timeout.
+        let started = Instant::now();
+        let ran = run(
+            CommandSource::Shell("echo 42.5; sleep 30 &".into()).command(),
+            Duration::from_secs(10),
+            &AtomicBool::new(false),
+        )
+        .expect("a reading");
+        assert_eq!(parse_watts(&ran.stdout), Some(42.5));
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
     }
 
     #[test]

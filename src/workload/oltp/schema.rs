@@ -143,7 +143,11 @@ fn finish_tables(
     let names: Vec<&str> = tables.iter().map(|t| t.name).collect();
     match conn.dialect() {
         Dialect::Postgres => {
-            note("prepare: vacuum, then primary keys");
+            note(if tables.iter().any(|t| !t.key.is_empty()) {
+                "prepare: vacuum, then primary keys"
+            } else {
+                "prepare: vacuum and analyze"
+            });
             // VACUUM must run on its own: several statements in one batch form a transaction.
             conn.batch(&format!("VACUUM ANALYZE {}", names.join(", ")))?;
             for t in tables.iter().filter(|t| !t.key.is_empty()) {

@@ -444,7 +444,7 @@ impl Workload for ScanSpec {
             && self.phases == Phases::All
         {
             let mut c = b.connect().map_err(|e| OpError(e.message))?;
-            load::load(&mut *c, self.table.values(), self.size, note)
+            load::load(b, &mut *c, self.table.values(), self.size, note)
                 .map_err(|e| OpError(format!("loading failed: {e}")))?;
         }
         Ok(Box::new(teardown))
