@@ -98,7 +98,7 @@ fn machine(r: &RunRecord) -> String {
 
 fn cover(records: &[RunRecord], options: &Options) -> Section {
     let mut blocks = Vec::new();
-    let lines: Vec<String> = records.iter().filter_map(balance::line).collect();
+    let lines: Vec<String> = balance::lines(records);
     if !lines.is_empty() {
         blocks.push(Block::Heading("Rules of thumb".into()));
         blocks.push(Block::Findings(lines));

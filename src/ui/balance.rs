@@ -8,17 +8,9 @@ use crate::spec::units::format_bytes;
 
 pub fn render(suite: &str, env: &Environment, records: &[RunRecord]) -> String {
     let mut out = format!("\nbalance sheet ({suite}) of {}\n", machine(env));
-    let ceiling = records
-        .iter()
-        .find(|r| r.workload == "scan" && r.target == "native");
-    for r in records {
-        if let Some(line) = line(r) {
-            out.push_str(&line);
-            if let Some(c) = ceiling.filter(|_| r.workload == "scan" && r.target != "native") {
-                out.push_str(&share_of_ceiling(r, c));
-            }
-            out.push('\n');
-        }
+    for line in lines(records) {
+        out.push_str(&line);
+        out.push('\n');
     }
     out.push_str("runs: ");
     out.push_str(
@@ -30,6 +22,24 @@ pub fn render(suite: &str, env: &Environment, records: &[RunRecord]) -> String {
     );
     out.push_str("  ('perflab show ID' for the curves)\n");
     out
+}
+
+/// One line per run, as the sheet and the suite's report print them: a scan of an engine
+/// also says what share of the suite's native ceiling it reached.
+pub fn lines(records: &[RunRecord]) -> Vec<String> {
+    let ceiling = records
+        .iter()
+        .find(|r| r.workload == "scan" && r.target == "native");
+    records
+        .iter()
+        .filter_map(|r| {
+            let mut text = line(r)?;
+            if let Some(c) = ceiling.filter(|_| r.workload == "scan" && r.target != "native") {
+                text.push_str(&share_of_ceiling(r, c));
+            }
+            Some(text)
+        })
+        .collect()
 }
 
 fn machine(env: &Environment) -> String {
@@ -258,12 +268,13 @@ fn oltp_line(r: &RunRecord) -> String {
 /// Scans, as Gray's table put them: rows/s and MB/s per predicate and row size, and the
 /// engine's share of the native ceiling where its run carries it.
 fn scan_line(r: &RunRecord) -> String {
-    let mut predicates: Vec<&str> = r
-        .steps
-        .iter()
-        .filter_map(|s| param_str(s, "predicate"))
-        .collect();
-    predicates.dedup();
+    // In order of first appearance: the predicate is not the outer loop of the steps.
+    let mut predicates: Vec<&str> = Vec::new();
+    for p in r.steps.iter().filter_map(|s| param_str(s, "predicate")) {
+        if !predicates.contains(&p) {
+            predicates.push(p);
+        }
+    }
     let parts: Vec<String> = predicates
         .iter()
         .map(|p| {
@@ -373,4 +384,65 @@ fn kv_line(r: &RunRecord) -> String {
         "cache ({server}, set:get {mix}): {}{server_cpu}",
         per.join(", ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn scan_record(target: &str, rows_per_sec: &[f64]) -> RunRecord {
+        let mut r = RunRecord {
+            workload: "scan".into(),
+            target: target.into(),
+            ..Default::default()
+        };
+        let mut i = 0;
+        for table in ["ten", "thousand"] {
+            for predicate in ["trivial", "complex"] {
+                let mut s = StepResult {
+                    index: i,
+                    params: [
+                        ("table".to_string(), json!(table)),
+                        ("predicate".to_string(), json!(predicate)),
+                        ("cache".to_string(), json!("warm")),
+                        ("threads".to_string(), json!(1)),
+                    ]
+                    .into(),
+                    ..Default::default()
+                };
+                s.summary.headline.mean = rows_per_sec[i];
+                r.steps.push(s);
+                i += 1;
+            }
+        }
+        r.status = crate::record::Status::Complete;
+        r
+    }
+
+    #[test]
+    fn scan_lines_name_each_predicate_once_and_the_share_of_the_ceiling() {
+        let native = scan_record("native", &[1e9, 1e8, 4e7, 2e7]);
+        let engine = scan_record("sqlite:///x.db", &[5e7, 5e6, 8e6, 2e6]);
+        let line = line(&engine).unwrap();
+        assert_eq!(line.matches("trivial").count(), 1, "{line}");
+        assert_eq!(line.matches("complex").count(), 1, "{line}");
+        assert!(
+            line.starts_with("scan (sqlite:///x.db, 1 thread): trivial 50.0M rows/s"),
+            "{line}"
+        );
+        assert_eq!(
+            share_of_ceiling(&engine, &native),
+            "; of the native ceiling: trivial ten 5%, complex ten 5%, trivial thousand 20%, complex thousand 10%"
+        );
+        let sheet = render("default", &Environment::default(), &[native, engine]);
+        assert!(
+            sheet.contains("scan ceiling (perflab from memory, 1 thread)"),
+            "{sheet}"
+        );
+        assert!(
+            sheet.contains("of the native ceiling: trivial ten 5%"),
+            "{sheet}"
+        );
+    }
 }

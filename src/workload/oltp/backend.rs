@@ -89,13 +89,19 @@ impl Backend {
             Backend::Postgres(t) => postgres::counters(t).unwrap_or_default(),
             Backend::Mysql(t) => mysql::counters(t).unwrap_or_default(),
         };
-        if with_cpu
-            && self.is_local_server()
-            && let Some(cpu) = crate::env::usage::cpu_time_of(&SERVER_PROCESSES)
-        {
-            out.push(("server_cpu".into(), cpu.as_secs_f64()));
+        if with_cpu && let Some(cpu) = self.server_cpu() {
+            out.push(("server_cpu".into(), cpu));
         }
         out
+    }
+
+    /// The CPU seconds of the database servers running on this machine, if this one is
+    /// local (10 ms resolution); None for SQLite and remote servers.
+    pub fn server_cpu(&self) -> Option<f64> {
+        if !self.is_local_server() {
+            return None;
+        }
+        crate::env::usage::cpu_time_of(&SERVER_PROCESSES).map(|d| d.as_secs_f64())
     }
 
     /// Which server this is (scheme, host, port), so that counters of the whole server are

@@ -1,8 +1,8 @@
 //! One client of a database scan: its own connection, one query per op, every answer checked.
 //!
-//! - **warm**: the session runs its query once, untimed, when it opens, so the engine's cache
-//!   (and the OS page cache under it) holds what it can of the table; every timed scan is a
-//!   repeat.
+//! - **warm**: the first client runs the query once, untimed, when it opens (the others wait
+//!   for it in the setup phase), so the engine's cache (and the OS page cache under it) holds
+//!   what it can of the table; every timed scan is a repeat.
 //! - **cold**: SQLite: before each scan, untimed ([`Session::between`]), the database file's
 //!   pages are dropped from the OS page cache (`fdatasync` + `POSIX_FADV_DONTNEED`, which
 //!   changes nothing in the file) and the connection's own page cache is emptied (`PRAGMA
@@ -31,6 +31,9 @@ pub struct ScanQuery {
     /// The table's size as the engine stores it: the op's bytes.
     pub table_bytes: u64,
     pub cold: bool,
+    /// Warm: this session runs the step's warming scan when it opens (one per step: the
+    /// cache it fills is shared).
+    pub warm_up: bool,
 }
 
 pub struct ScanSession {
@@ -60,7 +63,7 @@ impl ScanSession {
         };
         if s.query.cold {
             s.between();
-        } else {
+        } else if s.query.warm_up {
             // The warming scan: untimed, and its answer checked like any other.
             s.scan()?;
         }
