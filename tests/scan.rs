@@ -374,7 +374,7 @@ fn a_seventh_swept_option_is_refused() {
             "--path",
             &dir,
             "--rw",
-            "randrw",
+            "randrw,rw",
             "--bs",
             "4k,8k",
             "--iodepth",

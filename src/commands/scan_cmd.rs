@@ -19,11 +19,12 @@ use crate::workload::WorkloadSpec;
 use crate::workload::oltp::Phases;
 use crate::workload::oltp::backend::Backend;
 use crate::workload::oltp::schema;
-use crate::workload::oltp::sql::{Conn, count_tables};
+use crate::workload::oltp::sql::{Conn, DbError, Dialect, count_tables};
 use crate::workload::oltp::sqlite::SqliteSettings;
 use crate::workload::scan::predicate::Predicate;
 use crate::workload::scan::tables::{ScanTable, TableSize, known_tables};
 use crate::workload::scan::{Cache, Ceilings, ScanSpec, load, server};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -298,10 +299,9 @@ pub fn scan_spec(args: &ScanArgs, env: &Environment) -> Result<RunSpec, AppError
     let (fixed, swept) = settings(&args.set)?;
     let source = source(args, fixed)?;
     let native = matches!(source, Source::Native);
-    let tables = tables(args)?;
-    let predicates = predicates(args)?;
+    let (tables, predicates) = (tables(args)?, predicates(args)?);
     let cache = caches(args, native)?;
-    let mut size = size(args)?;
+    let size = size(args)?;
     let spec = match source {
         Source::Native => ScanSpec::new(
             "native".into(),
@@ -320,70 +320,24 @@ pub fn scan_spec(args: &ScanArgs, env: &Environment) -> Result<RunSpec, AppError
             } else {
                 Phases::All
             };
-            let mut server_settings = std::collections::BTreeMap::new();
-            let mut server_cache_bytes = None;
-            let new_file = target.backend.is_new_file() || temp_dir.is_some();
-            if let Backend::Sqlite { path, .. } = &target.backend
-                && phases == Phases::All
-            {
-                refuse_full_disk(path, tables.values(), size)?;
-            }
             if phases == Phases::Run && temp_dir.is_some() {
                 return Err(AppError::Usage(
                     "scan run needs --target: the database 'scan prepare --target ...' loaded"
                         .into(),
                 ));
             }
-            if !new_file {
-                let mut c = oltp_cmd::open(&target, true)?;
-                let what = |e: crate::workload::oltp::sql::DbError| {
-                    AppError::Usage(format!("--target {}: {e}", target.shown))
-                };
-                refuse_foreign(&target, &mut *c)?;
-                if phases == Phases::Run {
-                    let recorded = load::recorded_size(&mut *c).map_err(what)?;
-                    let complete = schema::recorded(&mut *c, "complete")
-                        .map_err(what)?
-                        .is_some();
-                    let names: Vec<&str> = tables.values().iter().map(|t| t.sql_name()).collect();
-                    let present = count_tables(&mut *c, &names).map_err(what)?;
-                    match recorded {
-                        Some(s) if complete && present == names.len() as i64 => size = s,
-                        _ => {
-                            return Err(AppError::Usage(format!(
-                                "{} holds no complete scan tables for --table {}; run 'perflab scan prepare --table {} --target {}' first",
-                                target.shown, args.table, args.table, target.shown
-                            )));
-                        }
-                    }
-                }
-                if let Some((name, shown, bytes)) = server::cache(&mut *c).map_err(what)? {
-                    server_settings.insert(name, shown);
-                    server_cache_bytes = Some(bytes);
-                }
-                if c.dialect() == crate::workload::oltp::sql::Dialect::Postgres
-                    && let Ok(Some(v)) = c.query_text("SHOW max_parallel_workers_per_gather")
-                {
-                    server_settings.insert("max_parallel_workers_per_gather".into(), v);
-                }
+            if let Backend::Sqlite { path, .. } = &target.backend
+                && phases == Phases::All
+            {
+                refuse_full_disk(path, tables.values(), size)?;
             }
-            // Every swept value is tried once now, so a bad one stops the run before loading.
-            if let Backend::Postgres(t) | Backend::Mysql(t) = &target.backend {
-                for s in &swept {
-                    let name = s.name().trim_start_matches("set.");
-                    for v in s.values() {
-                        let mut t = t.clone();
-                        t.set.push((name.to_string(), v.clone()));
-                        let b = match &target.backend {
-                            Backend::Postgres(_) => Backend::Postgres(t),
-                            _ => Backend::Mysql(t),
-                        };
-                        b.connect_session().map_err(|e| {
-                            AppError::Usage(format!("--set {name}={v} on {}: {e}", target.shown))
-                        })?;
-                    }
-                }
-            }
+            let new_file = target.backend.is_new_file() || temp_dir.is_some();
+            let found = if new_file {
+                Found::default()
+            } else {
+                look(&target, args, tables.values(), phases)?
+            };
+            try_swept_settings(&target, &swept)?;
             let sqlite = match &target.backend {
                 Backend::Sqlite { settings, .. } => Some(settings.clone()),
                 _ => None,
@@ -394,13 +348,13 @@ pub fn scan_spec(args: &ScanArgs, env: &Environment) -> Result<RunSpec, AppError
                 predicates,
                 cache,
                 swept,
-                size,
+                found.size.unwrap_or(size),
                 Some(Arc::new(target.backend)),
                 phases,
             );
             spec.sqlite = sqlite;
-            spec.server_settings = server_settings;
-            spec.server_cache_bytes = server_cache_bytes;
+            spec.server_settings = found.server_settings;
+            spec.server_cache_bytes = found.server_cache_bytes;
             spec.keep = args.keep;
             spec.temp_dir = temp_dir;
             spec
@@ -422,6 +376,81 @@ pub fn scan_spec(args: &ScanArgs, env: &Environment) -> Result<RunSpec, AppError
             rate_scope: RateScope::Total,
         },
     )?)
+}
+
+/// What an existing database tells before a run: the tables' size perflab recorded (`run`),
+/// the server's cache and parallel-scan setting.
+#[derive(Default)]
+struct Found {
+    size: Option<TableSize>,
+    server_settings: BTreeMap<String, String>,
+    server_cache_bytes: Option<u64>,
+}
+
+/// Looks at the database without changing it: refuses foreign tables, and for `run` tables
+/// perflab did not prepare completely.
+fn look(
+    target: &Target,
+    args: &ScanArgs,
+    tables: &[ScanTable],
+    phases: Phases,
+) -> Result<Found, AppError> {
+    let mut c = oltp_cmd::open(target, true)?;
+    let what = |e: DbError| AppError::Usage(format!("--target {}: {e}", target.shown));
+    refuse_foreign(target, &mut *c)?;
+    let mut found = Found::default();
+    if phases == Phases::Run {
+        let recorded = load::recorded_size(&mut *c).map_err(what)?;
+        let complete = schema::recorded(&mut *c, "complete")
+            .map_err(what)?
+            .is_some();
+        let names: Vec<&str> = tables.iter().map(|t| t.sql_name()).collect();
+        let present = count_tables(&mut *c, &names).map_err(what)?;
+        match recorded {
+            Some(s) if complete && present == names.len() as i64 => found.size = Some(s),
+            _ => {
+                return Err(AppError::Usage(format!(
+                    "{} holds no complete scan tables for --table {}; run 'perflab scan prepare --table {} --target {}' first",
+                    target.shown, args.table, args.table, target.shown
+                )));
+            }
+        }
+    }
+    if let Some((name, shown, bytes)) = server::cache(&mut *c).map_err(what)? {
+        found.server_settings.insert(name, shown);
+        found.server_cache_bytes = Some(bytes);
+    }
+    if c.dialect() == Dialect::Postgres
+        && let Ok(Some(v)) = c.query_text("SHOW max_parallel_workers_per_gather")
+    {
+        found
+            .server_settings
+            .insert("max_parallel_workers_per_gather".into(), v);
+    }
+    Ok(found)
+}
+
+/// Connects once with every value of every swept setting, so a bad one stops the run before
+/// anything is loaded.
+fn try_swept_settings(target: &Target, swept: &[Sweep<String>]) -> Result<(), AppError> {
+    let (Backend::Postgres(t) | Backend::Mysql(t)) = &target.backend else {
+        return Ok(());
+    };
+    for s in swept {
+        let name = s.name().trim_start_matches("set.");
+        for v in s.values() {
+            let mut t = t.clone();
+            t.set.push((name.to_string(), v.clone()));
+            let b = match &target.backend {
+                Backend::Postgres(_) => Backend::Postgres(t),
+                _ => Backend::Mysql(t),
+            };
+            b.connect_session().map_err(|e| {
+                AppError::Usage(format!("--set {name}={v} on {}: {e}", target.shown))
+            })?;
+        }
+    }
+    Ok(())
 }
 
 /// `prepare` and `cleanup`: load or drop the tables, no measurement.
