@@ -134,6 +134,12 @@ fn assert_freezes<S: Read + Write>(
 ) {
     freeze(false);
     for &pid in pids {
+        // SIGSTOP is delivered asynchronously: on a busy machine the process may still be
+        // running for a moment after kill returns.
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        while state(pid) != Some('T') && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         assert_eq!(state(pid), Some('T'), "pid {pid} is not stopped");
     }
     set_timeout(s, SILENCE);

@@ -7,7 +7,7 @@ mod common;
 use common::servers::{MariaDbServer, PgServer};
 use common::{Results, json, stderr, stdout};
 use serde_json::Value;
-use std::process::Output;
+use std::process::{Command, Output};
 
 fn perflab(results: &Results, args: &[&str]) -> Output {
     common::run(results, args)
@@ -345,6 +345,64 @@ fn postgres_scans_answer_as_sqlite_does_and_sweeps_a_setting() {
         s[1]["plan"]
     );
     // Nothing is left on the server.
+    let o = perflab(&r, &["scan", "cleanup", "--target", &pg.url()]);
+    assert!(stderr(&o).contains("no scan tables"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_scan_perflab_gave_up_on_stops_on_the_server_too() {
+    let Some(psql_bin) = common::skip::program("psql", "postgresql-client") else {
+        return;
+    };
+    let Some(pg) = PgServer::start() else { return };
+    let r = Results::new("scan-pg-timeout");
+    // The complex predicate over 6M rows on one backend takes about half a second; every
+    // scan outlives a 150 ms op timeout (which the control queries, plan and sizes, meet
+    // even on a loaded machine).
+    let o = perflab(
+        &r,
+        &[
+            "scan",
+            "--json",
+            "--target",
+            &pg.url(),
+            "--table",
+            "ten",
+            "--predicate",
+            "complex",
+            "--cache",
+            "cold",
+            "--clients",
+            "1",
+            "--native",
+            "off",
+            "--rows",
+            "6000000",
+            "--duration",
+            "500ms",
+            "--op-timeout",
+            "150ms",
+            "--set",
+            "max_parallel_workers_per_gather=0",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    let t = &v["steps"][0]["trials"][0];
+    assert!(t["errors"].as_u64().unwrap() > 0, "{t}");
+    // The server gave up the scans as well: nothing of perflab's runs there, and the tables
+    // could be dropped (a scan still running would have held the drop back).
+    let active = Command::new(&psql_bin)
+        .args(["-X", "-A", "-t", "-d", &pg.url(), "-c"])
+        .arg("SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%scan_ten%' AND pid <> pg_backend_pid()")
+        .output()
+        .expect("psql runs");
+    assert_eq!(
+        String::from_utf8_lossy(&active.stdout).trim(),
+        "0",
+        "{}",
+        String::from_utf8_lossy(&active.stderr)
+    );
     let o = perflab(&r, &["scan", "cleanup", "--target", &pg.url()]);
     assert!(stderr(&o).contains("no scan tables"), "{}", stderr(&o));
 }
