@@ -13,6 +13,15 @@ fn perflab(results: &Results, args: &[&str]) -> Output {
     common::run(results, args)
 }
 
+/// Runs `perflab ARGS --json`, which must succeed and scan at every step: its record.
+fn scanned(results: &Results, args: &[&str]) -> Value {
+    let o = perflab(results, &[args, &["--json"][..]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_scanned(&v);
+    v
+}
+
 /// Short steps on small tables: enough for every step to finish scans.
 const SHORT: [&str; 6] = ["--warmup", "0s", "--duration", "200ms", "--size", "1m"];
 
@@ -47,17 +56,14 @@ fn assert_scanned(v: &Value) {
 #[test]
 fn sqlite_scans_every_table_and_sets_them_against_the_native_ceiling() {
     let r = Results::new("scan-sqlite");
-    let o = perflab(
+    let v = scanned(
         &r,
         &[
-            &["scan", "--json", "--clients", "1", "--cache", "cold,warm"][..],
+            &["scan", "--clients", "1", "--cache", "cold,warm"][..],
             &SHORT[..],
         ]
         .concat(),
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v = json(&o);
-    assert_scanned(&v);
     // Four tables x two predicates x cold and warm.
     assert_eq!(steps(&v).len(), 16);
     let native_id = v["spec"]["native_run"]
@@ -115,12 +121,11 @@ fn prepare_run_cleanup_on_an_sqlite_file_and_its_answers() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     // `run` finds the size perflab recorded, and answers are checked against it.
-    let o = perflab(
+    let v = scanned(
         &r,
         &[
             "scan",
             "run",
-            "--json",
             "--target",
             &url,
             "--table",
@@ -135,9 +140,6 @@ fn prepare_run_cleanup_on_an_sqlite_file_and_its_answers() {
             "200ms",
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v = json(&o);
-    assert_scanned(&v);
     assert!(v["spec"]["native_run"].is_null());
     for s in steps(&v) {
         let t = &s["trials"][0];
@@ -218,11 +220,10 @@ fn bad_inputs_get_one_line_and_exit_2() {
 #[test]
 fn the_native_ceiling_alone() {
     let r = Results::new("scan-native");
-    let o = perflab(
+    let v = scanned(
         &r,
         &[
             "scan",
-            "--json",
             "--target",
             "native",
             "--table",
@@ -237,9 +238,6 @@ fn the_native_ceiling_alone() {
             "4m",
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v = json(&o);
-    assert_scanned(&v);
     // read, trivial, complex at 1 and 2 threads.
     assert_eq!(steps(&v).len(), 6);
     assert_eq!(steps(&v)[0]["params"]["predicate"], "read");
@@ -249,11 +247,10 @@ fn the_native_ceiling_alone() {
 /// but for rounding (the sessions check each scan's answer; a wrong one is an error).
 fn server_scan(url: &str, name: &str) -> Value {
     let r = Results::new(name);
-    let o = perflab(
+    let v = scanned(
         &r,
-        &[&[
+        &[
             "scan",
-            "--json",
             "--target",
             url,
             "--clients",
@@ -268,12 +265,8 @@ fn server_scan(url: &str, name: &str) -> Value {
             "200ms",
             "--rows",
             "3001",
-        ][..]]
-        .concat(),
+        ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v = json(&o);
-    assert_scanned(&v);
     for s in steps(&v) {
         assert!(
             figure(s, "storage_read_pct").is_some(),
@@ -297,11 +290,10 @@ fn postgres_scans_answer_as_sqlite_does_and_sweeps_a_setting() {
     assert!(v["spec"]["server_settings"]["shared_buffers"].is_string());
     // A server setting with several values is an axis of its own, and the plan follows it.
     let r = Results::new("scan-pg-set");
-    let o = perflab(
+    let v = scanned(
         &r,
         &[
             "scan",
-            "--json",
             "--target",
             &pg.url(),
             "--clients",
@@ -328,9 +320,6 @@ fn postgres_scans_answer_as_sqlite_does_and_sweeps_a_setting() {
             "min_parallel_table_scan_size=0",
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v = json(&o);
-    assert_scanned(&v);
     let s = steps(&v);
     assert_eq!(s.len(), 2);
     assert_eq!(s[0]["params"]["set.max_parallel_workers_per_gather"], "0");
