@@ -10,6 +10,7 @@ pub mod crash;
 mod info;
 mod io_build;
 mod kv_cmd;
+mod olap_cmd;
 mod oltp_cmd;
 mod report_cmd;
 mod scan_cmd;
@@ -103,6 +104,7 @@ fn dispatch(cli: Cli) -> Result<(), AppError> {
         Command::Oltp(args) => workload_cmd::oltp(g, args),
         Command::Kv(args) => workload_cmd::kv(g, args),
         Command::Scan(args) => scan_cmd::scan(g, args),
+        Command::Olap(args) => olap_cmd::olap(g, args),
         Command::Runs => archive_cmds::runs(g),
         Command::Show(args) => archive_cmds::show(g, args),
         Command::Export(args) => archive_cmds::export(g, args),
@@ -128,6 +130,7 @@ pub fn workload_spec(command: &Command, env: &Environment) -> Result<Option<RunS
         Command::Oltp(a) => oltp_cmd::oltp_spec(a, env)?,
         Command::Kv(a) => kv_cmd::kv_spec(a)?,
         Command::Scan(a) => scan_cmd::scan_spec(a, env)?,
+        Command::Olap(a) => olap_cmd::olap_spec(a, env)?,
         _ => return Ok(None),
     }))
 }

@@ -129,7 +129,16 @@ pub fn run(
         Some(levels) => super::levels::run(spec, levels, &mut steps)?,
         None => {
             for point in &points {
-                let params = step_params(&axes, point);
+                let mut params = step_params(&axes, point);
+                // A step of fixed work runs with the workers the workload gives it.
+                if let Some(workers) = workload.fixed_work(point) {
+                    let threads = spec.threads.name();
+                    for (name, value) in &mut params {
+                        if name == threads {
+                            *value = serde_json::json!(workers);
+                        }
+                    }
+                }
                 steps.run(spec, point, params, &swept)?;
             }
         }

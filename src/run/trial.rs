@@ -92,6 +92,8 @@ struct TrialPlan {
     open: bool,
     /// A closed loop that waits between ops.
     think: bool,
+    /// A step of fixed work ([`Workload::fixed_work`]): no warmup, no time limit.
+    fixed: bool,
 }
 
 impl TrialPlan {
@@ -101,7 +103,8 @@ impl TrialPlan {
         point: &StepPoint,
         repeat: u32,
     ) -> Result<Self, TrialError> {
-        let workers = spec.threads.at(point).max(1) as usize;
+        let fixed = workload.fixed_work(point);
+        let workers = fixed.unwrap_or(spec.threads.at(point) as usize).max(1);
         let seed = spec
             .seed
             .wrapping_add(u64::from(repeat).wrapping_mul(0x2545_f491_4f6c_dd1d));
@@ -124,10 +127,14 @@ impl TrialPlan {
             workers,
             seed,
             factory,
-            quotas: quotas(spec.stop, workers),
+            quotas: match fixed {
+                Some(_) => vec![None; workers],
+                None => quotas(spec.stop, workers),
+            },
             target_rate,
             open,
             think: matches!(&spec.load, LoadSpec::Closed { think } if !think.is_zero()),
+            fixed: fixed.is_some(),
         })
     }
 
@@ -172,6 +179,7 @@ impl Crew {
                 factory: plan.factory.clone(),
                 pacer: plan.pacer(spec, index),
                 quota: plan.quotas[index],
+                fixed: plan.fixed,
                 interval: spec.interval,
             };
             let (tx, shared) = (tx.clone(), crew.shared.clone());
@@ -262,7 +270,17 @@ impl Crew {
         self.wait("drain", DRAIN_POLL, |c| {
             c.shared.measured.load(Ordering::SeqCst) >= n || c.all_returned()
         })?;
-        Ok(measure_start.elapsed())
+        let elapsed = measure_start.elapsed();
+        // Every worker finished on its own (its `--ops` share, its fixed work): the phase
+        // ended with the last of them, not when the coordinator next looked (up to a TICK
+        // later).
+        if self.shared.done.load(Ordering::SeqCst) >= n {
+            let last = Duration::from_nanos(self.shared.last_done_ns.load(Ordering::SeqCst));
+            if !last.is_zero() {
+                return Ok(elapsed.min(last));
+            }
+        }
+        Ok(elapsed)
     }
 
     /// Waits for every worker to return and takes what it recorded.
@@ -365,10 +383,11 @@ pub fn run_trial(
             .map_err(stopped)?;
         return Err(setup_error(results));
     }
-    warmup(&crew, spec.warmup, observer).map_err(stopped)?;
+    if !plan.fixed {
+        warmup(&crew, spec.warmup, observer).map_err(stopped)?;
+    }
     let probe = (spec.resources, devices.as_slice(), meter);
-    let mut measured =
-        measure(&crew, spec, plan.open, observer, workload, probe).map_err(stopped)?;
+    let mut measured = measure(&crew, spec, &plan, observer, workload, probe).map_err(stopped)?;
     let before = std::mem::take(&mut measured.server_before);
     let started = std::mem::take(&mut measured.server_started);
     let elapsed = crew.drain(measured.start).map_err(stopped)?;
@@ -434,17 +453,22 @@ fn warmup(crew: &Crew, length: Duration, observer: &dyn Observer) -> Result<(), 
     })
 }
 
-/// The measure phase: until the duration is up or every worker reached its `--ops` share.
+/// The measure phase: until the duration is up or every worker reached its `--ops` share
+/// (a step of fixed work: until every worker has done its part, however long it takes).
 /// `probe`: whether the sampler reads everything, the workload's devices, the power meter.
 fn measure<'m>(
     crew: &Crew,
     spec: &RunSpec,
-    open: bool,
+    plan: &TrialPlan,
     observer: &dyn Observer,
     workload: &dyn Workload,
     probe: (bool, &[String], Option<&'m mut PowerMeter>),
 ) -> Result<Measured<'m>, Cut> {
-    let mut series = SeriesBuilder::new(spec.interval, open);
+    let mut series = SeriesBuilder::new(spec.interval, plan.open);
+    let limit = match plan.fixed {
+        true => None,
+        false => stop_duration(spec.stop),
+    };
     let mut sampler = Sampler::start(probe.0, spec.interval, probe.1, probe.2);
     // The server's counters last, right before the phase flips: warmup ops in between would
     // be counted by the server and not by perflab.
@@ -458,12 +482,12 @@ fn measure<'m>(
     // and the flip (a loaded machine deschedules it for milliseconds), what the server counted
     // in between is known, and a check that compares counts op for op allows for it.
     let server_started = workload.server_counters();
-    observer.phase("measure", stop_duration(spec.stop));
+    observer.phase("measure", limit);
     let n = crew.workers();
     loop {
         let elapsed = start.elapsed();
         let finished = crew.shared.done.load(Ordering::SeqCst) >= n;
-        let time_up = matches!(spec.stop, StopSpec::Duration(d) if elapsed >= d);
+        let time_up = limit.is_some_and(|d| elapsed >= d);
         if finished || time_up {
             return Ok(Measured {
                 start,
@@ -477,9 +501,9 @@ fn measure<'m>(
             return Err(crew.abandon("measure"));
         }
         sampler.poll(Instant::now());
-        let wait = match spec.stop {
-            StopSpec::Duration(d) => TICK.min(d.saturating_sub(elapsed)),
-            StopSpec::Ops(_) => TICK,
+        let wait = match limit {
+            Some(d) => TICK.min(d.saturating_sub(elapsed)),
+            None => TICK,
         }
         .min(sampler.due().saturating_duration_since(Instant::now()));
         match crew.reports.recv_timeout(wait) {
@@ -521,8 +545,11 @@ fn assemble(
     let counts = series.total;
     // A closed loop without think time has every worker busy from its first op to its last,
     // so each worker's own window measures its rate exactly, to op boundaries. Otherwise the
-    // gaps belong to the measurement and the phase length is the divisor.
-    let per_window = !plan.open && !plan.think && totals.iter().all(|t| !t.window.is_zero());
+    // gaps belong to the measurement and the phase length is the divisor; so does a step of
+    // fixed work, whose workers finish at different times (its rate is the work over the time
+    // until the last finished).
+    let per_window =
+        !plan.open && !plan.think && !plan.fixed && totals.iter().all(|t| !t.window.is_zero());
     let rate = |f: fn(&WorkerTotals) -> u64, total: u64| -> f64 {
         if per_window {
             totals

@@ -10,7 +10,7 @@ use crate::record::recorder::{IntervalReport, Recorder, WorkerTotals};
 use crate::workload::{
     Figures, GroupTotals, OpError, OpResult, Pump, QueuedSession, Session, SessionFactory,
 };
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -37,6 +37,8 @@ pub struct Shared {
     pub opened: AtomicUsize,
     /// Workers that have finished their measure phase (ops quota reached or stopped).
     pub done: AtomicUsize,
+    /// When the latest of them finished, in ns after `measure_start` (0: none yet).
+    pub last_done_ns: AtomicU64,
     /// Set by a worker whose session did not open, before the workers meet.
     pub setup_failed: AtomicBool,
     /// Workers whose last measured op has completed (work after the measure phase, such as
@@ -50,6 +52,15 @@ impl Shared {
     fn phase(&self) -> u8 {
         self.phase.load(Ordering::Relaxed)
     }
+
+    /// A worker has finished its measure phase.
+    fn finished(&self) {
+        if let Some(start) = self.measure_start.get() {
+            let ns = start.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64;
+            self.last_done_ns.fetch_max(ns.max(1), Ordering::SeqCst);
+        }
+        self.done.fetch_add(1, Ordering::SeqCst);
+    }
 }
 
 /// What a worker is asked to do.
@@ -60,6 +71,9 @@ pub struct WorkerPlan {
     pub pacer: Pacer,
     /// This worker's share of `--ops`, if the step stops by op count.
     pub quota: Option<u64>,
+    /// A step of fixed work: the session says when it has done its part
+    /// ([`Session::exhausted`]).
+    pub fixed: bool,
     pub interval: Duration,
 }
 
@@ -92,7 +106,7 @@ pub fn run(mut plan: WorkerPlan, shared: Arc<Shared>, tx: Sender<IntervalReport>
     if session.as_queued().is_some() {
         let mut kinds = Breakdown::default();
         let outcome = run_queued(&mut *session, &mut plan, shared, tx, &mut kinds);
-        shared.done.fetch_add(1, Ordering::SeqCst);
+        shared.finished();
         let totals = outcome?;
         let mut groups = kinds.groups;
         groups.extend(session.groups());
@@ -128,7 +142,7 @@ pub fn run(mut plan: WorkerPlan, shared: Arc<Shared>, tx: Sender<IntervalReport>
         WorkerTotals::default()
     };
     shared.measured.fetch_add(1, Ordering::SeqCst);
-    shared.done.fetch_add(1, Ordering::SeqCst);
+    shared.finished();
     let mut groups = kinds.groups;
     groups.extend(session.groups());
     Ok(WorkerOutput {
@@ -234,7 +248,7 @@ fn measure(
     let mut done = 0u64;
     let has_think = !plan.pacer.think().is_zero();
     let between = session.wants_between();
-    while done < quota && shared.phase() == MEASURE {
+    while done < quota && shared.phase() == MEASURE && !(plan.fixed && session.exhausted()) {
         let intended = match plan.pacer.next_intended() {
             Some(at) => {
                 if !wait_until(at, || shared.phase() == MEASURE) {

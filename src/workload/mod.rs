@@ -12,12 +12,15 @@
 //! - [`oltp`]: DebitCredit and order entry on SQLite, PostgreSQL and MySQL.
 //! - [`kv`]: gets and sets on memcached and Redis.
 //! - [`scan`]: Gray's table scans on SQLite, PostgreSQL and MySQL, and the native ceiling.
+//! - [`olap`]: a star schema loaded from flat files, aggregated and queried (the Essbase
+//!   report's three phases) on the same databases.
 
 pub mod cpu;
 pub mod io;
 pub mod kv;
 pub mod memory;
 pub mod null;
+pub mod olap;
 pub mod oltp;
 pub mod rng;
 pub mod scan;
@@ -50,6 +53,14 @@ pub trait Workload {
     /// record larger than its file).
     fn skip(&self, _point: &StepPoint) -> bool {
         false
+    }
+    /// Whether the step at `point` is a fixed amount of work done once (loading files,
+    /// building tables) rather than ops repeated for a time: `Some(workers)` runs it with that
+    /// many workers (whatever the threads axis says), with no warmup and no time limit; each
+    /// session works until it is [`Session::exhausted`], and the step's time runs from the
+    /// start until the last worker finished. `None` (the default): a timed step.
+    fn fixed_work(&self, _point: &StepPoint) -> Option<usize> {
+        None
     }
     /// How to open sessions for the step at `point`. `seed` is the run's seed.
     fn sessions(&self, point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError>;
@@ -106,6 +117,7 @@ pub enum WorkloadSpec {
     Oltp(oltp::OltpSpec),
     Kv(Box<kv::KvSpec>),
     Scan(Box<scan::ScanSpec>),
+    Olap(Box<olap::OlapSpec>),
 }
 
 impl WorkloadSpec {
@@ -119,6 +131,7 @@ impl WorkloadSpec {
             WorkloadSpec::Oltp(w) => w,
             WorkloadSpec::Kv(w) => w.as_ref(),
             WorkloadSpec::Scan(w) => w.as_ref(),
+            WorkloadSpec::Olap(w) => w.as_ref(),
         }
     }
 

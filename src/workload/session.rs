@@ -41,6 +41,13 @@ pub trait Session: Send {
     /// Issue one op and return what it did.
     fn execute(&mut self) -> Result<OpOutcome, OpError>;
 
+    /// Whether this session has done all its work, in a step of fixed work
+    /// ([`crate::workload::Workload::fixed_work`]): asked before each op there, never in a
+    /// timed step.
+    fn exhausted(&self) -> bool {
+        false
+    }
+
     /// Figures this worker measured outside the timed ops (e.g. setup time), reported once
     /// when the step ends.
     fn finish(&mut self) -> Figures {

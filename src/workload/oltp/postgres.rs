@@ -411,6 +411,9 @@ fn int_of(bytes: Option<&[u8]>) -> i64 {
     }
 }
 
+/// How much of a file one `CopyData` message carries.
+const COPY_CHUNK: usize = 256 * 1024;
+
 impl PgConn {
     fn send(&mut self) -> Result<(), DbError> {
         let sent = self
@@ -641,6 +644,68 @@ impl Conn for PgConn {
         frontend::query(sql, &mut self.out).map_err(|e| DbError::other(e.to_string()))?;
         self.send()?;
         self.finish_exchange(|_| {}).map(|_| ())
+    }
+
+    /// `COPY ... FROM STDIN` in the text format, the file sent as it is in chunks; Ctrl-C
+    /// between chunks ends the copy with `CopyFail`, which rolls it back.
+    fn load_file(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        path: &std::path::Path,
+    ) -> Result<u64, DbError> {
+        if self.broken {
+            return Err(broken("connection lost earlier"));
+        }
+        let mut file = std::fs::File::open(path)
+            .map_err(|e| DbError::other(format!("cannot read {}: {e}", path.display())))?;
+        let sql = format!("COPY {table} ({}) FROM STDIN", columns.join(", "));
+        frontend::query(&sql, &mut self.out).map_err(|e| DbError::other(e.to_string()))?;
+        self.send()?;
+        loop {
+            match self.next()? {
+                Message::CopyInResponse(_) => break,
+                // Refused (no such table, no privilege): the error, then ReadyForQuery.
+                Message::ErrorResponse(body) => {
+                    let e = server_error(&body);
+                    self.finish_exchange(|_| {})?;
+                    return Err(e.into_db_error());
+                }
+                _ => {}
+            }
+        }
+        let mut chunk = vec![0u8; COPY_CHUNK];
+        let mut stopped: Option<String> = None;
+        loop {
+            if crate::run::interrupt::is_interrupted() {
+                stopped = Some("interrupted".into());
+                break;
+            }
+            let n = match file.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    stopped = Some(format!("cannot read {}: {e}", path.display()));
+                    break;
+                }
+            };
+            frontend::CopyData::new(&chunk[..n])
+                .map_err(|e| DbError::other(e.to_string()))?
+                .write(&mut self.out);
+            self.send()?;
+        }
+        match &stopped {
+            Some(why) => frontend::copy_fail(why, &mut self.out)
+                .map_err(|e| DbError::other(e.to_string()))?,
+            None => frontend::copy_done(&mut self.out),
+        }
+        self.send()?;
+        let rows = self.finish_exchange(|_| {});
+        match stopped {
+            Some(why) => Err(DbError::other(why)),
+            None => rows,
+        }
     }
 
     fn prepare(&mut self, sql: &str) -> Result<Stmt, DbError> {

@@ -98,6 +98,22 @@ pub fn record(conn: &mut dyn Conn, name: &str, value: &str) -> Result<(), DbErro
     ))
 }
 
+/// Adds tables to those perflab lists as its own here (tables a workload makes after
+/// [`create`], such as summaries), so cleanup drops them too.
+pub fn list(conn: &mut dyn Conn, names: &[&str]) -> Result<(), DbError> {
+    let listed = meta(conn, "tables")?.unwrap_or_default();
+    let mut all: Vec<&str> = listed.split(',').filter(|t| !t.is_empty()).collect();
+    all.extend(
+        names
+            .iter()
+            .filter(|n| !listed.split(',').any(|l| l == **n)),
+    );
+    conn.batch(&format!(
+        "UPDATE {META} SET value = '{}' WHERE name = 'tables'",
+        all.join(",")
+    ))
+}
+
 /// Creates the tables (keys inline where they belong) and records them as perflab's, with
 /// the helper table, before any row is loaded: a load cut short is still cleaned up.
 pub fn create(

@@ -139,9 +139,32 @@ pub trait Conn: Send {
     fn rollback(&mut self);
     /// Whether the connection is known to be unusable.
     fn is_broken(&self) -> bool;
+    /// Loads a flat file into `table` through the engine's bulk path and returns the rows
+    /// loaded: PostgreSQL `COPY ... FROM STDIN`, MySQL `LOAD DATA LOCAL INFILE`, SQLite one
+    /// transaction of prepared inserts. The file is perflab's own format ([`load_file_rows`]):
+    /// one row per line, columns in the order of `columns` separated by tabs, integers or text
+    /// without tabs, newlines or backslashes (the text formats of COPY and LOAD DATA alike).
+    fn load_file(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        path: &std::path::Path,
+    ) -> Result<u64, DbError>;
     /// How long one answer may take before the connection counts as broken (None: no
     /// limit, for loading). Backends that cannot change it after connecting ignore it.
     fn set_answer_timeout(&mut self, _limit: Option<std::time::Duration>) {}
+}
+
+/// The rows of a flat file for [`Conn::load_file`], each line's fields as they are (a final
+/// line without its newline counts too).
+pub fn load_file_rows(bytes: &[u8]) -> impl Iterator<Item = std::str::Split<'_, char>> {
+    let text = std::str::from_utf8(bytes).unwrap_or("");
+    text.split_terminator('\n').map(|line| line.split('\t'))
+}
+
+/// Reads a flat file for loading, with its name in the error.
+pub fn read_load_file(path: &std::path::Path) -> Result<Vec<u8>, DbError> {
+    std::fs::read(path).map_err(|e| DbError::other(format!("cannot read {}: {e}", path.display())))
 }
 
 /// Rewrites `?` placeholders as `$1`, `$2` ... (PostgreSQL). The workloads' SQL has no `?`

@@ -190,6 +190,58 @@ impl Conn for SqliteConn {
         Ok(out)
     }
 
+    /// The file is read and parsed before the write lock is taken, so loaders of several
+    /// files overlap everything but the inserts (SQLite has one writer).
+    fn load_file(&mut self, table: &str, columns: &[&str], path: &Path) -> Result<u64, DbError> {
+        use rusqlite::types::Value;
+        let bytes = super::sql::read_load_file(path)?;
+        if std::str::from_utf8(&bytes).is_err() {
+            return Err(DbError::other(format!(
+                "{} is not UTF-8 text",
+                path.display()
+            )));
+        }
+        let width = columns.len();
+        let mut values: Vec<Value> = Vec::with_capacity(bytes.len() / 4);
+        for (line, fields) in super::sql::load_file_rows(&bytes).enumerate() {
+            let before = values.len();
+            values.extend(fields.map(|f| match f.parse::<i64>() {
+                Ok(i) => Value::Integer(i),
+                Err(_) => Value::Text(f.to_string()),
+            }));
+            if values.len() - before != width {
+                return Err(DbError::other(format!(
+                    "{} line {}: {} fields, {table} has {width} columns",
+                    path.display(),
+                    line + 1,
+                    values.len() - before
+                )));
+            }
+        }
+        let marks = vec!["?"; width].join(", ");
+        let sql = format!(
+            "INSERT INTO {table} ({}) VALUES ({marks})",
+            columns.join(", ")
+        );
+        self.begin(true)?;
+        let inserted = (|| -> rusqlite::Result<u64> {
+            let mut s = self.conn.prepare_cached(&sql)?;
+            let mut n = 0;
+            for row in values.chunks_exact(width.max(1)) {
+                s.execute(params_from_iter(row.iter()))?;
+                n += 1;
+            }
+            Ok(n)
+        })();
+        match inserted {
+            Ok(n) => self.commit().map(|_| n),
+            Err(e) => {
+                self.rollback();
+                Err(db_error(e))
+            }
+        }
+    }
+
     fn begin(&mut self, writes: bool) -> Result<(), DbError> {
         let sql = if writes { "BEGIN IMMEDIATE" } else { "BEGIN" };
         let mut s = self.conn.prepare_cached(sql).map_err(db_error)?;
