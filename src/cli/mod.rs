@@ -512,6 +512,10 @@ pub struct OlapArgs {
     /// per CPU)
     #[arg(long, value_name = "N")]
     pub loaders: Option<String>,
+    /// Write the flat files here and keep them (default: a temporary directory, removed
+    /// afterwards); perflab creates the directory and will not overwrite files in it
+    #[arg(long, value_name = "DIR")]
+    pub files_dir: Option<PathBuf>,
     /// The query mix: kinds and weights, from rollup, drill, slice and topn
     #[arg(
         long,

@@ -259,6 +259,16 @@ pub fn olap_spec(args: &OlapArgs, env: &Environment) -> Result<RunSpec, AppError
     }
     if phases.contains(&Phase::Load) {
         refuse_full_disk(&t, rows, &dir)?;
+        if let Some(d) = &args.files_dir
+            && let Some(f) = crate::workload::olap::data::plan_files(d, rows, files)
+                .iter()
+                .find(|f| f.path.exists())
+        {
+            return Err(AppError::Usage(format!(
+                "--files-dir: {} exists and perflab does not overwrite files; give a new or empty directory",
+                f.path.display()
+            )));
+        }
     }
     let server_settings = match &t.backend {
         Backend::Sqlite { .. } => Default::default(),
@@ -283,6 +293,7 @@ pub fn olap_spec(args: &OlapArgs, env: &Environment) -> Result<RunSpec, AppError
     );
     spec.sqlite = sqlite;
     spec.server_settings = server_settings;
+    spec.files_dir = args.files_dir.clone();
     spec.keep = args.keep || args.action == OltpAction::Prepare;
     Ok(build_spec(
         &args.run,

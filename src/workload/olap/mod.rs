@@ -90,6 +90,9 @@ pub struct OlapSpec {
     /// afterwards.
     #[serde(skip)]
     pub temp_dir: PathBuf,
+    /// Where the flat files go and stay (`--files-dir`); None: in `temp_dir`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_dir: Option<PathBuf>,
     #[serde(skip)]
     state: Arc<Mutex<State>>,
 }
@@ -136,6 +139,7 @@ impl OlapSpec {
             keep: false,
             backend,
             temp_dir,
+            files_dir: None,
             state: Arc::default(),
         }
     }
@@ -163,10 +167,20 @@ impl OlapSpec {
 
     /// Writes the flat files, in parallel.
     fn write_files(&self, note: &dyn Fn(&str)) -> Result<Vec<(FlatFile, u64)>, OpError> {
-        let dir = self.temp_dir.join("files");
+        let dir = match &self.files_dir {
+            Some(d) => d.clone(),
+            None => self.temp_dir.join("files"),
+        };
         std::fs::create_dir_all(&dir)
             .map_err(|e| OpError(format!("cannot create {}: {e}", dir.display())))?;
         let plan = data::plan_files(&dir, self.rows, self.files);
+        // Never over a file perflab did not write in this run.
+        if let Some(f) = plan.iter().find(|f| f.path.exists()) {
+            return Err(OpError(format!(
+                "{} exists: give --files-dir a new or empty directory",
+                f.path.display()
+            )));
+        }
         note(&format!(
             "prepare: writing {} flat files ({} sales rows) in {}",
             plan.len(),
