@@ -488,3 +488,28 @@ fn scan_runs_match_the_schema() {
     assert_valid(&native, "the native ceiling's record");
     check_invariants(&native);
 }
+
+#[test]
+fn olap_runs_match_the_schema() {
+    let results = Results::new("olap");
+    let record = perflab_json(
+        &results,
+        &[
+            "olap",
+            "--rows",
+            "5000",
+            "--files",
+            "2",
+            "--clients",
+            "1,2",
+            "--warmup",
+            "0s",
+            "--duration",
+            "200ms",
+            "--json",
+        ],
+    );
+    assert_valid(&record, "the olap record");
+    check_invariants(&record);
+    assert_exports_the_same(&results, &record);
+}
