@@ -799,6 +799,16 @@ fn options_of(command: &str) -> &'static [&'static str] {
             "--set",
             "--op-timeout",
         ],
+        "olap" => &[
+            "--target",
+            "--rows",
+            "--files",
+            "--loaders",
+            "--files-dir",
+            "--mix",
+            "--set",
+            "--op-timeout",
+        ],
         "show" => &[],
         "export" => &["--format", "-f", "--output", "-o"],
         "report" => &["--output", "-o", "--format", "-f", "--slo", "--title"],
@@ -817,7 +827,7 @@ fn flags_of(command: &str) -> &'static [&'static str] {
             "--direct",
         ],
         "oltp" => &["--select-only", "--keep"],
-        "scan" => &["--keep"],
+        "scan" | "olap" => &["--keep"],
         "report" => &["--suite", "--landscape"],
         _ => &[],
     }
@@ -869,11 +879,17 @@ fn option_value() -> impl Strategy<Value = String> {
 /// An argument vector for `command`: its options and the shared ones, values, stray words.
 fn argv_for(command: &'static str) -> impl Strategy<Value = Vec<String>> {
     let mut options: Vec<&'static str> = options_of(command).to_vec();
-    if matches!(command, "memory" | "cpu" | "null" | "io" | "oltp" | "scan") {
+    if matches!(
+        command,
+        "memory" | "cpu" | "null" | "io" | "oltp" | "scan" | "olap"
+    ) {
         options.extend_from_slice(RUN_OPTIONS);
     }
     options.push("--results");
-    if matches!(command, "memory" | "cpu" | "null" | "io" | "oltp" | "scan") {
+    if matches!(
+        command,
+        "memory" | "cpu" | "null" | "io" | "oltp" | "scan" | "olap"
+    ) {
         options.push("--nope");
     }
     let flags: Vec<&'static str> = flags_of(command)
@@ -922,6 +938,7 @@ fn names_a_server(cli: &Cli) -> bool {
     match &cli.command {
         Command::Oltp(a) => a.target.iter().any(server),
         Command::Scan(a) => a.target.iter().any(server),
+        Command::Olap(a) => a.target.iter().any(server),
         _ => false,
     }
 }
@@ -953,6 +970,11 @@ fn workload_command() -> impl Strategy<Value = Vec<String>> {
         argv_for("scan"),
         argv_for("scan").prop_map(|mut v| {
             v.extend(["--target".into(), "native".into()]);
+            v
+        }),
+        argv_for("olap"),
+        argv_for("olap").prop_map(|mut v| {
+            v.insert(2, "run".into());
             v
         }),
     ]

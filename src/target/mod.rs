@@ -45,19 +45,19 @@ pub fn registry() -> Vec<TargetInfo> {
         },
         TargetInfo {
             name: "sqlite:///PATH",
-            workloads: &["oltp", "scan"],
-            description: "an SQLite database file (embedded, bundled; the oltp and scan default is a temporary one)",
+            workloads: &["oltp", "scan", "olap"],
+            description: "an SQLite database file (embedded, bundled; the oltp, scan and olap default is a temporary one)",
             available: true,
         },
         TargetInfo {
             name: "postgres://USER@HOST/DB",
-            workloads: &["oltp", "scan"],
+            workloads: &["oltp", "scan", "olap"],
             description: "a PostgreSQL server (password from the URL, PGPASSWORD or ~/.pgpass)",
             available: true,
         },
         TargetInfo {
             name: "mysql://USER@HOST/DB",
-            workloads: &["oltp", "scan"],
+            workloads: &["oltp", "scan", "olap"],
             description: "a MySQL or MariaDB server (password from the URL, MYSQL_PWD or ~/.my.cnf; TLS with ?ssl-mode=REQUIRED)",
             available: true,
         },
