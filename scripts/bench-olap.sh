@@ -99,6 +99,9 @@ my() { mariadb -h"$MY_HOST" -P"$MY_PORT" -u"$MY_USER" "$MY_DB" "$@"; }
 pg() { psql -X -q -v ON_ERROR_STOP=1 "$PG_URL" "$@"; }
 export -f my pg
 
+# URLs for messages, without a password.
+shown() { sed -E 's#(://[^:/@]*):[^@]*@#\1:***@#' <<<"$1"; }
+
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-olap.XXXXXX")
 results=$work/results
 engines=()
@@ -116,11 +119,11 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 engines=(sqlite)
-if pg -c 'SELECT 1' >/dev/null 2>&1; then engines+=(postgres); else echo "bench-olap: no PostgreSQL at $PG_URL: skipped" >&2; fi
+if pg -c 'SELECT 1' >/dev/null 2>&1; then engines+=(postgres); else echo "bench-olap: no PostgreSQL at $(shown "$PG_URL"): skipped" >&2; fi
 if ! my -e 'SELECT 1' >/dev/null 2>&1; then
-  echo "bench-olap: no MySQL at $MY_URL: skipped" >&2
+  echo "bench-olap: no MySQL at $(shown "$MY_URL"): skipped" >&2
 elif [ "$(my -N -B -e 'SELECT @@local_infile' 2>/dev/null)" != 1 ]; then
-  echo "bench-olap: MySQL at $MY_URL refuses LOAD DATA LOCAL INFILE (SET GLOBAL local_infile = 1): skipped" >&2
+  echo "bench-olap: MySQL at $(shown "$MY_URL") refuses LOAD DATA LOCAL INFILE (SET GLOBAL local_infile = 1): skipped" >&2
 else
   engines+=(mysql)
 fi

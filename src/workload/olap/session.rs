@@ -50,11 +50,11 @@ impl<T> WorkQueue<T> {
     }
 }
 
+/// A session's connection: answers bounded by the op timeout, and the server told to stop a
+/// statement perflab stopped waiting for (the op timeout, Ctrl-C), as a scan's is; a load or
+/// a summary over a large table can take far longer than an OLTP answer.
 fn connect(backend: &Backend) -> Result<Box<dyn Conn>, OpError> {
-    let mut conn = backend.connect().map_err(|e| OpError(e.message))?;
-    // A load or a summary over a large table can take far longer than an OLTP answer.
-    conn.set_answer_timeout(None);
-    Ok(conn)
+    crate::workload::scan::session::connect(backend)
 }
 
 /// One loader: files until none is left, then the statistics if it loaded the last.
@@ -227,7 +227,7 @@ impl QuerySession {
         seed: u64,
         tally: Arc<Tally>,
     ) -> Result<QuerySession, OpError> {
-        let conn = backend.connect_session().map_err(|e| OpError(e.message))?;
+        let conn = connect(&backend)?;
         let mut cumulative = Vec::with_capacity(mix.len());
         let mut total = 0;
         for (k, w) in mix {
@@ -258,10 +258,7 @@ impl Session for QuerySession {
         self.kind = kind.name();
         let q = queries::draw(kind, &mut self.rng, &self.truth);
         if self.conn.is_broken() {
-            self.conn = self
-                .backend
-                .connect_session()
-                .map_err(|e| OpError(e.message))?;
+            self.conn = connect(&self.backend)?;
         }
         let answer = self
             .conn

@@ -118,8 +118,9 @@ impl Session for ScanSession {
     }
 }
 
-/// A session's connection, with the server told to stop a scan nobody waits for.
-fn connect(backend: &Backend) -> Result<Box<dyn Conn>, OpError> {
+/// A session's connection, with the server told to stop a statement nobody waits for (OLAP's
+/// sessions use it too).
+pub fn connect(backend: &Backend) -> Result<Box<dyn Conn>, OpError> {
     let mut conn = backend.connect_session().map_err(|e| OpError(e.message))?;
     for (_, sql) in server_limits(backend, conn.dialect()) {
         // A server that does not know the setting (PostgreSQL before 14, MySQL's name on
