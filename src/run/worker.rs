@@ -197,15 +197,17 @@ impl Breakdown {
     }
 
     #[inline]
-    fn record(&mut self, kind: &'static str, response: Duration) {
+    fn record(&mut self, kind: &'static str, response: Duration, bytes: u64) {
         let ns = response.as_nanos() as u64;
         if let Some(i) = self.own {
             self.groups[i].ops += 1;
+            self.groups[i].bytes += bytes;
             self.groups[i].latency.saturating_record(ns);
         }
         if !kind.is_empty() {
             let g = self.kind(kind);
             g.ops += 1;
+            g.bytes += bytes;
             g.latency.saturating_record(ns);
         }
     }
@@ -265,7 +267,7 @@ fn measure(
         match outcome {
             Ok(o) => {
                 rec.record(intended, start, now, o.items, o.bytes);
-                kinds.record(o.kind, now.saturating_duration_since(intended));
+                kinds.record(o.kind, now.saturating_duration_since(intended), o.bytes);
             }
             Err(e) => {
                 rec.record_error(intended, start, now, &e.0);
@@ -517,7 +519,7 @@ impl Pump for MeasurePump<'_> {
                 self.rec.record(intended, start, end, o.items, o.bytes);
                 if !o.kind.is_empty() {
                     self.kinds
-                        .record(o.kind, end.saturating_duration_since(intended));
+                        .record(o.kind, end.saturating_duration_since(intended), o.bytes);
                 }
             }
             Err(f) => {
