@@ -276,10 +276,7 @@ pub fn olap_spec(args: &OlapArgs, env: &Environment) -> Result<RunSpec, AppError
             .settings()
             .map_err(|e| oltp_cmd::unreachable_target(&t, e))?,
     };
-    let sqlite = match &t.backend {
-        Backend::Sqlite { settings, .. } => Some(settings.clone()),
-        _ => None,
-    };
+    let sqlite = t.backend.sqlite_settings();
     let mut spec = OlapSpec::new(
         t.shown.clone(),
         phases,

@@ -429,10 +429,7 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
         Backend::Sqlite { .. } => BTreeMap::new(),
         b => b.settings().map_err(|e| unreachable_target(first, e))?,
     };
-    let sqlite = match &first.backend {
-        Backend::Sqlite { settings, .. } => Some(settings.clone()),
-        _ => None,
-    };
+    let sqlite = first.backend.sqlite_settings();
     let spec = OltpSpec {
         mix,
         select_only: args.select_only,

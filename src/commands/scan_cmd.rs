@@ -338,10 +338,7 @@ pub fn scan_spec(args: &ScanArgs, env: &Environment) -> Result<RunSpec, AppError
                 look(&target, args, tables.values(), phases)?
             };
             try_swept_settings(&target, &swept)?;
-            let sqlite = match &target.backend {
-                Backend::Sqlite { settings, .. } => Some(settings.clone()),
-                _ => None,
-            };
+            let sqlite = target.backend.sqlite_settings();
             let mut spec = ScanSpec::new(
                 target.shown.clone(),
                 tables,

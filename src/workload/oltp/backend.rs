@@ -63,6 +63,14 @@ impl Backend {
         }
     }
 
+    /// SQLite's settings, for the record; None for a server.
+    pub fn sqlite_settings(&self) -> Option<super::sqlite::SqliteSettings> {
+        match self {
+            Backend::Sqlite { settings, .. } => Some(settings.clone()),
+            _ => None,
+        }
+    }
+
     /// Whether the database is a file that does not exist yet (nothing to look at).
     pub fn is_new_file(&self) -> bool {
         matches!(self, Backend::Sqlite { path, .. } if !path.exists())
