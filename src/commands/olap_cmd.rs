@@ -45,13 +45,7 @@ pub fn olap(g: &GlobalArgs, args: &OlapArgs) -> Result<(), AppError> {
         .flat_map(|s| s.checks.iter().filter(|c| !c.passed).map(move |c| (s, c)))
         .map(|(s, c)| format!("step {} {}: {}", s.index, c.name, c.summary))
         .collect();
-    let wrong: u64 = record
-        .steps
-        .iter()
-        .flat_map(|s| &s.trials)
-        .filter(|t| t.error_samples.iter().any(|e| e.contains("wrong answer")))
-        .map(|t| t.errors)
-        .sum();
+    let wrong = super::workload_cmd::wrong_answers(&record);
     if let Some(first) = failed.first() {
         return Err(AppError::Failed(format!(
             "{} check(s) failed (run {}); the first: {first}",

@@ -72,13 +72,7 @@ pub fn scan(g: &GlobalArgs, args: &ScanArgs) -> Result<(), AppError> {
         }
     }
     let record = super::workload_cmd::execute_record(g, &spec, env)?;
-    let wrong: u64 = record
-        .steps
-        .iter()
-        .flat_map(|s| &s.trials)
-        .filter(|t| t.error_samples.iter().any(|e| e.contains("wrong answer")))
-        .map(|t| t.errors)
-        .sum();
+    let wrong = super::workload_cmd::wrong_answers(&record);
     if wrong > 0 {
         return Err(AppError::Failed(format!(
             "{wrong} scan(s) gave a wrong answer (run {}; the errors say which)",

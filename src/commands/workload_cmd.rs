@@ -136,3 +136,15 @@ pub(crate) fn show(g: &GlobalArgs, record: &RunRecord) -> Result<(), AppError> {
 pub(crate) fn command_line() -> Vec<String> {
     crate::target::url::redact_command_line(&std::env::args().collect::<Vec<_>>())
 }
+
+/// Errors of trials where the engine gave a wrong answer (a scan's or a query's check), counted
+/// by the trials whose error samples say so: the commands that check answers exit 1 on them.
+pub fn wrong_answers(record: &crate::record::RunRecord) -> u64 {
+    record
+        .steps
+        .iter()
+        .flat_map(|s| &s.trials)
+        .filter(|t| t.error_samples.iter().any(|e| e.contains("wrong answer")))
+        .map(|t| t.errors)
+        .sum()
+}
