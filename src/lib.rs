@@ -24,6 +24,8 @@
 //! - [`record`]: the record type, HDR histograms, per-worker recorders, time series.
 //! - [`stats`]: estimates with confidence intervals; peak, sweet spot, scaling; curves, USL
 //!   fits and knees; comparison statistics; steady state.
+//! - [`cluster`]: scale-out over MPI: ranks meeting at every phase, their trials merged
+//!   exactly on rank 0.
 //! - [`env`]: the machine's disclosure, CPU-time sampling, block devices and write hazards.
 //! - [`archive`]: saving, listing and loading records.
 //! - [`export`]: one file per output format.
@@ -40,6 +42,7 @@
 
 pub mod archive;
 pub mod cli;
+pub mod cluster;
 pub mod commands;
 pub mod compare;
 pub mod engine;

@@ -113,9 +113,15 @@ pub struct RunArgs {
     #[arg(long, value_name = "RATE|SWEEP")]
     pub rate: Option<String>,
     /// Whether --rate is for all workers together or for each worker (default: total; for
-    /// oltp, worker: a rate per user, the stabilized load)
-    #[arg(long, value_enum, requires = "rate")]
+    /// oltp, worker: a rate per user, the stabilized load). Under MPI, total and worker
+    /// divide --threads and --ops over the active ranks; rank gives each active rank
+    /// --threads, --ops and --rate whole
+    #[arg(long, value_enum)]
     pub rate_scope: Option<crate::spec::RateScope>,
+    /// Under MPI: how many ranks drive the load (e.g. 1..8; sweeps): the curve against
+    /// client hosts. Default: every rank
+    #[arg(long, value_name = "N|SWEEP")]
+    pub active_ranks: Option<String>,
     /// Spacing of open-loop starts (fio --rate_process)
     #[arg(long, value_enum, default_value = "poisson", requires = "rate")]
     pub arrival: crate::spec::Arrival,

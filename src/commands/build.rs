@@ -104,6 +104,20 @@ pub fn build_spec(
                 .unwrap_or_default(),
         },
     };
+    if let Some(scope) = args.rate_scope
+        && scope != crate::spec::RateScope::Rank
+        && args.rate.is_none()
+    {
+        return Err(SpecError::new(
+            "rate-scope",
+            if scope == crate::spec::RateScope::Total {
+                "total"
+            } else {
+                "worker"
+            },
+            "says what --rate counts; give --rate too",
+        ));
+    }
     let seed = parse_count("seed", &args.seed)?;
     let interval = parse_duration("interval", &args.interval)?;
     if interval.as_millis() < 10 {
@@ -132,6 +146,8 @@ pub fn build_spec(
         resources: args.resources == crate::spec::Switch::On,
         power_cmd: args.power_cmd.clone().filter(|c| !c.trim().is_empty()),
         levels: None,
+        active_ranks: active_ranks(args)?,
+        per_rank: args.rate_scope == Some(crate::spec::RateScope::Rank),
     };
     let swept: Vec<&str> = spec
         .axes()
@@ -156,6 +172,13 @@ pub fn build_spec(
         ));
     }
     if let Some(text) = &args.load_levels {
+        if crate::cluster::size() > 1 {
+            return Err(SpecError::new(
+                "load-levels",
+                text,
+                "load levels are calibrated on one process; run them without mpirun",
+            ));
+        }
         let mut spec = spec;
         let mut swept: Vec<&str> = swept;
         // The default thread sweep becomes its largest value: the levels load the machine.
@@ -177,6 +200,33 @@ pub fn build_spec(
         ));
     }
     Ok(spec)
+}
+
+/// `--active-ranks` against the ranks the launcher started: `None` with one rank (and then
+/// the option is refused: there is nothing to divide).
+fn active_ranks(args: &RunArgs) -> Result<Option<Sweep<u64>>, SpecError> {
+    let ranks = crate::cluster::size() as u64;
+    let text = match (&args.active_ranks, ranks) {
+        (Some(t), 1) => {
+            return Err(SpecError::new(
+                "active-ranks",
+                t,
+                "only a run started by an MPI launcher has ranks (mpirun -np N perflab ...)",
+            ));
+        }
+        (Some(t), _) => t.clone(),
+        (None, 1) => return Ok(None),
+        (None, n) => n.to_string(),
+    };
+    let sweep = parse_u64("active_ranks", &text, parse_count)?;
+    if let Some(&bad) = sweep.values().iter().find(|&&n| n == 0 || n > ranks) {
+        return Err(SpecError::new(
+            "active-ranks",
+            &bad.to_string(),
+            &format!("the job has {ranks} ranks: give 1 to {ranks}"),
+        ));
+    }
+    Ok(Some(sweep))
 }
 
 /// A spec with SPECpower's load levels: the levels are the run's only sweep.

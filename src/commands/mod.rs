@@ -21,6 +21,7 @@ pub use build::build_spec;
 
 use crate::archive::ArchiveError;
 use crate::cli::{Cli, Command};
+use crate::cluster::Ending;
 use crate::env::Environment;
 use crate::run::RunError;
 use crate::run::interrupt::EXIT_INTERRUPTED;
@@ -58,7 +59,9 @@ pub const EXIT_REGRESSION: u8 = 3;
 impl AppError {
     pub fn exit_code(&self) -> u8 {
         match self {
-            AppError::Spec(_) | AppError::Usage(_) | AppError::Run(RunError::Power(_)) => 2,
+            AppError::Spec(_)
+            | AppError::Usage(_)
+            | AppError::Run(RunError::Power(_) | RunError::Refused(_)) => 2,
             AppError::Run(RunError::Interrupted { .. }) => EXIT_INTERRUPTED,
             AppError::Run(RunError::Archive(e)) | AppError::Archive(e) => match e {
                 ArchiveError::NotFound(_)
@@ -83,13 +86,51 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return clap_error(e),
     };
-    match dispatch(cli) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(AppError::Output(m)) if m.contains("Broken pipe") => ExitCode::SUCCESS,
-        Err(e) => {
+    // Before any thread starts: MPI's threads and ours must not race its initialization.
+    if let Err(e) = crate::cluster::init() {
+        // Every rank would say the same: the first speaks.
+        if crate::cluster::launcher::launcher_rank() == 0 {
             eprintln!("perflab: {e}");
-            ExitCode::from(e.exit_code())
         }
+        return ExitCode::from(2);
+    }
+    let (code, ending) = match dispatch(cli) {
+        Ok(()) => (0, Ending::Together),
+        Err(AppError::Output(m)) if m.contains("Broken pipe") => (0, Ending::Together),
+        Err(e) => {
+            let ending = ending(&e);
+            // Rank 0 speaks for an MPI run; another rank speaks only of its own failures
+            // (the ones all ranks agreed on carry its number in rank 0's message).
+            if crate::cluster::is_root() || ending == Ending::Alone {
+                eprintln!("perflab: {}{e}", rank_prefix());
+            }
+            (e.exit_code(), ending)
+        }
+    };
+    crate::cluster::finish(code, ending);
+    ExitCode::from(code)
+}
+
+/// `rank N (host): ` on ranks other than 0 of an MPI run.
+fn rank_prefix() -> String {
+    match crate::cluster::is_root() {
+        true => String::new(),
+        false => format!(
+            "rank {} ({}): ",
+            crate::cluster::rank(),
+            crate::cluster::host()
+        ),
+    }
+}
+
+/// How an error ends this rank's part of an MPI job: a failed step is one every rank
+/// agreed on, and a refused workload one every rank refused alike; the rest may have
+/// happened here alone (a path missing on this host only), while the others wait.
+fn ending(e: &AppError) -> Ending {
+    match e {
+        AppError::Run(RunError::Interrupted { .. }) => Ending::Interrupted,
+        AppError::Run(RunError::Failed { .. } | RunError::Refused(_)) => Ending::Together,
+        _ => Ending::Alone,
     }
 }
 
@@ -173,6 +214,10 @@ fn clap_error(e: clap::Error) -> ExitCode {
             let tip = lines
                 .find(|l| l.starts_with("tip:"))
                 .map(|t| format!("; {}", t.trim_start_matches("tip: ")));
+            // Under a launcher every rank parsed the same arguments: the first one speaks.
+            if crate::cluster::launcher::launcher_rank() != 0 {
+                return ExitCode::from(2);
+            }
             eprintln!(
                 "perflab: {first}{} (see 'perflab --help')",
                 tip.unwrap_or_default()

@@ -113,7 +113,7 @@ pub(super) fn run_record(
         Err(RunError::Interrupted { id, .. } | RunError::Failed { id, .. }) => {
             archive.load(id).ok()
         }
-        Err(RunError::Archive(_) | RunError::Power(_)) => None,
+        Err(RunError::Archive(_) | RunError::Power(_) | RunError::Refused(_)) => None,
     };
     if let Some(record) = saved.as_ref().filter(|_| print) {
         show(g, record)?;

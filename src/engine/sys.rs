@@ -269,3 +269,16 @@ mod tests {
         }
     }
 }
+
+/// Points this process's stdout at /dev/null (an MPI rank other than 0: rank 0 speaks for
+/// the run).
+pub fn silence_stdout() -> io::Result<()> {
+    let null = std::fs::OpenOptions::new().write(true).open("/dev/null")?;
+    // SAFETY: dup2 on two descriptors this process owns; fd 1 is replaced atomically and
+    // `null` is closed when dropped, leaving fd 1 open on /dev/null.
+    let rc = unsafe { libc::dup2(null.as_raw_fd(), 1) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

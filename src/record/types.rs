@@ -49,6 +49,9 @@ pub struct RunRecord {
     /// A `--load-levels` run's calibration, levels and operations per watt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub load_levels: Option<super::levels::LoadLevels>,
+    /// Under MPI: the ranks, their hosts and machines, and how the load was divided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<crate::cluster::ClusterInfo>,
 }
 
 /// The power source of a run.
@@ -105,6 +108,7 @@ impl Default for RunRecord {
             cut_short: None,
             power: None,
             load_levels: None,
+            cluster: None,
         }
     }
 }
@@ -257,6 +261,23 @@ pub struct Trial {
     /// for op allows for.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub server_start_window: BTreeMap<String, f64>,
+    /// Under MPI: how many ranks drove the trial and how closely they kept step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<RankSync>,
+}
+
+/// How the ranks of an MPI run kept step in one trial.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct RankSync {
+    /// Ranks in the job.
+    pub ranks: u64,
+    /// Ranks that ran workers in this trial (`--active-ranks`).
+    pub active: u64,
+    /// Wall-clock time between the first and the last rank's start of the measure phase.
+    pub start_skew_ns: u64,
+    /// The same for its end, over the active ranks: a straggling rank shows here.
+    pub end_skew_ns: u64,
 }
 
 /// One group of a trial's ops: the reads, the 8 KiB I/Os, or one file.
@@ -276,8 +297,12 @@ pub struct GroupResult {
     pub ops_per_sec: f64,
     pub bytes_per_sec: f64,
     pub latency: LatencySummary,
-    /// A file far slower than its siblings (see docs/workloads.md).
+    /// A file (or MPI rank) far slower than its siblings (see docs/workloads.md).
     pub straggler: bool,
+    /// The group's histogram, encoded as `latency_hdr` is: sent between MPI ranks so their
+    /// groups merge exactly, and not kept in records.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_hdr: Option<String>,
 }
 
 /// A block device's own account of a measure phase.

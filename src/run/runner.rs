@@ -14,6 +14,7 @@ use crate::spec::RunSpec;
 use crate::spec::StepPoint;
 use crate::spec::sweep::{grid, step_params};
 use crate::stats::{analyze, estimate};
+use crate::workload::ScaleOut;
 use std::time::SystemTime;
 
 /// Steal time above this share of the CPUs makes figures unreliable.
@@ -27,6 +28,16 @@ const BUSY_PROBE: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// The reason a run cut short by Ctrl-C gives.
 const INTERRUPTED: &str = "interrupted (Ctrl-C)";
+/// The same under MPI, where the launcher also stops every rank when one of them dies.
+const INTERRUPTED_RANKS: &str =
+    "interrupted (Ctrl-C, or the MPI launcher ended the job because a rank failed)";
+
+fn interrupted() -> &'static str {
+    match crate::cluster::size() {
+        1 => INTERRUPTED,
+        _ => INTERRUPTED_RANKS,
+    }
+}
 
 /// Why a run stopped early. The record is saved in every case.
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +55,35 @@ pub enum RunError {
     /// `--power-cmd` does not work; nothing ran.
     #[error("{0}")]
     Power(String),
+    /// The run cannot start as asked (a workload that does not run over MPI ranks); nothing
+    /// ran.
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// The workload's preparation. Over MPI ranks, a shared system under test is prepared by
+/// rank 0 alone while the others wait; each rank prepares its own host otherwise. Every rank
+/// learns whether it worked.
+fn prepare(
+    workload: &dyn crate::workload::Workload,
+    observer: &dyn Observer,
+) -> Result<crate::workload::Prepared, crate::workload::OpError> {
+    if crate::cluster::size() == 1 {
+        return workload.prepare(&|text| observer.note(text));
+    }
+    let mine = match (workload.scale_out(), crate::cluster::is_root()) {
+        (ScaleOut::SharedTarget, false) => Ok(Box::new(()) as crate::workload::Prepared),
+        _ => workload.prepare(&|text| observer.note(text)),
+    };
+    let outcome = mine.as_ref().map(|_| ()).map_err(|e| e.0.clone());
+    let agreed = crate::cluster::gate::Gate::new().meet(outcome);
+    match agreed {
+        Ok(()) => mine,
+        Err(crate::cluster::gate::Stop::Failed(m)) => Err(crate::workload::OpError(m)),
+        Err(crate::cluster::gate::Stop::Interrupted) => {
+            Err(crate::workload::OpError("interrupted (Ctrl-C)".into()))
+        }
+    }
 }
 
 /// Who asked for the run, for the record.
@@ -66,6 +106,19 @@ pub fn run(
     observer: &dyn Observer,
 ) -> Result<RunRecord, RunError> {
     let workload = spec.workload.workload();
+    // Under MPI rank 0 speaks for the run; the others run their share quietly.
+    let silent = super::Silent;
+    let observer = if crate::cluster::is_root() {
+        observer
+    } else {
+        &silent
+    };
+    if let (true, ScaleOut::Unsupported(why)) = (crate::cluster::size() > 1, workload.scale_out()) {
+        return Err(RunError::Refused(format!(
+            "{} cannot run over MPI ranks: {why}; run it without mpirun",
+            workload.name()
+        )));
+    }
     let started = SystemTime::now();
     let mut record = RunRecord {
         id: run_id(started),
@@ -79,6 +132,12 @@ pub fn run(
         headline: workload.headline(),
         env: env.clone(),
         status: Status::Incomplete,
+        cluster: crate::cluster::members(env).map(|members| crate::cluster::ClusterInfo {
+            ranks: members.len() as u64,
+            library: crate::cluster::library(),
+            scope: if spec.per_rank { "rank" } else { "total" }.into(),
+            members,
+        }),
         ..Default::default()
     };
     let axes = spec.axes();
@@ -102,7 +161,7 @@ pub fn run(
     }
     archive.save(&record)?;
     // Dropped when this function returns, however it returns: the workload's cleanup.
-    let _prepared = match workload.prepare(&|text| observer.note(text)) {
+    let _prepared = match prepare(workload, observer) {
         Ok(p) => p,
         Err(e) => {
             record.cut_short = Some(CutShort {
@@ -205,7 +264,7 @@ impl Steps<'_, '_> {
                     trials.push(trial);
                 }
                 Err(TrialError::Interrupted(c)) => {
-                    self.record.cut_short = Some(cut(c.phase, INTERRUPTED, c.stuck, c.workers));
+                    self.record.cut_short = Some(cut(c.phase, interrupted(), c.stuck, c.workers));
                     return Err(stop(self.record, archive, observer, None));
                 }
                 Err(TrialError::Failed { phase, message }) => {
@@ -214,7 +273,7 @@ impl Steps<'_, '_> {
                 }
             }
             if is_interrupted() {
-                self.record.cut_short = Some(cut("between trials", INTERRUPTED, 0, 0));
+                self.record.cut_short = Some(cut("between trials", interrupted(), 0, 0));
                 return Err(stop(self.record, archive, observer, None));
             }
         }
@@ -227,6 +286,11 @@ impl Steps<'_, '_> {
             checks: Vec::new(),
             plan: None,
         };
+        // Rank 0 checks and judges the merged step; the other ranks' steps are placeholders.
+        if !crate::cluster::is_root() {
+            self.record.steps.push(step);
+            return Ok(());
+        }
         self.workload.finish_step(&mut step);
         for w in step_warnings(&step)
             .into_iter()
@@ -404,6 +468,21 @@ fn step_warnings(step: &StepResult) -> Vec<Warning> {
             ),
             step: Some(step.index),
         });
+    }
+    for t in step.trials.iter().take(1) {
+        for g in t.groups.iter().filter(|g| g.by == "rank" && g.straggler) {
+            out.push(Warning {
+                code: "straggler_rank".into(),
+                message: format!(
+                    "step {}: {} drove {:.0} ops/s, under {:.0}% of the median rank's; that host (or its network) held the run back. See the per-rank figures ('perflab show')",
+                    step.index,
+                    g.label,
+                    g.ops_per_sec,
+                    crate::cluster::merge::STRAGGLER_SHARE * 100.0
+                ),
+                step: Some(step.index),
+            });
+        }
     }
     if step.summary.errors > 0 {
         let sample = step

@@ -27,6 +27,12 @@ use super::interrupt::is_interrupted;
 use super::observer::Observer;
 use super::pacer::Pacer;
 use super::worker::{self, MEASURE, STOP, Shared, WARMUP, WorkerOutput, WorkerPlan, WorkerResult};
+use crate::cluster::{
+    self,
+    gate::{Gate, Stop},
+    merge::merge,
+    share::Share,
+};
 use crate::env::power::PowerMeter;
 use crate::env::sampler::{Sampled, Sampler};
 use crate::record::histogram::{LatencyHistogram, encode, new_histogram, summarize};
@@ -83,7 +89,10 @@ const DRAIN_POLL: Duration = Duration::from_micros(200);
 
 /// What a trial needs before any thread starts.
 struct TrialPlan {
+    /// This rank's workers (all of them with one rank; 0 on a rank that sits the step out).
     workers: usize,
+    /// Their place among the run's workers (see `cluster::share`).
+    share: Share,
     seed: u64,
     factory: SessionFactory,
     quotas: Vec<Option<u64>>,
@@ -104,7 +113,19 @@ impl TrialPlan {
         repeat: u32,
     ) -> Result<Self, TrialError> {
         let fixed = workload.fixed_work(point);
-        let workers = fixed.unwrap_or(spec.threads.at(point) as usize).max(1);
+        let requested = fixed.unwrap_or(spec.threads.at(point) as usize).max(1);
+        let share = match &spec.active_ranks {
+            Some(active) => Share::of(
+                requested,
+                active.at(point) as usize,
+                cluster::rank(),
+                spec.per_rank,
+            ),
+            None => Share::whole(requested),
+        };
+        let workers = share.workers;
+        // The same seed on every rank: workers are numbered over the run, so N ranks of one
+        // worker issue the ops one process of N workers would.
         let seed = spec
             .seed
             .wrapping_add(u64::from(repeat).wrapping_mul(0x2545_f491_4f6c_dd1d));
@@ -114,10 +135,10 @@ impl TrialPlan {
         let (target_rate, open) = match &spec.load {
             LoadSpec::Open { rate, scope, .. } => {
                 let r = rate.at(point);
-                let total = if *scope == RateScope::Worker {
-                    r * workers as f64
-                } else {
-                    r
+                let total = match scope {
+                    RateScope::Worker => r * workers as f64,
+                    RateScope::Total => r * share.fraction(),
+                    RateScope::Rank => r,
                 };
                 (total, true)
             }
@@ -125,11 +146,18 @@ impl TrialPlan {
         };
         Ok(TrialPlan {
             workers,
+            share,
             seed,
             factory,
             quotas: match fixed {
                 Some(_) => vec![None; workers],
-                None => quotas(spec.stop, workers),
+                None if spec.per_rank => quotas(spec.stop, workers),
+                // The run's `--ops` over the run's workers; this rank takes its workers' part.
+                None => quotas(spec.stop, share.total)
+                    .into_iter()
+                    .skip(share.first)
+                    .take(workers)
+                    .collect(),
             },
             target_rate,
             open,
@@ -144,12 +172,12 @@ impl TrialPlan {
             // The origin is a placeholder: each worker moves it to the moment every session
             // is open (`Shared::origin`).
             LoadSpec::Open { arrival, .. } => Pacer::open(
-                self.target_rate / self.workers as f64,
+                self.target_rate / self.workers.max(1) as f64,
                 *arrival,
                 self.seed,
                 Instant::now(),
-                index,
-                self.workers,
+                self.share.first + index,
+                self.share.total,
             ),
         }
     }
@@ -174,8 +202,8 @@ impl Crew {
         };
         for index in 0..plan.workers {
             let worker_plan = WorkerPlan {
-                index,
-                workers: plan.workers,
+                index: plan.share.first + index,
+                workers: plan.share.total,
                 factory: plan.factory.clone(),
                 pacer: plan.pacer(spec, index),
                 quota: plan.quotas[index],
@@ -283,6 +311,18 @@ impl Crew {
         Ok(elapsed)
     }
 
+    /// A meeting point with the other ranks (nothing with one rank). When a rank failed or
+    /// Ctrl-C came, this rank's workers are stopped and the trial ends here.
+    fn meet(&self, gate: &mut Gate, phase: &'static str) -> Result<(), TrialError> {
+        gate.meet(Ok(())).map_err(|stop| {
+            let cut = self.abandon(phase);
+            match stop {
+                Stop::Interrupted => TrialError::Interrupted(cut),
+                Stop::Failed(message) => TrialError::failed(phase, message),
+            }
+        })
+    }
+
     /// Waits for every worker to return and takes what it recorded.
     fn collect(self, series: &mut SeriesBuilder) -> Result<Vec<WorkerResult>, Cut> {
         self.wait("collect", TICK, Crew::all_returned)?;
@@ -306,6 +346,8 @@ impl Crew {
 /// What the measure phase saw.
 struct Measured<'m> {
     start: Instant,
+    /// The wall clock at `start`, the one clock ranks on different hosts share.
+    start_wall_ns: u64,
     series: SeriesBuilder,
     sampler: Sampler<'m>,
     /// The system under test's counters just before the phase began, and just after.
@@ -361,6 +403,8 @@ impl Activity {
     }
 }
 
+/// Runs one trial: this rank's workers, then (under MPI) every rank's figures merged on
+/// rank 0. On the other ranks the trial returned is a placeholder: rank 0 records the run.
 pub fn run_trial(
     spec: &RunSpec,
     workload: &dyn Workload,
@@ -369,8 +413,55 @@ pub fn run_trial(
     observer: &dyn Observer,
     meter: Option<&mut PowerMeter>,
 ) -> Result<Trial, TrialError> {
+    let mut gate = Gate::new();
+    let local = local_trial(spec, workload, point, repeat, observer, meter, &mut gate);
+    if cluster::size() == 1 {
+        let mut trial = local?;
+        workload.derive(point, &mut trial);
+        return Ok(trial);
+    }
+    let (local, phase) = match local {
+        // No exchange after an interrupt: the other ranks are stopping too, or gone.
+        Err(TrialError::Interrupted(cut)) => return Err(TrialError::Interrupted(cut)),
+        Err(TrialError::Failed { phase, message }) => (Err(Stop::Failed(message)), phase),
+        Ok(trial) => (Ok(trial), "merge"),
+    };
+    let fixed = workload.fixed_work(point).is_some();
+    match gate.finish(local, &cluster::host()) {
+        Ok(Some(parts)) => {
+            let mut trial = merge(parts, fixed);
+            workload.derive(point, &mut trial);
+            Ok(trial)
+        }
+        Ok(None) => Ok(Trial {
+            repeat,
+            ..Default::default()
+        }),
+        Err(Stop::Interrupted) => Err(TrialError::Interrupted(Cut {
+            phase,
+            stuck: 0,
+            workers: 0,
+        })),
+        Err(Stop::Failed(message)) => Err(TrialError::failed(phase, message)),
+    }
+}
+
+/// This rank's part of a trial, up to its merged figures (before the workload derives its
+/// own from them).
+fn local_trial(
+    spec: &RunSpec,
+    workload: &dyn Workload,
+    point: &StepPoint,
+    repeat: u32,
+    observer: &dyn Observer,
+    meter: Option<&mut PowerMeter>,
+    gate: &mut Gate,
+) -> Result<Trial, TrialError> {
     let plan = TrialPlan::new(spec, workload, point, repeat)?;
     let started_at = now_rfc3339();
+    if plan.workers == 0 {
+        return idle_trial(repeat, started_at, gate);
+    }
     let devices = workload.devices();
     let crew = Crew::start(spec, &plan)?;
     let stopped = TrialError::Interrupted;
@@ -383,11 +474,14 @@ pub fn run_trial(
             .map_err(stopped)?;
         return Err(setup_error(results));
     }
+    crew.meet(gate, "open")?;
     if !plan.fixed {
         warmup(&crew, spec.warmup, observer).map_err(stopped)?;
     }
+    crew.meet(gate, "warmup")?;
     let probe = (spec.resources, devices.as_slice(), meter);
     let mut measured = measure(&crew, spec, &plan, observer, workload, probe).map_err(stopped)?;
+    gate.measure_wall_ns = measured.start_wall_ns;
     let before = std::mem::take(&mut measured.server_before);
     let started = std::mem::take(&mut measured.server_started);
     let elapsed = crew.drain(measured.start).map_err(stopped)?;
@@ -412,7 +506,7 @@ pub fn run_trial(
         .into_iter()
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| TrialError::failed("measure", e.0))?;
-    let mut trial = assemble(
+    Ok(assemble(
         &plan,
         repeat,
         started_at,
@@ -420,9 +514,33 @@ pub fn run_trial(
         measured.series,
         elapsed,
         activity,
-    );
-    workload.derive(point, &mut trial);
-    Ok(trial)
+    ))
+}
+
+/// A rank that sits the step out (`--active-ranks`, or fewer workers than ranks): it meets
+/// the others at every point and reports nothing.
+fn idle_trial(repeat: u32, started_at: String, gate: &mut Gate) -> Result<Trial, TrialError> {
+    for phase in ["open", "warmup"] {
+        gate.meet(Ok(()))
+            .map_err(|stop| stop_error(stop, phase, 0))?;
+    }
+    Ok(Trial {
+        repeat,
+        started_at,
+        ..Default::default()
+    })
+}
+
+/// The trial error for a stop agreed between ranks.
+fn stop_error(stop: Stop, phase: &'static str, workers: usize) -> TrialError {
+    match stop {
+        Stop::Interrupted => TrialError::Interrupted(Cut {
+            phase,
+            stuck: 0,
+            workers,
+        }),
+        Stop::Failed(message) => TrialError::failed(phase, message),
+    }
 }
 
 /// The first worker's reason its session did not open.
@@ -475,6 +593,7 @@ fn measure<'m>(
     let server_before = workload.server_counters();
     // The sampler's boundaries are the workers' interval boundaries.
     let start = Instant::now();
+    let start_wall_ns = crate::cluster::gate::wall_ns();
     sampler.set_origin(start);
     let _ = crew.shared.measure_start.set(start);
     crew.shared.phase.store(MEASURE, Ordering::SeqCst);
@@ -491,6 +610,7 @@ fn measure<'m>(
         if finished || time_up {
             return Ok(Measured {
                 start,
+                start_wall_ns,
                 series,
                 sampler,
                 server_before,
@@ -513,6 +633,7 @@ fn measure<'m>(
             Err(RecvTimeoutError::Disconnected) => {
                 return Ok(Measured {
                     start,
+                    start_wall_ns,
                     series,
                     sampler,
                     server_before,
@@ -624,6 +745,7 @@ fn assemble(
         groups: merge_groups(groups, measured),
         devices: sampled.devices,
         server_start_window,
+        ranks: None,
     }
 }
 
@@ -686,6 +808,8 @@ fn merge_groups(groups: Vec<GroupTotals>, measured: Duration) -> Vec<GroupResult
             bytes_per_sec: g.bytes as f64 / secs,
             latency: summarize(&h),
             straggler: false,
+            // Only ranks need it: theirs are added on rank 0 (`cluster::merge`).
+            latency_hdr: (crate::cluster::size() > 1).then(|| encode(&h)),
         })
         .collect()
 }

@@ -33,6 +33,14 @@ pub struct RunSpec {
     /// Graduated load levels instead of a sweep (`--load-levels`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub levels: Option<super::LevelsSpec>,
+    /// Under MPI: how many ranks drive the load at each step (`--active-ranks`; sweeps).
+    /// Absent with one rank.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active_ranks: Option<Sweep<u64>>,
+    /// Under MPI: each active rank runs `threads`, `--ops` and `--rate` whole
+    /// (`--rate-scope rank`) instead of its share of them.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub per_rank: bool,
 }
 
 /// When the measure phase of a step ends.
@@ -68,8 +76,13 @@ pub enum LoadSpec {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum RateScope {
+    /// The whole run's rate (under MPI, divided over the active ranks).
     Total,
+    /// Each worker's rate.
     Worker,
+    /// Under MPI, each active rank's rate; each active rank also runs `--threads` and
+    /// `--ops` whole.
+    Rank,
 }
 
 /// An option that is on or off (`--resources on|off`).
@@ -99,6 +112,9 @@ impl RunSpec {
         if let LoadSpec::Open { rate, .. } = &self.load {
             axes.push(rate);
         }
+        if let Some(ranks) = &self.active_ranks {
+            axes.push(ranks);
+        }
         axes
     }
 
@@ -121,6 +137,7 @@ impl RunSpec {
                 match scope {
                     RateScope::Total => "run",
                     RateScope::Worker => "worker",
+                    RateScope::Rank => "rank",
                 }
             ),
         }

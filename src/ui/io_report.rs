@@ -1,5 +1,5 @@
-//! The breakdowns of a report: each step's figures by transaction type (OLTP), by direction,
-//! block size and file (storage), and what the block devices themselves counted over the
+//! The breakdowns of a report: each step's figures by transaction type (OLTP), by MPI rank,
+//! by direction, block size and file (storage), and what the block devices themselves counted over the
 //! same time.
 
 use super::format::{bytes_per_sec, ns, rate, sig3};
@@ -33,6 +33,7 @@ pub fn tables(r: &RunRecord) -> Vec<(&'static str, Table)> {
         if cache { "req/s" } else { "tx/s" },
     );
     let mut shards = breakdown_table("shard", if cache { "req/s" } else { "tx/s" });
+    let mut ranks = breakdown_table("rank", "ops/s");
     let mut devices = Table::new(
         [
             "step",
@@ -53,10 +54,11 @@ pub fn tables(r: &RunRecord) -> Vec<(&'static str, Table)> {
         let Some(t) = s.trials.first() else { continue };
         breakdown_rows(&mut kinds, s.index, &t.groups, "kind");
         breakdown_rows(&mut shards, s.index, &t.groups, "shard");
+        breakdown_rows(&mut ranks, s.index, &t.groups, "rank");
         for g in t
             .groups
             .iter()
-            .filter(|g| g.by != "kind" && g.by != "shard")
+            .filter(|g| !matches!(g.by.as_str(), "kind" | "shard" | "rank"))
         {
             groups.row(vec![
                 s.index.to_string(),
@@ -100,6 +102,7 @@ pub fn tables(r: &RunRecord) -> Vec<(&'static str, Table)> {
             kinds,
         ),
         ("by shard (response times)", shards),
+        ("by MPI rank (response times)", ranks),
         ("by direction, block size and file", groups),
         (
             "the devices' own counters (/proc/diskstats) over each measure phase",

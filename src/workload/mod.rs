@@ -100,6 +100,22 @@ pub trait Workload {
     fn step_warnings(&self, _step: &StepResult) -> Vec<Warning> {
         Vec::new()
     }
+
+    /// How the workload runs when an MPI launcher started several ranks.
+    fn scale_out(&self) -> ScaleOut {
+        ScaleOut::Unsupported("it does not run under MPI yet")
+    }
+}
+
+/// How a workload runs over several MPI ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScaleOut {
+    /// Each rank measures its own host (memory, CPU, its own files): each prepares its own.
+    EachRank,
+    /// The ranks drive one system under test (a server): rank 0 prepares it, once.
+    SharedTarget,
+    /// Not under MPI, and why (the fix is to run it without mpirun).
+    Unsupported(&'static str),
 }
 
 /// What [`Workload::prepare`] leaves for the run; dropping it cleans up.

@@ -26,6 +26,10 @@ pub struct NullSpec {
 }
 
 impl Workload for NullSpec {
+    fn scale_out(&self) -> super::ScaleOut {
+        super::ScaleOut::EachRank
+    }
+
     fn name(&self) -> &'static str {
         "null"
     }

@@ -24,6 +24,10 @@ pub struct CpuSpec {
 }
 
 impl Workload for CpuSpec {
+    fn scale_out(&self) -> crate::workload::ScaleOut {
+        crate::workload::ScaleOut::EachRank
+    }
+
     fn name(&self) -> &'static str {
         "cpu"
     }

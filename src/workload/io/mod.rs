@@ -108,6 +108,10 @@ impl IoSpec {
 }
 
 impl Workload for IoSpec {
+    fn scale_out(&self) -> crate::workload::ScaleOut {
+        crate::workload::ScaleOut::EachRank
+    }
+
     fn name(&self) -> &'static str {
         "io"
     }

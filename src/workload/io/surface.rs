@@ -41,6 +41,10 @@ impl SurfaceSpec {
 }
 
 impl Workload for SurfaceSpec {
+    fn scale_out(&self) -> crate::workload::ScaleOut {
+        crate::workload::ScaleOut::EachRank
+    }
+
     fn name(&self) -> &'static str {
         "io_surface"
     }

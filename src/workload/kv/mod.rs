@@ -337,6 +337,10 @@ impl Drop for Teardown {
 }
 
 impl Workload for KvSpec {
+    fn scale_out(&self) -> crate::workload::ScaleOut {
+        crate::workload::ScaleOut::SharedTarget
+    }
+
     fn name(&self) -> &'static str {
         "kv"
     }

@@ -122,6 +122,10 @@ impl MemorySpec {
 }
 
 impl Workload for MemorySpec {
+    fn scale_out(&self) -> crate::workload::ScaleOut {
+        crate::workload::ScaleOut::EachRank
+    }
+
     fn name(&self) -> &'static str {
         "memory"
     }

@@ -108,6 +108,20 @@ impl Drop for Teardown {
 }
 
 impl Workload for OltpSpec {
+    fn scale_out(&self) -> crate::workload::ScaleOut {
+        match self
+            .backends
+            .iter()
+            .any(|b| matches!(b.as_ref(), backend::Backend::Sqlite { .. }))
+        {
+            // Every rank would open its own file: one run over ranks needs one server.
+            true => crate::workload::ScaleOut::Unsupported(
+                "SQLite is a file on one host; give a postgres:// or mysql:// --target",
+            ),
+            false => crate::workload::ScaleOut::SharedTarget,
+        }
+    }
+
     fn name(&self) -> &'static str {
         "oltp"
     }
