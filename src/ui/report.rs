@@ -27,6 +27,7 @@ pub fn render(r: &RunRecord) -> String {
         out.push('\n');
         out.push_str(&steps_table(r).render());
         out.push_str(&super::io_report::render(r));
+        out.push_str(&super::jobs_report::render(r));
         out.push_str(&super::resources::render(r));
         out.push_str(&super::levels::render(r));
         out.push_str(&analysis_lines(r));
@@ -131,6 +132,10 @@ pub fn describe_spec(spec: &serde_json::Value) -> String {
         .and_then(|v| v.as_f64())
         .unwrap_or(0.0);
     let stop = match (spec.pointer("/stop/duration_ns"), spec.pointer("/stop/ops")) {
+        // Steps of fixed work: no time limit; the work is the jobs.
+        _ if spec.get("workload").and_then(|w| w.as_str()) == Some("jobs") => {
+            super::jobs_report::describe(spec)
+        }
         (Some(d), _) => format!("{} per step", ns(d.as_f64().unwrap_or(0.0))),
         (_, Some(o)) => format!("{} ops per step", o),
         _ => String::new(),
@@ -166,8 +171,9 @@ pub fn steps_table(r: &RunRecord) -> Table {
         .map(|t| {
             t.figures
                 .keys()
-                // Sizes already show as parameters.
-                .filter(|k| **k != h.metric && !k.ends_with("_bytes"))
+                // Sizes already show as parameters; a jobs run's per-copy figures have a
+                // table of their own.
+                .filter(|k| **k != h.metric && !k.ends_with("_bytes") && !k.starts_with("copy_"))
                 // Trouble counted per client (retries, reconnects, timeouts) shows only
                 // where there was some.
                 .filter(|k| {
@@ -187,6 +193,10 @@ pub fn steps_table(r: &RunRecord) -> Table {
     let mut head: Vec<String> = cols
         .iter()
         .map(|c| {
+            // A jobs run's threads are the copies the user asked for.
+            if c == "threads" && super::jobs_report::is_jobs(r) {
+                return "copies".to_string();
+            }
             c.trim_end_matches("_bytes")
                 .trim_end_matches("_ns")
                 .to_string()
@@ -384,7 +394,10 @@ pub fn findings(r: &RunRecord, a: &Analysis) -> Vec<String> {
             )
         })
         .collect();
-    if !scaling.is_empty() {
+    if super::jobs_report::is_jobs(r) {
+        // The same scaling, said in copies.
+        out.extend(super::jobs_report::findings(r));
+    } else if !scaling.is_empty() {
         out.push(format!("scaling: {}", scaling.join(", ")));
     }
     out.extend(ceiling_finding(r));

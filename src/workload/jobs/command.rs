@@ -111,12 +111,7 @@ pub fn find_program(program: &str) -> Result<PathBuf, String> {
     std::env::split_paths(&path)
         .map(|d| d.join(program))
         .find(|p| executable(p))
-        .ok_or_else(|| {
-            format!(
-                "{program} is not on PATH ({}); give its full path, or install it",
-                path.to_string_lossy()
-            )
-        })
+        .ok_or_else(|| format!("{program} is not on PATH; give its full path, or install it"))
 }
 
 /// One command of a batch, as the record shows it.
