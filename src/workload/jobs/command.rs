@@ -246,7 +246,12 @@ mod tests {
                 .contains("not on PATH")
         );
         assert!(find_program("/no/such/file").unwrap_err().contains("does not exist"));
-        assert!(find_program("/etc/hostname").is_err());
+        let plain = std::env::temp_dir().join(format!("perflab-jobs-{}-plain", std::process::id()));
+        std::fs::write(&plain, "not a program").expect("write");
+        std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        let refused = find_program(plain.to_str().expect("utf-8"));
+        let _ = std::fs::remove_file(&plain);
+        assert!(refused.unwrap_err().contains("not an executable file"));
     }
 
     #[test]
