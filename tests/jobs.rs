@@ -47,7 +47,15 @@ fn copies_of_a_cpu_bound_job_each_run_once_and_scale_against_one_copy() {
     let r = Results::new("jobs-copies");
     let v = jobs(
         &r,
-        &["--shell", "--command", BUSY, "--name", "busy", "--copies", "1,2"],
+        &[
+            "--shell",
+            "--command",
+            BUSY,
+            "--name",
+            "busy",
+            "--copies",
+            "1,2",
+        ],
     );
     assert_eq!(v["workload"], "jobs");
     assert_eq!(v["headline"]["metric"], "jobs_per_hour");
@@ -59,7 +67,10 @@ fn copies_of_a_cpu_bound_job_each_run_once_and_scale_against_one_copy() {
         assert_eq!(t["ops"], k, "each copy ran exactly one job");
         assert_eq!(t["errors"], 0);
         assert!(figure(t, "jobs_per_hour") > 0.0);
-        assert!(figure(t, "cpu_per_job_ns") > 0.0, "the kernel's CPU account");
+        assert!(
+            figure(t, "cpu_per_job_ns") > 0.0,
+            "the kernel's CPU account"
+        );
         assert!(figure(t, "max_rss_bytes") > 0.0);
         assert!(figure(t, "elapsed_min_ns") <= figure(t, "elapsed_max_ns"));
         let c = copies(t);
@@ -89,7 +100,10 @@ fn copies_of_a_cpu_bound_job_each_run_once_and_scale_against_one_copy() {
     // The table says it in copies.
     let o = common::run(&r, &["show", "last"]);
     let text = common::stdout(&o);
-    assert!(text.contains("throughput relative to 1 copy: 2 copies"), "{text}");
+    assert!(
+        text.contains("throughput relative to 1 copy: 2 copies"),
+        "{text}"
+    );
     assert!(text.contains("each copy"), "{text}");
 }
 
@@ -112,8 +126,16 @@ fn a_mixed_batch_follows_the_weights() {
     let v = jobs(
         &r,
         &[
-            "--command", "true", "--command", "sh -c 'exit 0'", "--weights", "3,1", "--jobs",
-            "8", "--copies", "2",
+            "--command",
+            "true",
+            "--command",
+            "sh -c 'exit 0'",
+            "--weights",
+            "3,1",
+            "--jobs",
+            "8",
+            "--copies",
+            "2",
         ],
     );
     let t = &v["steps"][0]["trials"][0];
@@ -134,7 +156,13 @@ fn a_failing_job_is_an_error_with_its_status_and_stderr() {
     let r = Results::new("jobs-fail");
     let o = perflab(
         &r,
-        &["--shell", "--command", "echo boom >&2; exit 3", "--copies", "2"],
+        &[
+            "--shell",
+            "--command",
+            "echo boom >&2; exit 3",
+            "--copies",
+            "2",
+        ],
     );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let v = json(&o);
@@ -163,7 +191,14 @@ fn placement_discloses_each_copys_cpu() {
     for placement in ["compact", "spread"] {
         let v = jobs(
             &r,
-            &["--command", "true", "--copies", "2", "--placement", placement],
+            &[
+                "--command",
+                "true",
+                "--copies",
+                "2",
+                "--placement",
+                placement,
+            ],
         );
         assert_eq!(v["spec"]["placement"], placement);
         let order: Vec<u64> = v["spec"]["cpu_order"]
@@ -185,7 +220,9 @@ fn placement_discloses_each_copys_cpu() {
 fn more_copies_than_cpus_are_allowed_but_warned_about() {
     let r = Results::new("jobs-over");
     let v = jobs(&r, &["--command", "true", "--copies", "16"]);
-    let available = v["spec"]["cpus_available"].as_u64().expect("cpus_available");
+    let available = v["spec"]["cpus_available"]
+        .as_u64()
+        .expect("cpus_available");
     assert_eq!(v["steps"][0]["trials"][0]["ops"], 16);
     let warned = v["warnings"]
         .as_array()
@@ -206,8 +243,14 @@ fn bad_inputs_exit_2_with_one_line() {
         (&["--command", "perflab-no-such-program x"], "not on PATH"),
         (&["--command", "true", "--copies", "0"], "--copies"),
         (&["--command", "true", "--jobs", "0"], "--jobs"),
-        (&["--command", "true", "--command", "false", "--weights", "1"], "one weight per --command"),
-        (&["--command", "true", "--placement", "packed"], "compact or spread"),
+        (
+            &["--command", "true", "--command", "false", "--weights", "1"],
+            "one weight per --command",
+        ),
+        (
+            &["--command", "true", "--placement", "packed"],
+            "compact or spread",
+        ),
         (&["--command", "true", "--weights", "x"], "--weights"),
     ];
     for (args, says) in cases {

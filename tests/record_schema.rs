@@ -518,10 +518,29 @@ fn olap_runs_match_the_schema() {
 fn jobs_runs_match_the_schema() {
     let results = Results::new("jobs");
     for args in [
-        &["jobs", "--command", "true", "--copies", "1,2", "--placement", "spread", "--json"][..],
         &[
-            "jobs", "--command", "true", "--command", "sh -c 'exit 0'", "--weights", "3,1",
-            "--jobs", "5", "--copies", "2", "--json",
+            "jobs",
+            "--command",
+            "true",
+            "--copies",
+            "1,2",
+            "--placement",
+            "spread",
+            "--json",
+        ][..],
+        &[
+            "jobs",
+            "--command",
+            "true",
+            "--command",
+            "sh -c 'exit 0'",
+            "--weights",
+            "3,1",
+            "--jobs",
+            "5",
+            "--copies",
+            "2",
+            "--json",
         ][..],
     ] {
         let record = perflab_json(&results, args);

@@ -14,9 +14,9 @@ use crate::spec::sweep::parse_u64;
 use crate::spec::units::parse_count;
 use crate::spec::{Arrival, RateScope, RunSpec, SpecError};
 use crate::workload::WorkloadSpec;
+use crate::workload::jobs::JobsSpec;
 use crate::workload::jobs::command::{self, JobCommand};
 use crate::workload::jobs::placement::Placement;
-use crate::workload::jobs::JobsSpec;
 
 /// More copies than this is a typo (the threads limit of every workload).
 const MAX_COPIES: u64 = 4096;
@@ -56,7 +56,12 @@ pub fn jobs_spec(args: &JobsArgs, env: &Environment) -> Result<RunSpec, AppError
             "give none (not pinned), compact or spread",
         )
     })?;
-    let all = env.cpu.logical_cpus.map(u64::from).filter(|&n| n > 0).unwrap_or(1);
+    let all = env
+        .cpu
+        .logical_cpus
+        .map(u64::from)
+        .filter(|&n| n > 0)
+        .unwrap_or(1);
     let default_copies = if all == 1 {
         "1".to_string()
     } else {
@@ -143,7 +148,12 @@ fn commands(args: &JobsArgs) -> Result<Vec<JobCommand>, AppError> {
         Some(text) => {
             let w: Vec<u64> = text
                 .split(',')
-                .map(|w| w.trim().parse::<u64>().ok().filter(|&w| (1..=1_000_000).contains(&w)))
+                .map(|w| {
+                    w.trim()
+                        .parse::<u64>()
+                        .ok()
+                        .filter(|&w| (1..=1_000_000).contains(&w))
+                })
                 .collect::<Option<_>>()
                 .ok_or_else(|| {
                     SpecError::new(
@@ -156,7 +166,10 @@ fn commands(args: &JobsArgs) -> Result<Vec<JobCommand>, AppError> {
                 return Err(SpecError::new(
                     "weights",
                     text,
-                    &format!("give one weight per --command: {n} command(s), {} weight(s)", w.len()),
+                    &format!(
+                        "give one weight per --command: {n} command(s), {} weight(s)",
+                        w.len()
+                    ),
                 )
                 .into());
             }
@@ -171,7 +184,10 @@ fn commands(args: &JobsArgs) -> Result<Vec<JobCommand>, AppError> {
                 return Err(SpecError::new(
                     "name",
                     text,
-                    &format!("give one name per --command: {n} command(s), {} name(s)", names.len()),
+                    &format!(
+                        "give one name per --command: {n} command(s), {} name(s)",
+                        names.len()
+                    ),
                 )
                 .into());
             }
@@ -188,8 +204,13 @@ fn commands(args: &JobsArgs) -> Result<Vec<JobCommand>, AppError> {
     };
     let mut out: Vec<JobCommand> = Vec::with_capacity(n);
     for (i, text) in args.command.iter().enumerate() {
-        let words = command::split(text)
-            .map_err(|e| SpecError::new("command", text, &format!("{e}; close it, or escape it with a backslash")))?;
+        let words = command::split(text).map_err(|e| {
+            SpecError::new(
+                "command",
+                text,
+                &format!("{e}; close it, or escape it with a backslash"),
+            )
+        })?;
         if words.is_empty() {
             return Err(SpecError::new(
                 "command",
@@ -202,8 +223,7 @@ fn commands(args: &JobsArgs) -> Result<Vec<JobCommand>, AppError> {
             command::find_program("sh").map_err(AppError::Usage)?;
             vec!["sh".to_string(), "-c".to_string(), text.clone()]
         } else {
-            command::find_program(&words[0])
-                .map_err(|e| SpecError::new("command", text, &e))?;
+            command::find_program(&words[0]).map_err(|e| SpecError::new("command", text, &e))?;
             words.clone()
         };
         let mut name = match &given_names {

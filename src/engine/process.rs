@@ -82,9 +82,7 @@ pub fn pin_current_thread(cpus: &[usize]) -> io::Result<()> {
     }
     // SAFETY: pid 0 is the calling thread; `set` is a valid cpu_set_t of the size passed,
     // alive for the whole call, which only reads it.
-    let rc = unsafe {
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
-    };
+    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
     if rc != 0 {
         return Err(io::Error::last_os_error());
     }
@@ -98,9 +96,8 @@ pub fn allowed_cpus() -> io::Result<Vec<usize>> {
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: pid 0 is the calling thread; the kernel writes at most `size_of` bytes into
     // `set`, which is writable and alive for the whole call.
-    let rc = unsafe {
-        libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set)
-    };
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
     if rc != 0 {
         return Err(io::Error::last_os_error());
     }
@@ -114,9 +111,8 @@ pub fn allowed_cpus() -> io::Result<Vec<usize>> {
 /// Waits for the child `pid` to end, blocking the calling thread in the kernel (no
 /// polling), and reaps it. Returns how it ended and what the kernel accounted to it.
 pub fn wait_child(pid: u32) -> io::Result<(Exit, Rusage)> {
-    let pid = libc::pid_t::try_from(pid).map_err(|_| {
-        io::Error::new(io::ErrorKind::InvalidInput, format!("bad pid {pid}"))
-    })?;
+    let pid = libc::pid_t::try_from(pid)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, format!("bad pid {pid}")))?;
     let mut status: libc::c_int = 0;
     // SAFETY: rusage is plain old data; all-zero bytes are a valid value of it.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -167,6 +163,8 @@ mod tests {
             .spawn()
             .expect("sh runs");
         let (exit, usage) = wait_child(child.id()).expect("wait4");
+        // Reaped by wait4: dropped, never waited for again.
+        drop(child);
         assert_eq!(exit, Exit::Code(3));
         assert!(usage.max_rss_bytes > 0);
     }

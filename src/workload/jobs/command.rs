@@ -245,7 +245,11 @@ mod tests {
                 .unwrap_err()
                 .contains("not on PATH")
         );
-        assert!(find_program("/no/such/file").unwrap_err().contains("does not exist"));
+        assert!(
+            find_program("/no/such/file")
+                .unwrap_err()
+                .contains("does not exist")
+        );
         let plain = std::env::temp_dir().join(format!("perflab-jobs-{}-plain", std::process::id()));
         std::fs::write(&plain, "not a program").expect("write");
         std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o644)).expect("chmod");

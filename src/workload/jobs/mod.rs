@@ -109,8 +109,7 @@ impl JobsSpec {
         copies: Sweep<u64>,
     ) -> JobsSpec {
         let allowed = crate::engine::process::allowed_cpus().unwrap_or_default();
-        let cpus =
-            placement::read_topology(std::path::Path::new("/sys/devices/system"), &allowed);
+        let cpus = placement::read_topology(std::path::Path::new("/sys/devices/system"), &allowed);
         JobsSpec {
             commands,
             shell,
@@ -272,7 +271,11 @@ fn derive_figures(tallies: &[CopyTally], trial: &mut Trial) {
         if let Some(min) = tallies.iter().filter_map(|t| t.elapsed_min).min() {
             f.insert("elapsed_min_ns".into(), ns(min));
         }
-        let max = tallies.iter().map(|t| t.elapsed_max).max().unwrap_or_default();
+        let max = tallies
+            .iter()
+            .map(|t| t.elapsed_max)
+            .max()
+            .unwrap_or_default();
         f.insert("elapsed_max_ns".into(), ns(max));
         f.insert("cpu_per_job_ns".into(), per(cpu));
         f.insert("user_per_job_ns".into(), per(sum(|t| t.user)));

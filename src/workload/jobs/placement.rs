@@ -109,7 +109,10 @@ pub fn read_topology(root: &Path, allowed: &[usize]) -> Vec<Cpu> {
     if let Ok(entries) = std::fs::read_dir(root.join("node")) {
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            let Some(n) = name.strip_prefix("node").and_then(|n| n.parse::<usize>().ok()) else {
+            let Some(n) = name
+                .strip_prefix("node")
+                .and_then(|n| n.parse::<usize>().ok())
+            else {
                 continue;
             };
             if let Some(list) = read(&e.path().join("cpulist")).and_then(|t| parse_list(&t)) {
@@ -151,8 +154,7 @@ pub fn order(cpus: &[Cpu], placement: Placement) -> Vec<usize> {
         }
         Placement::Spread => {
             // Per node: the cores in order, each with its hardware threads in order.
-            let mut nodes: std::collections::BTreeMap<usize, Vec<Vec<usize>>> =
-                Default::default();
+            let mut nodes: std::collections::BTreeMap<usize, Vec<Vec<usize>>> = Default::default();
             let mut sorted = cpus.to_vec();
             sorted.sort_by_key(|c| (c.core_key(), c.id));
             let mut last_core = None;
@@ -244,7 +246,10 @@ mod tests {
 
     #[test]
     fn cpu_lists_parse_and_print() {
-        assert_eq!(parse_list("0-3,8,10-11\n"), Some(vec![0, 1, 2, 3, 8, 10, 11]));
+        assert_eq!(
+            parse_list("0-3,8,10-11\n"),
+            Some(vec![0, 1, 2, 3, 8, 10, 11])
+        );
         assert_eq!(parse_list("3-1"), None);
         assert_eq!(parse_list("x"), None);
         assert_eq!(format_list(&[3, 0, 1, 2, 8, 10, 11]), "0-3,8,10,11");
