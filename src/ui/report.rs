@@ -348,7 +348,16 @@ fn step_label(r: &RunRecord, i: usize) -> (String, f64) {
     r.steps
         .iter()
         .find(|s| s.index == i)
-        .map(|s| (format::step_params(s), s.summary.headline.mean))
+        .map(|s| {
+            let label = format::step_params(s);
+            // A jobs run's threads are its copies.
+            let label = if super::jobs_report::is_jobs(r) {
+                label.replace("threads=", "copies=")
+            } else {
+                label
+            };
+            (label, s.summary.headline.mean)
+        })
         .unwrap_or_default()
 }
 
