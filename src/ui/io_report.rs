@@ -28,17 +28,9 @@ pub fn tables(r: &RunRecord) -> Vec<(&'static str, Table)> {
     // OLTP: response times by transaction type and by shard, where a step had several.
     // Caches name their kinds commands, and count requests.
     let cache = r.workload == "kv";
-    // A jobs run's kinds are its commands, and its copies have a table of their own.
-    let jobs = r.workload == "jobs";
     let mut kinds = breakdown_table(
-        if cache || jobs { "command" } else { "type" },
-        if cache {
-            "req/s"
-        } else if jobs {
-            "jobs/s"
-        } else {
-            "tx/s"
-        },
+        if cache { "command" } else { "type" },
+        if cache { "req/s" } else { "tx/s" },
     );
     let mut shards = breakdown_table("shard", if cache { "req/s" } else { "tx/s" });
     let mut devices = Table::new(
@@ -64,7 +56,7 @@ pub fn tables(r: &RunRecord) -> Vec<(&'static str, Table)> {
         for g in t
             .groups
             .iter()
-            .filter(|g| g.by != "kind" && g.by != "shard" && g.by != "copy")
+            .filter(|g| g.by != "kind" && g.by != "shard")
         {
             groups.row(vec![
                 s.index.to_string(),
@@ -102,8 +94,6 @@ pub fn tables(r: &RunRecord) -> Vec<(&'static str, Table)> {
         (
             if cache {
                 "by command (response times)"
-            } else if jobs {
-                "by command (elapsed per job)"
             } else {
                 "by transaction type (response times)"
             },

@@ -2,7 +2,7 @@
 //! time (the record's `copy` groups and `copy_<n>_*` figures), and the findings a batch
 //! reader looks for: throughput relative to one copy alone, and the time to finish a batch.
 
-use super::format::{metric, ns};
+use super::format::{metric, ns, rate};
 use super::table::Table;
 use crate::record::RunRecord;
 
@@ -11,11 +11,57 @@ pub fn is_jobs(r: &RunRecord) -> bool {
     r.workload == "jobs"
 }
 
-/// The per-copy table, or nothing for other workloads.
+/// The per-command and per-copy tables, or nothing for other workloads.
 pub fn render(r: &RunRecord) -> String {
     if !is_jobs(r) {
         return String::new();
     }
+    let mut out = by_command(r);
+    out.push_str(&by_copy(r));
+    out
+}
+
+/// A mixed batch's jobs by command (the `kind` groups): elapsed time per job of each.
+fn by_command(r: &RunRecord) -> String {
+    let mut t = Table::new(
+        [
+            "step", "command", "jobs", "jobs/s", "mean", "p50", "p99", "max", "errors",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    for s in &r.steps {
+        let Some(trial) = s.trials.first() else {
+            continue;
+        };
+        let mut kinds: Vec<_> = trial.groups.iter().filter(|g| g.by == "kind").collect();
+        if kinds.len() < 2 {
+            continue;
+        }
+        kinds.sort_by(|a, b| a.key.cmp(&b.key));
+        for g in kinds {
+            let l = &g.latency;
+            t.row(vec![
+                s.index.to_string(),
+                g.label.clone(),
+                g.ops.to_string(),
+                rate(g.ops_per_sec),
+                ns(l.mean_ns),
+                ns(l.p50_ns as f64),
+                ns(l.p99_ns as f64),
+                ns(l.max_ns as f64),
+                g.errors.to_string(),
+            ]);
+        }
+    }
+    if t.is_empty() {
+        return String::new();
+    }
+    format!("\nby command (elapsed per job):\n{}", t.render())
+}
+
+/// Each copy's jobs, CPU, elapsed time and largest RSS.
+fn by_copy(r: &RunRecord) -> String {
     let mut t = Table::new(
         [
             "step", "copies", "copy", "pinned", "jobs", "elapsed", "CPU", "max RSS", "errors",

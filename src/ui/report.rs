@@ -26,8 +26,12 @@ pub fn render(r: &RunRecord) -> String {
     } else {
         out.push('\n');
         out.push_str(&steps_table(r).render());
-        out.push_str(&super::io_report::render(r));
-        out.push_str(&super::jobs_report::render(r));
+        if super::jobs_report::is_jobs(r) {
+            // A jobs run's kinds (its commands) and copies have tables of their own.
+            out.push_str(&super::jobs_report::render(r));
+        } else {
+            out.push_str(&super::io_report::render(r));
+        }
         out.push_str(&super::resources::render(r));
         out.push_str(&super::levels::render(r));
         out.push_str(&analysis_lines(r));
