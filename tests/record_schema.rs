@@ -513,3 +513,39 @@ fn olap_runs_match_the_schema() {
     check_invariants(&record);
     assert_exports_the_same(&results, &record);
 }
+
+#[test]
+fn jobs_runs_match_the_schema() {
+    let results = Results::new("jobs");
+    for args in [
+        &[
+            "jobs",
+            "--command",
+            "true",
+            "--copies",
+            "1,2",
+            "--placement",
+            "spread",
+            "--json",
+        ][..],
+        &[
+            "jobs",
+            "--command",
+            "true",
+            "--command",
+            "sh -c 'exit 0'",
+            "--weights",
+            "3,1",
+            "--jobs",
+            "5",
+            "--copies",
+            "2",
+            "--json",
+        ][..],
+    ] {
+        let record = perflab_json(&results, args);
+        assert_valid(&record, "the jobs record");
+        check_invariants(&record);
+        assert_exports_the_same(&results, &record);
+    }
+}

@@ -9,6 +9,7 @@ mod compare_cmd;
 pub mod crash;
 mod info;
 mod io_build;
+mod jobs_cmd;
 mod kv_cmd;
 mod olap_cmd;
 mod oltp_cmd;
@@ -146,6 +147,7 @@ fn dispatch(cli: Cli) -> Result<(), AppError> {
         Command::Kv(args) => workload_cmd::kv(g, args),
         Command::Scan(args) => scan_cmd::scan(g, args),
         Command::Olap(args) => olap_cmd::olap(g, args),
+        Command::Jobs(args) => jobs_cmd::jobs(g, args),
         Command::Runs => archive_cmds::runs(g),
         Command::Show(args) => archive_cmds::show(g, args),
         Command::Export(args) => archive_cmds::export(g, args),
@@ -172,6 +174,7 @@ pub fn workload_spec(command: &Command, env: &Environment) -> Result<Option<RunS
         Command::Kv(a) => kv_cmd::kv_spec(a)?,
         Command::Scan(a) => scan_cmd::scan_spec(a, env)?,
         Command::Olap(a) => olap_cmd::olap_spec(a, env)?,
+        Command::Jobs(a) => jobs_cmd::jobs_spec(a, env)?,
         _ => return Ok(None),
     }))
 }

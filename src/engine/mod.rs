@@ -18,6 +18,8 @@
 //!                      nanosecond timeout (epoll_pwait2), edge-triggered
 //!  sys                 safe libc wrappers: CPU clocks, statvfs, fallocate, fadvise,
 //!                      O_DIRECT open options, ENOSPC test, block size ioctl
+//!  process             the jobs workload's child processes: pin the spawning thread
+//!                      (sched_setaffinity), reap a child with its rusage (wait4)
 //! ```
 //!
 //! # The slot contract
@@ -36,11 +38,13 @@
 //! with `-EBADF` or `-EINVAL` like any failed I/O.
 //!
 //! `unsafe` lives in [`buffer`] (the allocation), [`uring`] (handing buffer addresses to the
-//! kernel), [`poll`] (epoll) and [`sys`] (libc calls); each block says why it is sound.
+//! kernel), [`poll`] (epoll), [`sys`] and [`process`] (libc calls); each block says why it
+//! is sound.
 #![allow(unsafe_code)]
 
 pub mod buffer;
 pub mod poll;
+pub mod process;
 pub mod sync;
 pub mod sys;
 pub mod uring;

@@ -5,6 +5,7 @@
 //! - [`table`]: aligned text tables.
 //! - [`report`]: a record as tables; the run list; the target list.
 //! - [`io_report`]: a storage record's figures per direction, block size, file and device.
+//! - [`jobs_report`]: a jobs record's copies (CPUs, elapsed, CPU time) and its findings.
 //! - [`levels`]: the load-level table of a `--load-levels` run (SPECpower's method).
 //! - [`resources`]: the machine over each step (the sampler's summary) and what limited it.
 //! - [`compare`]: a comparison of runs: differences, ratios, verdicts.
@@ -17,6 +18,7 @@ pub mod balance;
 pub mod compare;
 pub mod format;
 pub mod io_report;
+pub mod jobs_report;
 pub mod levels;
 pub mod progress;
 pub mod report;

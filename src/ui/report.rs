@@ -26,7 +26,12 @@ pub fn render(r: &RunRecord) -> String {
     } else {
         out.push('\n');
         out.push_str(&steps_table(r).render());
-        out.push_str(&super::io_report::render(r));
+        if super::jobs_report::is_jobs(r) {
+            // A jobs run's kinds (its commands) and copies have tables of their own.
+            out.push_str(&super::jobs_report::render(r));
+        } else {
+            out.push_str(&super::io_report::render(r));
+        }
         out.push_str(&super::resources::render(r));
         out.push_str(&super::levels::render(r));
         out.push_str(&analysis_lines(r));
@@ -131,6 +136,10 @@ pub fn describe_spec(spec: &serde_json::Value) -> String {
         .and_then(|v| v.as_f64())
         .unwrap_or(0.0);
     let stop = match (spec.pointer("/stop/duration_ns"), spec.pointer("/stop/ops")) {
+        // Steps of fixed work: no time limit; the work is the jobs.
+        _ if spec.get("workload").and_then(|w| w.as_str()) == Some("jobs") => {
+            super::jobs_report::describe(spec)
+        }
         (Some(d), _) => format!("{} per step", ns(d.as_f64().unwrap_or(0.0))),
         (_, Some(o)) => format!("{} ops per step", o),
         _ => String::new(),
@@ -166,8 +175,9 @@ pub fn steps_table(r: &RunRecord) -> Table {
         .map(|t| {
             t.figures
                 .keys()
-                // Sizes already show as parameters.
-                .filter(|k| **k != h.metric && !k.ends_with("_bytes"))
+                // Sizes already show as parameters; a jobs run's per-copy figures have a
+                // table of their own.
+                .filter(|k| **k != h.metric && !k.ends_with("_bytes") && !k.starts_with("copy_"))
                 // Trouble counted per client (retries, reconnects, timeouts) shows only
                 // where there was some.
                 .filter(|k| {
@@ -187,6 +197,10 @@ pub fn steps_table(r: &RunRecord) -> Table {
     let mut head: Vec<String> = cols
         .iter()
         .map(|c| {
+            // A jobs run's threads are the copies the user asked for.
+            if c == "threads" && super::jobs_report::is_jobs(r) {
+                return "copies".to_string();
+            }
             c.trim_end_matches("_bytes")
                 .trim_end_matches("_ns")
                 .to_string()
@@ -338,7 +352,16 @@ fn step_label(r: &RunRecord, i: usize) -> (String, f64) {
     r.steps
         .iter()
         .find(|s| s.index == i)
-        .map(|s| (format::step_params(s), s.summary.headline.mean))
+        .map(|s| {
+            let label = format::step_params(s);
+            // A jobs run's threads are its copies.
+            let label = if super::jobs_report::is_jobs(r) {
+                label.replace("threads=", "copies=")
+            } else {
+                label
+            };
+            (label, s.summary.headline.mean)
+        })
         .unwrap_or_default()
 }
 
@@ -384,7 +407,10 @@ pub fn findings(r: &RunRecord, a: &Analysis) -> Vec<String> {
             )
         })
         .collect();
-    if !scaling.is_empty() {
+    if super::jobs_report::is_jobs(r) {
+        // The same scaling, said in copies.
+        out.extend(super::jobs_report::findings(r));
+    } else if !scaling.is_empty() {
         out.push(format!("scaling: {}", scaling.join(", ")));
     }
     out.extend(ceiling_finding(r));

@@ -14,9 +14,12 @@
 //! - [`scan`]: Gray's table scans on SQLite, PostgreSQL and MySQL, and the native ceiling.
 //! - [`olap`]: a star schema loaded from flat files, aggregated and queried (the Essbase
 //!   report's three phases) on the same databases.
+//! - [`jobs`]: K copies of a command (or a batch of N jobs through K slots), pinned compact,
+//!   spread or not: jobs per hour against copies.
 
 pub mod cpu;
 pub mod io;
+pub mod jobs;
 pub mod kv;
 pub mod memory;
 pub mod null;
@@ -134,6 +137,7 @@ pub enum WorkloadSpec {
     Kv(Box<kv::KvSpec>),
     Scan(Box<scan::ScanSpec>),
     Olap(Box<olap::OlapSpec>),
+    Jobs(Box<jobs::JobsSpec>),
 }
 
 impl WorkloadSpec {
@@ -148,6 +152,7 @@ impl WorkloadSpec {
             WorkloadSpec::Kv(w) => w.as_ref(),
             WorkloadSpec::Scan(w) => w.as_ref(),
             WorkloadSpec::Olap(w) => w.as_ref(),
+            WorkloadSpec::Jobs(w) => w.as_ref(),
         }
     }
 

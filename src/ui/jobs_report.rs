@@ -1,0 +1,185 @@
+//! The jobs workload's parts of a report: each copy's jobs, CPUs, elapsed time and CPU
+//! time (the record's `copy` groups and `copy_<n>_*` figures), and the findings a batch
+//! reader looks for: throughput relative to one copy alone, and the time to finish a batch.
+
+use super::format::{metric, ns, rate};
+use super::table::Table;
+use crate::record::RunRecord;
+
+/// Whether a record is a jobs run.
+pub fn is_jobs(r: &RunRecord) -> bool {
+    r.workload == "jobs"
+}
+
+/// The per-command and per-copy tables, or nothing for other workloads.
+pub fn render(r: &RunRecord) -> String {
+    if !is_jobs(r) {
+        return String::new();
+    }
+    let mut out = by_command(r);
+    out.push_str(&by_copy(r));
+    out
+}
+
+/// A mixed batch's jobs by command (the `kind` groups): elapsed time per job of each.
+fn by_command(r: &RunRecord) -> String {
+    let mut t = Table::new(
+        [
+            "step", "command", "jobs", "jobs/s", "mean", "p50", "p99", "max", "errors",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    for s in &r.steps {
+        let Some(trial) = s.trials.first() else {
+            continue;
+        };
+        let mut kinds: Vec<_> = trial.groups.iter().filter(|g| g.by == "kind").collect();
+        if kinds.len() < 2 {
+            continue;
+        }
+        kinds.sort_by(|a, b| a.key.cmp(&b.key));
+        for g in kinds {
+            let l = &g.latency;
+            t.row(vec![
+                s.index.to_string(),
+                g.label.clone(),
+                g.ops.to_string(),
+                rate(g.ops_per_sec),
+                ns(l.mean_ns),
+                ns(l.p50_ns as f64),
+                ns(l.p99_ns as f64),
+                ns(l.max_ns as f64),
+                g.errors.to_string(),
+            ]);
+        }
+    }
+    if t.is_empty() {
+        return String::new();
+    }
+    format!("\nby command (elapsed per job):\n{}", t.render())
+}
+
+/// Each copy's jobs, CPU, elapsed time and largest RSS.
+fn by_copy(r: &RunRecord) -> String {
+    let mut t = Table::new(
+        [
+            "step", "copies", "copy", "pinned", "jobs", "elapsed", "CPU", "max RSS", "errors",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    for s in &r.steps {
+        // The first trial stands for the step; repeats have the same copies.
+        let Some(trial) = s.trials.first() else {
+            continue;
+        };
+        let mut copies: Vec<_> = trial.groups.iter().filter(|g| g.by == "copy").collect();
+        copies.sort_by_key(|g| g.key.parse::<u64>().unwrap_or(0));
+        for g in copies {
+            let figure = |what: &str| trial.figures.get(&format!("copy_{}_{what}", g.key));
+            t.row(vec![
+                s.index.to_string(),
+                trial.workers.to_string(),
+                g.key.clone(),
+                g.label.clone(),
+                g.ops.to_string(),
+                figure("elapsed_ns").map_or("-".into(), |v| ns(*v)),
+                figure("cpu_ns").map_or("-".into(), |v| ns(*v)),
+                figure("max_rss_bytes").map_or("-".into(), |v| metric("max_rss_bytes", *v)),
+                g.errors.to_string(),
+            ]);
+        }
+    }
+    if t.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\neach copy (elapsed and CPU: its jobs together; CPU: user + system, from wait4):\n{}",
+        t.render()
+    )
+}
+
+/// "throughput relative to 1 copy: 2 copies 1.96x (98% per copy), ..." from the analysis'
+/// scaling, and with `--jobs` the time each step took to finish the batch.
+pub fn findings(r: &RunRecord) -> Vec<String> {
+    let mut out = Vec::new();
+    let copies_of = |i: usize| {
+        r.steps
+            .iter()
+            .find(|s| s.index == i)
+            .and_then(|s| s.params.get("threads"))
+            .and_then(|v| v.as_u64())
+    };
+    let plural = |n: u64| {
+        if n == 1 {
+            "1 copy".to_string()
+        } else {
+            format!("{n} copies")
+        }
+    };
+    if let (Some(a), Some(first)) = (&r.analysis, r.steps.first()) {
+        let base = first.params.get("threads").and_then(|v| v.as_u64());
+        let parts: Vec<String> = a
+            .scaling
+            .iter()
+            .filter(|s| s.step != first.index)
+            .filter_map(|s| {
+                let n = copies_of(s.step)?;
+                let per = s
+                    .efficiency
+                    .map(|e| format!(" ({:.0}% per copy)", e * 100.0))
+                    .unwrap_or_default();
+                Some(format!("{} {:.2}x{per}", plural(n), s.speedup))
+            })
+            .collect();
+        if let (Some(base), false) = (base, parts.is_empty()) {
+            out.push(format!(
+                "throughput relative to {}: {}",
+                plural(base),
+                parts.join(", ")
+            ));
+        }
+    }
+    let batch = r.spec.get("jobs").and_then(|v| v.as_u64());
+    if let Some(n) = batch {
+        let parts: Vec<String> = r
+            .steps
+            .iter()
+            .filter_map(|s| {
+                let secs: Vec<f64> = s
+                    .trials
+                    .iter()
+                    .filter_map(|t| t.figures.get("seconds").copied())
+                    .collect();
+                let n_copies = s.params.get("threads")?.as_u64()?;
+                (!secs.is_empty()).then(|| {
+                    format!(
+                        "{} {}",
+                        plural(n_copies),
+                        ns(secs.iter().sum::<f64>() / secs.len() as f64 * 1e9)
+                    )
+                })
+            })
+            .collect();
+        if !parts.is_empty() {
+            out.push(format!("time to finish {n} jobs: {}", parts.join(", ")));
+        }
+    }
+    out
+}
+
+/// The run's shape in the header: "2 copies, one job each" or "a batch of 400 jobs", and
+/// the placement.
+pub fn describe(spec: &serde_json::Value) -> String {
+    let work = match spec.get("jobs").and_then(|v| v.as_u64()) {
+        Some(n) => format!("a batch of {n} jobs per step"),
+        None => "one job per copy".to_string(),
+    };
+    let placement = match spec.get("placement").and_then(|v| v.as_str()) {
+        Some("compact") => "pinned compact",
+        Some("spread") => "pinned spread",
+        _ => "not pinned",
+    };
+    format!("{work}, {placement}")
+}
