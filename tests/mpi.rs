@@ -71,6 +71,27 @@ fn records(results: &Results) -> Vec<RunRecord> {
     .collect()
 }
 
+/// The run's record as saved matches docs/record.schema.json (its cluster, ranks and
+/// `by: rank` parts included).
+fn assert_matches_schema(results: &Results) {
+    let runs = results.path().join("runs");
+    let dir = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap().path();
+    let record: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/record.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::draft202012::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .expect("the schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(&record)
+        .map(|e| format!("at {}: {e}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
 fn only_record(results: &Results, out: &Output) -> RunRecord {
     let mut all = records(results);
     assert_eq!(
@@ -126,6 +147,7 @@ fn null_over_two_ranks_is_one_merged_record() {
     assert!(sync.start_skew_ns < 100_000_000, "{sync:?}");
     // No histogram travels into the record beyond the run's own.
     assert!(t.groups.iter().all(|g| g.latency_hdr.is_none()));
+    assert_matches_schema(&results);
 }
 
 #[test]
@@ -204,6 +226,7 @@ fn active_ranks_sweep_draws_the_curve_against_ranks() {
         assert_eq!(ranks, active);
     }
     assert!(r.steps[0].swept.contains(&"active_ranks".to_string()));
+    assert_matches_schema(&results);
 }
 
 #[test]

@@ -112,6 +112,7 @@ pub fn jobs_spec(args: &JobsArgs, env: &Environment) -> Result<RunSpec, AppError
         repeat: args.repeat.clone(),
         rate: None,
         rate_scope: None,
+        active_ranks: None,
         arrival: Arrival::Poisson,
         think: None,
         seed: args.seed.clone(),

@@ -162,6 +162,14 @@ impl JobsSpec {
 }
 
 impl Workload for JobsSpec {
+    /// Not yet over MPI ranks: the batch's queue and the per-job accounting (CPU, RSS from
+    /// `wait4`) live in one process, and rank 0 alone would derive the figures.
+    fn scale_out(&self) -> crate::workload::ScaleOut {
+        crate::workload::ScaleOut::Unsupported(
+            "its batch queue and per-job CPU accounting live in one process",
+        )
+    }
+
     fn name(&self) -> &'static str {
         "jobs"
     }
