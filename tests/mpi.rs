@@ -75,7 +75,12 @@ fn records(results: &Results) -> Vec<RunRecord> {
 /// `by: rank` parts included).
 fn assert_matches_schema(results: &Results) {
     let runs = results.path().join("runs");
-    let dir = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap().path();
+    let dir = std::fs::read_dir(&runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
     let record: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/record.schema.json");
@@ -296,7 +301,7 @@ fn a_killed_rank_ends_the_run_and_rank_0_keeps_the_finished_steps() {
         return;
     };
     let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
-    let mut child = cmd
+    let child = cmd
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

@@ -8,6 +8,7 @@
 //!  open_options                        OpenOptions + O_DIRECT (no unsafe needed)
 //!  is_no_space                         ENOSPC | EDQUOT
 //!  logical_block_size                  ioctl(BLKSSZGET) on block devices
+//!  silence_stdout                      dup2(/dev/null, 1) on MPI ranks other than 0
 //! ```
 
 use std::ffi::CString;
@@ -162,6 +163,19 @@ pub fn logical_block_size(file: &File) -> Option<u32> {
     u32::try_from(size).ok().filter(|&s| s > 0)
 }
 
+/// Points this process's stdout at /dev/null (an MPI rank other than 0: rank 0 speaks for
+/// the run).
+pub fn silence_stdout() -> io::Result<()> {
+    let null = std::fs::OpenOptions::new().write(true).open("/dev/null")?;
+    // SAFETY: dup2 on two descriptors this process owns; fd 1 is replaced atomically and
+    // `null` is closed when dropped, leaving fd 1 open on /dev/null.
+    let rc = unsafe { libc::dup2(null.as_raw_fd(), 1) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testutil::TempPath;
@@ -270,15 +284,3 @@ mod tests {
     }
 }
 
-/// Points this process's stdout at /dev/null (an MPI rank other than 0: rank 0 speaks for
-/// the run).
-pub fn silence_stdout() -> io::Result<()> {
-    let null = std::fs::OpenOptions::new().write(true).open("/dev/null")?;
-    // SAFETY: dup2 on two descriptors this process owns; fd 1 is replaced atomically and
-    // `null` is closed when dropped, leaving fd 1 open on /dev/null.
-    let rc = unsafe { libc::dup2(null.as_raw_fd(), 1) };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
