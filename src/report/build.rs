@@ -314,6 +314,22 @@ fn disclosure(r: &RunRecord) -> Table {
             rows.push(vec![heading.to_string(), k, v]);
         }
     }
+    // Under MPI, the ranks, and every other host's machine (rank 0's is the one above).
+    if let Some(line) = text::cluster_line(r) {
+        rows.push(vec!["MPI".into(), "ranks".into(), line]);
+    }
+    for m in r.cluster.iter().flat_map(|c| &c.members) {
+        let Some(env) = &m.env else { continue };
+        for (heading, lines) in sysinfo::sections(env) {
+            for (k, v) in lines {
+                rows.push(vec![
+                    format!("rank {} ({}): {heading}", m.rank, m.host),
+                    k,
+                    v,
+                ]);
+            }
+        }
+    }
     Table {
         caption: Some("disclosure".into()),
         head: ["part", "item", "value"].map(String::from).to_vec(),

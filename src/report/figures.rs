@@ -980,7 +980,11 @@ fn group_spectrum(r: &RunRecord, a: &Analysis) -> Option<Figure> {
         .take(MAX_SERIES)
         .map(|g| {
             let l = &g.latency;
-            let name = format!("{} {}", g.by.replace('_', " "), g.label);
+            // A rank's label already says what it is (`rank 0 on host`).
+            let name = match g.by.as_str() {
+                "rank" => g.label.clone(),
+                by => format!("{} {}", by.replace('_', " "), g.label),
+            };
             let top = 1.0 - 1.0 / (l.count as f64).max(2.0);
             let points = [
                 (0.5, l.p50_ns),

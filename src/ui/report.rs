@@ -6,6 +6,40 @@ use crate::archive::RunSummary;
 use crate::record::{Analysis, RunRecord, StepResult, Trial};
 use crate::target::TargetInfo;
 
+/// Under MPI: the ranks, their hosts, the library, how the load was divided and how closely
+/// the ranks started (`MPI: 4 ranks on 2 hosts (a, b) · Open MPI v4.1.4 · ...`).
+pub fn cluster_line(r: &RunRecord) -> Option<String> {
+    let c = r.cluster.as_ref()?;
+    let mut hosts: Vec<&str> = Vec::new();
+    for m in &c.members {
+        if !hosts.contains(&m.host.as_str()) {
+            hosts.push(&m.host);
+        }
+    }
+    let hosts_text = match hosts.len() {
+        1 => format!("1 host ({})", hosts[0]),
+        n => format!("{n} hosts ({})", hosts.join(", ")),
+    };
+    let library = c.library.split(',').next().unwrap_or_default();
+    let scope = match c.scope.as_str() {
+        "rank" => "each active rank runs the threads, ops and rate given",
+        _ => "threads, ops and rate divided over the active ranks",
+    };
+    let skew = r
+        .steps
+        .iter()
+        .flat_map(|s| &s.trials)
+        .filter_map(|t| t.ranks)
+        .map(|k| k.start_skew_ns)
+        .max()
+        .map(|n| format!(" · start skew up to {}", ns(n as f64)))
+        .unwrap_or_default();
+    Some(format!(
+        "MPI: {} ranks on {hosts_text} · {library} · {scope}{skew}",
+        c.ranks
+    ))
+}
+
 /// The whole record.
 pub fn render(r: &RunRecord) -> String {
     let mut out = String::new();
@@ -21,6 +55,9 @@ pub fn render(r: &RunRecord) -> String {
         r.target,
         describe_spec(&r.spec)
     ));
+    if let Some(line) = cluster_line(r) {
+        out.push_str(&format!("{line}\n"));
+    }
     if r.steps.is_empty() {
         out.push_str("\nno step finished\n");
     } else {
