@@ -17,13 +17,14 @@ pub trait Comm {
     /// The element-wise maximum of every rank's `values`, waited for without spinning (a
     /// non-blocking all-reduce polled with short sleeps) and given up on Ctrl-C.
     fn agree_max(&self, values: [u64; 2]) -> Result<[u64; 2], Abandoned>;
-    /// Releases every rank at once: a blocking barrier, called right after an agreement, when
-    /// every rank is already there (so it spins for at most a sleep's length).
-    fn release(&self);
+    /// Releases every rank at once: a barrier, called right after an agreement, when every
+    /// rank is already there (so it spins for at most a sleep's length); given up on Ctrl-C.
+    fn release(&self) -> Result<(), Abandoned>;
     /// `root`'s bytes, on every rank.
     fn broadcast(&self, root: usize, bytes: Vec<u8>) -> Vec<u8>;
-    /// Every rank's bytes, in rank order, on rank 0 (`None` elsewhere).
-    fn gather(&self, bytes: &[u8]) -> Option<Vec<Vec<u8>>>;
+    /// Every rank's bytes, in rank order, on rank 0 (`None` elsewhere); rank 0 gives up on
+    /// Ctrl-C.
+    fn gather(&self, bytes: &[u8]) -> Result<Option<Vec<Vec<u8>>>, Abandoned>;
     /// Ends every rank's process with `code`.
     fn abort(&self, code: i32);
     /// The MPI library, as it names itself.
@@ -43,12 +44,14 @@ impl Comm for Local {
     fn agree_max(&self, values: [u64; 2]) -> Result<[u64; 2], Abandoned> {
         Ok(values)
     }
-    fn release(&self) {}
+    fn release(&self) -> Result<(), Abandoned> {
+        Ok(())
+    }
     fn broadcast(&self, _root: usize, bytes: Vec<u8>) -> Vec<u8> {
         bytes
     }
-    fn gather(&self, bytes: &[u8]) -> Option<Vec<Vec<u8>>> {
-        Some(vec![bytes.to_vec()])
+    fn gather(&self, bytes: &[u8]) -> Result<Option<Vec<Vec<u8>>>, Abandoned> {
+        Ok(Some(vec![bytes.to_vec()]))
     }
     fn abort(&self, code: i32) {
         std::process::exit(code)

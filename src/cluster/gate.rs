@@ -51,7 +51,10 @@ impl Gate {
     /// rank's), then releases them together.
     pub fn meet(&mut self, outcome: Result<(), String>) -> Result<(), Stop> {
         self.agree(outcome)?;
-        super::with(|c| c.release());
+        super::with(|c| c.release()).map_err(|Abandoned::Interrupted| {
+            self.ended = true;
+            Stop::Interrupted
+        })?;
         self.measure_wall_ns = wall_ns();
         Ok(())
     }
@@ -81,7 +84,10 @@ impl Gate {
         self.agree(Ok(()))?;
         let part = RankPart::new(super::rank(), host, trial, self.measure_wall_ns);
         let bytes = serde_json::to_vec(&part).unwrap_or_default();
-        let gathered = super::with(|c| c.gather(&bytes));
+        let gathered = super::with(|c| c.gather(&bytes)).map_err(|Abandoned::Interrupted| {
+            self.ended = true;
+            Stop::Interrupted
+        })?;
         Ok(gathered.map(|all| {
             all.iter()
                 .map(|b| serde_json::from_slice(b).unwrap_or_default())

@@ -174,7 +174,8 @@ pub fn members(env: &crate::env::Environment) -> Option<Vec<RankInfo>> {
         env: Some(env.clone()),
     };
     let bytes = serde_json::to_vec(&mine).unwrap_or_default();
-    let all = with(|c| c.gather(&bytes))?;
+    // Ctrl-C while gathering: the run stops at its next look, with no ranks to record.
+    let all = with(|c| c.gather(&bytes)).ok()??;
     let mut members: Vec<RankInfo> = all
         .iter()
         .map(|b| serde_json::from_slice(b).unwrap_or_default())

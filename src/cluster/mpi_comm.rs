@@ -5,7 +5,6 @@ use super::comm::{Abandoned, Comm};
 use crate::run::interrupt::is_interrupted;
 use mpi::Threading;
 use mpi::collective::SystemOperation;
-use mpi::datatype::PartitionMut;
 use mpi::environment::Universe;
 use mpi::request::StaticScope;
 use mpi::topology::SimpleCommunicator;
@@ -15,6 +14,8 @@ use std::time::Duration;
 /// How long a waiting rank sleeps between looks at a pending collective: short, so the
 /// ranks' arrivals are known within it; the release that follows aligns them to microseconds.
 const POLL: Duration = Duration::from_micros(500);
+/// The tag of the messages [`Comm::gather`] sends to rank 0.
+const GATHER_TAG: mpi::Tag = 17;
 
 pub struct Mpi {
     /// Dropping it calls MPI_Finalize.
@@ -75,8 +76,22 @@ impl Comm for Mpi {
         }
     }
 
-    fn release(&self) {
-        self.world.barrier();
+    fn release(&self) -> Result<(), Abandoned> {
+        // Every rank has arrived (the agreement said so): spin, but still give up on Ctrl-C,
+        // since a rank that dies right now would leave a blocking barrier waiting for ever.
+        let mut request = self.world.immediate_barrier();
+        loop {
+            match request.test() {
+                Ok(_) => return Ok(()),
+                Err(pending) => request = pending,
+            }
+            if is_interrupted() {
+                // A barrier has no buffers: forgetting its request leaves nothing dangling.
+                std::mem::forget(request);
+                return Err(Abandoned::Interrupted);
+            }
+            std::hint::spin_loop();
+        }
     }
 
     fn broadcast(&self, root: usize, bytes: Vec<u8>) -> Vec<u8> {
@@ -94,36 +109,29 @@ impl Comm for Mpi {
         buf
     }
 
-    fn gather(&self, bytes: &[u8]) -> Option<Vec<Vec<u8>>> {
-        let root = self.world.process_at_rank(0);
-        let len = bytes.len() as i32;
+    fn gather(&self, bytes: &[u8]) -> Result<Option<Vec<Vec<u8>>>, Abandoned> {
+        // Point to point rather than a collective: rank 0, which must always get to save the
+        // record, then never blocks on a rank that died. It looks for each rank's message
+        // without blocking and receives it once it is there. The other ranks may block in
+        // their send: if rank 0 is gone, the launcher ends them anyway.
         if self.rank() != 0 {
-            root.gather_into(&len);
-            root.gather_varcount_into(bytes);
-            return None;
+            self.world
+                .process_at_rank(0)
+                .send_with_tag(bytes, GATHER_TAG);
+            return Ok(None);
         }
-        let mut lens = vec![0i32; self.size()];
-        root.gather_into_root(&len, &mut lens[..]);
-        let displs: Vec<i32> = lens
-            .iter()
-            .scan(0i32, |at, &l| {
-                let d = *at;
-                *at += l;
-                Some(d)
-            })
-            .collect();
-        let total: usize = lens.iter().map(|&l| l as usize).sum();
-        let mut all = vec![0u8; total];
-        {
-            let mut parts = PartitionMut::new(&mut all[..], &lens[..], &displs[..]);
-            root.gather_varcount_into_root(bytes, &mut parts);
+        let mut all = vec![bytes.to_vec()];
+        for rank in 1..self.size() {
+            let from = self.world.process_at_rank(rank as i32);
+            while from.immediate_probe_with_tag(GATHER_TAG).is_none() {
+                if is_interrupted() {
+                    return Err(Abandoned::Interrupted);
+                }
+                std::thread::sleep(POLL);
+            }
+            all.push(from.receive_vec_with_tag::<u8>(GATHER_TAG).0);
         }
-        Some(
-            lens.iter()
-                .zip(&displs)
-                .map(|(&l, &d)| all[d as usize..(d + l) as usize].to_vec())
-                .collect(),
-        )
+        Ok(Some(all))
     }
 
     fn abort(&self, code: i32) {

@@ -137,6 +137,13 @@ fn ending(e: &AppError) -> Ending {
 
 fn dispatch(cli: Cli) -> Result<(), AppError> {
     let g = &cli.global;
+    if crate::cluster::size() > 1
+        && let Some(what) = once_only(&cli.command)
+    {
+        return Err(AppError::Run(RunError::Refused(format!(
+            "{what} is done once, not by every MPI rank: run it without mpirun"
+        ))));
+    }
     match &cli.command {
         Command::Run(args) => suite_cmd::run(g, args),
         Command::Memory(args) => workload_cmd::memory(g, args),
@@ -156,6 +163,31 @@ fn dispatch(cli: Cli) -> Result<(), AppError> {
         Command::Tag(args) => archive_cmds::tag(g, args),
         Command::Sysinfo => info::sysinfo(g),
         Command::Targets => info::targets(g),
+    }
+}
+
+/// What a launcher must not start once per rank: the archive's commands, suites, and the
+/// prepare and cleanup of a shared database or cache (every rank would load or drop it).
+fn once_only(command: &Command) -> Option<&'static str> {
+    use crate::cli::{KvAction, OltpAction};
+    let setup = |a: OltpAction| matches!(a, OltpAction::Prepare | OltpAction::Cleanup);
+    match command {
+        Command::Oltp(a) if setup(a.action) => Some("oltp prepare or cleanup"),
+        Command::Scan(a) if setup(a.action) => Some("scan prepare or cleanup"),
+        Command::Olap(a) if setup(a.action) => Some("olap prepare or cleanup"),
+        Command::Kv(a) if matches!(a.action, KvAction::Prepare | KvAction::Cleanup) => {
+            Some("kv prepare or cleanup")
+        }
+        Command::Run(_) => Some("a suite"),
+        Command::Runs
+        | Command::Show(_)
+        | Command::Export(_)
+        | Command::Report(_)
+        | Command::Compare(_)
+        | Command::Tag(_)
+        | Command::Sysinfo
+        | Command::Targets => Some("this command"),
+        _ => None,
     }
 }
 
