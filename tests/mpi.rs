@@ -346,6 +346,56 @@ fn a_killed_rank_ends_the_run_and_rank_0_keeps_the_finished_steps() {
 }
 
 #[test]
+fn jobs_over_two_ranks_run_one_batch_with_every_copy_accounted() {
+    let results = Results::new("mpi-jobs");
+    let Some(out) = mpirun(
+        2,
+        &results,
+        &[
+            "jobs",
+            "--command",
+            "true",
+            "--copies",
+            "1,2",
+            "--jobs",
+            "7",
+            "--placement",
+            "compact",
+        ],
+    ) else {
+        return;
+    };
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let r = only_record(&results, &out);
+    for (step, copies) in r.steps.iter().zip([1u64, 2]) {
+        let t = &step.trials[0];
+        // One batch of 7 over the run's copies, not 7 per rank.
+        assert_eq!((t.workers, t.ops, t.errors), (copies, 7, 0));
+        let per_copy: Vec<_> = t.groups.iter().filter(|g| g.by == "copy").collect();
+        assert_eq!(per_copy.len() as u64, copies);
+        assert_eq!(per_copy.iter().map(|g| g.ops).sum::<u64>(), 7);
+        // Each copy pinned on its own host, from the first CPU of the order.
+        assert!(
+            per_copy.iter().all(|g| g.label.starts_with("CPU ")),
+            "{per_copy:?}"
+        );
+        // Every copy's tally reached rank 0: the figures cover all of them.
+        assert!(t.figures["jobs_per_hour"] > 0.0);
+        assert!(t.figures.contains_key("cpu_per_job_ns"));
+        for n in 1..=copies {
+            assert!(
+                t.figures.contains_key(&format!("copy_{n}_elapsed_ns")),
+                "{:?}",
+                t.figures
+            );
+        }
+        assert!(!t.figures.keys().any(|k| k.starts_with("tally_")));
+        let ranks = t.groups.iter().filter(|g| g.by == "rank").count() as u64;
+        assert_eq!(ranks, copies);
+    }
+}
+
+#[test]
 fn a_workload_that_cannot_scale_out_is_refused_in_one_line() {
     let results = Results::new("mpi-refused");
     let Some(out) = mpirun(2, &results, &["oltp", "--duration", "1s"]) else {

@@ -123,7 +123,16 @@ pub fn finish(code: u8, ending: Ending) {
         return;
     };
     match ending {
-        Ending::Together => drop(comm),
+        Ending::Together => {
+            let rank = comm.rank();
+            drop(comm);
+            // After a failure every rank shares, let rank 0 exit first: the launcher reports
+            // (and takes its exit code from) the first rank to exit non-zero, and ends the
+            // others with SIGTERM, which must not make rank 0 say it was interrupted.
+            if code != 0 && rank != 0 {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+            }
+        }
         Ending::Alone => comm.abort(i32::from(code)),
         Ending::Interrupted => {
             if comm.rank() != 0 {

@@ -1,5 +1,5 @@
-//! Ctrl-C: the first press stops the run after saving the finished steps; a second press
-//! exits at once.
+//! Ctrl-C (and SIGTERM, which schedulers and MPI launchers send): the first stops the run
+//! after saving the finished steps; a second exits at once.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -15,11 +15,21 @@ pub fn install() {
         return;
     }
     let _ = ctrlc::set_handler(|| {
+        // Under MPI only rank 0 speaks: the launcher passes a Ctrl-C to every rank.
+        let speak = crate::cluster::is_root();
         if INTERRUPTED.swap(true, Ordering::SeqCst) {
-            eprintln!("\nperflab: interrupted twice, exiting without saving the step in progress");
+            if speak {
+                eprintln!(
+                    "\nperflab: interrupted twice, exiting without saving the step in progress"
+                );
+            }
             std::process::exit(i32::from(EXIT_INTERRUPTED));
         }
-        eprintln!("\nperflab: interrupted; saving finished steps (Ctrl-C again to quit at once)");
+        if speak {
+            eprintln!(
+                "\nperflab: interrupted; saving finished steps (Ctrl-C again to quit at once)"
+            );
+        }
     });
 }
 

@@ -13,7 +13,9 @@
 //!  command::Runner             spawn (no shell unless --shell; stderr to an unlinked temp
 //!    │                         file), block in wait4, the kernel's rusage of the child
 //!    ▼
-//!  Tally -> derive             jobs/hour, elapsed and CPU per job, max RSS, perflab's own
+//!  Tally -> figures -> derive  each copy's tally leaves as per-worker figures (so it
+//!                              crosses MPI ranks like any figure); derive turns them into
+//!                              jobs/hour, elapsed and CPU per job, max RSS, perflab's own
 //!                              CPU as a share of the jobs', each copy's CPU and elapsed
 //! ```
 //!
@@ -21,7 +23,8 @@
 //! axis, typed `--copies`), no warmup, no time limit; the step lasts until the last job has
 //! ended and its rate is the jobs over that time. Without `--jobs` each copy runs exactly one
 //! job, all starting together; with `--jobs N` the K workers take the N jobs from one queue,
-//! each as soon as its last one ended. One op is one job, run to its end; its kind is its
+//! each as soon as its last one ended (under MPI the batch is striped over the run's copies
+//! instead: copy w takes jobs w, w + K, ...). One op is one job, run to its end; its kind is its
 //! command's name, so a mixed batch gets response times per command. A job that exits
 //! non-zero (or is killed) is a failed op whose message has its exit status and the end of
 //! its stderr.
@@ -45,8 +48,8 @@ use placement::Placement;
 use serde::Serialize;
 use std::cell::Cell;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 #[derive(Debug, Clone, Serialize)]
@@ -71,14 +74,6 @@ pub struct JobsSpec {
     /// Where each copy's stderr file is made (and unlinked at once).
     #[serde(skip)]
     pub temp_dir: PathBuf,
-    #[serde(skip)]
-    state: Arc<Mutex<State>>,
-}
-
-/// What a trial's sessions hand to its `derive`.
-#[derive(Debug, Default)]
-struct State {
-    tally: Option<Arc<Mutex<Vec<CopyTally>>>>,
 }
 
 /// What one copy (worker) did over a step.
@@ -100,6 +95,70 @@ struct CopyTally {
     max_rss_bytes: u64,
 }
 
+/// A tally travels as figures named `tally_<copy>_<what>`: one worker reports each, so the
+/// mean over workers (within a process, and over MPI ranks) leaves it as it was.
+const TALLY: &str = "tally_";
+
+impl CopyTally {
+    fn into_figures(self) -> Figures {
+        let ns = |d: Duration| d.as_nanos() as f64;
+        let c = self.copy;
+        let mut f = Figures::new();
+        let mut put = |what: &str, v: f64| {
+            f.insert(format!("{TALLY}{c}_{what}"), v);
+        };
+        put("ok", self.ok as f64);
+        put("failed", self.failed as f64);
+        put("elapsed_ns", ns(self.elapsed));
+        if let Some(m) = self.elapsed_min {
+            put("elapsed_min_ns", ns(m));
+        }
+        put("elapsed_max_ns", ns(self.elapsed_max));
+        put("user_ns", ns(self.user));
+        put("sys_ns", ns(self.sys));
+        put("cpu_all_ns", ns(self.cpu_all));
+        put("max_rss_bytes", self.max_rss_bytes as f64);
+        f
+    }
+
+    /// Every copy's tally, taken out of `figures` (in copy order).
+    fn take_all(figures: &mut Figures) -> Vec<CopyTally> {
+        let keys: Vec<String> = figures
+            .keys()
+            .filter(|k| k.starts_with(TALLY))
+            .cloned()
+            .collect();
+        let mut by_copy = std::collections::BTreeMap::<usize, CopyTally>::new();
+        let d = |v: f64| Duration::from_nanos(v.max(0.0) as u64);
+        for key in keys {
+            let value = figures.remove(&key).unwrap_or_default();
+            let Some((copy, what)) = key[TALLY.len()..].split_once('_') else {
+                continue;
+            };
+            let Ok(copy) = copy.parse::<usize>() else {
+                continue;
+            };
+            let t = by_copy.entry(copy).or_insert_with(|| CopyTally {
+                copy,
+                ..Default::default()
+            });
+            match what {
+                "ok" => t.ok = value as u64,
+                "failed" => t.failed = value as u64,
+                "elapsed_ns" => t.elapsed = d(value),
+                "elapsed_min_ns" => t.elapsed_min = Some(d(value)),
+                "elapsed_max_ns" => t.elapsed_max = d(value),
+                "user_ns" => t.user = d(value),
+                "sys_ns" => t.sys = d(value),
+                "cpu_all_ns" => t.cpu_all = d(value),
+                "max_rss_bytes" => t.max_rss_bytes = value as u64,
+                _ => {}
+            }
+        }
+        by_copy.into_values().collect()
+    }
+}
+
 impl JobsSpec {
     pub fn new(
         commands: Vec<JobCommand>,
@@ -119,12 +178,7 @@ impl JobsSpec {
             cpus_available: cpus.len().max(1),
             copies,
             temp_dir: std::env::temp_dir(),
-            state: Arc::default(),
         }
-    }
-
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Which command each job of a step of `n` jobs runs: every command in proportion to its
@@ -162,12 +216,10 @@ impl JobsSpec {
 }
 
 impl Workload for JobsSpec {
-    /// Not yet over MPI ranks: the batch's queue and the per-job accounting (CPU, RSS from
-    /// `wait4`) live in one process, and rank 0 alone would derive the figures.
+    /// Under MPI each rank runs its share of the copies (and of the batch) on its own host,
+    /// pinned there as on one machine.
     fn scale_out(&self) -> crate::workload::ScaleOut {
-        crate::workload::ScaleOut::Unsupported(
-            "its batch queue and per-job CPU accounting live in one process",
-        )
+        crate::workload::ScaleOut::EachRank
     }
 
     fn name(&self) -> &'static str {
@@ -208,16 +260,25 @@ impl Workload for JobsSpec {
             next: AtomicUsize::new(0),
             batch: self.jobs.is_some(),
         });
-        let tally = Arc::new(Mutex::new(Vec::new()));
-        self.state().tally = Some(Arc::clone(&tally));
         let cpu_order = self.cpu_order.clone();
         let temp_dir = self.temp_dir.clone();
-        Ok(Arc::new(move |worker, _| {
+        // Under MPI, copies are numbered over the run, but each host pins its own from its
+        // first CPU in the order: a slot per copy opened on this rank.
+        let ranks = crate::cluster::size() > 1;
+        let slots = Arc::new(AtomicUsize::new(0));
+        Ok(Arc::new(move |worker, workers| {
+            let slot = match ranks {
+                true => slots.fetch_add(1, Ordering::SeqCst),
+                false => worker,
+            };
             JobSession::open(
                 worker,
-                placement::cpus_of(&cpu_order, worker),
+                placement::cpus_of(&cpu_order, slot),
                 Arc::clone(&plan),
-                Arc::clone(&tally),
+                // Under MPI a batch is striped over the run's copies (each rank has its own
+                // cursor, so copy w takes jobs w, w + copies, ...); alone, the copies share
+                // one queue and each takes the next job as soon as it is free.
+                ranks.then_some(workers),
                 &temp_dir,
             )
             .map(|s| Box::new(s) as Box<dyn Session>)
@@ -225,12 +286,9 @@ impl Workload for JobsSpec {
     }
 
     fn derive(&self, _point: &StepPoint, trial: &mut Trial) {
-        let tallies = self
-            .state()
-            .tally
-            .take()
-            .map(|t| std::mem::take(&mut *t.lock().unwrap_or_else(|e| e.into_inner())))
-            .unwrap_or_default();
+        // The copies' tallies arrive as figures (`Session::finish`), so they add up over
+        // MPI ranks like any other figure.
+        let tallies = CopyTally::take_all(&mut trial.figures);
         derive_figures(&tallies, trial);
     }
 
@@ -334,7 +392,10 @@ struct JobSession {
     took_own: Cell<bool>,
     last_kind: &'static str,
     tally: CopyTally,
-    shared: Arc<Mutex<Vec<CopyTally>>>,
+    /// Under MPI: the run's copies, the stride of this copy's jobs in a batch.
+    stride: Option<usize>,
+    /// Jobs this copy has claimed (the striped batch's position).
+    claims: Cell<usize>,
     latency: LatencyHistogram,
 }
 
@@ -346,7 +407,7 @@ impl JobSession {
         copy: usize,
         cpus: Vec<usize>,
         plan: Arc<Plan>,
-        shared: Arc<Mutex<Vec<CopyTally>>>,
+        stride: Option<usize>,
         temp_dir: &std::path::Path,
     ) -> Result<JobSession, OpError> {
         // Pin this thread before any spawn: each child inherits the mask at fork.
@@ -378,7 +439,8 @@ impl JobSession {
                 copy,
                 ..Default::default()
             },
-            shared,
+            stride,
+            claims: Cell::new(0),
             latency: new_histogram(),
         })
     }
@@ -388,7 +450,11 @@ impl JobSession {
         if let Some(j) = self.claimed.get() {
             return Some(j);
         }
-        let job = if self.plan.batch {
+        let job = if let (true, Some(stride)) = (self.plan.batch, self.stride) {
+            let j = self.copy + self.claims.get() * stride;
+            self.claims.set(self.claims.get() + 1);
+            (j < self.plan.order.len()).then_some(j)
+        } else if self.plan.batch {
             let j = self.plan.next.fetch_add(1, Ordering::SeqCst);
             (j < self.plan.order.len()).then_some(j)
         } else if self.took_own.replace(true) {
@@ -466,11 +532,7 @@ impl Session for JobSession {
     }
 
     fn finish(&mut self) -> Figures {
-        self.shared
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(std::mem::take(&mut self.tally));
-        Figures::new()
+        std::mem::take(&mut self.tally).into_figures()
     }
 }
 
