@@ -305,10 +305,24 @@ pub struct OltpArgs {
     /// prepared bank) or `cleanup` (drop what prepare made), as sysbench's steps
     #[arg(value_enum, default_value = "all")]
     pub action: OltpAction,
-    /// The transactions: debitcredit (TPC-B, pgbench's tpcb-like) or orderentry (customers,
-    /// orders and order lines, 90/10 read/write by statements)
+    /// The transactions: debitcredit (TPC-B, pgbench's tpcb-like), orderentry (customers,
+    /// orders and order lines, 90/10 read/write by statements) or tpcc (TPC-C-style order
+    /// processing: new-order, payment, order-status, delivery, stock-level; NOPM)
     #[arg(long, default_value = "debitcredit")]
     pub workload: String,
+    /// tpcc: warehouses (the database holds the largest; each step works on the first N);
+    /// sweeps. Same as --scale for tpcc
+    #[arg(long, value_name = "N|SWEEP")]
+    pub warehouses: Option<String>,
+    /// tpcc: throughput (no keying or think times, terminals as fast as they go) or spec
+    /// (10 terminals per warehouse with the specification's keying and think times; the
+    /// clients follow from --warehouses)
+    #[arg(long, value_name = "throughput|spec")]
+    pub mode: Option<String>,
+    /// tpcc spec mode: multiply the keying and think times (a run with anything but 1 is
+    /// not valid by the specification's rules, and its record says so)
+    #[arg(long, value_name = "F")]
+    pub wait_factor: Option<String>,
     /// The database: sqlite:///path/to/file.db (default: a temporary file),
     /// postgres://user[:password]@host[:port]/database or mysql://... (MySQL and MariaDB);
     /// passwords also from PGPASSWORD, ~/.pgpass, MYSQL_PWD, ~/.my.cnf. Repeat for shards:

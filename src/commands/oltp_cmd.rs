@@ -5,6 +5,8 @@ use super::AppError;
 use super::build::{Defaults, build_spec};
 use crate::cli::{GlobalArgs, OltpAction, OltpArgs};
 use crate::env::Environment;
+use crate::spec::Sweep;
+use crate::spec::sweep::parse_u64;
 use crate::spec::units::parse_count;
 use crate::spec::{RateScope, RunSpec, SpecError};
 use crate::target::url::{self as target_url, TargetUrl};
@@ -15,7 +17,7 @@ use crate::workload::oltp::shard_db::{self, ShardDatabases};
 use crate::workload::oltp::sql::ServerTarget;
 use crate::workload::oltp::sql::{Conn, DbError};
 use crate::workload::oltp::sqlite::SqliteSettings;
-use crate::workload::oltp::{Mix, OltpSpec, Phases};
+use crate::workload::oltp::{Mix, OltpSpec, Phases, tpcc};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -285,17 +287,91 @@ fn sqlite_settings(args: &OltpArgs) -> Result<SqliteSettings, SpecError> {
     })
 }
 
-fn mix(args: &OltpArgs) -> Result<Mix, SpecError> {
-    Mix::parse(&args.workload).ok_or_else(|| {
+fn mix(args: &OltpArgs) -> Result<Mix, AppError> {
+    let mix = Mix::parse(&args.workload).ok_or_else(|| {
         SpecError::new(
             "workload",
             &args.workload,
-            "use debitcredit (TPC-B) or orderentry",
+            "use debitcredit (TPC-B), orderentry or tpcc",
         )
-    })
+    })?;
+    if mix != Mix::Tpcc {
+        for (given, option) in [
+            (args.warehouses.is_some(), "--warehouses"),
+            (args.mode.is_some(), "--mode"),
+            (args.wait_factor.is_some(), "--wait-factor"),
+        ] {
+            if given {
+                return Err(AppError::Usage(format!(
+                    "{option} is for --workload tpcc; {} takes --scale",
+                    mix.name()
+                )));
+            }
+        }
+    }
+    Ok(mix)
 }
 
+/// tpcc's warehouses: `--warehouses`, else `--scale`; each from 1 to the most accepted.
+fn warehouses(args: &OltpArgs) -> Result<Sweep<u64>, SpecError> {
+    let (name, text) = match &args.warehouses {
+        Some(w) => ("warehouses", w.as_str()),
+        None => ("scale", args.scale.as_str()),
+    };
+    let sweep = parse_u64(name, text, parse_count)?;
+    if sweep
+        .values()
+        .iter()
+        .any(|&w| w == 0 || w > tpcc::MAX_WAREHOUSES)
+    {
+        return Err(SpecError::new(
+            name,
+            text,
+            &format!(
+                "from 1 to {} warehouses, e.g. 1,2,4 or 1..8:x2",
+                tpcc::MAX_WAREHOUSES
+            ),
+        ));
+    }
+    Ok(sweep.named("warehouses"))
+}
+
+fn tpcc_mode(args: &OltpArgs) -> Result<tpcc::Mode, SpecError> {
+    match args.mode.as_deref().map(str::to_ascii_lowercase).as_deref() {
+        None | Some("throughput") => Ok(tpcc::Mode::Throughput),
+        Some("spec") => Ok(tpcc::Mode::Spec),
+        Some(_) => Err(SpecError::new(
+            "mode",
+            args.mode.as_deref().unwrap_or_default(),
+            "use throughput or spec",
+        )),
+    }
+}
+
+fn wait_factor(args: &OltpArgs) -> Result<f64, SpecError> {
+    let Some(text) = &args.wait_factor else {
+        return Ok(1.0);
+    };
+    match text.trim().parse::<f64>() {
+        Ok(f) if f > 0.0 && f <= 100.0 => Ok(f),
+        _ => Err(SpecError::new(
+            "wait-factor",
+            text,
+            "a factor above 0 and up to 100, e.g. 0.01 for short tests",
+        )),
+    }
+}
+
+/// The scale to load: tpcc's largest warehouse count, or `--scale`.
 fn scale(args: &OltpArgs, mix: Mix) -> Result<u64, SpecError> {
+    if mix == Mix::Tpcc {
+        return Ok(warehouses(args)?
+            .values()
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(1));
+    }
     let s = parse_count("scale", &args.scale)?;
     if s == 0 || s > mix.max_scale() {
         return Err(SpecError::new(
@@ -394,6 +470,12 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
             }
             scales.dedup();
             match scales[..] {
+                [s] if mix == Mix::Tpcc && s < scale => {
+                    return Err(AppError::Usage(format!(
+                        "--warehouses {scale}: {} holds {s} warehouses; sweep up to {s}, or prepare {scale}",
+                        ts.shards[0].shown
+                    )));
+                }
                 [s] => scale = s,
                 _ => {
                     return Err(AppError::Usage(format!(
@@ -430,6 +512,11 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
         b => b.settings().map_err(|e| unreachable_target(first, e))?,
     };
     let sqlite = first.backend.sqlite_settings();
+    let mut run = args.run.clone();
+    let tpcc = match mix {
+        Mix::Tpcc => Some(tpcc_options(args, &ts, phases, &mut run)?),
+        _ => None,
+    };
     let spec = OltpSpec {
         mix,
         select_only: args.select_only,
@@ -448,9 +535,10 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
         shard_databases: ts.databases,
         temp_dir: ts.temp_dir,
         ledger: Default::default(),
+        tpcc,
     };
     Ok(build_spec(
-        &args.run,
+        &run,
         WorkloadSpec::Oltp(spec),
         &Defaults {
             threads: "1,2,4".into(),
@@ -459,6 +547,77 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
             rate_scope: RateScope::Worker,
         },
     )?)
+}
+
+/// tpcc's options for a run; in spec mode the clients follow from the warehouses (ten
+/// terminals each), so `run`'s threads are set here.
+fn tpcc_options(
+    args: &OltpArgs,
+    ts: &Targets,
+    phases: Phases,
+    run: &mut crate::cli::RunArgs,
+) -> Result<tpcc::TpccOptions, AppError> {
+    let mode = tpcc_mode(args)?;
+    let warehouses = warehouses(args)?;
+    let wait_factor = wait_factor(args)?;
+    if args.select_only {
+        return Err(AppError::Usage(
+            "--select-only is for debitcredit and orderentry; tpcc's mix is fixed".into(),
+        ));
+    }
+    if mode == tpcc::Mode::Spec {
+        if run.threads.is_some() {
+            return Err(AppError::Usage(
+                "--mode spec runs 10 terminals per warehouse: sweep --warehouses, not --clients"
+                    .into(),
+            ));
+        }
+        if run.think.is_some() || run.rate.is_some() {
+            return Err(AppError::Usage(
+                "--mode spec waits the specification's keying and think times: drop --think and --rate (--wait-factor scales them)".into(),
+            ));
+        }
+        let terminals: Vec<String> = warehouses
+            .values()
+            .iter()
+            .map(|w| (w * tpcc::TERMINALS_PER_WAREHOUSE).to_string())
+            .collect();
+        run.threads = Some(terminals.join(","));
+    } else if args.wait_factor.is_some() {
+        return Err(AppError::Usage(
+            "--wait-factor is for --mode spec: throughput mode has no waits".into(),
+        ));
+    }
+    let constants = match phases {
+        Phases::Run => {
+            let t = &ts.shards[0];
+            let mut c = open(t, true)?;
+            let text = schema::recorded(&mut *c, "tpcc_constants")
+                .map_err(|e| AppError::Usage(format!("--target {}: {e}", t.shown)))?
+                .unwrap_or_default();
+            tpcc::parse_constants(&text).ok_or_else(|| {
+                AppError::Usage(format!(
+                    "{} holds no NURand constants perflab recorded; prepare it again with 'perflab oltp prepare --workload tpcc'",
+                    t.shown
+                ))
+            })?
+        }
+        Phases::All => load_constants(&run.seed)?,
+    };
+    Ok(tpcc::TpccOptions {
+        mode,
+        warehouses,
+        constants,
+        wait_factor,
+    })
+}
+
+/// NURand's constants for a load, drawn from the run's seed: repeatable, and recorded.
+fn load_constants(seed: &str) -> Result<tpcc::input::Constants, SpecError> {
+    let seed = parse_count("seed", seed)?;
+    Ok(tpcc::input::Constants::draw(
+        &mut crate::workload::rng::Rng::new(seed ^ 0x7470_6363),
+    ))
 }
 
 /// `prepare` and `cleanup`: load or drop the tables of every shard, no measurement.
@@ -505,7 +664,8 @@ pub fn steps(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
                     .as_ref()
                     .is_some_and(|d| d.names.get(i).is_some_and(|n| created.contains(n)));
                 let mut c = open(t, false)?;
-                if let Err(e) = shard_db::load(&mut *c, mix, scale, &note, made) {
+                let constants = load_constants(&args.run.seed)?;
+                if let Err(e) = shard_db::load(&mut *c, mix, scale, &note, made, &constants) {
                     // Leave nothing half-loaded behind.
                     let _ = schema::drop_ours(&mut *c, &Mix::known_tables());
                     return Err(AppError::Failed(format!(

@@ -117,9 +117,15 @@ pub fn run(mut plan: WorkerPlan, shared: Arc<Shared>, tx: Sender<IntervalReport>
         });
     }
 
+    // A session that sets its own pace (a terminal's keying and think times) waits before
+    // each op in a closed loop; an open-loop schedule overrides it.
+    let paced = session.paces() && !plan.pacer.is_open();
     // Warmup: ops run and are thrown away.
     while shared.phase() == WARMUP {
-        let intended = plan.pacer.next_intended();
+        let intended = match plan.pacer.next_intended() {
+            None if paced => Some(Instant::now() + session.pace()),
+            at => at,
+        };
         if let Some(at) = intended
             && !wait_until(at, || shared.phase() == WARMUP)
         {
@@ -137,7 +143,15 @@ pub fn run(mut plan: WorkerPlan, shared: Arc<Shared>, tx: Sender<IntervalReport>
     let mut kinds = Breakdown::new(session.group());
     let totals = if shared.phase() == MEASURE {
         let start = *shared.measure_start.get().unwrap_or(&Instant::now());
-        measure(&mut *session, &mut plan, shared, tx, start, &mut kinds)
+        measure(
+            &mut *session,
+            &mut plan,
+            shared,
+            tx,
+            start,
+            &mut kinds,
+            paced,
+        )
     } else {
         WorkerTotals::default()
     };
@@ -243,15 +257,27 @@ fn measure(
     tx: Sender<IntervalReport>,
     measure_start: Instant,
     kinds: &mut Breakdown,
+    paced: bool,
 ) -> WorkerTotals {
     let quota = plan.quota.unwrap_or(u64::MAX);
     let mut now = Instant::now();
-    let mut rec = Recorder::new(tx, plan.pacer.is_open(), measure_start, plan.interval, now);
+    // A paced session keeps a schedule of its own: record how late each op started.
+    let mut rec = Recorder::new(
+        tx,
+        plan.pacer.is_open() || paced,
+        measure_start,
+        plan.interval,
+        now,
+    );
     let mut done = 0u64;
     let has_think = !plan.pacer.think().is_zero();
     let between = session.wants_between();
     while done < quota && shared.phase() == MEASURE && !(plan.fixed && session.exhausted()) {
-        let intended = match plan.pacer.next_intended() {
+        let due = match plan.pacer.next_intended() {
+            None if paced => Some(now + session.pace()),
+            at => at,
+        };
+        let intended = match due {
             Some(at) => {
                 if !wait_until(at, || shared.phase() == MEASURE) {
                     break;

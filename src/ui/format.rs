@@ -113,6 +113,12 @@ pub fn header(name: &str, op_name: &str) -> String {
     match name {
         "bytes_per_sec" => "bandwidth".into(),
         "ops_per_sec" => format!("{op_name}/s"),
+        // TPC-C-style order processing.
+        "nopm" => "NOPM".into(),
+        "tpm" => "tx/min".into(),
+        "nopm_per_warehouse" => "NOPM/warehouse".into(),
+        "new_order_rollback_pct" => "rolled back".into(),
+        "server_cpu_us_per_new_order" => "server CPU/new order".into(),
         "ns_per_load" => "ns/load".into(),
         "bytes_per_sec_per_thread" => "per thread".into(),
         "ops_per_sec_per_thread" => format!("{op_name}/s/thread"),

@@ -65,6 +65,19 @@ pub trait Session: Send {
     /// part of its time. (An open-loop op that falls behind because of it counts as late.)
     fn between(&mut self) {}
 
+    /// Whether this session sets its own pace ([`Session::pace`]): a terminal with keying
+    /// and think times. Asked once per step.
+    fn paces(&self) -> bool {
+        false
+    }
+
+    /// Before each op of a session that [`Session::paces`] (closed loop only): how long
+    /// after now the next op is due. The runner waits until then and times the op from that
+    /// intended start, so a late wake-up counts in the response time, as in an open loop.
+    fn pace(&mut self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
+
     /// A session that keeps several ops in flight returns itself here; the runner then drives
     /// it through [`QueuedSession::pump`] and never calls `execute`.
     fn as_queued(&mut self) -> Option<&mut dyn QueuedSession> {

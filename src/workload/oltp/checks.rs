@@ -14,6 +14,7 @@ use super::OltpSpec;
 use super::debitcredit;
 use super::mix::Mix;
 use super::orderentry;
+use super::tpcc;
 use crate::record::Check;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -27,6 +28,8 @@ pub struct Ledger {
     unknown: AtomicU64,
     /// History rows over all shards at the last check (or after loading).
     history_rows: Mutex<Option<i64>>,
+    /// Checks made after loading, written into the first step.
+    after_load: Mutex<Vec<Check>>,
 }
 
 impl Ledger {
@@ -52,14 +55,44 @@ impl Ledger {
     }
 }
 
-/// Takes the ledger's starting point once the tables are there.
-pub fn baseline(spec: &OltpSpec) {
+/// Takes the ledger's starting point once the tables are there. TPC-C's twelve conditions
+/// are checked here after a fresh load (a load that breaks one fails the run before any
+/// step) and go into the first step's checks.
+pub fn baseline(spec: &OltpSpec, note: &dyn Fn(&str)) -> Result<(), String> {
     let rows = if spec.mix == Mix::Debitcredit {
         history_rows(spec)
     } else {
         None
     };
     spec.ledger.reset(rows);
+    // After `oltp run` on tables loaded earlier, the first step's checks say it.
+    if spec.mix == Mix::Tpcc && spec.phases == super::Phases::All {
+        let fresh = true;
+        note("prepare: checking the twelve consistency conditions");
+        let several = spec.backends.len() > 1;
+        let mut all = Vec::new();
+        for (i, b) in spec.backends.iter().enumerate() {
+            let found = b
+                .connect_session()
+                .and_then(|mut c| {
+                    tpcc::consistency::check(&mut *c, fresh, several.then_some(i + 1))
+                })
+                .map_err(|e| format!("the consistency check could not run: {e}"))?;
+            all.extend(found);
+        }
+        if let Some(bad) = all.iter().find(|c| !c.passed) {
+            return Err(format!(
+                "the loaded database is inconsistent: {}",
+                bad.summary
+            ));
+        }
+        *spec
+            .ledger
+            .after_load
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = all;
+    }
+    Ok(())
 }
 
 /// History rows over all shards; None when any shard cannot say.
@@ -77,13 +110,23 @@ fn history_rows(spec: &OltpSpec) -> Option<i64> {
 /// growth over all shards.
 pub fn after_step(spec: &OltpSpec) -> Vec<Check> {
     let several = spec.backends.len() > 1;
-    let mut checks = Vec::new();
+    let mut checks = std::mem::take(
+        &mut *spec
+            .ledger
+            .after_load
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()),
+    );
     let mut rows: Option<i64> = Some(0);
     for (i, b) in spec.backends.iter().enumerate() {
         let shard = several.then_some(i + 1);
         let name = match spec.mix {
             Mix::Debitcredit => "books_balance",
             Mix::Orderentry => "order_counts",
+            Mix::Tpcc => {
+                checks.extend(tpcc_conditions(b, shard));
+                continue;
+            }
         };
         let found = b.connect_session().and_then(|mut c| match spec.mix {
             Mix::Debitcredit => debitcredit::books(&mut *c).map(|books| {
@@ -91,6 +134,7 @@ pub fn after_step(spec: &OltpSpec) -> Vec<Check> {
                 books_check(books)
             }),
             Mix::Orderentry => orderentry::check(&mut *c).map(order_check),
+            Mix::Tpcc => Err(super::sql::DbError::other("checked above")),
         });
         let check = match found {
             Ok((passed, figures, summary)) => Check {
@@ -128,6 +172,23 @@ pub fn after_step(spec: &OltpSpec) -> Vec<Check> {
 }
 
 type Found = (bool, BTreeMap<String, i64>, String);
+
+/// TPC-C's conditions on one shard, or one failed check saying why they could not run.
+fn tpcc_conditions(b: &super::backend::Backend, shard: Option<usize>) -> Vec<Check> {
+    match b
+        .connect_session()
+        .and_then(|mut c| tpcc::consistency::check(&mut *c, false, shard))
+    {
+        Ok(found) => found,
+        Err(e) => vec![Check {
+            name: "tpcc_consistency".into(),
+            shard,
+            passed: false,
+            figures: BTreeMap::new(),
+            summary: format!("could not run: {e}"),
+        }],
+    }
+}
 
 fn books_check(b: debitcredit::Books) -> Found {
     let figures = BTreeMap::from([

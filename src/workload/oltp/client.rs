@@ -30,6 +30,38 @@ pub trait Client: Send {
     /// Runs the drawn transaction once, from begin to commit. On an error the caller rolls
     /// back, and may call again to retry the same transaction.
     fn run(&mut self, conn: &mut dyn Conn) -> Result<(), DbError>;
+    /// Whether the user waits between transactions by its own rules ([`Client::pause`]).
+    fn paces(&self) -> bool {
+        false
+    }
+    /// After [`Client::draw`], how long the user waits before the drawn transaction
+    /// starts (the last one's think time and this one's keying time).
+    fn pause(&mut self) -> Duration {
+        Duration::ZERO
+    }
+    /// The workload's own per-user counts, as `<name>_per_client` figures.
+    fn figures(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+}
+
+/// Why a transaction conflicted, from the engine's message: deadlocks and serialization
+/// failures are told apart from lock timeouts, busy databases and duplicate keys.
+pub fn conflict_cause(message: &str) -> &'static str {
+    let m = message.to_ascii_lowercase();
+    if m.contains("deadlock") {
+        "deadlock"
+    } else if m.contains("serializ") || m.contains("40001") {
+        "serialization"
+    } else if m.contains("lock wait timeout") || m.contains("lock timeout") {
+        "lock_timeout"
+    } else if m.contains("duplicate") || m.contains("unique") {
+        "duplicate_key"
+    } else if m.contains("locked") || m.contains("busy") {
+        "busy"
+    } else {
+        "other"
+    }
 }
 
 pub struct OltpSession {
@@ -40,6 +72,10 @@ pub struct OltpSession {
     shard: Option<usize>,
     /// The type of the transaction last drawn.
     kind: &'static str,
+    /// A transaction drawn ahead by [`Session::pace`], run by the next `execute`.
+    drawn: Option<&'static str>,
+    /// Conflicts retried, by transaction type and cause.
+    conflicts: Vec<(&'static str, &'static str, u64)>,
     retries: u64,
     reconnects: u64,
     /// Transactions that failed because a statement went unanswered for `--op-timeout`.
@@ -65,11 +101,24 @@ impl OltpSession {
             client,
             shard,
             kind: "",
+            drawn: None,
+            conflicts: Vec::new(),
             retries: 0,
             reconnects: 0,
             timeouts: 0,
             ledger,
         })
+    }
+
+    fn count_conflict(&mut self, kind: &'static str, cause: &'static str) {
+        match self
+            .conflicts
+            .iter_mut()
+            .find(|(k, c, _)| *k == kind && *c == cause)
+        {
+            Some(entry) => entry.2 += 1,
+            None => self.conflicts.push((kind, cause, 1)),
+        }
     }
 
     /// Re-opens a broken connection, waiting longer after each failure.
@@ -99,7 +148,7 @@ impl OltpSession {
 
 impl Session for OltpSession {
     fn execute(&mut self) -> Result<OpOutcome, OpError> {
-        let kind = self.client.draw();
+        let kind = self.drawn.take().unwrap_or_else(|| self.client.draw());
         self.kind = kind;
         let mut tries = 0;
         loop {
@@ -137,6 +186,7 @@ impl Session for OltpSession {
             if e.kind == ErrorKind::Conflict && tries < MAX_RETRIES {
                 tries += 1;
                 self.retries += 1;
+                self.count_conflict(kind, conflict_cause(&e.message));
                 continue;
             }
             return Err(OpError(format!("{kind} failed: {e}")));
@@ -145,6 +195,15 @@ impl Session for OltpSession {
 
     fn last_kind(&self) -> &'static str {
         self.kind
+    }
+
+    fn paces(&self) -> bool {
+        self.client.paces()
+    }
+
+    fn pace(&mut self) -> Duration {
+        self.drawn = Some(self.client.draw());
+        self.client.pause()
     }
 
     fn group(&self) -> Option<(&'static str, String)> {
@@ -156,6 +215,16 @@ impl Session for OltpSession {
         f.insert("retries_per_client".into(), self.retries as f64);
         f.insert("reconnects_per_client".into(), self.reconnects as f64);
         f.insert("timeouts_per_client".into(), self.timeouts as f64);
+        for (kind, cause, n) in &self.conflicts {
+            let name = match kind.is_empty() {
+                true => format!("conflicts_{cause}_per_client"),
+                false => format!("conflicts_{kind}_{cause}_per_client"),
+            };
+            f.insert(name, *n as f64);
+        }
+        for (name, v) in self.client.figures() {
+            f.insert(name.to_string(), v);
+        }
         f
     }
 }

@@ -5,6 +5,7 @@ use super::debitcredit::{self, DebitCredit};
 use super::orderentry::{self, OrderEntry};
 use super::schema::Table;
 use super::sql::{Conn, DbError};
+use super::tpcc;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -14,15 +15,18 @@ pub enum Mix {
     Debitcredit,
     /// Customers, orders and order lines, 90/10 by statements.
     Orderentry,
+    /// TPC-C-style order processing: five transactions over nine tables.
+    Tpcc,
 }
 
 impl Mix {
-    pub const ALL: [Mix; 2] = [Mix::Debitcredit, Mix::Orderentry];
+    pub const ALL: [Mix; 3] = [Mix::Debitcredit, Mix::Orderentry, Mix::Tpcc];
 
     pub fn parse(name: &str) -> Option<Mix> {
         match name.to_ascii_lowercase().replace(['-', '_'], "").as_str() {
             "debitcredit" | "tpcb" => Some(Mix::Debitcredit),
             "orderentry" => Some(Mix::Orderentry),
+            "tpcc" | "orderprocessing" => Some(Mix::Tpcc),
             _ => None,
         }
     }
@@ -31,6 +35,7 @@ impl Mix {
         match self {
             Mix::Debitcredit => "debitcredit",
             Mix::Orderentry => "orderentry",
+            Mix::Tpcc => "tpcc",
         }
     }
 
@@ -39,6 +44,7 @@ impl Mix {
         match self {
             Mix::Debitcredit => "branches: 100,000 accounts and 10 tellers each",
             Mix::Orderentry => "thousands of customers, 10 orders of 5 lines each",
+            Mix::Tpcc => "warehouses: 10 districts, 30,000 customers and 100,000 stock rows each",
         }
     }
 
@@ -47,6 +53,7 @@ impl Mix {
         match self {
             Mix::Debitcredit => 10_000,
             Mix::Orderentry => 100_000,
+            Mix::Tpcc => tpcc::MAX_WAREHOUSES,
         }
     }
 
@@ -54,6 +61,7 @@ impl Mix {
         match self {
             Mix::Debitcredit => &debitcredit::TABLES,
             Mix::Orderentry => &orderentry::TABLES,
+            Mix::Tpcc => &tpcc::load::TABLES,
         }
     }
 
@@ -65,18 +73,29 @@ impl Mix {
             .collect()
     }
 
-    pub fn load(self, conn: &mut dyn Conn, scale: u64, note: &dyn Fn(&str)) -> Result<(), DbError> {
+    /// Creates and loads the tables; `constants` are TPC-C's NURand constants (recorded
+    /// beside its tables), which the other workloads do not use.
+    pub fn load(
+        self,
+        conn: &mut dyn Conn,
+        scale: u64,
+        note: &dyn Fn(&str),
+        constants: &tpcc::input::Constants,
+    ) -> Result<(), DbError> {
         match self {
             Mix::Debitcredit => debitcredit::load(conn, scale, note),
             Mix::Orderentry => orderentry::load(conn, scale, note),
+            Mix::Tpcc => tpcc::load::load(conn, scale, constants, note),
         }
     }
 
-    /// One user's transactions; `reads_only` is `--select-only`.
-    pub fn client(self, scale: u64, reads_only: bool, seed: u64) -> Box<dyn Client> {
+    /// One user's transactions; `reads_only` is `--select-only`. None for TPC-C, whose
+    /// terminals need the run's options ([`tpcc::Tpcc::new`]).
+    pub fn client(self, scale: u64, reads_only: bool, seed: u64) -> Option<Box<dyn Client>> {
         match self {
-            Mix::Debitcredit => Box::new(DebitCredit::new(scale, reads_only, seed)),
-            Mix::Orderentry => Box::new(OrderEntry::new(scale, reads_only, seed)),
+            Mix::Debitcredit => Some(Box::new(DebitCredit::new(scale, reads_only, seed))),
+            Mix::Orderentry => Some(Box::new(OrderEntry::new(scale, reads_only, seed))),
+            Mix::Tpcc => None,
         }
     }
 }

@@ -5,8 +5,8 @@
 //!   own connection; the tables are loaded before the first step and checked after every step
 //!   ([`checks`]: each check is written into the step, passed or not); a step that fails a
 //!   check gets an `inconsistent` warning, and the command exits 1.
-//! - [`mix`]: the workloads by name; [`debitcredit`] and [`orderentry`]: schema, loading,
-//!   transactions and checks of each.
+//! - [`mix`]: the workloads by name; [`debitcredit`], [`orderentry`] and [`tpcc`] (TPC-C-style
+//!   order processing, in its own directory): schema, loading, transactions and checks of each.
 //! - [`client`]: one user as a runner session: retries of conflicts, reconnects.
 //! - [`schema`]: tables, fast server-side loading, perflab's record of what it created;
 //!   [`shard_db`]: the databases `--shards N` makes on one server.
@@ -32,6 +32,7 @@ pub mod schema;
 pub mod shard_db;
 pub mod sql;
 pub mod sqlite;
+pub mod tpcc;
 
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Headline, StepResult, Trial, Warning};
@@ -86,6 +87,9 @@ pub struct OltpSpec {
     /// The commits the clients saw, for the checks after each step.
     #[serde(skip)]
     pub ledger: Arc<checks::Ledger>,
+    /// TPC-C's mode, warehouses in play and NURand constants (`--workload tpcc` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tpcc: Option<tpcc::TpccOptions>,
 }
 
 /// Drops the tables (and the temporary directory) when the run ends.
@@ -131,22 +135,49 @@ impl Workload for OltpSpec {
     }
 
     fn axes(&self) -> Vec<&dyn Axis> {
-        Vec::new()
-    }
-
-    fn headline(&self) -> Headline {
-        Headline {
-            metric: "ops_per_sec".into(),
-            op_name: "transactions".into(),
-            higher_is_better: true,
+        match &self.tpcc {
+            // Spec mode sweeps terminals (ten per warehouse) on the threads axis instead.
+            Some(t) if t.mode == tpcc::Mode::Throughput => vec![&t.warehouses],
+            _ => Vec::new(),
         }
     }
 
-    fn sessions(&self, _point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError> {
+    fn headline(&self) -> Headline {
+        match self.tpcc {
+            Some(_) => Headline {
+                metric: "nopm".into(),
+                op_name: "transactions".into(),
+                higher_is_better: true,
+            },
+            None => Headline {
+                metric: "ops_per_sec".into(),
+                op_name: "transactions".into(),
+                higher_is_better: true,
+            },
+        }
+    }
+
+    fn run_warnings(&self) -> Vec<Warning> {
+        match &self.tpcc {
+            Some(t) if t.mode == tpcc::Mode::Spec && t.wait_factor != 1.0 => vec![Warning {
+                code: "not_spec_waits".into(),
+                message: format!(
+                    "keying and think times are {}x the specification's (--wait-factor): the run is not valid by its rules",
+                    t.wait_factor
+                ),
+                step: None,
+            }],
+            _ => Vec::new(),
+        }
+    }
+
+    fn sessions(&self, point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError> {
         let backends = self.backends.clone();
         let (mix, scale, select_only) = (self.mix, self.scale, self.select_only);
         let ledger = Arc::clone(&self.ledger);
-        Ok(Arc::new(move |worker, _| {
+        let tpcc = self.tpcc.clone();
+        let in_play = tpcc.as_ref().map(|t| t.warehouses.at(point));
+        Ok(Arc::new(move |worker, workers| {
             let seed = seed ^ (worker as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
             // Application partitioning: each user works on the shard that owns its keys.
             let shard = worker % backends.len().max(1);
@@ -154,17 +185,28 @@ impl Workload for OltpSpec {
             let backend = backends
                 .get(shard)
                 .ok_or_else(|| OpError("no database".into()))?;
-            OltpSession::open(
-                Arc::clone(backend),
-                mix.client(scale, select_only, seed),
-                label,
-                Arc::clone(&ledger),
-            )
-            .map(|s| Box::new(s) as Box<dyn Session>)
+            let client = match &tpcc {
+                Some(t) => {
+                    let warehouses = match t.mode {
+                        tpcc::Mode::Spec => workers as u64 / tpcc::TERMINALS_PER_WAREHOUSE,
+                        tpcc::Mode::Throughput => in_play.unwrap_or(scale),
+                    };
+                    Box::new(tpcc::Tpcc::new(t, warehouses, worker as u64, seed))
+                        as Box<dyn client::Client>
+                }
+                None => mix
+                    .client(scale, select_only, seed)
+                    .ok_or_else(|| OpError(format!("{} needs its options", mix.name())))?,
+            };
+            OltpSession::open(Arc::clone(backend), client, label, Arc::clone(&ledger))
+                .map(|s| Box::new(s) as Box<dyn Session>)
         }))
     }
 
-    fn derive(&self, _point: &StepPoint, trial: &mut Trial) {
+    fn derive(&self, point: &StepPoint, trial: &mut Trial) {
+        if let Some(t) = &self.tpcc {
+            tpcc::figures::derive(t, point, trial);
+        }
         let tps = trial.ops_per_sec;
         if tps <= 0.0 {
             return;
@@ -268,11 +310,12 @@ impl Workload for OltpSpec {
                     ));
                 }
                 let mut c = b.connect().map_err(|e| OpError(e.message))?;
-                shard_db::load(&mut *c, self.mix, self.scale, note, created(i))
+                let constants = self.tpcc.as_ref().map(|t| t.constants).unwrap_or_default();
+                shard_db::load(&mut *c, self.mix, self.scale, note, created(i), &constants)
                     .map_err(|e| OpError(format!("loading failed: {e}")))?;
             }
         }
-        checks::baseline(self);
+        checks::baseline(self, note).map_err(OpError)?;
         Ok(Box::new(teardown))
     }
 
@@ -285,6 +328,9 @@ impl Workload for OltpSpec {
 
     fn finish_step(&self, step: &mut StepResult) {
         step.checks = checks::after_step(self);
+        if let Some(t) = &self.tpcc {
+            step.checks.extend(tpcc::figures::step_checks(t, step));
+        }
     }
 
     fn step_warnings(&self, step: &StepResult) -> Vec<Warning> {
@@ -292,6 +338,9 @@ impl Workload for OltpSpec {
             .iter()
             .filter(|c| !c.passed)
             .map(|c| {
+                if let Some(w) = tpcc::figures::warning(c, step.index) {
+                    return w;
+                }
                 let shard = c.shard.map(|s| format!(" on shard {s}")).unwrap_or_default();
                 let message = if c.summary.starts_with("could not run") {
                     format!(

@@ -41,7 +41,9 @@
 //!   values, after `SET SESSION`); [`counters`] reads redo log writes and syncs, data file
 //!   syncs and commits from `SHOW GLOBAL STATUS` on a connection of its own.
 
-use super::sql::{Conn, DbError, Dialect, ErrorKind, ServerTarget, Stmt, answer_limit, is_timeout};
+use super::sql::{
+    Conn, DbError, Dialect, ErrorKind, Param, ServerTarget, Stmt, answer_limit, is_timeout,
+};
 use mysql::consts::CapabilityFlags;
 use mysql::prelude::{Protocol, Queryable};
 use mysql::{
@@ -491,20 +493,24 @@ fn run_exec(c: &mut mysql::Conn, st: &Statement, params: &[i64]) -> mysql::Resul
 fn run_query(
     c: &mut mysql::Conn,
     st: &Statement,
-    params: &[i64],
+    params: Params,
+    width: usize,
     out: &mut Vec<i64>,
 ) -> Result<usize, Fail> {
-    let mut r = c.exec_iter(st, params_of(params))?;
+    let mut r = c.exec_iter(st, params)?;
     let mut rows = 0;
     let mut bad = None;
     if let Some(set) = r.iter() {
         for row in set {
             let row = row?;
             rows += 1;
-            match row.as_ref(0).map(int_of).unwrap_or(Ok(0)) {
-                Ok(v) => out.push(v),
-                Err(e) => {
-                    bad.get_or_insert(e);
+            for i in 0..width {
+                match row.as_ref(i).map(int_of).unwrap_or(Ok(0)) {
+                    Ok(v) => out.push(v),
+                    Err(e) => {
+                        out.push(0);
+                        bad.get_or_insert(e);
+                    }
                 }
             }
         }
@@ -824,7 +830,35 @@ impl Conn for MyConn {
         let Some((_, st)) = self.stmts.get(stmt) else {
             return Err(no_statement(stmt));
         };
-        let r = run_query(&mut self.conn, st, params, out);
+        let r = run_query(&mut self.conn, st, params_of(params), 1, out);
+        self.check(r)
+    }
+
+    fn fetch(
+        &mut self,
+        stmt: Stmt,
+        params: &[Param<'_>],
+        width: usize,
+        out: &mut Vec<i64>,
+    ) -> Result<usize, DbError> {
+        self.usable()?;
+        let Some((_, st)) = self.stmts.get(stmt) else {
+            return Err(no_statement(stmt));
+        };
+        let values = if params.is_empty() {
+            Params::Empty
+        } else {
+            Params::Positional(
+                params
+                    .iter()
+                    .map(|p| match *p {
+                        Param::Int(v) => Value::Int(v),
+                        Param::Text(t) => Value::Bytes(t.as_bytes().to_vec()),
+                    })
+                    .collect(),
+            )
+        };
+        let r = run_query(&mut self.conn, st, values, width, out);
         self.check(r)
     }
 

@@ -22,7 +22,7 @@
 //!   lookup; never in a message.
 
 use super::sql::{
-    Conn, DbError, Dialect, ErrorKind, ServerTarget, Stmt, answer_limit, is_timeout,
+    Conn, DbError, Dialect, ErrorKind, Param, ServerTarget, Stmt, answer_limit, is_timeout,
     numbered_placeholders,
 };
 use crate::target::url::TargetUrl;
@@ -573,8 +573,9 @@ impl PgConn {
         self.finish_exchange(|_| {}).map(|_| ())
     }
 
-    /// Bind, Execute, Sync for a prepared statement, in one write.
-    fn bind_execute(&mut self, stmt: Stmt, params: &[i64]) -> Result<(), DbError> {
+    /// Bind, Execute, Sync for a prepared statement, in one write: integers in binary
+    /// when every parameter is an integer of an integer type, else every one as text.
+    fn bind_execute<P: AsParam>(&mut self, stmt: Stmt, params: &[P]) -> Result<(), DbError> {
         if self.broken {
             return Err(broken("connection lost earlier"));
         }
@@ -590,18 +591,22 @@ impl PgConn {
                 params.len()
             )));
         }
-        let binary = types.iter().all(|t| [INT2, INT4, INT8].contains(t));
+        let binary = types.iter().all(|t| [INT2, INT4, INT8].contains(t))
+            && params.iter().all(|p| matches!(p.param(), Param::Int(_)));
         let mut range_error = None;
         let bound = frontend::bind(
             "",
             &p.name,
             [if binary { 1 } else { 0 }],
             params.iter().zip(types),
-            |(&v, &ty), buf| {
-                if !binary {
-                    buf.extend_from_slice(v.to_string().as_bytes());
-                    return Ok(IsNull::No);
-                }
+            |(p, &ty), buf| {
+                let v = match p.param() {
+                    Param::Int(v) if binary => v,
+                    other => {
+                        buf.extend_from_slice(other.text().as_bytes());
+                        return Ok(IsNull::No);
+                    }
+                };
                 match ty {
                     INT2 => match i16::try_from(v) {
                         Ok(v) => postgres_protocol::types::int2_to_sql(v, buf),
@@ -629,6 +634,41 @@ impl PgConn {
         frontend::execute("", 0, &mut self.out).map_err(|e| DbError::other(e.to_string()))?;
         frontend::sync(&mut self.out);
         self.send()
+    }
+}
+
+impl PgConn {
+    /// The rows of an executed query: the first `width` columns of each, binary integers.
+    fn read_rows(&mut self, width: usize, out: &mut Vec<i64>) -> Result<usize, DbError> {
+        let mut n = 0;
+        self.finish_exchange(|m| {
+            if let Message::DataRow(row) = m {
+                let mut ranges = row.ranges();
+                for _ in 0..width {
+                    let value = ranges.next().ok().flatten().flatten();
+                    out.push(int_of(value.map(|r| &row.buffer()[r])));
+                }
+                n += 1;
+            }
+        })?;
+        Ok(n)
+    }
+}
+
+/// A parameter of either kind, so integer-only statements bind without building a list.
+trait AsParam {
+    fn param(&self) -> Param<'_>;
+}
+
+impl AsParam for i64 {
+    fn param(&self) -> Param<'_> {
+        Param::Int(*self)
+    }
+}
+
+impl AsParam for Param<'_> {
+    fn param(&self) -> Param<'_> {
+        *self
     }
 }
 
@@ -755,21 +795,18 @@ impl Conn for PgConn {
 
     fn query(&mut self, stmt: Stmt, params: &[i64], out: &mut Vec<i64>) -> Result<usize, DbError> {
         self.bind_execute(stmt, params)?;
-        let mut n = 0;
-        self.finish_exchange(|m| {
-            if let Message::DataRow(row) = m {
-                let first = row
-                    .ranges()
-                    .next()
-                    .ok()
-                    .flatten()
-                    .flatten()
-                    .map(|r| &row.buffer()[r]);
-                out.push(int_of(first));
-                n += 1;
-            }
-        })?;
-        Ok(n)
+        self.read_rows(1, out)
+    }
+
+    fn fetch(
+        &mut self,
+        stmt: Stmt,
+        params: &[Param<'_>],
+        width: usize,
+        out: &mut Vec<i64>,
+    ) -> Result<usize, DbError> {
+        self.bind_execute(stmt, params)?;
+        self.read_rows(width, out)
     }
 
     fn query_row(&mut self, sql: &str) -> Result<Option<Vec<i64>>, DbError> {

@@ -30,10 +30,11 @@ pub fn load(
     scale: u64,
     note: &dyn Fn(&str),
     created_now: bool,
+    constants: &super::tpcc::input::Constants,
 ) -> Result<(), DbError> {
     let made = created_now || created_here(conn);
     drop_ours(conn, &Mix::known_tables())?;
-    mix.load(conn, scale, note)?;
+    mix.load(conn, scale, note, constants)?;
     if made {
         schema::record(conn, "database", "created")?;
     }

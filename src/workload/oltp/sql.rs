@@ -110,6 +110,24 @@ impl fmt::Debug for ServerTarget {
 /// A statement prepared on one connection: an index into that connection's list.
 pub type Stmt = usize;
 
+/// A parameter of [`Conn::fetch`]: most are integers; a few lookups need text (TPC-C's
+/// customer by last name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Param<'a> {
+    Int(i64),
+    Text(&'a str),
+}
+
+impl Param<'_> {
+    /// The parameter as the text protocols send it.
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            Param::Int(v) => std::borrow::Cow::Owned(v.to_string()),
+            Param::Text(s) => std::borrow::Cow::Borrowed(s),
+        }
+    }
+}
+
 /// One connection, as the workloads use it.
 pub trait Conn: Send {
     fn dialect(&self) -> Dialect;
@@ -123,6 +141,17 @@ pub trait Conn: Send {
     /// Runs a prepared query and reads every row; appends each row's first column (as an
     /// integer, NULL as 0) to `out` and returns the number of rows.
     fn query(&mut self, stmt: Stmt, params: &[i64], out: &mut Vec<i64>) -> Result<usize, DbError>;
+    /// Runs a prepared query whose parameters may be text and reads the first `width`
+    /// columns of every row as integers (NULL as 0) into `out`, row after row; returns the
+    /// number of rows. Columns after the first `width` travel but are not read: a
+    /// transaction that selects text it only shows puts it last.
+    fn fetch(
+        &mut self,
+        stmt: Stmt,
+        params: &[Param<'_>],
+        width: usize,
+        out: &mut Vec<i64>,
+    ) -> Result<usize, DbError>;
     /// Runs an unprepared query and returns its first row, every column as an integer
     /// (NULL as 0), or None when there is no row: counts and sums for checks.
     fn query_row(&mut self, sql: &str) -> Result<Option<Vec<i64>>, DbError>;
@@ -143,7 +172,8 @@ pub trait Conn: Send {
     /// loaded: PostgreSQL `COPY ... FROM STDIN`, MySQL `LOAD DATA LOCAL INFILE`, SQLite one
     /// transaction of prepared inserts. The file is perflab's own format ([`load_file_rows`]):
     /// one row per line, columns in the order of `columns` separated by tabs, integers or text
-    /// without tabs, newlines or backslashes (the text formats of COPY and LOAD DATA alike).
+    /// without tabs, newlines or backslashes, and `\N` for NULL (the text formats of COPY
+    /// and LOAD DATA alike).
     fn load_file(
         &mut self,
         table: &str,

@@ -7,7 +7,7 @@
 //! is synced (`journal_mode`, `synchronous`) are set on every connection and recorded in the
 //! spec. Statements are prepared once and kept in rusqlite's per-connection cache.
 
-use super::sql::{Conn, DbError, Dialect, ErrorKind, Stmt};
+use super::sql::{Conn, DbError, Dialect, ErrorKind, Param, Stmt};
 use rusqlite::{Connection, ErrorCode, params_from_iter};
 use std::path::Path;
 use std::time::Duration;
@@ -134,6 +134,28 @@ impl Conn for SqliteConn {
         Ok(n)
     }
 
+    fn fetch(
+        &mut self,
+        stmt: Stmt,
+        params: &[Param<'_>],
+        width: usize,
+        out: &mut Vec<i64>,
+    ) -> Result<usize, DbError> {
+        let mut s = self
+            .conn
+            .prepare_cached(&self.sqls[stmt])
+            .map_err(db_error)?;
+        let mut rows = s.query(params_from_iter(params.iter())).map_err(db_error)?;
+        let mut n = 0;
+        while let Some(r) = rows.next().map_err(db_error)? {
+            for i in 0..width {
+                out.push(r.get::<_, Option<i64>>(i).map_err(db_error)?.unwrap_or(0));
+            }
+            n += 1;
+        }
+        Ok(n)
+    }
+
     fn query_row(&mut self, sql: &str) -> Result<Option<Vec<i64>>, DbError> {
         let mut s = self.conn.prepare(sql).map_err(db_error)?;
         let columns = s.column_count();
@@ -207,6 +229,7 @@ impl Conn for SqliteConn {
             let before = values.len();
             values.extend(fields.map(|f| match f.parse::<i64>() {
                 Ok(i) => Value::Integer(i),
+                Err(_) if f == "\\N" => Value::Null,
                 Err(_) => Value::Text(f.to_string()),
             }));
             if values.len() - before != width {
@@ -261,5 +284,14 @@ impl Conn for SqliteConn {
 
     fn is_broken(&self) -> bool {
         false
+    }
+}
+
+impl rusqlite::ToSql for Param<'_> {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(match *self {
+            Param::Int(v) => rusqlite::types::ToSqlOutput::from(v),
+            Param::Text(t) => rusqlite::types::ToSqlOutput::from(t),
+        })
     }
 }
