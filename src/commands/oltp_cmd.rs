@@ -612,6 +612,22 @@ fn tpcc_options(
     })
 }
 
+/// TPC-C's twelve conditions on a database just loaded: one line each way.
+fn tpcc_after_load(c: &mut dyn Conn, note: &dyn Fn(&str)) -> Result<(), String> {
+    let checks = tpcc::consistency::check(c, true, None)
+        .map_err(|e| format!("the consistency check could not run: {e}"))?;
+    match checks.iter().find(|c| !c.passed) {
+        Some(bad) => Err(format!(
+            "the loaded database is inconsistent: {}",
+            bad.summary
+        )),
+        None => {
+            note("prepare: the twelve consistency conditions hold");
+            Ok(())
+        }
+    }
+}
+
 /// NURand's constants for a load, drawn from the run's seed: repeatable, and recorded.
 fn load_constants(seed: &str) -> Result<tpcc::input::Constants, SpecError> {
     let seed = parse_count("seed", seed)?;
@@ -665,7 +681,13 @@ pub fn steps(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
                     .is_some_and(|d| d.names.get(i).is_some_and(|n| created.contains(n)));
                 let mut c = open(t, false)?;
                 let constants = load_constants(&args.run.seed)?;
-                if let Err(e) = shard_db::load(&mut *c, mix, scale, &note, made, &constants) {
+                let loaded = shard_db::load(&mut *c, mix, scale, &note, made, &constants)
+                    .map_err(|e| e.message)
+                    .and_then(|()| match mix {
+                        Mix::Tpcc => tpcc_after_load(&mut *c, &note),
+                        _ => Ok(()),
+                    });
+                if let Err(e) = loaded {
                     // Leave nothing half-loaded behind.
                     let _ = schema::drop_ours(&mut *c, &Mix::known_tables());
                     return Err(AppError::Failed(format!(

@@ -696,9 +696,11 @@ fn assemble(
         // Same bounds and precision everywhere, so adding cannot fail.
         let _ = error_latency.get_or_insert_with(new_histogram).add(h);
     }
-    let schedule = plan
-        .open
-        .then(|| schedule_summary(&totals, plan.target_rate, counts.missed));
+    // An open loop keeps the runner's schedule; sessions that pace themselves (terminals
+    // with keying and think times) keep their own, with no target rate.
+    let paced = totals.iter().any(|t| t.lag.count > 0);
+    let schedule =
+        (plan.open || paced).then(|| schedule_summary(&totals, plan.target_rate, counts.missed));
     let all_ops = counts.ops + counts.errors;
     let Activity {
         sampled,
