@@ -514,7 +514,7 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
     let sqlite = first.backend.sqlite_settings();
     let mut run = args.run.clone();
     let tpcc = match mix {
-        Mix::Tpcc => Some(tpcc_options(args, &ts, phases, &mut run)?),
+        Mix::Tpcc => Some(tpcc_options(args, &ts, phases, scale, &mut run)?),
         _ => None,
     };
     let spec = OltpSpec {
@@ -555,10 +555,16 @@ fn tpcc_options(
     args: &OltpArgs,
     ts: &Targets,
     phases: Phases,
+    loaded: u64,
     run: &mut crate::cli::RunArgs,
 ) -> Result<tpcc::TpccOptions, AppError> {
     let mode = tpcc_mode(args)?;
-    let warehouses = warehouses(args)?;
+    // `oltp run` without a count works on every warehouse prepared.
+    let warehouses = if phases == Phases::Run && args.warehouses.is_none() && args.scale == "1" {
+        Sweep::single("warehouses", loaded)
+    } else {
+        warehouses(args)?
+    };
     let wait_factor = wait_factor(args)?;
     if args.select_only {
         return Err(AppError::Usage(
