@@ -64,7 +64,7 @@ for e in ["pg", "my"]:
     def rate(kind, r):
         text = open(f"{out}/load.{kind}.{e}.{r}.txt").read()
         if kind == "tpcc":
-            return float(re.search(r"done in [0-9.]+ s \(\d+ rows, ([0-9.]+) rows/s\)", text).group(1))
+            return float(re.search(r"done in [0-9.]+ s \(\d+ rows, ([0-9.]+) rows/s", text).group(1))
         secs = float(re.search(r"done in ([0-9.]+) s", text).group(1))
         scale = 6
         return (scale * 100_000 + scale * 10 + scale) / secs

@@ -269,7 +269,7 @@ fn foreign_tables_and_bad_targets_are_refused() {
         (&["--target", "sqlite://"], "names no file"),
         (&["--scale", "0"], "scale"),
         (&["--sqlite-synchronous", "sometimes"], "full"),
-        (&["--workload", "tpcc"], "orderentry"),
+        (&["--workload", "tpcx"], "orderentry"),
     ];
     for (args, hint) in cases {
         let mut all = vec!["oltp"];

@@ -539,7 +539,7 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
     };
     Ok(build_spec(
         &run,
-        WorkloadSpec::Oltp(spec),
+        WorkloadSpec::Oltp(Box::new(spec)),
         &Defaults {
             threads: "1,2,4".into(),
             warmup: "1s",

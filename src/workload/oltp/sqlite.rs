@@ -94,6 +94,31 @@ pub struct SqliteConn {
     sqls: Vec<String>,
 }
 
+impl SqliteConn {
+    /// Runs a prepared query and reads the first `width` columns of every row.
+    fn rows<P: rusqlite::ToSql>(
+        &mut self,
+        stmt: Stmt,
+        params: &[P],
+        width: usize,
+        out: &mut Vec<i64>,
+    ) -> Result<usize, DbError> {
+        let mut s = self
+            .conn
+            .prepare_cached(&self.sqls[stmt])
+            .map_err(db_error)?;
+        let mut rows = s.query(params_from_iter(params.iter())).map_err(db_error)?;
+        let mut n = 0;
+        while let Some(r) = rows.next().map_err(db_error)? {
+            for i in 0..width {
+                out.push(r.get::<_, Option<i64>>(i).map_err(db_error)?.unwrap_or(0));
+            }
+            n += 1;
+        }
+        Ok(n)
+    }
+}
+
 impl Conn for SqliteConn {
     fn dialect(&self) -> Dialect {
         Dialect::Sqlite
@@ -121,17 +146,7 @@ impl Conn for SqliteConn {
     }
 
     fn query(&mut self, stmt: Stmt, params: &[i64], out: &mut Vec<i64>) -> Result<usize, DbError> {
-        let mut s = self
-            .conn
-            .prepare_cached(&self.sqls[stmt])
-            .map_err(db_error)?;
-        let mut rows = s.query(params_from_iter(params.iter())).map_err(db_error)?;
-        let mut n = 0;
-        while let Some(r) = rows.next().map_err(db_error)? {
-            out.push(r.get::<_, Option<i64>>(0).map_err(db_error)?.unwrap_or(0));
-            n += 1;
-        }
-        Ok(n)
+        self.rows(stmt, params, 1, out)
     }
 
     fn fetch(
@@ -141,19 +156,7 @@ impl Conn for SqliteConn {
         width: usize,
         out: &mut Vec<i64>,
     ) -> Result<usize, DbError> {
-        let mut s = self
-            .conn
-            .prepare_cached(&self.sqls[stmt])
-            .map_err(db_error)?;
-        let mut rows = s.query(params_from_iter(params.iter())).map_err(db_error)?;
-        let mut n = 0;
-        while let Some(r) = rows.next().map_err(db_error)? {
-            for i in 0..width {
-                out.push(r.get::<_, Option<i64>>(i).map_err(db_error)?.unwrap_or(0));
-            }
-            n += 1;
-        }
-        Ok(n)
+        self.rows(stmt, params, width, out)
     }
 
     fn query_row(&mut self, sql: &str) -> Result<Option<Vec<i64>>, DbError> {

@@ -320,13 +320,7 @@ fn customer(rng: &mut Rng, w: u64, k: &Constants, now: &str, out: &mut String) {
             };
             out.push_str(&input::last_name(name));
             out.push('\t');
-            for _ in 0..3 {
-                astring(rng, 10, 20, out);
-                out.push('\t');
-            }
-            astring(rng, 2, 2, out);
-            out.push('\t');
-            zip(rng, out);
+            address(rng, out);
             out.push('\t');
             nstring(rng, 16, out);
             let credit = if rng.below(10) == 0 { "BC" } else { "GC" };
