@@ -11,6 +11,7 @@ mod info;
 mod io_build;
 mod jobs_cmd;
 mod kv_cmd;
+mod mail_cmd;
 mod olap_cmd;
 mod oltp_cmd;
 mod report_cmd;
@@ -152,6 +153,7 @@ fn dispatch(cli: Cli) -> Result<(), AppError> {
         Command::Io(args) => workload_cmd::io(g, args),
         Command::Oltp(args) => workload_cmd::oltp(g, args),
         Command::Kv(args) => workload_cmd::kv(g, args),
+        Command::Mail(args) => workload_cmd::mail(g, args),
         Command::Scan(args) => scan_cmd::scan(g, args),
         Command::Olap(args) => olap_cmd::olap(g, args),
         Command::Jobs(args) => jobs_cmd::jobs(g, args),
@@ -204,6 +206,7 @@ pub fn workload_spec(command: &Command, env: &Environment) -> Result<Option<RunS
         Command::Io(a) => io_build::io_spec(a, env)?,
         Command::Oltp(a) => oltp_cmd::oltp_spec(a, env)?,
         Command::Kv(a) => kv_cmd::kv_spec(a)?,
+        Command::Mail(a) => mail_cmd::mail_spec(a)?,
         Command::Scan(a) => scan_cmd::scan_spec(a, env)?,
         Command::Olap(a) => olap_cmd::olap_spec(a, env)?,
         Command::Jobs(a) => jobs_cmd::jobs_spec(a, env)?,

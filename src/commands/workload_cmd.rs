@@ -70,6 +70,26 @@ pub fn kv(g: &GlobalArgs, args: &KvArgs) -> Result<(), AppError> {
     execute(g, &spec, env)
 }
 
+pub fn mail(g: &GlobalArgs, args: &crate::cli::MailArgs) -> Result<(), AppError> {
+    let env = Environment::collect();
+    let spec = super::mail_cmd::mail_spec(args)?;
+    let record = execute_record(g, &spec, env)?;
+    // Lost, duplicated or corrupt mail fails the run; a missed quality of service is a
+    // finding (a warning), as a slow step is.
+    let bad = record
+        .warnings
+        .iter()
+        .filter(|w| w.code == "mail_lost")
+        .count();
+    if bad > 0 {
+        return Err(AppError::Failed(format!(
+            "mail was lost, duplicated or corrupted in {bad} step(s) (run {})",
+            record.id
+        )));
+    }
+    Ok(())
+}
+
 pub fn null(g: &GlobalArgs, args: &NullArgs) -> Result<(), AppError> {
     let spec = null_spec(args)?;
     execute(g, &spec, Environment::collect())

@@ -216,6 +216,25 @@ pub fn cpu_time_of(names: &[&str]) -> Option<Duration> {
     found.then_some(total)
 }
 
+/// The CPU time of process `pid` and its direct children, reaped ones included (the
+/// kernel adds those to the parent's `cutime` and `cstime`): a server whose master forks a
+/// process per connection (Dovecot), whose children come and go between two samples.
+pub fn cpu_time_of_tree(pid: u32) -> Option<Duration> {
+    let own = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let mut total = parse_process_cpu_with_children(&own)?;
+    let children =
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    for child in children.split_whitespace() {
+        if let Some(t) = std::fs::read_to_string(format!("/proc/{child}/stat"))
+            .ok()
+            .and_then(|text| parse_process_cpu_with_children(&text))
+        {
+            total += t;
+        }
+    }
+    Some(total)
+}
+
 /// `utime + stime` of a `/proc/<pid>/stat` text. The command name (field 2) is in
 /// parentheses and may itself hold spaces and `)`, so fields are counted from the last `)`.
 pub fn parse_process_cpu(stat_text: &str) -> Option<Duration> {

@@ -462,7 +462,7 @@ fn step_warnings(step: &StepResult) -> Vec<Warning> {
         out.push(Warning {
             code: "rate_not_reached".into(),
             message: format!(
-                "step {} completed {achieved:.0} ops/s of the {target:.0} offered ({:.1}%): the system (or perflab) could not keep up, so response times describe an overload. Lower --rate, or look at the late and missed starts",
+                "step {} completed {achieved:.0} ops/s of the {target:.0} offered ({:.1}%): the system (or perflab) could not keep up, so response times describe an overload. Lower the load (--rate; mail's --users), or look at the late and missed starts",
                 step.index,
                 achieved / target * 100.0
             ),

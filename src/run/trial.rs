@@ -132,8 +132,10 @@ impl TrialPlan {
         let factory = workload
             .sessions(point, seed)
             .map_err(|e| TrialError::failed("open", e.0))?;
-        let (target_rate, open) = match &spec.load {
-            LoadSpec::Open { rate, scope, .. } => {
+        let (target_rate, open) = match (workload.offered_rate(point), &spec.load) {
+            // The workload's own load (mail's users): the whole run's, shared as --rate is.
+            (Some(r), _) => (r * share.fraction(), true),
+            (None, LoadSpec::Open { rate, scope, .. }) => {
                 let r = rate.at(point);
                 let total = match scope {
                     RateScope::Worker => r * workers as f64,
@@ -142,7 +144,7 @@ impl TrialPlan {
                 };
                 (total, true)
             }
-            LoadSpec::Closed { .. } => (0.0, false),
+            (None, LoadSpec::Closed { .. } | LoadSpec::Offered { .. }) => (0.0, false),
         };
         Ok(TrialPlan {
             workers,
@@ -171,7 +173,7 @@ impl TrialPlan {
             LoadSpec::Closed { think } => Pacer::closed(*think),
             // The origin is a placeholder: each worker moves it to the moment every session
             // is open (`Shared::origin`).
-            LoadSpec::Open { arrival, .. } => Pacer::open(
+            LoadSpec::Open { arrival, .. } | LoadSpec::Offered { arrival } => Pacer::open(
                 self.target_rate / self.workers.max(1) as f64,
                 *arrival,
                 self.seed,

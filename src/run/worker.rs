@@ -122,7 +122,9 @@ pub fn run(mut plan: WorkerPlan, shared: Arc<Shared>, tx: Sender<IntervalReport>
     let paced = session.paces() && !plan.pacer.is_open();
     // Warmup: ops run and are thrown away.
     while shared.phase() == WARMUP {
-        let intended = match plan.pacer.next_intended() {
+        // Peeked, not taken: a start the warmup's end interrupts belongs to the measure
+        // phase (taking it here lost one start per worker at the edge).
+        let intended = match plan.pacer.peek_intended() {
             None if paced => Some(Instant::now() + session.pace()),
             at => at,
         };
@@ -131,6 +133,7 @@ pub fn run(mut plan: WorkerPlan, shared: Arc<Shared>, tx: Sender<IntervalReport>
         {
             break;
         }
+        plan.pacer.next_intended();
         let _ = session.execute();
         if session.wants_between() {
             session.between();
@@ -141,6 +144,7 @@ pub fn run(mut plan: WorkerPlan, shared: Arc<Shared>, tx: Sender<IntervalReport>
         std::thread::sleep(Duration::from_micros(200));
     }
     let mut kinds = Breakdown::new(session.group());
+    session.measuring();
     let totals = if shared.phase() == MEASURE {
         let start = *shared.measure_start.get().unwrap_or(&Instant::now());
         measure(

@@ -70,6 +70,9 @@ pub enum LoadSpec {
         scope: RateScope,
         arrival: Arrival,
     },
+    /// Ops start on a schedule at the rate the workload's own options imply (mail: its
+    /// users' sessions in the peak hour), timed from the intended start as in `Open`.
+    Offered { arrival: Arrival },
 }
 
 /// Whether `--rate` is for all workers together or for each.
@@ -128,6 +131,13 @@ impl RunSpec {
                     super::units::format_duration(*think)
                 )
             }
+            LoadSpec::Offered { arrival } => format!(
+                "open loop, {} arrivals at the workload's rate",
+                match arrival {
+                    Arrival::Uniform => "uniform",
+                    Arrival::Poisson => "Poisson",
+                }
+            ),
             LoadSpec::Open { scope, arrival, .. } => format!(
                 "open loop, {} arrivals, rate per {}",
                 match arrival {

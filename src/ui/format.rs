@@ -130,6 +130,18 @@ pub fn header(name: &str, op_name: &str) -> String {
         "server_evictions_per_sec" => "evictions/s".into(),
         "client_cpu_per_op_ns" => "perflab CPU/req".into(),
         "client_busy_pct" => "perflab busy".into(),
+        // Mail: users' sessions, delivery, the quality of service, the server's cost.
+        "sessions_per_hour" => "sessions/hour".into(),
+        "imap_sessions_per_hour" => "IMAP sessions/hour".into(),
+        "messages_per_min" => "msgs/min".into(),
+        "deliveries_per_min" => "deliveries/min".into(),
+        "delivery_p95_ns" => "delivery p95".into(),
+        "delivery_on_time_pct" => "delivered in limit".into(),
+        "commands_over_limit_pct" => "worst cmd over limit".into(),
+        "session_errors_pct" => "session errors".into(),
+        "server_cpu_per_user_hour_ns" => "server CPU/user-hour".into(),
+        "device_flushes_per_delivery" => "flushes/delivery".into(),
+        "client_cpu_per_session_ns" => "perflab CPU/session".into(),
         // Scans: rows, CPU per row, and the share of the native ceiling.
         "rows_per_sec" => "rows/s".into(),
         "cpu_pct" => "CPU".into(),

@@ -1,4 +1,5 @@
-//! The breakdowns of a report: each step's figures by transaction type (OLTP), by MPI rank,
+//! The breakdowns of a report: each step's figures by transaction type (OLTP), session kind
+//! and command (mail), by MPI rank,
 //! by direction, block size and file (storage), and what the block devices themselves counted over the
 //! same time.
 
@@ -28,10 +29,14 @@ pub fn tables(r: &RunRecord) -> Vec<(&'static str, Table)> {
     // OLTP: response times by transaction type and by shard, where a step had several.
     // Caches name their kinds commands, and count requests.
     let cache = r.workload == "kv";
-    let mut kinds = breakdown_table(
-        if cache { "command" } else { "type" },
-        if cache { "req/s" } else { "tx/s" },
-    );
+    // Mail's ops are sessions of a kind; its commands are groups of their own.
+    let mail = r.workload == "mail";
+    let mut kinds = match (cache, mail) {
+        (true, _) => breakdown_table("command", "req/s"),
+        (_, true) => breakdown_table("session", "sessions/s"),
+        _ => breakdown_table("type", "tx/s"),
+    };
+    let mut commands = breakdown_table("command", "cmd/s");
     let mut shards = breakdown_table("shard", if cache { "req/s" } else { "tx/s" });
     let mut ranks = breakdown_table("rank", "ops/s");
     let mut devices = Table::new(
@@ -55,10 +60,11 @@ pub fn tables(r: &RunRecord) -> Vec<(&'static str, Table)> {
         breakdown_rows(&mut kinds, s.index, &t.groups, "kind");
         breakdown_rows(&mut shards, s.index, &t.groups, "shard");
         breakdown_rows(&mut ranks, s.index, &t.groups, "rank");
+        breakdown_rows(&mut commands, s.index, &t.groups, "command");
         for g in t
             .groups
             .iter()
-            .filter(|g| !matches!(g.by.as_str(), "kind" | "shard" | "rank"))
+            .filter(|g| !matches!(g.by.as_str(), "kind" | "shard" | "rank" | "command"))
         {
             groups.row(vec![
                 s.index.to_string(),
@@ -94,13 +100,14 @@ pub fn tables(r: &RunRecord) -> Vec<(&'static str, Table)> {
     }
     [
         (
-            if cache {
-                "by command (response times)"
-            } else {
-                "by transaction type (response times)"
+            match (cache, mail) {
+                (true, _) => "by command (response times)",
+                (_, true) => "by session kind (response times, from the intended start)",
+                _ => "by transaction type (response times)",
             },
             kinds,
         ),
+        ("by command (response times)", commands),
         ("by shard (response times)", shards),
         ("by MPI rank (response times)", ranks),
         ("by direction, block size and file", groups),

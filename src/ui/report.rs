@@ -149,6 +149,12 @@ pub fn check_lines(r: &RunRecord) -> Vec<String> {
 pub fn describe_spec(spec: &serde_json::Value) -> String {
     let mut parts = Vec::new();
     match spec.pointer("/load/model").and_then(|m| m.as_str()) {
+        Some("offered") => parts.push(format!(
+            "open loop ({} arrivals at the workload's rate)",
+            spec.pointer("/load/arrival")
+                .and_then(|v| v.as_str())
+                .unwrap_or("?")
+        )),
         Some("open") => parts.push(format!(
             "open loop ({} arrivals)",
             spec.pointer("/load/arrival")

@@ -11,6 +11,8 @@
 //! - [`io`]: storage I/O as fio does it, and IOzone's file-size x record-size surface.
 //! - [`oltp`]: DebitCredit and order entry on SQLite, PostgreSQL and MySQL.
 //! - [`kv`]: gets and sets on memcached and Redis.
+//! - [`mail`]: SPECmail-style users on a mail server: SMTP/LMTP delivery, IMAP and POP3
+//!   sessions, every message accounted for.
 //! - [`scan`]: Gray's table scans on SQLite, PostgreSQL and MySQL, and the native ceiling.
 //! - [`olap`]: a star schema loaded from flat files, aggregated and queried (the Essbase
 //!   report's three phases) on the same databases.
@@ -21,6 +23,7 @@ pub mod cpu;
 pub mod io;
 pub mod jobs;
 pub mod kv;
+pub mod mail;
 pub mod memory;
 pub mod null;
 pub mod olap;
@@ -104,6 +107,13 @@ pub trait Workload {
         Vec::new()
     }
 
+    /// The open-loop rate (ops per second over the whole run) the step at `point` offers,
+    /// when the workload sets it itself: mail's sessions follow from its user count. The
+    /// runner then runs the step open loop with Poisson arrivals, as for `--rate`.
+    fn offered_rate(&self, _point: &StepPoint) -> Option<f64> {
+        None
+    }
+
     /// How the workload runs when an MPI launcher started several ranks.
     fn scale_out(&self) -> ScaleOut {
         ScaleOut::Unsupported("it does not run under MPI yet")
@@ -138,6 +148,7 @@ pub enum WorkloadSpec {
     Scan(Box<scan::ScanSpec>),
     Olap(Box<olap::OlapSpec>),
     Jobs(Box<jobs::JobsSpec>),
+    Mail(Box<mail::MailSpec>),
 }
 
 impl WorkloadSpec {
@@ -153,6 +164,7 @@ impl WorkloadSpec {
             WorkloadSpec::Scan(w) => w.as_ref(),
             WorkloadSpec::Olap(w) => w.as_ref(),
             WorkloadSpec::Jobs(w) => w.as_ref(),
+            WorkloadSpec::Mail(w) => w.as_ref(),
         }
     }
 

@@ -65,6 +65,11 @@ pub trait Session: Send {
     /// part of its time. (An open-loop op that falls behind because of it counts as late.)
     fn between(&mut self) {}
 
+    /// The measure phase begins (after warmup, in a closed or open loop): a session that
+    /// keeps figures of its own ([`Session::groups`], [`Session::finish`]) drops what
+    /// warmup counted, so they cover the measure phase as the runner's do.
+    fn measuring(&mut self) {}
+
     /// Whether this session sets its own pace ([`Session::pace`]): a terminal with keying
     /// and think times. Asked once per step.
     fn paces(&self) -> bool {

@@ -280,9 +280,12 @@ struct Teardown {
 
 impl Drop for Teardown {
     fn drop(&mut self) {
+        // Not bounded by the op timeout: a scan the run gave up on may hold its table until
+        // the server has stopped it, and the drop must wait for that rather than fail
+        // (which left the tables behind on a loaded machine).
         if self.drop_tables
             && let Some(b) = &self.backend
-            && let Ok(mut c) = b.connect_session()
+            && let Ok(mut c) = b.connect()
         {
             let _ = crate::workload::oltp::schema::drop_ours(&mut *c, &tables::known_tables());
         }

@@ -1,0 +1,227 @@
+//! A POP3 client (RFC 1939, USER/PASS login) for reading test messages back and deleting
+//! them, as a mail client that downloads its mailbox does.
+//!
+//! ```text
+//!  open ──► +OK greeting     login ──► USER ──► +OK ──► PASS ──► +OK
+//!  STAT | UIDL | RETR n | TOP n k | DELE n      QUIT ──► +OK (deletions committed)
+//! ```
+//!
+//! Commands go one at a time (pipelining needs the PIPELINING capability of RFC 2449, which
+//! a benchmark of plain POP3 should not assume). A multi-line answer ends with a line that
+//! is exactly `.`; other lines starting with `.` carry an extra one, removed here, so RETR
+//! gives back the message's bytes with CRLF line endings.
+
+use super::wire::{MailError, Wire};
+use std::io;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// A connection to a POP3 server.
+pub struct Pop3Client {
+    wire: Wire,
+    /// Set on an I/O or protocol error: replies could no longer be matched to commands.
+    broken: bool,
+    /// The command being sent, reused.
+    out: Vec<u8>,
+}
+
+impl Pop3Client {
+    /// Connects and reads the `+OK` greeting.
+    pub fn open(addr: SocketAddr, timeout: Duration) -> Result<Pop3Client, MailError> {
+        let mut client = Pop3Client {
+            wire: Wire::connect(addr, timeout)?,
+            broken: false,
+            out: Vec::with_capacity(256),
+        };
+        let greeting = read_status(&mut client.wire).map(|_| ());
+        client.check(greeting)?;
+        Ok(client)
+    }
+
+    /// USER then PASS, one at a time.
+    pub fn login(&mut self, user: &str, password: &str) -> Result<(), MailError> {
+        self.simple(&["USER ", user])?;
+        self.simple(&["PASS ", password])
+    }
+
+    /// STAT: the number of messages and their total size in octets.
+    pub fn stat(&mut self) -> Result<(u32, u64), MailError> {
+        self.command(&["STAT"])?;
+        let r = read_status(&mut self.wire).and_then(|line| {
+            let mut words = line.split(|&b| b == b' ').skip(1);
+            match (number(words.next()), number(words.next())) {
+                (Some(count), Some(octets)) if count <= u64::from(u32::MAX) => {
+                    Ok((count as u32, octets))
+                }
+                _ => Err(MailError::unexpected("+OK count octets", line)),
+            }
+        });
+        self.check(r)
+    }
+
+    /// UIDL: every message's number and unique id.
+    pub fn uidl(&mut self) -> Result<Vec<(u32, String)>, MailError> {
+        self.command(&["UIDL"])?;
+        let r = read_status(&mut self.wire).map(|_| ()).and_then(|()| {
+            let mut ids = Vec::new();
+            loop {
+                let line = self.wire.line()?;
+                if line == b"." {
+                    return Ok(ids);
+                }
+                let mut words = line.split(|&b| b == b' ').filter(|w| !w.is_empty());
+                match (number(words.next()), words.next()) {
+                    (Some(n), Some(id)) if n <= u64::from(u32::MAX) => {
+                        ids.push((n as u32, String::from_utf8_lossy(id).into_owned()));
+                    }
+                    _ => return Err(MailError::unexpected("a message number and id", line)),
+                }
+            }
+        });
+        self.check(r)
+    }
+
+    /// RETR n: the message, dot-unstuffed, lines ending in CRLF, into `out` (cleared
+    /// first). Returns its size.
+    pub fn retr(&mut self, n: u32, out: &mut Vec<u8>) -> Result<usize, MailError> {
+        self.command(&["RETR ", &n.to_string()])?;
+        let r = read_status(&mut self.wire)
+            .map(|_| ())
+            .and_then(|()| read_block(&mut self.wire, out));
+        self.check(r)
+    }
+
+    /// TOP n lines: the headers and the first `lines` lines of the body, into `out`.
+    pub fn top(&mut self, n: u32, lines: u32, out: &mut Vec<u8>) -> Result<usize, MailError> {
+        self.command(&["TOP ", &n.to_string(), " ", &lines.to_string()])?;
+        let r = read_status(&mut self.wire)
+            .map(|_| ())
+            .and_then(|()| read_block(&mut self.wire, out));
+        self.check(r)
+    }
+
+    /// DELE n: marks the message deleted (done at QUIT).
+    pub fn dele(&mut self, n: u32) -> Result<(), MailError> {
+        self.simple(&["DELE ", &n.to_string()])
+    }
+
+    /// QUIT: commits the deletions. An error means they may not have been.
+    pub fn quit(mut self) -> Result<(), MailError> {
+        self.simple(&["QUIT"])
+    }
+
+    /// Bytes read and written on this connection.
+    pub fn bytes(&self) -> (u64, u64) {
+        (self.wire.bytes_in(), self.wire.bytes_out())
+    }
+
+    /// A command whose answer is one status line.
+    fn simple(&mut self, parts: &[&str]) -> Result<(), MailError> {
+        self.command(parts)?;
+        let r = read_status(&mut self.wire).map(|_| ());
+        self.check(r)
+    }
+
+    fn command(&mut self, parts: &[&str]) -> Result<(), MailError> {
+        if self.broken {
+            return Err(MailError::Io(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "the connection broke earlier in this session",
+            )));
+        }
+        self.out.clear();
+        for p in parts {
+            if p.bytes().any(|b| b == b'\r' || b == b'\n') {
+                return Err(MailError::Protocol("CR or LF in a command argument".into()));
+            }
+            self.out.extend_from_slice(p.as_bytes());
+        }
+        self.out.extend_from_slice(b"\r\n");
+        let sent = self.wire.send(&self.out);
+        self.check(sent)
+    }
+
+    fn check<T>(&mut self, r: Result<T, MailError>) -> Result<T, MailError> {
+        if let Err(MailError::Io(_) | MailError::Protocol(_)) = &r {
+            self.broken = true;
+        }
+        r
+    }
+}
+
+/// A status line: `+OK ...` is returned, `-ERR ...` is a refusal, anything else an error.
+fn read_status(wire: &mut Wire) -> Result<&[u8], MailError> {
+    let line = wire.line()?;
+    if line.starts_with(b"+OK") {
+        Ok(line)
+    } else if line.starts_with(b"-ERR") {
+        Err(MailError::refused(line))
+    } else {
+        Err(MailError::unexpected("+OK or -ERR", line))
+    }
+}
+
+/// A multi-line answer's body up to the `.` line, unstuffed, into `out`; returns its size.
+fn read_block(wire: &mut Wire, out: &mut Vec<u8>) -> Result<usize, MailError> {
+    out.clear();
+    loop {
+        let line = wire.line()?;
+        match line {
+            b"." => return Ok(out.len()),
+            [b'.', rest @ ..] => out.extend_from_slice(rest),
+            _ => out.extend_from_slice(line),
+        }
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// A decimal number (at most 19 digits, so it cannot overflow).
+fn number(word: Option<&[u8]>) -> Option<u64> {
+    let word = word?;
+    if word.is_empty() || word.len() > 19 || !word.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(word.iter().fold(0, |n, &d| n * 10 + u64::from(d - b'0')))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::wire::scripted_server;
+    use super::*;
+
+    #[test]
+    fn numbers() {
+        assert_eq!(number(Some(b"42")), Some(42));
+        assert_eq!(number(Some(b"")), None);
+        assert_eq!(number(Some(b"4x")), None);
+        assert_eq!(number(Some(b"99999999999999999999")), None);
+        assert_eq!(number(None), None);
+    }
+
+    #[test]
+    fn session() {
+        let addr = scripted_server(
+            b"+OK ready\r\n+OK\r\n+OK logged in\r\n+OK 2 320\r\n\
+              +OK\r\n1 abc\r\n2 def\r\n.\r\n\
+              +OK 9 octets\r\nA: b\r\n\r\n..dot\r\n...\r\nend\n.\r\n\
+              -ERR [IN-USE] no such message\r\n+OK bye\r\n"
+                .to_vec(),
+            4,
+        );
+        let mut c = Pop3Client::open(addr, Duration::from_secs(5)).expect("open");
+        c.login("u", "p").expect("login");
+        assert_eq!(c.stat().expect("stat"), (2, 320));
+        assert_eq!(
+            c.uidl().expect("uidl"),
+            vec![(1, "abc".into()), (2, "def".into())]
+        );
+        let mut msg = b"old".to_vec();
+        assert_eq!(c.retr(1, &mut msg).expect("retr"), 23);
+        assert_eq!(msg, b"A: b\r\n\r\n.dot\r\n..\r\nend\r\n");
+        match c.dele(7) {
+            Err(MailError::Refused(line)) => assert_eq!(line, "-ERR [IN-USE] no such message"),
+            other => panic!("{other:?}"),
+        }
+        c.quit().expect("quit");
+    }
+}
