@@ -516,6 +516,9 @@ pub struct MailArgs {
     /// Share of the new messages a short IMAP check deletes (0 to 1)
     #[arg(long, value_name = "SHARE")]
     pub check_deletes: Option<String>,
+    /// Share of the messages a POP3 session retrieves that it deletes (0 to 1)
+    #[arg(long, value_name = "SHARE")]
+    pub pop3_deletes: Option<String>,
     /// Messages in every mailbox before the first step (throwaway server)
     #[arg(long, value_name = "N")]
     pub mailbox_messages: Option<String>,

@@ -119,6 +119,7 @@ fn profile(args: &MailArgs) -> Result<Profile, AppError> {
     p.pop3_users = number("pop3-users", &args.pop3_users, p.pop3_users)?;
     p.peak_share = number("peak-share", &args.peak_share, p.peak_share)?;
     p.check_deletes = number("check-deletes", &args.check_deletes, p.check_deletes)?;
+    p.pop3_deletes = number("pop3-deletes", &args.pop3_deletes, p.pop3_deletes)?;
     if let Some(t) = &args.check_bodies {
         p.check_bodies = count("check-bodies", t, 1000)? as u32;
     }

@@ -536,7 +536,9 @@ fn read_response(wire: &mut Wire, resp: &mut Vec<u8>) -> Result<(), MailError> {
     }
 }
 
-/// The `n` of a line ending in `{n}` or `{n+}`.
+/// The `n` of a line ending in `{n}` or `{n+}`. Text that merely ends like a literal
+/// (`* OK see {5}`) would be misread; IMAP's grammar has this ambiguity for every client,
+/// and servers do not send such text.
 fn literal_suffix(line: &[u8]) -> Option<usize> {
     let inner = line.strip_suffix(b"}")?;
     let open = inner.iter().rposition(|&b| b == b'{')?;
@@ -874,7 +876,7 @@ mod tests {
             a5 NO [CANNOT] nope\r\n\
             + idling\r\n* 5 EXISTS\r\n* 2 EXPUNGE\r\n* 1 RECENT\r\na6 OK idle done\r\n\
             * 9 EXISTS\r\n* BYE going\r\n";
-        let addr = scripted_server(script.to_vec(), 3);
+        let (addr, server) = scripted_server(script.to_vec(), 3);
         let mut c = ImapClient::open(addr, Duration::from_secs(5)).expect("open");
         assert!(c.has_capability("literal+"));
         c.login("user", "pa\"ss").expect("login");
@@ -920,5 +922,23 @@ mod tests {
             Err(MailError::Refused(line)) => assert_eq!(line, "* BYE going"),
             other => panic!("{other:?}"),
         }
+        drop(c);
+        let sent = String::from_utf8(server.join().expect("server")).expect("ASCII");
+        assert!(sent.starts_with("a1 LOGIN \"user\" \"pa\\\"ss\"\r\na2 SELECT \"INBOX\"\r\n"));
+        assert!(sent.contains("a4 UID FETCH 5:7 (UID BODY.PEEK[])\r\n"));
+        assert!(sent.ends_with("a6 IDLE\r\nDONE\r\na7 NOOP\r\n"), "{sent}");
+    }
+
+    #[test]
+    fn literal_login() {
+        // No LITERAL+: each literal waits for the server's "+".
+        let script =
+            b"* OK [CAPABILITY IMAP4rev1] hi\r\n+ go\r\n* 1 EXISTS\r\n+ go\r\na1 OK in\r\n";
+        let (addr, server) = scripted_server(script.to_vec(), 4);
+        let mut c = ImapClient::open(addr, Duration::from_secs(5)).expect("open");
+        c.login("u\u{fc}", "p\r\nw").expect("login");
+        drop(c);
+        let sent = server.join().expect("server");
+        assert_eq!(sent, "a1 LOGIN {3}\r\nu\u{fc} {4}\r\np\r\nw\r\n".as_bytes());
     }
 }

@@ -200,7 +200,7 @@ mod tests {
 
     #[test]
     fn session() {
-        let addr = scripted_server(
+        let (addr, server) = scripted_server(
             b"+OK ready\r\n+OK\r\n+OK logged in\r\n+OK 2 320\r\n\
               +OK\r\n1 abc\r\n2 def\r\n.\r\n\
               +OK 9 octets\r\nA: b\r\n\r\n..dot\r\n...\r\nend\n.\r\n\
@@ -223,5 +223,10 @@ mod tests {
             other => panic!("{other:?}"),
         }
         c.quit().expect("quit");
+        let sent = server.join().expect("server");
+        assert_eq!(
+            String::from_utf8_lossy(&sent),
+            "USER u\r\nPASS p\r\nSTAT\r\nUIDL\r\nRETR 1\r\nDELE 7\r\nQUIT\r\n"
+        );
     }
 }

@@ -11,9 +11,10 @@
 //! - `office` (default): an enterprise IMAP user, in the spirit of SPECmail2008: 40
 //!   messages sent a day to 1 to 3 colleagues, a short IMAP check every 5 minutes of an
 //!   8-hour day (96), a caching client's full sync 8 times a day, and 10% of users reading
-//!   by POP3 instead, 8 times a day. These are perflab's numbers, not SPEC's.
+//!   by POP3 instead, 8 times a day, retrieving and deleting everything. These are
+//!   perflab's numbers, not SPEC's.
 //! - `isp`: a consumer POP3 user, after SPECmail2001: 2 messages sent a day to one
-//!   recipient, 4 POP3 checks a day, every user on POP3.
+//!   recipient, 4 POP3 sessions a day, every user on POP3.
 
 use serde::Serialize;
 
@@ -43,6 +44,8 @@ pub struct Profile {
     pub check_bodies: u32,
     /// Share of the new messages a short check deletes (flag and expunge).
     pub check_deletes: f64,
+    /// Share of the messages a POP3 session retrieves that it deletes.
+    pub pop3_deletes: f64,
     /// Messages in every mailbox before the first step.
     pub mailbox_messages: u32,
 }
@@ -84,6 +87,7 @@ impl Profile {
                 peak_share: 0.15,
                 check_bodies: 3,
                 check_deletes: 0.5,
+                pop3_deletes: 1.0,
                 mailbox_messages: 10,
             }),
             "isp" => Some(Profile {
@@ -98,6 +102,7 @@ impl Profile {
                 peak_share: 0.15,
                 check_bodies: 3,
                 check_deletes: 0.5,
+                pop3_deletes: 1.0,
                 mailbox_messages: 4,
             }),
             _ => None,
@@ -171,6 +176,7 @@ impl Profile {
             ("pop3-users", self.pop3_users),
             ("peak-share", self.peak_share),
             ("check-deletes", self.check_deletes),
+            ("pop3-deletes", self.pop3_deletes),
         ] {
             if !(0.0..=1.0).contains(&v) {
                 return Err(format!(

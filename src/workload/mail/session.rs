@@ -414,7 +414,9 @@ impl MailSession {
         let r = c.uidl();
         let list = self.note("pop3_uidl", t, r)?;
         let mut buf = std::mem::take(&mut self.buf);
-        for (n, uidl) in list.iter().take(POP3_MAX) {
+        let retrieve = list.len().min(POP3_MAX);
+        let delete = ((retrieve as f64) * p.profile.pop3_deletes).round() as usize;
+        for (i, (n, uidl)) in list.iter().take(retrieve).enumerate() {
             let t = Instant::now();
             let r = c.retr(*n, &mut buf);
             if let Err(e) = self.note("pop3_retr", t, r) {
@@ -427,6 +429,9 @@ impl MailSession {
                 let body = message::digest(body_of(&buf));
                 p.ledger
                     .sighted(seq, user, Ident::pop3(uidl), Some(body), None);
+            }
+            if i >= delete {
+                continue;
             }
             let t = Instant::now();
             let r = c.dele(*n);

@@ -382,6 +382,7 @@ fn parse_reply_line(line: &[u8]) -> Result<(Code, bool), MailError> {
 mod tests {
     use super::super::wire::scripted_server;
     use super::*;
+    use std::thread::JoinHandle;
 
     #[test]
     fn reply_lines() {
@@ -394,14 +395,15 @@ mod tests {
         assert!(parse_reply_line(b"+OK").is_err());
     }
 
-    fn client(script: &[u8], dialect: Dialect) -> SmtpClient {
-        let addr = scripted_server(script.to_vec(), 5);
-        SmtpClient::connect(addr, dialect, "perflab", Duration::from_secs(5)).expect("connect")
+    fn client(script: &[u8], dialect: Dialect) -> (SmtpClient, JoinHandle<Vec<u8>>) {
+        let (addr, server) = scripted_server(script.to_vec(), 5);
+        let c = SmtpClient::connect(addr, dialect, "perflab", Duration::from_secs(5));
+        (c.expect("connect"), server)
     }
 
     #[test]
     fn lmtp_replies_per_recipient() {
-        let mut c = client(
+        let (mut c, server) = client(
             b"220 lmtp ready\r\n250-host\r\n250-PIPELINING\r\n250 8BITMIME\r\n\
               250 2.1.0 OK\r\n250 2.1.5 OK\r\n550 5.1.1 <b@x> User doesn't exist\r\n\
               250 2.1.5 OK\r\n354 go\r\n250 2.0.0 <a@x> Saved\r\n452 4.2.2 <c@x> Quota\r\n",
@@ -418,11 +420,18 @@ mod tests {
             Delivery::Refused("550 5.1.1 <b@x> User doesn't exist".into())
         );
         assert_eq!(d[2], Delivery::Refused("452 4.2.2 <c@x> Quota".into()));
+        drop(c);
+        let sent = server.join().expect("server");
+        assert_eq!(
+            String::from_utf8_lossy(&sent),
+            "LHLO perflab\r\nMAIL FROM:<s@x>\r\nRCPT TO:<a@x>\r\nRCPT TO:<b@x>\r\n\
+             RCPT TO:<c@x>\r\nDATA\r\nSubject: t\r\n\r\n..body\r\n.\r\n"
+        );
     }
 
     #[test]
     fn smtp_in_doubt_after_a_break() {
-        let mut c = client(
+        let (mut c, _server) = client(
             b"220 hi\r\n250 host\r\n250 ok\r\n250 ok\r\n550 no\r\n354 go\r\n",
             Dialect::Smtp,
         );
@@ -441,7 +450,7 @@ mod tests {
 
     #[test]
     fn no_recipient_with_pipelining() {
-        let mut c = client(
+        let (mut c, _server) = client(
             b"220 hi\r\n250-host\r\n250 PIPELINING\r\n250 ok\r\n550 no\r\n554 no valid recipients\r\n250 reset\r\n",
             Dialect::Smtp,
         );

@@ -262,25 +262,37 @@ pub fn dot_stuff(message: &[u8], out: &mut Vec<u8>) {
 }
 
 /// Test helper: a server on 127.0.0.1 that writes `script` in `chunk`-byte pieces, a
-/// millisecond apart (so the client sees a reply split across reads), then drains what
-/// the client sends until it closes (closing earlier could reset the connection).
+/// millisecond apart for the first few KiB (so the client sees replies split across
+/// reads), then collects what the client sends until it closes (closing earlier could
+/// reset the connection), for the test to check.
 #[cfg(test)]
-pub(crate) fn scripted_server(script: Vec<u8>, chunk: usize) -> SocketAddr {
+pub(crate) fn scripted_server(
+    script: Vec<u8>,
+    chunk: usize,
+) -> (SocketAddr, std::thread::JoinHandle<Vec<u8>>) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().expect("address");
-    std::thread::spawn(move || {
+    let server = std::thread::spawn(move || {
+        let mut received = Vec::new();
         let Ok((mut conn, _)) = listener.accept() else {
-            return;
+            return received;
         };
+        let mut sent = 0;
         for piece in script.chunks(chunk.max(1)) {
             if conn.write_all(piece).is_err() {
-                return;
+                return received;
             }
-            std::thread::sleep(Duration::from_millis(1));
+            // Pausing makes each piece its own read; past the first few KiB (a long
+            // line's bulk), the pieces may coalesce, which keeps the test fast.
+            sent += piece.len();
+            if sent < 4096 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
         }
-        let _ = io::copy(&mut conn, &mut io::sink());
+        let _ = conn.read_to_end(&mut received);
+        received
     });
-    addr
+    (addr, server)
 }
 
 #[cfg(test)]
@@ -315,7 +327,7 @@ mod tests {
         let mut script = b"first\r\nbare\n\r\n12345".to_vec();
         script.extend(std::iter::repeat_n(b'y', 40_000));
         script.extend_from_slice(b"\r\nlast");
-        let addr = scripted_server(script, 7);
+        let (addr, _) = scripted_server(script, 7);
         let mut wire = Wire::connect(addr, Duration::from_secs(5)).expect("connect");
         assert_eq!(wire.line().expect("line"), b"first");
         assert_eq!(wire.line().expect("line"), b"bare");

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# perflab mail against postal (LMTP delivery) and rabid (POP3 sessions), Debian's `postal`
+# package, on one Dovecot started here, alternating, at equal connections.
+#   scripts/bench-mail.sh [ROUNDS] [SECONDS] [CONNECTIONS]
+# Delivery: 100 users, one message per connection, postal's bodies of 0 to 10 KB (mean 5 KB)
+# against perflab's 5 KB messages, as fast as each goes. POP3: 100 users with 20 messages
+# each, every message retrieved, none deleted (rabid -d 100:0, perflab --pop3-deletes 0).
+# Both tools' rates are counted the same way, by the server: messages by the files in the
+# maildirs, sessions by Dovecot's login lines. Client CPU is user + system of the whole
+# client process (perflab's includes its start, and the scan after its step that fetches
+# and compares every message it sent: it is also given for its measure phase alone).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${1:-2}
+SECS=${2:-30}
+CONN=${3:-4}
+need() { command -v "$1" >/dev/null || [ -x "/usr/sbin/$1" ] || { echo "$1 not found: apt-get install $2" >&2; exit 2; }; }
+if [ "$(id -u)" = 0 ] && { ! [ -x /usr/sbin/postal ] || ! [ -x /usr/lib/dovecot/lmtp ] || ! [ -x /usr/bin/time ]; }; then
+  apt-get install -y -qq dovecot-core dovecot-imapd dovecot-pop3d dovecot-lmtpd postal time >/dev/null
+fi
+need dovecot dovecot-core; need postal postal; need rabid postal
+[ -x /usr/bin/time ] || { echo "/usr/bin/time not found: apt-get install time" >&2; exit 2; }
+cargo build --release --quiet
+PERFLAB=$PWD/target/release/perflab
+work=$(mktemp -d)
+chmod 755 "$work"
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+IMAP=$(free_port); POP3=$(free_port); LMTP=$(free_port)
+if [ "$(id -u)" = 0 ]; then owner=nobody; group=nogroup; else owner=$(id -un); group=$(id -gn); fi
+mkdir -p "$work/run" "$work/state" "$work/mail"
+chown "$owner:$group" "$work/mail"
+USERS=100
+for i in $(seq 1 $USERS); do
+  echo "user$i:{PLAIN}pw$i" >>"$work/passwd"
+  echo "user$i@perflab.test" >>"$work/postal-users"
+  echo "user$i@perflab.test pw$i" >>"$work/rabid-users"
+  echo "user$i:pw$i" >>"$work/perflab-users"
+done
+# The throwaway configuration perflab's own Dovecot gets (src/workload/mail/server.rs),
+# with postal's envelope accepted (it writes "MAIL FROM: <x>") and logins logged.
+cat >"$work/dovecot.conf" <<EOF
+base_dir = $work/run
+state_dir = $work/state
+log_path = $work/log
+info_log_path = $work/info.log
+instance_name = perflab-bench-$IMAP
+protocols = imap pop3 lmtp
+listen = 127.0.0.1
+ssl = no
+disable_plaintext_auth = no
+auth_mechanisms = plain login
+auth_username_format = %Ln
+default_internal_user = $owner
+default_internal_group = $group
+default_login_user = $owner
+mail_location = maildir:$work/mail/%n
+mail_uid = $owner
+mail_gid = $group
+first_valid_uid = 0
+mail_fsync = optimized
+default_process_limit = 1000
+default_client_limit = 4000
+passdb {
+  driver = passwd-file
+  args = scheme=PLAIN username_format=%n $work/passwd
+}
+userdb {
+  driver = static
+  args = uid=$owner gid=$group home=$work/mail/%n
+}
+service imap-login {
+  inet_listener imap {
+    port = $IMAP
+  }
+  inet_listener imaps {
+    port = 0
+  }
+}
+service pop3-login {
+  inet_listener pop3 {
+    port = $POP3
+  }
+  inet_listener pop3s {
+    port = 0
+  }
+}
+service lmtp {
+  inet_listener lmtp {
+    port = $LMTP
+  }
+}
+protocol lmtp {
+  postmaster_address = postmaster@perflab.test
+  lmtp_client_workarounds = whitespace-before-path
+}
+EOF
+dovecot -F -c "$work/dovecot.conf" &
+DPID=$!
+trap 'kill $DPID 2>/dev/null || true; sleep 0.5; rm -rf "$work"' EXIT
+for _ in $(seq 1 100); do
+  python3 -c "import socket; socket.create_connection(('127.0.0.1',$IMAP),1)" 2>/dev/null && break
+  sleep 0.1
+done
+TARGET=(--target "imap://127.0.0.1:$IMAP" --smtp "lmtp://127.0.0.1:$LMTP" --pop3 "pop3://127.0.0.1:$POP3"
+  --users-file "$work/perflab-users" --users $USERS --watchers 0 --quiet --json --results "$work/res")
+# Only sending: a rate far above what the server can take, so the connections never idle.
+SEND=(--sent-per-day 100000000 --imap-checks-per-day 0 --imap-syncs-per-day 0 --pop3-per-day 0
+  --recipients 1 --message-size 5k)
+# Only POP3 sessions (a trickle of sending, which the profile needs).
+READ=(--sent-per-day 0.001 --imap-checks-per-day 0 --imap-syncs-per-day 0 --pop3-per-day 100000000
+  --pop3-users 1 --pop3-deletes 0)
+messages() { find "$work/mail" -type f \( -path '*/new/*' -o -path '*/cur/*' \) | wc -l; }
+logins() { grep -c 'pop3-login: Info: Login' "$work/info.log" || true; }
+cpu() { awk '{print $1 + $2}' "$1"; }
+# 20 messages in every mailbox for the POP3 rounds (perflab delivers them: --ops 2000).
+"$PERFLAB" mail "${TARGET[@]}" "${SEND[@]}" --threads 4 --warmup 0s --ops 2000 >/dev/null
+
+declare -A sum
+add() { sum[$1]=$(python3 -c "print(${sum[$1]:-0} + $2)"); }
+for round in $(seq 1 "$ROUNDS"); do
+  run_postal() {
+    local before; before=$(messages)
+    /usr/bin/time -f "%U %S" -o "$work/cpu" timeout -s KILL "$SECS" \
+      postal -t "$CONN" -c 1 -m 10 -L "[127.0.0.1]$LMTP" "$work/postal-users" >/dev/null 2>&1 || true
+    local n=$(( $(messages) - before ))
+    add postal.msgs "$n"; add postal.cpu "$(cpu "$work/cpu")"
+  }
+  run_perflab_send() {
+    local before; before=$(messages)
+    /usr/bin/time -f "%U %S" -o "$work/cpu" "$PERFLAB" mail "${TARGET[@]}" "${SEND[@]}" \
+      --threads "$CONN" --warmup 0s --duration "${SECS}s" >"$work/send.json" || true
+    local n=$(( $(messages) - before ))
+    add perflab.msgs "$n"; add perflab.cpu "$(cpu "$work/cpu")"
+    add perflab.measure_cpu "$(python3 -c "import json; t=json.load(open('$work/send.json'))['steps'][0]['trials'][0]; print(t['resources']['process_cpu_ns_per_op'] * t['ops'] / 1e9)")"
+  }
+  run_rabid() {
+    local before; before=$(logins)
+    /usr/bin/time -f "%U %S" -o "$work/cpu" timeout -s KILL "$SECS" \
+      rabid -p "$CONN" -d 100:0 "[127.0.0.1]$POP3" "$work/rabid-users" >/dev/null 2>&1 || true
+    local n=$(( $(logins) - before ))
+    add rabid.sessions "$n"; add rabid.cpu "$(cpu "$work/cpu")"
+  }
+  run_perflab_read() {
+    local before; before=$(logins)
+    /usr/bin/time -f "%U %S" -o "$work/cpu" "$PERFLAB" mail "${TARGET[@]}" "${READ[@]}" \
+      --threads "$CONN" --warmup 0s --duration "${SECS}s" >"$work/read.json" || true
+    local n=$(( $(logins) - before ))
+    add perflab.sessions "$n"; add perflab.read_cpu "$(cpu "$work/cpu")"
+  }
+  if (( round % 2 )); then run_perflab_send; run_postal; run_perflab_read; run_rabid
+  else run_postal; run_perflab_send; run_rabid; run_perflab_read; fi
+  echo "round $round done" >&2
+done
+python3 - "$ROUNDS" "$SECS" "$CONN" <<EOF
+import sys
+rounds, secs, conn = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
+s = {k: float(v) for k, v in [$(for k in "${!sum[@]}"; do printf "('%s', %s)," "$k" "${sum[$k]}"; done)]}
+t = rounds * secs
+pm, qm = s['perflab.msgs'] / t * 60, s['postal.msgs'] / t * 60
+ps, rs = s['perflab.sessions'] / t * 60, s['rabid.sessions'] / t * 60
+print(f"{conn} connections, {rounds} rounds of {secs:.0f} s, counted by the server")
+print(f"LMTP delivery   perflab {pm:9.0f} msgs/min   postal {qm:9.0f} msgs/min   ratio {pm/qm:.2f}")
+print(f"  client CPU    perflab {s['perflab.cpu']/s['perflab.msgs']*1e6:7.0f} us/msg (measure phase {s['perflab.measure_cpu']/s['perflab.msgs']*1e6:.0f})   postal {s['postal.cpu']/s['postal.msgs']*1e6:7.0f} us/msg")
+print(f"POP3 sessions   perflab {ps:9.0f} sessions/min   rabid {rs:9.0f} sessions/min   ratio {ps/rs:.2f}")
+print(f"  client CPU    perflab {s['perflab.read_cpu']/s['perflab.sessions']*1e6:7.0f} us/session   rabid {s['rabid.cpu']/s['rabid.sessions']*1e6:7.0f} us/session")
+EOF
