@@ -103,49 +103,116 @@ for _ in $(seq 1 100); do
 done
 TARGET=(--target "imap://127.0.0.1:$IMAP" --smtp "lmtp://127.0.0.1:$LMTP" --pop3 "pop3://127.0.0.1:$POP3"
   --users-file "$work/perflab-users" --users $USERS --watchers 0 --quiet --json --results "$work/res")
-# Only sending: a rate far above what the server can take, so the connections never idle.
-SEND=(--sent-per-day 100000000 --imap-checks-per-day 0 --imap-syncs-per-day 0 --pop3-per-day 0
+# Only sending: a rate above what the server can take (833 sessions/s), so the connections
+# never idle.
+SEND=(--sent-per-day 200000 --imap-checks-per-day 0 --imap-syncs-per-day 0 --pop3-per-day 0
   --recipients 1 --message-size 5k)
 # Only POP3 sessions (a trickle of sending, which the profile needs).
-READ=(--sent-per-day 0.001 --imap-checks-per-day 0 --imap-syncs-per-day 0 --pop3-per-day 100000000
-  --pop3-users 1 --pop3-deletes 0)
+READ=(--sent-per-day 0.001 --imap-checks-per-day 0 --imap-syncs-per-day 0 --pop3-per-day 200000
+  --pop3-users 1 --pop3-retrieve 5)
 messages() { find "$work/mail" -type f \( -path '*/new/*' -o -path '*/cur/*' \) | wc -l; }
 logins() { grep -c 'pop3-login: Info: Login' "$work/info.log" || true; }
-cpu() { awk '{print $1 + $2}' "$1"; }
-# 20 messages in every mailbox for the POP3 rounds (perflab delivers them: --ops 2000).
-"$PERFLAB" mail "${TARGET[@]}" "${SEND[@]}" --threads 4 --warmup 0s --ops 2000 >/dev/null
+# Messages the POP3 sessions retrieved, from Dovecot's "retr=N/BYTES" at each logout.
+retrieved() { { grep -o 'retr=[0-9]*' "$work/info.log" || true; } | awk -F= '{n += $2} END {print n + 0}'; }
+# The last line: a killed client's line comes after "Command terminated by signal 9".
+cpu() { tail -1 "$1" | awk '{print $1 + $2}'; }
+# Runs a peer that never stops by itself (postal, rabid) for SECS seconds; its CPU time, with
+# its threads and its forked children's, read from /proc just before it is killed, goes to
+# $work/cpu as "user system".
+run_for() {
+  local secs=$1; shift
+  "$@" >/dev/null 2>&1 &
+  local pid=$!
+  sleep "$secs"
+  python3 - "$pid" >"$work/cpu" <<'PY'
+import os, sys
+def tree(pid):
+    try:
+        f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0, 0.0
+    u, s = int(f[11]) / 100, int(f[12]) / 100
+    for t in os.listdir(f"/proc/{pid}/task"):
+        for c in open(f"/proc/{pid}/task/{t}/children").read().split():
+            cu, cs = tree(c)
+            u, s = u + cu, s + cs
+    return u, s
+print(*tree(sys.argv[1]))
+PY
+  pkill -KILL -P "$pid" 2>/dev/null || true
+  kill -KILL "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+}
+# A perflab run that found mail lost says so, with its check.
+failed() {
+  python3 - "$1" <<'PY' >&2
+import json, sys
+for s in json.load(open(sys.argv[1]))["steps"]:
+    for c in s["checks"]:
+        if not c["passed"]:
+            print("perflab:", c["name"], c["summary"], c["figures"])
+PY
+}
+# 100 messages of 5 KB in every mailbox before each POP3 run, written as Dovecot's maildir
+# holds delivered mail (the mailboxes are the script's own Dovecot's; it rescans them at the
+# next login).
+refill() {
+  python3 - "$work/mail" "$USERS" "$owner" <<'PY'
+import os, pwd, grp, shutil, sys
+root, users, owner = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+uid = pwd.getpwnam(owner).pw_uid
+gid = pwd.getpwnam(owner).pw_gid
+body = ("x" * 70 + "\n") * 70
+for u in range(1, users + 1):
+    home = os.path.join(root, f"user{u}")
+    for sub in ("cur", "new", "tmp"):
+        d = os.path.join(home, sub)
+        os.makedirs(d, exist_ok=True)
+        os.chown(d, uid, gid)
+        for f in os.listdir(d):
+            os.remove(os.path.join(d, f))
+    os.chown(home, uid, gid)
+    for m in range(100):
+        p = os.path.join(home, "new", f"1700000000.R{u}Q{m}.bench")
+        with open(p, "w") as f:
+            f.write(f"From: a@perflab.test\nTo: user{u}@perflab.test\nSubject: m{m}\n\n{body}")
+        os.chown(p, uid, gid)
+PY
+}
 
 declare -A sum
 add() { sum[$1]=$(python3 -c "print(${sum[$1]:-0} + $2)"); }
 for round in $(seq 1 "$ROUNDS"); do
   run_postal() {
     local before; before=$(messages)
-    /usr/bin/time -f "%U %S" -o "$work/cpu" timeout -s KILL "$SECS" \
-      postal -t "$CONN" -c 1 -m 10 -L "[127.0.0.1]$LMTP" "$work/postal-users" >/dev/null 2>&1 || true
+    run_for "$SECS" postal -t "$CONN" -c 1 -m 10 -L "[127.0.0.1]$LMTP" "$work/postal-users"
     local n=$(( $(messages) - before ))
     add postal.msgs "$n"; add postal.cpu "$(cpu "$work/cpu")"
   }
   run_perflab_send() {
     local before; before=$(messages)
     /usr/bin/time -f "%U %S" -o "$work/cpu" "$PERFLAB" mail "${TARGET[@]}" "${SEND[@]}" \
-      --threads "$CONN" --warmup 0s --duration "${SECS}s" >"$work/send.json" || true
+      --threads "$CONN" --warmup 0s --duration "${SECS}s" >"$work/send.json" || failed "$work/send.json"
     local n=$(( $(messages) - before ))
     add perflab.msgs "$n"; add perflab.cpu "$(cpu "$work/cpu")"
     add perflab.measure_cpu "$(python3 -c "import json; t=json.load(open('$work/send.json'))['steps'][0]['trials'][0]; print(t['resources']['process_cpu_ns_per_op'] * t['ops'] / 1e9)")"
   }
   run_rabid() {
+    refill
     local before; before=$(logins)
-    /usr/bin/time -f "%U %S" -o "$work/cpu" timeout -s KILL "$SECS" \
-      rabid -p "$CONN" -d 100:0 "[127.0.0.1]$POP3" "$work/rabid-users" >/dev/null 2>&1 || true
+    local got; got=$(retrieved)
+    run_for "$SECS" rabid -p "$CONN" -c 5 "[127.0.0.1]$POP3" "$work/rabid-users"
     local n=$(( $(logins) - before ))
-    add rabid.sessions "$n"; add rabid.cpu "$(cpu "$work/cpu")"
+    add rabid.sessions "$n"; add rabid.cpu "$(cpu "$work/cpu")"; add rabid.retr $(( $(retrieved) - got ))
   }
   run_perflab_read() {
+    refill
     local before; before=$(logins)
+    local got; got=$(retrieved)
     /usr/bin/time -f "%U %S" -o "$work/cpu" "$PERFLAB" mail "${TARGET[@]}" "${READ[@]}" \
-      --threads "$CONN" --warmup 0s --duration "${SECS}s" >"$work/read.json" || true
+      --threads "$CONN" --warmup 0s --duration "${SECS}s" >"$work/read.json" || failed "$work/read.json"
     local n=$(( $(logins) - before ))
-    add perflab.sessions "$n"; add perflab.read_cpu "$(cpu "$work/cpu")"
+    add perflab.sessions "$n"; add perflab.read_cpu "$(cpu "$work/cpu")"; add perflab.retr $(( $(retrieved) - got ))
   }
   if (( round % 2 )); then run_perflab_send; run_postal; run_perflab_read; run_rabid
   else run_postal; run_perflab_send; run_rabid; run_perflab_read; fi
@@ -162,5 +229,7 @@ print(f"{conn} connections, {rounds} rounds of {secs:.0f} s, counted by the serv
 print(f"LMTP delivery   perflab {pm:9.0f} msgs/min   postal {qm:9.0f} msgs/min   ratio {pm/qm:.2f}")
 print(f"  client CPU    perflab {s['perflab.cpu']/s['perflab.msgs']*1e6:7.0f} us/msg (measure phase {s['perflab.measure_cpu']/s['perflab.msgs']*1e6:.0f})   postal {s['postal.cpu']/s['postal.msgs']*1e6:7.0f} us/msg")
 print(f"POP3 sessions   perflab {ps:9.0f} sessions/min   rabid {rs:9.0f} sessions/min   ratio {ps/rs:.2f}")
-print(f"  client CPU    perflab {s['perflab.read_cpu']/s['perflab.sessions']*1e6:7.0f} us/session   rabid {s['rabid.cpu']/s['rabid.sessions']*1e6:7.0f} us/session")
+print(f"  messages retrieved per session: perflab {s['perflab.retr']/s['perflab.sessions']:.1f}   rabid {s['rabid.retr']/s['rabid.sessions']:.1f}")
+print(f"  retrieved     perflab {s['perflab.retr']/t*60:9.0f} msgs/min       rabid {s['rabid.retr']/t*60:9.0f} msgs/min       ratio {s['perflab.retr']/s['rabid.retr']:.2f}")
+print(f"  client CPU    perflab {s['perflab.read_cpu']/s['perflab.retr']*1e6:7.0f} us/msg retrieved   rabid {s['rabid.cpu']/s['rabid.retr']*1e6:7.0f} us/msg retrieved")
 EOF

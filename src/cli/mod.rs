@@ -516,6 +516,9 @@ pub struct MailArgs {
     /// Share of the new messages a short IMAP check deletes (0 to 1)
     #[arg(long, value_name = "SHARE")]
     pub check_deletes: Option<String>,
+    /// Most messages a POP3 session retrieves (rabid -c)
+    #[arg(long, value_name = "N")]
+    pub pop3_retrieve: Option<String>,
     /// Share of the messages a POP3 session retrieves that it deletes (0 to 1)
     #[arg(long, value_name = "SHARE")]
     pub pop3_deletes: Option<String>,
@@ -557,6 +560,10 @@ pub struct MailArgs {
     /// The domain of the users' addresses
     #[arg(long, value_name = "DOMAIN", default_value = "perflab.test")]
     pub domain: String,
+    /// POP3 sessions send each RETR with its DELE when the server advertises PIPELINING
+    /// (RFC 2449); off: one command at a time, as rabid does
+    #[arg(long, value_enum, default_value = "on", value_name = "on|off")]
+    pub pipelining: crate::spec::Switch,
     /// A command unanswered this long fails its session
     #[arg(long, value_name = "TIME", default_value = "30s")]
     pub op_timeout: String,

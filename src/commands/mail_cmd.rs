@@ -11,7 +11,7 @@ use super::build::{Defaults, build_spec};
 use crate::cli::MailArgs;
 use crate::spec::sweep::parse_u64;
 use crate::spec::units::{parse_count, parse_duration};
-use crate::spec::{Arrival, LoadSpec, RateScope, RunSpec, SpecError};
+use crate::spec::{Arrival, LoadSpec, RateScope, RunSpec, SpecError, Switch};
 use crate::workload::WorkloadSpec;
 use crate::workload::mail::MailSpec;
 use crate::workload::mail::message::Sizes;
@@ -122,6 +122,9 @@ fn profile(args: &MailArgs) -> Result<Profile, AppError> {
     p.pop3_deletes = number("pop3-deletes", &args.pop3_deletes, p.pop3_deletes)?;
     if let Some(t) = &args.check_bodies {
         p.check_bodies = count("check-bodies", t, 1000)? as u32;
+    }
+    if let Some(t) = &args.pop3_retrieve {
+        p.pop3_retrieve = count("pop3-retrieve", t, 100_000)? as u32;
     }
     if let Some(t) = &args.mailbox_messages {
         p.mailbox_messages = count("mailbox-messages", t, 100_000)? as u32;
@@ -252,6 +255,19 @@ fn introduce(e: &Endpoints, first: &(String, String), pop3: bool) -> Result<(), 
     Ok(())
 }
 
+/// Whether the POP3 server advertises PIPELINING (RFC 2449 CAPA); false if it cannot say.
+fn pop3_pipelines(addr: SocketAddr) -> bool {
+    use crate::workload::mail::pop3::Pop3Client;
+    let Ok(mut c) = Pop3Client::open(addr, Duration::from_secs(5)) else {
+        return false;
+    };
+    let pipelines = c
+        .capa()
+        .is_ok_and(|caps| caps.iter().any(|c| c.eq_ignore_ascii_case("PIPELINING")));
+    let _ = c.quit();
+    pipelines
+}
+
 /// Accounts for the throwaway server: user1, user2 ... with passwords drawn for this run.
 fn throwaway_accounts(n: u64, seed: u64) -> Vec<(String, String)> {
     let mut rng = crate::workload::rng::Rng::new(seed ^ std::process::id() as u64 ^ 0x6d61_696c);
@@ -315,6 +331,7 @@ pub fn mail_spec(args: &MailArgs) -> Result<RunSpec, AppError> {
                 dialect: Dialect::Lmtp,
                 helo: "perflab".into(),
                 domain: args.domain.clone(),
+                pop3_pipelining: args.pipelining == Switch::On && pop3_pipelines(t.pop3()),
             };
             let durability = t.settings();
             let server = t.version.clone();
@@ -351,6 +368,7 @@ pub fn mail_spec(args: &MailArgs) -> Result<RunSpec, AppError> {
                 },
                 helo: "perflab".into(),
                 domain: args.domain.clone(),
+                pop3_pipelining: false,
             };
             let durability = BTreeMap::from([(
                     "disclosed".to_string(),
@@ -359,6 +377,9 @@ pub fn mail_spec(args: &MailArgs) -> Result<RunSpec, AppError> {
             let _ = (imap.shown, submit.shown, pop3.shown);
             let uses_pop3 = profile.per_user_hour(crate::workload::mail::profile::Kind::Pop3) > 0.0;
             introduce(&endpoints, &credentials[0], uses_pop3)?;
+            let mut endpoints = endpoints;
+            endpoints.pop3_pipelining =
+                args.pipelining == Switch::On && uses_pop3 && pop3_pipelines(endpoints.pop3);
             (
                 endpoints,
                 credentials,
@@ -391,6 +412,7 @@ pub fn mail_spec(args: &MailArgs) -> Result<RunSpec, AppError> {
         delivery_limit_ns: delivery_limit.as_nanos() as u64,
         accounts: accounts_shown,
         domain: args.domain.clone(),
+        pop3_pipelining: endpoints.pop3_pipelining,
         durability,
         op_timeout_ns: op_timeout.as_nanos() as u64,
         endpoints,

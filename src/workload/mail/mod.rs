@@ -75,6 +75,8 @@ pub struct MailSpec {
     /// How the accounts were made (the names' pattern; passwords are never recorded).
     pub accounts: String,
     pub domain: String,
+    /// Whether POP3 sessions pipeline (`--pipelining` on and the server advertises it).
+    pub pop3_pipelining: bool,
     /// The settings that decide whether an acknowledged message survives a crash.
     pub durability: BTreeMap<String, String>,
     pub op_timeout_ns: u64,
@@ -134,7 +136,14 @@ impl MailSpec {
         let watched = self.watchers.min(imap_users / 2);
         let watched_from = users - watched;
         let step = self.steps_begun.fetch_add(1, Ordering::Relaxed);
-        let tag = format!("{:012x}s{step}", (seed ^ self.seed) & 0xffff_ffff_ffff);
+        // Unique to this run (the clock and the process), not only to its seed: a server
+        // keeps earlier runs' mail, whose tokens must never be taken for this step's.
+        let nonce = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+            ^ (u64::from(std::process::id()) << 40)
+            ^ seed;
+        let tag = format!("{:012x}s{step}", nonce & 0xffff_ffff_ffff);
         Plan {
             endpoints: self.endpoints.clone(),
             accounts: Arc::clone(&self.credentials),

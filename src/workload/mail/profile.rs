@@ -46,6 +46,8 @@ pub struct Profile {
     pub check_deletes: f64,
     /// Share of the messages a POP3 session retrieves that it deletes.
     pub pop3_deletes: f64,
+    /// Most messages one POP3 session retrieves (the oldest first).
+    pub pop3_retrieve: u32,
     /// Messages in every mailbox before the first step.
     pub mailbox_messages: u32,
 }
@@ -88,6 +90,7 @@ impl Profile {
                 check_bodies: 3,
                 check_deletes: 0.5,
                 pop3_deletes: 1.0,
+                pop3_retrieve: 100,
                 mailbox_messages: 10,
             }),
             "isp" => Some(Profile {
@@ -103,6 +106,7 @@ impl Profile {
                 check_bodies: 3,
                 check_deletes: 0.5,
                 pop3_deletes: 1.0,
+                pop3_retrieve: 100,
                 mailbox_messages: 4,
             }),
             _ => None,

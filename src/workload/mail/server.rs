@@ -529,18 +529,15 @@ protocol lmtp {{
             let mut last = Instant::now();
             while !workers.iter().all(|w| w.is_finished()) {
                 std::thread::sleep(Duration::from_millis(50));
-                if last.elapsed() >= Duration::from_secs(1) {
+                if last.elapsed() >= Duration::from_secs(2) {
                     last = Instant::now();
                     progress(done.load(Ordering::Relaxed) as f64 / users.len().max(1) as f64);
                 }
             }
-            workers
-                .into_iter()
-                .map(|w| {
-                    w.join()
-                        .unwrap_or_else(|_| Err("a mailbox writer failed".into()))
-                })
-                .collect()
+            workers.into_iter().try_for_each(|w| {
+                w.join()
+                    .unwrap_or_else(|_| Err("a mailbox writer failed".into()))
+            })
         });
         result?;
         if stop() {

@@ -32,9 +32,8 @@ pub const HEADER_ITEMS: &str =
 pub const TOKEN_ITEMS: &str = "(UID BODY.PEEK[HEADER.FIELDS (X-PERFLAB-TOKEN)])";
 /// Most new messages whose headers one session lists (a client shows the newest).
 const LIST_MAX: usize = 50;
-/// Most messages a sync downloads whole, and a POP3 session retrieves.
+/// Most messages a sync downloads whole.
 const DOWNLOAD_MAX: usize = 20;
-const POP3_MAX: usize = 100;
 
 /// Where the servers listen.
 #[derive(Debug, Clone)]
@@ -47,6 +46,9 @@ pub struct Endpoints {
     pub helo: String,
     /// The domain of every user's address.
     pub domain: String,
+    /// Whether POP3 sessions pipeline (the server advertised PIPELINING, and
+    /// `--pipelining` is on).
+    pub pop3_pipelining: bool,
 }
 
 /// Commands over the limit, per command, over a step's sessions.
@@ -292,7 +294,7 @@ impl MailSession {
         {
             return Err(OpError(format!("smtp_data: refused: {why}")));
         }
-        if deliveries.iter().any(|d| *d == Delivery::InDoubt) {
+        if deliveries.contains(&Delivery::InDoubt) {
             return Err(OpError(
                 "smtp_data: the connection broke before the server answered".into(),
             ));
@@ -404,6 +406,7 @@ impl MailSession {
         let t = Instant::now();
         let r = Pop3Client::open(p.endpoints.pop3, p.timeout);
         let mut c = self.note("pop3_connect", t, r)?;
+        c.pipeline(p.endpoints.pop3_pipelining);
         let t = Instant::now();
         let r = c.login(p.name(user), p.password(user));
         self.note("pop3_login", t, r)?;
@@ -414,30 +417,36 @@ impl MailSession {
         let r = c.uidl();
         let list = self.note("pop3_uidl", t, r)?;
         let mut buf = std::mem::take(&mut self.buf);
-        let retrieve = list.len().min(POP3_MAX);
+        let retrieve = list.len().min(p.profile.pop3_retrieve as usize);
         let delete = ((retrieve as f64) * p.profile.pop3_deletes).round() as usize;
         for (i, (n, uidl)) in list.iter().take(retrieve).enumerate() {
             let t = Instant::now();
-            let r = c.retr(*n, &mut buf);
-            if let Err(e) = self.note("pop3_retr", t, r) {
+            let dele = i < delete;
+            buf.clear();
+            let r = c.retr_dele(*n, dele, &mut buf);
+            // RETR's time runs to its answer; DELE's from there (pipelined, it was sent
+            // with RETR).
+            let (r, retrieved) = match r {
+                Ok((size, at)) => (Ok(size), at),
+                Err(e) => (Err(e), Instant::now()),
+            };
+            let failed = r.is_err();
+            let retr = self.note("pop3_retr", t, r.map(|_| ()));
+            if !buf.is_empty() {
+                self.bytes += buf.len() as u64;
+                self.items += 1;
+                if let Some(seq) = token_of(&buf).and_then(|t| p.ledger.parse(t)) {
+                    let body = message::digest(body_of(&buf));
+                    p.ledger
+                        .sighted(seq, user, Ident::pop3(uidl), Some(body), None);
+                }
+            }
+            if let Err(e) = retr {
                 self.buf = buf;
                 return Err(e);
             }
-            self.bytes += buf.len() as u64;
-            self.items += 1;
-            if let Some(seq) = token_of(&buf).and_then(|t| p.ledger.parse(t)) {
-                let body = message::digest(body_of(&buf));
-                p.ledger
-                    .sighted(seq, user, Ident::pop3(uidl), Some(body), None);
-            }
-            if i >= delete {
-                continue;
-            }
-            let t = Instant::now();
-            let r = c.dele(*n);
-            if let Err(e) = self.note("pop3_dele", t, r) {
-                self.buf = buf;
-                return Err(e);
+            if dele && !failed {
+                self.note("pop3_dele", retrieved, Ok(()))?;
             }
         }
         self.buf = buf;
