@@ -72,6 +72,39 @@ fn an_open_loop_that_keeps_up_misses_nothing() {
 }
 
 #[test]
+fn the_end_of_the_warmup_loses_no_open_loop_start() {
+    let r = Results::new("edges-warmup");
+    // 32 workers at 24 evenly spaced starts a second in all: each worker's next start is
+    // well over a second away when the warmup ends, and each used to be dropped there
+    // (88 of the step's 120 starts ran). Every one of them must run now.
+    let o = run(
+        &r,
+        &[
+            "null",
+            "--rate",
+            "24/s",
+            "--arrival",
+            "uniform",
+            "--threads",
+            "32",
+            "--warmup",
+            "1s",
+            "--duration",
+            "5s",
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let t = &json(&o)["steps"][0]["trials"][0];
+    let started = t["ops"].as_u64().unwrap() + t["errors"].as_u64().unwrap();
+    // 120 due; a start at each edge of the phase may fall either side of it.
+    assert!(
+        (118..=122).contains(&started),
+        "{started} of 120 started: {t}"
+    );
+}
+
+#[test]
 fn failed_ops_keep_their_own_response_times() {
     let r = Results::new("edges-errors");
     let o = run(

@@ -537,6 +537,10 @@ pub struct MailArgs {
     /// is measured
     #[arg(long, value_name = "N", default_value = "8")]
     pub watchers: String,
+    /// Share of the messages that go to a watched user (in place of one recipient), so
+    /// delivery is timed on enough messages at any user count
+    #[arg(long, value_name = "SHARE", default_value = "0.1")]
+    pub watched_share: String,
     /// Check every step against the quality of service: each command within
     /// --command-limit for 95%, delivery within --delivery-limit for 95%, under 1% errors
     #[arg(long)]

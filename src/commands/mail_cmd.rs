@@ -294,6 +294,15 @@ pub fn mail_spec(args: &MailArgs) -> Result<RunSpec, AppError> {
     let profile = profile(args)?;
     let sizes = Sizes::parse(&args.message_size).map_err(AppError::Usage)?;
     let watchers = count("watchers", &args.watchers, 1000)? as u32;
+    let watched_share = number("watched-share", &Some(args.watched_share.clone()), 0.1)?;
+    if !(0.0..=1.0).contains(&watched_share) {
+        return Err(SpecError::new(
+            "watched-share",
+            &args.watched_share,
+            "give a share from 0 to 1 (e.g. 0.1)",
+        )
+        .into());
+    }
     let command_limit = parse_duration("command-limit", &args.command_limit)?;
     let delivery_limit = parse_duration("delivery-limit", &args.delivery_limit)?;
     let op_timeout = parse_duration("op-timeout", &args.op_timeout)?;
@@ -407,6 +416,7 @@ pub fn mail_spec(args: &MailArgs) -> Result<RunSpec, AppError> {
         message_size: sizes.shown().to_string(),
         profile,
         watchers,
+        watched_share,
         qos: args.qos,
         command_limit_ns: command_limit.as_nanos() as u64,
         delivery_limit_ns: delivery_limit.as_nanos() as u64,

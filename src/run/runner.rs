@@ -453,8 +453,17 @@ fn step_warnings(step: &StepResult) -> Vec<Warning> {
         .iter()
         .filter_map(|t| {
             let s = t.schedule.as_ref()?;
-            let achieved = (t.ops + t.errors) as f64 / (t.elapsed_ns as f64 / 1e9).max(1e-9);
-            (s.target_ops_per_sec > 0.0 && achieved < RATE_SHORT * s.target_ops_per_sec)
+            let secs = (t.elapsed_ns as f64 / 1e9).max(1e-9);
+            let started = (t.ops + t.errors) as f64;
+            let achieved = started / secs;
+            // A Poisson schedule's count in the phase is itself random: a shortfall within
+            // three standard deviations of the count asked (56 starts asked, 51 made) is the
+            // schedule's own noise, not a system that could not keep up.
+            let expected = s.target_ops_per_sec * secs;
+            let beyond_noise = expected - started > 3.0 * expected.sqrt();
+            (s.target_ops_per_sec > 0.0
+                && achieved < RATE_SHORT * s.target_ops_per_sec
+                && beyond_noise)
                 .then_some((achieved, s.target_ops_per_sec))
         })
         .next();

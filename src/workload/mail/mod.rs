@@ -68,6 +68,8 @@ pub struct MailSpec {
     pub mean_message_bytes: f64,
     /// Users whose INBOX a watcher reads in IDLE (their copies get a delivery time).
     pub watchers: u32,
+    /// Share of the messages sent to a watched user (as one of their recipients).
+    pub watched_share: f64,
     /// Whether each step is checked against the quality of service.
     pub qos: bool,
     pub command_limit_ns: u64,
@@ -150,6 +152,7 @@ impl MailSpec {
             users,
             pop3_users,
             watched_from,
+            watched_share: self.watched_share,
             profile: self.profile.clone(),
             sizes: self.sizes.clone(),
             ledger: Arc::new(Ledger::new(

@@ -89,6 +89,8 @@ pub struct Plan {
     pub pop3_users: u32,
     /// Users from this index on are watched (IDLE): sessions leave their mail alone.
     pub watched_from: u32,
+    /// Share of the messages with a watched user among their recipients.
+    pub watched_share: f64,
     pub profile: Profile,
     pub sizes: Sizes,
     pub ledger: Arc<Ledger>,
@@ -224,6 +226,15 @@ impl MailSession {
             let u = self.rng.below(u64::from(p.users)) as u32;
             if !users.contains(&u) {
                 users.push(u);
+            }
+        }
+        // A share of the messages goes to a watched user too (in place of its first
+        // recipient), so delivery is timed on enough messages however many users there are.
+        let watched = p.users - p.watched_from;
+        if watched > 0 && self.rng.next_f64() < p.watched_share {
+            let w = p.watched_from + self.rng.below(u64::from(watched)) as u32;
+            if !users.contains(&w) {
+                users[0] = w;
             }
         }
         let to: Vec<String> = users.iter().map(|&u| p.address(u)).collect();
