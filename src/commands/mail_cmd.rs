@@ -16,7 +16,7 @@ use crate::workload::WorkloadSpec;
 use crate::workload::mail::MailSpec;
 use crate::workload::mail::message::Sizes;
 use crate::workload::mail::profile::Profile;
-use crate::workload::mail::server::{DURABILITY, Throwaway};
+use crate::workload::mail::server::Throwaway;
 use crate::workload::mail::session::Endpoints;
 use crate::workload::mail::smtp::Dialect;
 use std::collections::BTreeMap;
@@ -30,12 +30,11 @@ const MAX_USERS: u64 = 10_000_000;
 /// The default sessions open at once: enough that arrivals rarely wait for a free one.
 const DEFAULT_THREADS: &str = "32";
 
-/// A server named by a URL: its scheme and address, and the URL as shown.
+/// A server named by a URL: its scheme, address and host as written.
 struct Url {
     scheme: String,
     addr: SocketAddr,
     host: String,
-    shown: String,
 }
 
 fn url(option: &str, text: &str, schemes: &[(&str, u16)]) -> Result<Url, AppError> {
@@ -75,12 +74,7 @@ fn url(option: &str, text: &str, schemes: &[(&str, u16)]) -> Result<Url, AppErro
         .map_err(|e| bad(&format!("cannot resolve {host}: {e}")))?
         .next()
         .ok_or_else(|| bad(&format!("{host} has no address")))?;
-    Ok(Url {
-        shown: format!("{scheme}://{host}:{port}"),
-        scheme,
-        addr,
-        host,
-    })
+    Ok(Url { scheme, addr, host })
 }
 
 fn number(option: &str, text: &Option<String>, default: f64) -> Result<f64, AppError> {
@@ -383,7 +377,6 @@ pub fn mail_spec(args: &MailArgs) -> Result<RunSpec, AppError> {
                     "disclosed".to_string(),
                     "unknown: perflab did not start this server; state its fsync settings beside the figures".to_string(),
                 )]);
-            let _ = (imap.shown, submit.shown, pop3.shown);
             let uses_pop3 = profile.per_user_hour(crate::workload::mail::profile::Kind::Pop3) > 0.0;
             introduce(&endpoints, &credentials[0], uses_pop3)?;
             let mut endpoints = endpoints;
@@ -404,7 +397,6 @@ pub fn mail_spec(args: &MailArgs) -> Result<RunSpec, AppError> {
         Dialect::Lmtp => "lmtp",
         Dialect::Smtp => "smtp",
     };
-    let _ = DURABILITY;
     let spec = MailSpec {
         target: shown("imap", endpoints.imap),
         submit: shown(submit_scheme, endpoints.submit),

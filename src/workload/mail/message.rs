@@ -273,7 +273,7 @@ fn rfc5322_date(secs: u64) -> String {
     ];
     let days = secs / 86_400;
     let rem = secs % 86_400;
-    let (y, m, d) = civil(days as i64);
+    let (y, m, d) = crate::record::timestamp::civil(days as i64);
     format!(
         "{}, {d} {} {y} {:02}:{:02}:{:02} +0000",
         DAYS[(days % 7) as usize],
@@ -282,20 +282,6 @@ fn rfc5322_date(secs: u64) -> String {
         rem / 60 % 60,
         rem % 60
     )
-}
-
-/// Days since 1970-01-01 to (year, month, day): Howard Hinnant's civil-from-days algorithm.
-fn civil(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 #[cfg(test)]

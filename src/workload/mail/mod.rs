@@ -31,7 +31,7 @@ use crate::record::{Check, Headline, StepResult, Trial, Warning};
 use crate::spec::{Axis, StepPoint, Sweep};
 use ledger::Ledger;
 use message::Sizes;
-use profile::{Kind, Profile};
+use profile::Profile;
 use serde::Serialize;
 use session::{Endpoints, MailSession, Plan, Qos};
 use std::collections::{BTreeMap, BTreeSet};
@@ -577,9 +577,4 @@ impl MailSpec {
     fn is_local(&self) -> bool {
         self.endpoints.imap.ip().is_loopback()
     }
-}
-
-/// The session kinds' names, for docs and tests.
-pub fn kinds() -> Vec<&'static str> {
-    Kind::ALL.iter().map(|k| k.name()).collect()
 }

@@ -92,6 +92,14 @@ fn id_of(file: &str, name: &str) -> Option<u32> {
     })
 }
 
+/// The name of id `id` in /etc/passwd or /etc/group (the third field).
+fn name_of(file: &str, id: u32) -> Option<String> {
+    std::fs::read_to_string(file).ok()?.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        (f.len() > 2 && f[2].parse() == Ok(id)).then(|| f[0].to_string())
+    })
+}
+
 fn account() -> Result<Account, String> {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let field = |key: &str| -> Option<u32> {
@@ -115,21 +123,9 @@ fn account() -> Result<Account, String> {
             gid,
         });
     }
-    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
-    let user = passwd
-        .lines()
-        .find_map(|l| {
-            let f: Vec<&str> = l.split(':').collect();
-            (f.len() > 2 && f[2].parse() == Ok(uid)).then(|| f[0].to_string())
-        })
+    let user = name_of("/etc/passwd", uid)
         .ok_or_else(|| format!("uid {uid} has no name in /etc/passwd; Dovecot needs one"))?;
-    let groups = std::fs::read_to_string("/etc/group").unwrap_or_default();
-    let group = groups
-        .lines()
-        .find_map(|l| {
-            let f: Vec<&str> = l.split(':').collect();
-            (f.len() > 2 && f[2].parse() == Ok(gid)).then(|| f[0].to_string())
-        })
+    let group = name_of("/etc/group", gid)
         .ok_or_else(|| format!("gid {gid} has no name in /etc/group; Dovecot needs one"))?;
     Ok(Account {
         user,
