@@ -388,9 +388,7 @@ impl MailSession {
                     .flat_map(|f| f.sections.iter())
                     .map(|s| s.1.len() as u64)
                     .sum::<u64>();
-                if self.sight(user, true).is_empty() {
-                    continue;
-                }
+                self.sight(user, true);
             }
             if !sync && !ours.is_empty() && p.profile.check_deletes > 0.0 {
                 let n = ((ours.len() as f64) * p.profile.check_deletes).round() as usize;
