@@ -1,8 +1,9 @@
 //! `perflab mail`: SPECmail-style users on a throwaway Dovecot (LMTP delivery, IMAP checks
 //! and syncs, POP3 sessions). Every message is accounted for after every step; delivery is
 //! timed by IDLE watchers; a Dovecot killed mid-step is started again and every message it
-//! acknowledged is found; a server started apart is driven through `--target`; bad inputs
-//! get one line and exit 2.
+//! acknowledged is found; a server started apart is driven through `--target`; TLS (`--tls`:
+//! IMAPS, POP3S and LMTP with STARTTLS; `--starttls`) encrypts every session, its cost timed
+//! apart and nothing lost; bad inputs get one line and exit 2.
 
 mod common;
 
@@ -30,6 +31,17 @@ fn dovecot_installed() -> bool {
             "Dovecot (with imapd, pop3d and lmtpd) is not installed",
             PACKAGES,
         );
+    }
+    found
+}
+
+/// Whether `openssl` is on PATH (the throwaway's certificate is made with it); says why the
+/// test skips (or fails, in CI) if not.
+fn openssl_installed() -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let found = std::env::split_paths(&path).any(|d| d.join("openssl").is_file());
+    if !found {
+        skip_or_fail("openssl is not installed", "openssl");
     }
     found
 }
@@ -173,6 +185,101 @@ fn every_message_is_accounted_for_and_every_session_kind_runs() {
     }
 }
 
+/// A short TLS run on the throwaway: every session kind's handshake timed as its own group,
+/// the connect recorded beside it, nothing lost, the record saying how each server was
+/// secured. Returns the record.
+fn tls_run(name: &str, option: &str) -> Option<Value> {
+    if !dovecot_installed() || !openssl_installed() {
+        return None;
+    }
+    let r = Results::new(name);
+    let out = mail(
+        &r,
+        &[option, "--users", "30", "-d", "2s", "--warmup", "500ms"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    assert_accounted(&v);
+    let t = &v["steps"][0]["trials"][0];
+    assert_eq!(t["errors"], 0, "{t}");
+    let groups = t["groups"].as_array().unwrap();
+    let group = |key: &str| {
+        groups
+            .iter()
+            .find(|g| g["by"] == "command" && g["key"] == key)
+            .unwrap_or_else(|| panic!("no {key} group: {groups:?}"))
+    };
+    for (tls, connect) in [
+        ("imap_tls", "imap_connect"),
+        ("pop3_tls", "pop3_connect"),
+        ("smtp_tls", "smtp_connect"),
+    ] {
+        // One handshake per connection, each timed apart from its connect.
+        assert!(group(tls)["ops"].as_u64().unwrap() > 0, "{tls}");
+        assert_eq!(group(tls)["ops"], group(connect)["ops"], "{tls}");
+    }
+    let resumed = t["figures"]["tls_resumed_pct"].as_f64().unwrap();
+    assert!((0.0..=100.0).contains(&resumed), "{resumed}");
+    let settings = &v["spec"]["tls_settings"];
+    assert!(
+        settings["certificate"]
+            .as_str()
+            .unwrap()
+            .contains("RSA 2048"),
+        "{settings}"
+    );
+    assert!(
+        settings["negotiated"].as_str().unwrap().contains("TLSv1_3"),
+        "{settings}"
+    );
+    assert!(settings["client"].as_str().unwrap().contains("resumption"));
+    Some(v)
+}
+
+#[test]
+fn tls_on_the_throwaway_uses_imaps_and_pop3s_and_loses_nothing() {
+    let Some(v) = tls_run("mail-tls", "--tls") else {
+        return;
+    };
+    let spec = &v["spec"];
+    assert!(
+        spec["target"].as_str().unwrap().starts_with("imaps://"),
+        "{spec}"
+    );
+    assert!(
+        spec["pop3"].as_str().unwrap().starts_with("pop3s://"),
+        "{spec}"
+    );
+    // LMTP has no TLS port: Dovecot's offers STARTTLS.
+    assert!(
+        spec["submit"].as_str().unwrap().starts_with("lmtp://"),
+        "{spec}"
+    );
+    assert_eq!(spec["tls"]["imap"], "implicit");
+    assert_eq!(spec["tls"]["pop3"], "implicit");
+    assert_eq!(spec["tls"]["submit"], "starttls");
+}
+
+#[test]
+fn starttls_on_the_throwaway_upgrades_every_connection() {
+    let Some(v) = tls_run("mail-starttls", "--starttls") else {
+        return;
+    };
+    let spec = &v["spec"];
+    // STARTTLS keeps the plain schemes: the record's tls says how they were secured.
+    assert!(
+        spec["target"].as_str().unwrap().starts_with("imap://"),
+        "{spec}"
+    );
+    assert!(
+        spec["pop3"].as_str().unwrap().starts_with("pop3://"),
+        "{spec}"
+    );
+    for protocol in ["imap", "pop3", "submit"] {
+        assert_eq!(spec["tls"][protocol], "starttls", "{spec}");
+    }
+}
+
 /// The process group of the throwaway Dovecot that the perflab process `pid` started.
 fn dovecot_of(pid: u32) -> Option<u32> {
     let needle = format!("perflab-mail-{pid}-");
@@ -307,6 +414,8 @@ fn a_target_server_is_driven_by_its_urls_and_users_file() {
     assert_eq!(v["spec"]["throwaway"], false);
     assert_eq!(v["spec"]["target"], imap);
     assert_eq!(v["spec"]["submit"], lmtp);
+    assert_eq!(v["spec"]["tls"]["imap"], "off");
+    assert!(v["spec"].get("tls_settings").is_none());
     assert!(v["spec"]["accounts"].as_str().unwrap().contains("file"));
     assert_accounted(&v);
     // The passwords are nowhere in the record.
@@ -333,6 +442,26 @@ fn a_target_server_is_driven_by_its_urls_and_users_file() {
         "{}",
         stderr(&out)
     );
+    // STARTTLS asked of a server without a certificate: one line at the start, exit 2.
+    let out = common::run(
+        &r,
+        &[
+            "mail",
+            "--target",
+            &imap,
+            "--smtp",
+            &lmtp,
+            "--users-file",
+            file.to_str().unwrap(),
+            "--users",
+            "1",
+            "--starttls",
+        ],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("does not offer STARTTLS"), "{err}");
     // Nothing listening: one line naming the server, exit 2.
     let out = common::run(
         &r,
@@ -378,6 +507,19 @@ fn bad_inputs_get_one_line_and_exit_2() {
             "--user-pattern",
         ),
         (vec!["--command-limit", "0s"], "--command-limit"),
+        (vec!["--search-users", "--users", "8"], "--users"),
+        (vec!["--search-users", "--users", "8,4"], "--users"),
+        (vec!["--tls", "--target", "imap://127.0.0.1"], "imaps://"),
+        (vec!["--target", "imaps://127.0.0.1:x"], "--target"),
+        (
+            vec![
+                "--target",
+                "imap://127.0.0.1",
+                "--smtp",
+                "lmtps://127.0.0.1",
+            ],
+            "--smtp",
+        ),
     ] {
         let mut all = vec!["mail"];
         all.extend(&args);
@@ -388,4 +530,73 @@ fn bad_inputs_get_one_line_and_exit_2() {
         assert!(err.contains(says), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
+}
+
+#[test]
+fn the_search_qualifies_the_users_supported_and_says_when_none_pass() {
+    if !dovecot_installed() {
+        return;
+    }
+    let r = Results::new("mail-search");
+    let short = ["--duration", "2s", "--warmup", "500ms"];
+    // Both user counts pass: the top of the range is the answer, run at 100% and 120% of
+    // its load on the way up, then qualified at 80%.
+    let mut args = vec!["--users", "2,4", "--search-users"];
+    args.extend(short);
+    let o = mail(&r, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    let s = &v["search"];
+    let probes: Vec<(f64, f64, bool)> = s["probes"]
+        .as_array()
+        .expect("probes")
+        .iter()
+        .map(|p| {
+            (
+                p["value"].as_f64().unwrap(),
+                p["load_pct"].as_f64().unwrap(),
+                p["passed"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        probes,
+        vec![
+            (2.0, 100.0, true),
+            (2.0, 120.0, true),
+            (4.0, 100.0, true),
+            (4.0, 120.0, true),
+            (4.0, 80.0, true)
+        ],
+        "{s}"
+    );
+    assert_eq!(s["supported"].as_f64(), Some(4.0), "{s}");
+    assert_eq!(s["supported_step"].as_u64(), Some(2), "{s}");
+    assert!(
+        s["verdict"].as_str().unwrap().contains("top of the range"),
+        "{s}"
+    );
+    // Each probe is a step at its share of the load, checked like any other.
+    let steps = v["steps"].as_array().expect("steps");
+    assert_eq!(steps.len(), 5);
+    assert_eq!(steps[1]["params"]["load_pct"].as_u64(), Some(120));
+    for step in steps {
+        assert_eq!(check(step, "mail_qos")["passed"], true, "{step}");
+    }
+    let shown = common::run(&r, &["show", "last"]);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(text.contains("users supported: 4 at"), "{text}");
+    // A limit no login meets: the smallest count fails at once, and nothing is supported.
+    let mut args = vec!["--users", "2,4", "--search-users", "--command-limit", "1ms"];
+    args.extend(short);
+    let o = mail(&r, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    let s = &v["search"];
+    assert!(s.get("supported").is_none(), "{s}");
+    assert_eq!(s["probes"].as_array().map(Vec::len), Some(1), "{s}");
+    assert!(
+        s["verdict"].as_str().unwrap().starts_with("no users"),
+        "{s}"
+    );
 }

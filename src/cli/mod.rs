@@ -466,17 +466,28 @@ pub struct KvArgs {
     .visible_alias(None)
     .help("Sessions open at once at most (each on its own thread and connections); the users' arrivals are shared among them; sweeps")))]
 pub struct MailArgs {
-    /// The IMAP server: imap://host[:143]. Default: a throwaway Dovecot on 127.0.0.1,
-    /// started from PATH, with its users and mailboxes made for the run
+    /// The IMAP server: imap://host[:143], or imaps://host[:993] for TLS. Default: a
+    /// throwaway Dovecot on 127.0.0.1, started from PATH, with its users and mailboxes made
+    /// for the run
     #[arg(long, value_name = "URL")]
     pub target: Option<String>,
-    /// Where messages are submitted: smtp://host[:25] or lmtp://host[:24] (default with
-    /// --target: lmtp on the IMAP host, port 24)
+    /// Where messages are submitted: smtp://host[:25], smtps://host[:465] (TLS) or
+    /// lmtp://host[:24] (default with --target: lmtp on the IMAP host, port 24)
     #[arg(long, value_name = "URL")]
     pub smtp: Option<String>,
-    /// The POP3 server: pop3://host[:110] (default with --target: the IMAP host, port 110)
+    /// The POP3 server: pop3://host[:110] or pop3s://host[:995] (default with --target: the
+    /// IMAP host, port 110, or pop3s on 995 when --target is imaps://)
     #[arg(long, value_name = "URL")]
     pub pop3: Option<String>,
+    /// TLS on the throwaway Dovecot: a self-signed certificate made for the run, sessions on
+    /// IMAPS and POP3S, LMTP upgraded by STARTTLS (with --target, give imaps:// pop3s://
+    /// smtps:// URLs instead)
+    #[arg(long, conflicts_with = "starttls")]
+    pub tls: bool,
+    /// Upgrade every plain connection (imap://, pop3://, smtp://, lmtp://) by STARTTLS (STLS
+    /// for POP3); without --target the throwaway Dovecot gets a self-signed certificate
+    #[arg(long)]
+    pub starttls: bool,
     /// Users at each step; sweeps (100..3200:x2)
     #[arg(
         long,
@@ -545,6 +556,11 @@ pub struct MailArgs {
     /// --command-limit for 95%, delivery within --delivery-limit for 95%, under 1% errors
     #[arg(long)]
     pub qos: bool,
+    /// Find the users supported: the largest of --users's values (a range, e.g.
+    /// 100..6400:+100) that passes the quality of service at 100%, 120% and 80% of its load,
+    /// SPECmail's qualification; implies --qos
+    #[arg(long)]
+    pub search_users: bool,
     /// Quality of service: a command's limit
     #[arg(long, value_name = "TIME", default_value = "5s")]
     pub command_limit: String,

@@ -146,6 +146,7 @@ pub fn build_spec(
         resources: args.resources == crate::spec::Switch::On,
         power_cmd: args.power_cmd.clone().filter(|c| !c.trim().is_empty()),
         levels: None,
+        search: None,
         active_ranks: active_ranks(args)?,
         per_rank: args.rate_scope == Some(crate::spec::RateScope::Rank),
     };

@@ -5,15 +5,21 @@
 //! the accounts. With a target, users come from `--user-pattern` and `--password-pattern`
 //! (or `$PERFLAB_MAIL_PASSWORD`), or from `--users-file`; passwords are never printed or
 //! recorded.
+//!
+//! TLS: `imaps://`, `pop3s://` and `smtps://` are implicit TLS; `--starttls` upgrades every
+//! plain URL by STARTTLS; without a target, `--tls` and `--starttls` give the throwaway
+//! Dovecot a certificate. Every TLS connection is tried before the run, so a server that
+//! does not offer it is one line at the start.
 
 use super::AppError;
 use super::build::{Defaults, build_spec};
 use crate::cli::MailArgs;
 use crate::spec::sweep::parse_u64;
 use crate::spec::units::{parse_count, parse_duration};
-use crate::spec::{Arrival, LoadSpec, RateScope, RunSpec, SpecError, Switch};
+use crate::spec::{Arrival, LoadSpec, RateScope, RunSpec, SearchSpec, SpecError, Switch};
 use crate::workload::WorkloadSpec;
 use crate::workload::mail::MailSpec;
+use crate::workload::mail::endpoint::{Endpoint, Security};
 use crate::workload::mail::message::Sizes;
 use crate::workload::mail::profile::Profile;
 use crate::workload::mail::server::Throwaway;
@@ -30,11 +36,39 @@ const MAX_USERS: u64 = 10_000_000;
 /// The default sessions open at once: enough that arrivals rarely wait for a free one.
 const DEFAULT_THREADS: &str = "32";
 
+/// The schemes of each option, with their default ports; those ending in `s` are implicit
+/// TLS.
+const IMAP_SCHEMES: [(&str, u16); 2] = [("imap", 143), ("imaps", 993)];
+const SUBMIT_SCHEMES: [(&str, u16); 3] = [("smtp", 25), ("smtps", 465), ("lmtp", 24)];
+const POP3_SCHEMES: [(&str, u16); 2] = [("pop3", 110), ("pop3s", 995)];
+
 /// A server named by a URL: its scheme, address and host as written.
 struct Url {
     scheme: String,
     addr: SocketAddr,
     host: String,
+}
+
+impl Url {
+    /// Whether the scheme is the implicit-TLS one (`imaps`, `pop3s`, `smtps`).
+    fn implicit_tls(&self) -> bool {
+        self.scheme.ends_with('s')
+    }
+
+    /// The endpoint: implicit TLS by scheme, else STARTTLS with `starttls`, else plain.
+    fn endpoint(&self, starttls: bool) -> Endpoint {
+        Endpoint {
+            addr: self.addr,
+            host: self.host.clone(),
+            security: if self.implicit_tls() {
+                Security::Implicit
+            } else if starttls {
+                Security::StartTls
+            } else {
+                Security::Plain
+            },
+        }
+    }
 }
 
 fn url(option: &str, text: &str, schemes: &[(&str, u16)]) -> Result<Url, AppError> {
@@ -208,51 +242,84 @@ fn accounts(args: &MailArgs, n: u64) -> Result<(Vec<(String, String)>, String), 
     Ok((out, format!("pattern {}", args.user_pattern)))
 }
 
-/// Checks that the servers answer and the first user can log in, in one line if not.
-fn introduce(e: &Endpoints, first: &(String, String), pop3: bool) -> Result<(), AppError> {
-    use crate::workload::mail::{imap::ImapClient, pop3::Pop3Client, smtp::SmtpClient};
-    let wait = Duration::from_secs(5);
-    let fail =
-        |what: String, err: &dyn std::fmt::Display| AppError::Usage(format!("{what}: {err}"));
-    let mut c = ImapClient::open(e.imap, wait)
-        .map_err(|err| fail(format!("--target imap://{}", e.imap), &err))?;
-    c.login(&first.0, &first.1).map_err(|err| {
-        fail(
-            format!(
-                "--target imap://{}: {} cannot log in (check the users and passwords)",
-                e.imap, first.0
-            ),
-            &err,
-        )
-    })?;
-    c.logout();
-    let scheme = match e.dialect {
+/// The endpoints' URLs as shown: the real scheme (`imaps://` for implicit TLS).
+fn submit_scheme(dialect: Dialect) -> &'static str {
+    match dialect {
         Dialect::Lmtp => "lmtp",
         Dialect::Smtp => "smtp",
+    }
+}
+
+/// Checks that the servers answer (with TLS as their endpoints say) and, given `first`,
+/// that the first user can log in, in one line if not; `who` names the servers in it
+/// (`--target` ...). Returns what each TLS connection agreed (`imap TLSv1_3 ...`).
+fn introduce(
+    e: &Endpoints,
+    first: Option<&(String, String)>,
+    pop3: bool,
+    throwaway: bool,
+) -> Result<Vec<String>, AppError> {
+    use crate::workload::mail::{imap::ImapClient, pop3::Pop3Client, smtp::SmtpClient};
+    let wait = Duration::from_secs(5);
+    let option = |name: &str| {
+        if throwaway {
+            "the throwaway Dovecot's".to_string()
+        } else {
+            format!("--{name}")
+        }
     };
-    let mut s = SmtpClient::open(e.submit, e.dialect, wait)
-        .map_err(|err| fail(format!("--smtp {scheme}://{}", e.submit), &err))?;
-    s.hello(&e.helo)
-        .map_err(|err| fail(format!("--smtp {scheme}://{}", e.submit), &err))?;
-    s.quit();
-    if pop3 {
-        let mut p = Pop3Client::open(e.pop3, wait)
-            .map_err(|err| fail(format!("--pop3 pop3://{}", e.pop3), &err))?;
-        p.login(&first.0, &first.1).map_err(|err| {
+    let fail =
+        |what: String, err: &dyn std::fmt::Display| AppError::Usage(format!("{what}: {err}"));
+    let mut agreed = Vec::new();
+    let imap_url = format!("{} {}", option("target"), e.imap.url("imap"));
+    let mut c = ImapClient::open(&e.imap, wait).map_err(|err| fail(imap_url.clone(), &err))?;
+    if let Some(t) = c.tls_negotiated() {
+        agreed.push(format!("imap {t}"));
+    }
+    if let Some(first) = first {
+        c.login(&first.0, &first.1).map_err(|err| {
             fail(
-                format!("--pop3 pop3://{}: {} cannot log in", e.pop3, first.0),
+                format!(
+                    "{imap_url}: {} cannot log in (check the users and passwords)",
+                    first.0
+                ),
                 &err,
             )
         })?;
+    }
+    c.logout();
+    let smtp_url = format!(
+        "{} {}",
+        option("smtp"),
+        e.submit.url(submit_scheme(e.dialect))
+    );
+    let mut s =
+        SmtpClient::open(&e.submit, e.dialect, wait).map_err(|err| fail(smtp_url.clone(), &err))?;
+    s.hello(&e.helo)
+        .map_err(|err| fail(smtp_url.clone(), &err))?;
+    if let Some(t) = s.tls_negotiated() {
+        agreed.push(format!("submit {t}"));
+    }
+    s.quit();
+    if pop3 {
+        let pop3_url = format!("{} {}", option("pop3"), e.pop3.url("pop3"));
+        let mut p = Pop3Client::open(&e.pop3, wait).map_err(|err| fail(pop3_url.clone(), &err))?;
+        if let Some(t) = p.tls_negotiated() {
+            agreed.push(format!("pop3 {t}"));
+        }
+        if let Some(first) = first {
+            p.login(&first.0, &first.1)
+                .map_err(|err| fail(format!("{pop3_url}: {} cannot log in", first.0), &err))?;
+        }
         let _ = p.quit();
     }
-    Ok(())
+    Ok(agreed)
 }
 
 /// Whether the POP3 server advertises PIPELINING (RFC 2449 CAPA); false if it cannot say.
-fn pop3_pipelines(addr: SocketAddr) -> bool {
+fn pop3_pipelines(endpoint: &Endpoint) -> bool {
     use crate::workload::mail::pop3::Pop3Client;
-    let Ok(mut c) = Pop3Client::open(addr, Duration::from_secs(5)) else {
+    let Ok(mut c) = Pop3Client::open(endpoint, Duration::from_secs(5)) else {
         return false;
     };
     let pipelines = c
@@ -261,6 +328,20 @@ fn pop3_pipelines(addr: SocketAddr) -> bool {
     let _ = c.quit();
     pipelines
 }
+
+/// Whether an LMTP (or SMTP) server lists STARTTLS after LHLO; false if it cannot say.
+fn offers_starttls(endpoint: &Endpoint, dialect: Dialect) -> bool {
+    use crate::workload::mail::smtp::SmtpClient;
+    let Ok(mut c) = SmtpClient::open(endpoint, dialect, Duration::from_secs(5)) else {
+        return false;
+    };
+    let offered = c.hello("perflab").is_ok() && c.offers_starttls();
+    c.quit();
+    offered
+}
+
+/// The client's TLS settings, as disclosed with any TLS run.
+const TLS_CLIENT: &str = "rustls 0.23 (ring), the server's certificate not verified; session resumption on (rustls's default: TLS 1.3 tickets, TLS 1.2 session ids and tickets, in an in-memory cache per server address), so a handshake may skip the certificate signature: tls_resumed_pct says how many did";
 
 /// Accounts for the throwaway server: user1, user2 ... with passwords drawn for this run.
 fn throwaway_accounts(n: u64, seed: u64) -> Vec<(String, String)> {
@@ -280,6 +361,16 @@ pub fn mail_spec(args: &MailArgs) -> Result<RunSpec, AppError> {
         );
     }
     let most = users.values().iter().copied().max().unwrap_or(1);
+    if args.search_users
+        && (users.values().len() < 2 || users.values().windows(2).any(|w| w[0] >= w[1]))
+    {
+        return Err(SpecError::new(
+            "users",
+            &args.users,
+            "--search-users searches the values of --users: give them rising, as a range (e.g. 100..6400:+100)",
+        )
+        .into());
+    }
     if args.run.rate.is_some() {
         return Err(AppError::Usage(
             "--rate: mail's rate follows from --users and the profile (sessions a user starts in the peak hour); change those instead".into(),
@@ -310,97 +401,168 @@ pub fn mail_spec(args: &MailArgs) -> Result<RunSpec, AppError> {
         }
     }
     let seed = args.run.seed.trim().parse::<u64>().unwrap_or(1);
-    let (endpoints, credentials, accounts_shown, server, durability, throwaway) = match &args.target
-    {
-        None => {
-            for (given, option) in [(&args.smtp, "smtp"), (&args.pop3, "pop3")] {
-                if given.is_some() {
-                    return Err(AppError::Usage(format!(
-                        "--{option} needs --target: without it perflab starts its own Dovecot and delivers by its LMTP"
-                    )));
+    let uses_pop3 = profile.per_user_hour(crate::workload::mail::profile::Kind::Pop3) > 0.0;
+    let (endpoints, credentials, accounts_shown, server, durability, mut tls_settings, throwaway) =
+        match &args.target {
+            None => {
+                for (given, option) in [(&args.smtp, "smtp"), (&args.pop3, "pop3")] {
+                    if given.is_some() {
+                        return Err(AppError::Usage(format!(
+                            "--{option} needs --target: without it perflab starts its own Dovecot and delivers by its LMTP"
+                        )));
+                    }
                 }
-            }
-            if args.users_file.is_some() || args.password_pattern.is_some() {
-                return Err(AppError::Usage(
+                if args.users_file.is_some() || args.password_pattern.is_some() {
+                    return Err(AppError::Usage(
                         "--users-file and --password-pattern are for a --target server; the throwaway Dovecot gets accounts made for the run".into(),
                     ));
-            }
-            let credentials = throwaway_accounts(most, seed);
-            let t = Throwaway::start(&credentials).map_err(AppError::Usage)?;
-            let endpoints = Endpoints {
-                imap: t.imap(),
-                pop3: t.pop3(),
-                submit: t.lmtp(),
-                dialect: Dialect::Lmtp,
-                helo: "perflab".into(),
-                domain: args.domain.clone(),
-                pop3_pipelining: args.pipelining == Switch::On && pop3_pipelines(t.pop3()),
-            };
-            let durability = t.settings();
-            let server = t.version.clone();
-            (
-                endpoints,
-                credentials,
-                "user1.. (made for the run)".to_string(),
-                server,
-                durability,
-                Some(t),
-            )
-        }
-        Some(target) => {
-            let imap = url("target", target, &[("imap", 143)])?;
-            let smtp_text = args
-                .smtp
-                .clone()
-                .unwrap_or_else(|| format!("lmtp://{}:24", imap.host));
-            let submit = url("smtp", &smtp_text, &[("smtp", 25), ("lmtp", 24)])?;
-            let pop3_text = args
-                .pop3
-                .clone()
-                .unwrap_or_else(|| format!("pop3://{}:110", imap.host));
-            let pop3 = url("pop3", &pop3_text, &[("pop3", 110)])?;
-            let (credentials, shown) = accounts(args, most)?;
-            let endpoints = Endpoints {
-                imap: imap.addr,
-                pop3: pop3.addr,
-                submit: submit.addr,
-                dialect: if submit.scheme == "lmtp" {
-                    Dialect::Lmtp
+                }
+                let credentials = throwaway_accounts(most, seed);
+                let secure = args.tls || args.starttls;
+                let t = Throwaway::start_with(&credentials, secure).map_err(AppError::Usage)?;
+                // The certificate's name, for SNI (it is not verified).
+                let local = |addr: SocketAddr, security: Security| Endpoint {
+                    addr,
+                    host: "localhost".into(),
+                    security,
+                };
+                // LMTP has no implicit-TLS port: it is upgraded by STARTTLS where Dovecot's LMTP
+                // offers it, else it stays plain and the record says so.
+                let lmtp_tls =
+                    secure && offers_starttls(&local(t.lmtp(), Security::Plain), Dialect::Lmtp);
+                let (imap, pop3) = if args.tls {
+                    (
+                        local(t.imaps(), Security::Implicit),
+                        local(t.pop3s(), Security::Implicit),
+                    )
+                } else if args.starttls {
+                    (
+                        local(t.imap(), Security::StartTls),
+                        local(t.pop3(), Security::StartTls),
+                    )
                 } else {
-                    Dialect::Smtp
-                },
-                helo: "perflab".into(),
-                domain: args.domain.clone(),
-                pop3_pipelining: false,
-            };
-            let durability = BTreeMap::from([(
+                    (
+                        local(t.imap(), Security::Plain),
+                        local(t.pop3(), Security::Plain),
+                    )
+                };
+                let submit_security = if lmtp_tls {
+                    Security::StartTls
+                } else {
+                    Security::Plain
+                };
+                let mut endpoints = Endpoints {
+                    imap,
+                    pop3,
+                    submit: local(t.lmtp(), submit_security),
+                    dialect: Dialect::Lmtp,
+                    helo: "perflab".into(),
+                    domain: args.domain.clone(),
+                    pop3_pipelining: false,
+                };
+                let mut tls_settings = t.tls_settings();
+                if secure {
+                    let agreed = introduce(&endpoints, None, uses_pop3, true)?;
+                    tls_settings.insert("negotiated".into(), agreed.join("; "));
+                    tls_settings.insert(
+                        "lmtp".into(),
+                        if lmtp_tls {
+                            "STARTTLS (Dovecot's LMTP offers it with ssl = yes)"
+                        } else {
+                            "plain: Dovecot's LMTP did not offer STARTTLS"
+                        }
+                        .into(),
+                    );
+                }
+                endpoints.pop3_pipelining =
+                    args.pipelining == Switch::On && pop3_pipelines(&endpoints.pop3);
+                let durability = t.settings();
+                let server = t.version.clone();
+                (
+                    endpoints,
+                    credentials,
+                    "user1.. (made for the run)".to_string(),
+                    server,
+                    durability,
+                    tls_settings,
+                    Some(t),
+                )
+            }
+            Some(target) => {
+                if args.tls {
+                    return Err(AppError::Usage(
+                    "--tls is for the throwaway Dovecot: with --target, give imaps://, pop3s:// and smtps:// URLs (implicit TLS), or --starttls".into(),
+                ));
+                }
+                let imap = url("target", target, &IMAP_SCHEMES)?;
+                let smtp_text = args
+                    .smtp
+                    .clone()
+                    .unwrap_or_else(|| format!("lmtp://{}:24", imap.host));
+                let submit = url("smtp", &smtp_text, &SUBMIT_SCHEMES)?;
+                let pop3_text = args.pop3.clone().unwrap_or_else(|| {
+                    if imap.implicit_tls() {
+                        format!("pop3s://{}:995", imap.host)
+                    } else {
+                        format!("pop3://{}:110", imap.host)
+                    }
+                });
+                let pop3 = url("pop3", &pop3_text, &POP3_SCHEMES)?;
+                let (credentials, shown) = accounts(args, most)?;
+                let endpoints = Endpoints {
+                    imap: imap.endpoint(args.starttls),
+                    pop3: pop3.endpoint(args.starttls),
+                    submit: submit.endpoint(args.starttls),
+                    dialect: if submit.scheme == "lmtp" {
+                        Dialect::Lmtp
+                    } else {
+                        Dialect::Smtp
+                    },
+                    helo: "perflab".into(),
+                    domain: args.domain.clone(),
+                    pop3_pipelining: false,
+                };
+                let durability = BTreeMap::from([(
                     "disclosed".to_string(),
                     "unknown: perflab did not start this server; state its fsync settings beside the figures".to_string(),
                 )]);
-            let uses_pop3 = profile.per_user_hour(crate::workload::mail::profile::Kind::Pop3) > 0.0;
-            introduce(&endpoints, &credentials[0], uses_pop3)?;
-            let mut endpoints = endpoints;
-            endpoints.pop3_pipelining =
-                args.pipelining == Switch::On && uses_pop3 && pop3_pipelines(endpoints.pop3);
-            (
-                endpoints,
-                credentials,
-                shown,
-                String::new(),
-                durability,
-                None,
-            )
-        }
-    };
-    let shown = |scheme: &str, a: SocketAddr| format!("{scheme}://{a}");
-    let submit_scheme = match endpoints.dialect {
-        Dialect::Lmtp => "lmtp",
-        Dialect::Smtp => "smtp",
-    };
+                let agreed = introduce(&endpoints, credentials.first(), uses_pop3, false)?;
+                let mut tls_settings = BTreeMap::new();
+                if !agreed.is_empty() {
+                    tls_settings.insert("negotiated".to_string(), agreed.join("; "));
+                }
+                let mut endpoints = endpoints;
+                endpoints.pop3_pipelining =
+                    args.pipelining == Switch::On && uses_pop3 && pop3_pipelines(&endpoints.pop3);
+                (
+                    endpoints,
+                    credentials,
+                    shown,
+                    String::new(),
+                    durability,
+                    tls_settings,
+                    None,
+                )
+            }
+        };
+    let e = &endpoints;
+    let tls: BTreeMap<String, String> =
+        [("imap", &e.imap), ("pop3", &e.pop3), ("submit", &e.submit)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.security.name().to_string()))
+            .collect();
+    if [&e.imap, &e.pop3, &e.submit]
+        .iter()
+        .any(|e| e.security.is_tls())
+    {
+        tls_settings.insert("client".into(), TLS_CLIENT.into());
+    }
     let spec = MailSpec {
-        target: shown("imap", endpoints.imap),
-        submit: shown(submit_scheme, endpoints.submit),
-        pop3: shown("pop3", endpoints.pop3),
+        target: e.imap.url("imap"),
+        submit: e.submit.url(submit_scheme(e.dialect)),
+        pop3: e.pop3.url("pop3"),
+        tls,
+        tls_settings,
         server,
         throwaway: throwaway.is_some(),
         users,
@@ -409,7 +571,7 @@ pub fn mail_spec(args: &MailArgs) -> Result<RunSpec, AppError> {
         profile,
         watchers,
         watched_share,
-        qos: args.qos,
+        qos: args.qos || args.search_users,
         command_limit_ns: command_limit.as_nanos() as u64,
         delivery_limit_ns: delivery_limit.as_nanos() as u64,
         accounts: accounts_shown,
@@ -440,7 +602,16 @@ pub fn mail_spec(args: &MailArgs) -> Result<RunSpec, AppError> {
     // The users arrive independently, at the rate their count implies.
     run.load = LoadSpec::Offered {
         arrival: Arrival::Poisson,
+        load_pct: 100.0,
     };
+    if args.search_users {
+        if run.levels.is_some() {
+            return Err(AppError::Usage(
+                "--search-users and --load-levels are two ways to run the steps: choose one".into(),
+            ));
+        }
+        run.search = Some(SearchSpec::specmail("users"));
+    }
     Ok(run)
 }
 
@@ -450,23 +621,56 @@ mod tests {
 
     #[test]
     fn urls_take_their_default_ports_and_refuse_credentials() {
-        let u = url("target", "imap://127.0.0.1", &[("imap", 143)]).unwrap();
+        let u = url("target", "imap://127.0.0.1", &IMAP_SCHEMES).unwrap();
         assert_eq!(u.addr.port(), 143);
-        let u = url(
-            "smtp",
-            "LMTP://127.0.0.1:2424/",
-            &[("smtp", 25), ("lmtp", 24)],
-        )
-        .unwrap();
+        let u = url("smtp", "LMTP://127.0.0.1:2424/", &SUBMIT_SCHEMES).unwrap();
         assert_eq!((u.scheme.as_str(), u.addr.port()), ("lmtp", 2424));
         for bad in [
             "127.0.0.1:143",
-            "imaps://127.0.0.1",
             "imap://u:p@127.0.0.1",
             "imap://127.0.0.1:x",
             "imap://127.0.0.1/INBOX",
+            "pop3s://127.0.0.1",
         ] {
-            assert!(url("target", bad, &[("imap", 143)]).is_err(), "{bad}");
+            assert!(url("target", bad, &IMAP_SCHEMES).is_err(), "{bad}");
+        }
+        assert!(url("smtp", "lmtps://127.0.0.1", &SUBMIT_SCHEMES).is_err());
+    }
+
+    #[test]
+    fn tls_schemes_are_implicit_and_starttls_upgrades_the_plain_ones() {
+        let cases = [
+            ("imaps://127.0.0.1", &IMAP_SCHEMES[..], 993),
+            ("pop3s://127.0.0.1", &POP3_SCHEMES[..], 995),
+            ("smtps://127.0.0.1", &SUBMIT_SCHEMES[..], 465),
+        ];
+        for (text, schemes, port) in cases {
+            let u = url("x", text, schemes).unwrap();
+            assert_eq!(u.addr.port(), port, "{text}");
+            for starttls in [false, true] {
+                let e = u.endpoint(starttls);
+                assert_eq!(e.security, Security::Implicit, "{text}");
+                assert_eq!(e.host, "127.0.0.1");
+            }
+        }
+        let u = url("target", "IMAPS://localhost:1993", &IMAP_SCHEMES).unwrap();
+        assert_eq!(
+            (
+                u.addr.port(),
+                u.host.as_str(),
+                u.endpoint(false).url("imap")
+            ),
+            (1993, "localhost", format!("imaps://{}", u.addr))
+        );
+        for (text, schemes) in [
+            ("imap://127.0.0.1", &IMAP_SCHEMES[..]),
+            ("pop3://127.0.0.1", &POP3_SCHEMES[..]),
+            ("smtp://127.0.0.1", &SUBMIT_SCHEMES[..]),
+            ("lmtp://127.0.0.1", &SUBMIT_SCHEMES[..]),
+        ] {
+            let u = url("x", text, schemes).unwrap();
+            assert_eq!(u.endpoint(false).security, Security::Plain, "{text}");
+            assert_eq!(u.endpoint(true).security, Security::StartTls, "{text}");
         }
     }
 }

@@ -4,6 +4,7 @@
 //!   unit in its name). Old records must keep loading: every struct defaults missing fields.
 //! - [`histogram`]: latency histograms (HDR), their summaries and their base64 encoding.
 //! - [`levels`]: the load-level summary of a `--load-levels` run (SPECpower's method).
+//! - [`search`]: the summary of a `--search-users` run (SPECmail's users supported).
 //! - [`recorder`]: what one worker keeps while it runs (one histogram per interval, counters).
 //! - [`resources`]: what the machine did while a step was measured (the sampler's figures).
 //! - [`series`]: merges the workers' interval reports into the per-second series of a step.
@@ -12,6 +13,7 @@ pub mod histogram;
 pub mod levels;
 pub mod recorder;
 pub mod resources;
+pub mod search;
 pub mod series;
 pub mod timestamp;
 pub mod types;

@@ -49,6 +49,9 @@ pub struct RunRecord {
     /// A `--load-levels` run's calibration, levels and operations per watt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub load_levels: Option<super::levels::LoadLevels>,
+    /// A `--search-users` run's candidates, probes and the value supported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search: Option<super::search::Search>,
     /// Under MPI: the ranks, their hosts and machines, and how the load was divided.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster: Option<crate::cluster::ClusterInfo>,
@@ -108,6 +111,7 @@ impl Default for RunRecord {
             cut_short: None,
             power: None,
             load_levels: None,
+            search: None,
             cluster: None,
         }
     }

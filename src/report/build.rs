@@ -167,7 +167,8 @@ fn run_section(r: &RunRecord, options: &Options, shared: bool) -> Section {
         r.status.as_str()
     )));
     blocks.push(Block::Paragraph(format!("$ {}", r.command.join(" "))));
-    let found = text::findings(r, &a);
+    let mut found = crate::ui::mail_report::findings(r);
+    found.extend(text::findings(r, &a));
     if !found.is_empty() {
         blocks.push(Block::Findings(found));
     }
@@ -208,6 +209,10 @@ fn run_section(r: &RunRecord, options: &Options, shared: bool) -> Section {
         )));
         for (title, t) in io_report::tables(r) {
             blocks.push(Block::Table(Table::from_ui(Some(title.into()), &t)));
+        }
+        if let Some(t) = crate::ui::mail_report::table(r) {
+            let title = crate::ui::mail_report::TITLE.to_string();
+            blocks.push(Block::Table(Table::from_ui(Some(title), &t)));
         }
         if let Some((title, t, overall)) = crate::ui::levels::table(r) {
             blocks.push(Block::Table(Table::from_ui(Some(title), &t)));

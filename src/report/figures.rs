@@ -33,11 +33,14 @@ pub fn for_run(r: &RunRecord, a: &Analysis, options: &Options) -> Vec<Figure> {
     if r.load_levels.is_some() {
         // Calibrations and shares of a maximum, not a curve against one option.
         out.extend(load_levels(r));
+    } else if r.search.is_some() {
+        // A search's probes, at several shares of each candidate's load: its own charts.
     } else {
         out.extend(throughput(r, a, &curves));
         out.extend(heatmaps(r));
         out.extend(hockey_sticks(r, a, &curves, options));
     }
+    out.extend(super::mail::figures(r));
     out.extend(timeline(r));
     out.extend(spectrum(r, a));
     out.extend(group_spectrum(r, a));

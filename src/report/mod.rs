@@ -9,7 +9,7 @@
 //! - [`Document`] is the report as content (sections of headings, text, figures, tables), so
 //!   HTML and Markdown say the same things.
 //! - [`build`] decides what a record shows; [`comparison`] what a comparison shows;
-//!   [`figures`] turns records into charts;
+//!   [`figures`] turns records into charts, [`mail`] mail's (users, delivery time, QoS);
 //!   [`landscape`] is the seed reports' table of runs ranked by their headline figure;
 //!   [`downsample`] keeps long time series drawable (min and max kept).
 //! - [`html`] and [`markdown`] render a document. Output depends only on the records and the
@@ -23,6 +23,7 @@ pub mod downsample;
 pub mod figures;
 pub mod html;
 pub mod landscape;
+pub mod mail;
 pub mod markdown;
 pub mod svg;
 

@@ -3,6 +3,7 @@
 //! - [`runner`]: the sweep. Builds the record, runs every step (`repeat` trials each), saves
 //!   the record after every step, analyzes the sweep at the end.
 //! - [`levels`]: SPECpower's graduated load levels: calibration, levels, active idle.
+//! - [`search`]: SPECmail's search for the largest user count that passes at 80/100/120%.
 //! - [`trial`]: one trial: starts the workers, moves them through warmup and measure, merges
 //!   their recordings.
 //! - [`worker`]: one worker thread's loop (the hot path).
@@ -15,6 +16,7 @@ pub mod levels;
 pub mod observer;
 pub mod pacer;
 pub mod runner;
+pub mod search;
 pub mod trial;
 pub mod worker;
 

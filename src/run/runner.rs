@@ -172,9 +172,11 @@ pub fn run(
             return Err(stop(&mut record, archive, observer, Some((0, e.0))));
         }
     };
-    let planned = match &spec.levels {
-        Some(l) => l.calibrate as usize + l.levels_pct.len(),
-        None => points.len(),
+    let planned = match (&spec.levels, &spec.search) {
+        (Some(l), _) => l.calibrate as usize + l.levels_pct.len(),
+        // A search runs as many steps as it needs.
+        (None, Some(_)) => 0,
+        (None, None) => points.len(),
     };
     observer.run_started(&record, planned, spec.repeat);
     let mut steps = Steps {
@@ -184,9 +186,10 @@ pub fn run(
         record: &mut record,
         meter: meter.as_mut(),
     };
-    match &spec.levels {
-        Some(levels) => super::levels::run(spec, levels, &mut steps)?,
-        None => {
+    match (&spec.levels, &spec.search) {
+        (Some(levels), _) => super::levels::run(spec, levels, &mut steps)?,
+        (None, Some(search)) => super::search::run(spec, search, &axes, &points, &mut steps)?,
+        (None, None) => {
             for point in &points {
                 let mut params = step_params(&axes, point);
                 // A step of fixed work runs with the workers the workload gives it.
@@ -382,11 +385,10 @@ fn stop(
 }
 
 /// The sweep's analysis (peak, sweet spot, scaling); none for load levels, whose steps are
-/// not a curve against one option but calibrations and shares of a maximum.
+/// not a curve against one option but calibrations and shares of a maximum, nor for a
+/// search, whose steps are probes in the order it chose them.
 fn analysis(record: &RunRecord) -> Option<crate::record::Analysis> {
-    record
-        .load_levels
-        .is_none()
+    (record.load_levels.is_none() && record.search.is_none())
         .then(|| analyze(&record.steps, &record.headline))
 }
 

@@ -134,7 +134,13 @@ impl TrialPlan {
             .map_err(|e| TrialError::failed("open", e.0))?;
         let (target_rate, open) = match (workload.offered_rate(point), &spec.load) {
             // The workload's own load (mail's users): the whole run's, shared as --rate is.
-            (Some(r), _) => (r * share.fraction(), true),
+            (Some(r), load) => {
+                let pct = match load {
+                    LoadSpec::Offered { load_pct, .. } => *load_pct,
+                    _ => 100.0,
+                };
+                (r * share.fraction() * pct / 100.0, true)
+            }
             (None, LoadSpec::Open { rate, scope, .. }) => {
                 let r = rate.at(point);
                 let total = match scope {
@@ -173,7 +179,7 @@ impl TrialPlan {
             LoadSpec::Closed { think } => Pacer::closed(*think),
             // The origin is a placeholder: each worker moves it to the moment every session
             // is open (`Shared::origin`).
-            LoadSpec::Open { arrival, .. } | LoadSpec::Offered { arrival } => Pacer::open(
+            LoadSpec::Open { arrival, .. } | LoadSpec::Offered { arrival, .. } => Pacer::open(
                 self.target_rate / self.workers.max(1) as f64,
                 *arrival,
                 self.seed,

@@ -134,6 +134,7 @@ pub fn run(mut plan: WorkerPlan, shared: Arc<Shared>, tx: Sender<IntervalReport>
             break;
         }
         plan.pacer.next_intended();
+        session.scheduled(intended.unwrap_or_else(Instant::now));
         let _ = session.execute();
         if session.wants_between() {
             session.between();
@@ -292,6 +293,7 @@ fn measure(
             None => now,
         };
         let start = now;
+        session.scheduled(intended);
         let outcome = session.execute();
         now = Instant::now();
         match outcome {

@@ -3,17 +3,20 @@
 //! The command line (or a suite) fills a [`RunSpec`]; nothing here touches a device, a
 //! network or a thread. `units` reads values with units, `sweep` reads lists and ranges, and
 //! `run_spec` holds the options every workload shares (threads, phases, load model, repeats),
-//! `levels` the graduated load levels of SPECpower's method.
+//! `levels` the graduated load levels of SPECpower's method, `search` the search for the
+//! largest value of an option that passes its checks (SPECmail's users supported).
 //! Each workload's own options live beside the workload, in `crate::workload`.
 
 pub mod levels;
 pub mod run_spec;
+pub mod search;
 pub mod slo;
 pub mod sweep;
 pub mod units;
 
 pub use levels::LevelsSpec;
 pub use run_spec::{Arrival, LoadSpec, RateScope, RunSpec, StopSpec, Switch};
+pub use search::SearchSpec;
 pub use slo::{Slo, SloFigure};
 pub use sweep::{Axis, StepPoint, Sweep};
 

@@ -33,6 +33,10 @@ pub struct RunSpec {
     /// Graduated load levels instead of a sweep (`--load-levels`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub levels: Option<super::LevelsSpec>,
+    /// A search for the largest value of an option that passes (`--search-users`) instead
+    /// of a sweep.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search: Option<super::SearchSpec>,
     /// Under MPI: how many ranks drive the load at each step (`--active-ranks`; sweeps).
     /// Absent with one rank.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -72,7 +76,12 @@ pub enum LoadSpec {
     },
     /// Ops start on a schedule at the rate the workload's own options imply (mail: its
     /// users' sessions in the peak hour), timed from the intended start as in `Open`.
-    Offered { arrival: Arrival },
+    Offered {
+        arrival: Arrival,
+        /// The share of that rate offered, in percent (a search qualifies a user count at
+        /// 80% and 120% of its load); 100 otherwise.
+        load_pct: f64,
+    },
 }
 
 /// Whether `--rate` is for all workers together or for each.
@@ -131,7 +140,7 @@ impl RunSpec {
                     super::units::format_duration(*think)
                 )
             }
-            LoadSpec::Offered { arrival } => format!(
+            LoadSpec::Offered { arrival, .. } => format!(
                 "open loop, {} arrivals at the workload's rate",
                 match arrival {
                     Arrival::Uniform => "uniform",

@@ -4,9 +4,14 @@
 //! - [`url`]: `--target` URLs (sqlite, postgres, mysql/mariadb): parsing, redaction of
 //!   passwords for the record and the terminal, and passwords from the environment and the
 //!   clients' files (`PGPASSWORD`, `~/.pgpass`, `MYSQL_PWD`, `~/.my.cnf`).
-//! - [`tls`]: the TLS settings of PostgreSQL and Redis connections (encrypted, unverified).
+//! - [`tls`]: the TLS settings of PostgreSQL, Redis and mail connections (encrypted,
+//!   unverified).
+//! - [`tls_stream`]: TLS over a TCP socket, blocking or not, for the clients that encrypt a
+//!   stream themselves (Redis's `rediss://`, the mail clients' IMAPS, POP3S, SMTPS and
+//!   STARTTLS).
 
 pub mod tls;
+pub mod tls_stream;
 pub mod url;
 
 use serde::Serialize;

@@ -142,6 +142,7 @@ pub fn header(name: &str, op_name: &str) -> String {
         "server_cpu_per_user_hour_ns" => "server CPU/user-hour".into(),
         "device_flushes_per_delivery" => "flushes/delivery".into(),
         "client_cpu_per_session_ns" => "perflab CPU/session".into(),
+        "tls_resumed_pct" => "TLS resumed".into(),
         // Scans: rows, CPU per row, and the share of the native ceiling.
         "rows_per_sec" => "rows/s".into(),
         "cpu_pct" => "CPU".into(),

@@ -7,6 +7,7 @@
 //! - [`io_report`]: a storage record's figures per direction, block size, file and device.
 //! - [`jobs_report`]: a jobs record's copies (CPUs, elapsed, CPU time) and its findings.
 //! - [`levels`]: the load-level table of a `--load-levels` run (SPECpower's method).
+//! - [`mail_report`]: mail's quality of service by step, and the users supported.
 //! - [`resources`]: the machine over each step (the sampler's summary) and what limited it.
 //! - [`compare`]: a comparison of runs: differences, ratios, verdicts.
 //! - [`balance`]: the one-line-per-capability balance sheet of a suite.
@@ -20,6 +21,7 @@ pub mod format;
 pub mod io_report;
 pub mod jobs_report;
 pub mod levels;
+pub mod mail_report;
 pub mod progress;
 pub mod report;
 pub mod resources;

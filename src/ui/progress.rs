@@ -82,7 +82,13 @@ impl Progress {
         } else {
             String::new()
         };
-        format!("step {}/{}{rep} {}", s.step + 1, s.steps, s.label)
+        // A search decides its steps as it goes: no total.
+        let of = if s.steps == 0 {
+            String::new()
+        } else {
+            format!("/{}", s.steps)
+        };
+        format!("step {}{of}{rep} {}", s.step + 1, s.label)
     }
 }
 
@@ -101,12 +107,14 @@ impl Observer for Progress {
             s.interval = Duration::from_nanos(i.max(1));
         }
         drop(s);
+        let count = match steps {
+            0 => "steps as the search needs".to_string(),
+            1 => "1 step".to_string(),
+            n => format!("{n} steps"),
+        };
         self.line(&format!(
-            "perflab {}: run {} ({} step{})",
-            record.workload,
-            record.id,
-            steps,
-            if steps == 1 { "" } else { "s" }
+            "perflab {}: run {} ({count})",
+            record.workload, record.id
         ));
     }
 

@@ -71,6 +71,7 @@ pub fn render(r: &RunRecord) -> String {
         }
         out.push_str(&super::resources::render(r));
         out.push_str(&super::levels::render(r));
+        out.push_str(&super::mail_report::render(r));
         out.push_str(&analysis_lines(r));
         let checks = check_lines(r);
         if !checks.is_empty() {
@@ -348,7 +349,8 @@ pub fn steps_table(r: &RunRecord) -> Table {
     t
 }
 
-fn mean_figure(s: &StepResult, name: &str) -> Option<f64> {
+/// A named figure of a step: the mean over its trials that have it.
+pub fn mean_figure(s: &StepResult, name: &str) -> Option<f64> {
     let v: Vec<f64> = s
         .trials
         .iter()
@@ -414,6 +416,10 @@ pub fn findings(r: &RunRecord, a: &Analysis) -> Vec<String> {
     // Calibrations and shares of a maximum are not a curve: their findings are the levels'.
     if let Some(l) = &r.load_levels {
         return super::levels::findings(r, l);
+    }
+    // A search's probes are not a curve either: its findings are mail's users supported.
+    if r.search.is_some() {
+        return Vec::new();
     }
     let mut out = Vec::new();
     if r.steps.len() < 2 {

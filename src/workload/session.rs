@@ -70,6 +70,12 @@ pub trait Session: Send {
     /// warmup counted, so they cover the measure phase as the runner's do.
     fn measuring(&mut self) {}
 
+    /// Just before each op: when it was due (its intended start on an open-loop schedule,
+    /// else now). A session that times parts of its op itself (mail's commands) times the
+    /// first from here, so the time an op waited for its worker counts, as the runner's
+    /// response time counts it.
+    fn scheduled(&mut self, _due: std::time::Instant) {}
+
     /// Whether this session sets its own pace ([`Session::pace`]): a terminal with keying
     /// and think times. Asked once per step.
     fn paces(&self) -> bool {

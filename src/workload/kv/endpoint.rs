@@ -17,7 +17,7 @@
 use super::memcache;
 use super::protocol::Protocol;
 use super::resp::{self, Value};
-use super::tls::TlsStream;
+use crate::target::tls_stream::TlsStream;
 use crate::target::url::{Backend, Secret, TargetUrl};
 use std::collections::BTreeMap;
 use std::fmt;

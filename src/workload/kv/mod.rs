@@ -15,8 +15,8 @@
 //! - [`keys`]: key space, key choice, value sizes (ranges, lists, Facebook's ETC) and value
 //!   bytes.
 //! - [`endpoint`]: where a server listens, connecting and the handshake, and the blocking
-//!   control connection (`stats`, `INFO`); [`tls`]: `rediss://`, blocking or not;
-//!   [`load`]: setting or deleting every key;
+//!   control connection (`stats`, `INFO`; `rediss://` over the shared
+//!   [`crate::target::tls_stream`]); [`load`]: setting or deleting every key;
 //!   [`server`]: the throwaway memcached.
 //! - [`shard`]: several servers, the keys spread over them as clients spread them: ketama
 //!   for memcached, and the [`Router`](shard::Router) sessions and loaders ask;
@@ -37,7 +37,6 @@ pub mod resp;
 pub mod server;
 pub mod session;
 pub mod shard;
-pub mod tls;
 
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Check, Headline, StepResult, Trial, Warning};

@@ -4,7 +4,8 @@
 //! it is there, once, intact.
 //!
 //! The scan reads with EXAMINE (read-only), so it changes no flag, and runs on a few
-//! connections at once. A server that restarts under it is tried again.
+//! connections at once. A server that restarts under it is tried again. It connects as the
+//! sessions do, with the IMAP endpoint's TLS.
 
 use super::imap::{Fetched, ImapClient, uid_set};
 use super::ledger::Ident;
@@ -83,7 +84,7 @@ pub fn scan(plan: &Plan) -> Result<Scan, String> {
 /// Lists one mailbox and compares the bodies not compared yet; returns how many.
 fn mailbox(plan: &Plan, user: u32, fetched: &mut Vec<Fetched>) -> Result<u64, MailError> {
     let ledger = &plan.ledger;
-    let mut c = ImapClient::open(plan.endpoints.imap, plan.timeout)?;
+    let mut c = ImapClient::open(&plan.endpoints.imap, plan.timeout)?;
     c.login(plan.name(user), plan.password(user))?;
     let selected = c.select("INBOX", true)?;
     let mut need = Vec::new();

@@ -20,12 +20,17 @@
 //! Unsolicited responses (EXISTS, EXPUNGE, RECENT, FETCH of flags) are accepted anywhere, as
 //! the RFC requires of clients; an untagged BYE other than at LOGOUT ends the session with a
 //! refusal. A tagged NO or BAD is a refusal quoting the server's line.
+//!
+//! TLS ([`Endpoint`]'s security): IMAPS does the handshake before the greeting; STARTTLS
+//! (RFC 3501 6.2.1, RFC 2595) checks that CAPABILITY lists it, sends it, does the handshake
+//! on its OK, and forgets the capabilities learnt in the clear (the server lists them again
+//! at LOGIN, or CAPABILITY is asked when needed).
 
+use super::endpoint::{Endpoint, Security};
 use super::wire::{MailError, Wire};
 use std::fmt::Write as _;
 use std::io::{self, Write as _};
-use std::net::SocketAddr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Bound on one response with its literals: a few literals at [`super::wire::MAX_EXACT`].
 const MAX_RESPONSE: usize = 512 << 20;
@@ -108,13 +113,21 @@ pub struct ImapClient {
     expunged: u32,
     uidvalidity: u32,
     uidnext: u32,
+    /// How long TLS took: the handshake, and for STARTTLS the command's round trip.
+    tls_time: Option<Duration>,
 }
 
 impl ImapClient {
-    /// Connects and reads the greeting (`* OK` or `* PREAUTH`; `* BYE` is a refusal).
-    pub fn open(addr: SocketAddr, timeout: Duration) -> Result<ImapClient, MailError> {
+    /// Connects and reads the greeting (`* OK` or `* PREAUTH`; `* BYE` is a refusal), with
+    /// TLS as the endpoint says: the handshake first (IMAPS), or STARTTLS after the greeting.
+    pub fn open(endpoint: &Endpoint, timeout: Duration) -> Result<ImapClient, MailError> {
+        let mut wire = Wire::connect(endpoint.addr, timeout)?;
+        let tls_time = match endpoint.security {
+            Security::Implicit => Some(wire.start_tls(&endpoint.host)?),
+            _ => None,
+        };
         let mut client = ImapClient {
-            wire: Wire::connect(addr, timeout)?,
+            wire,
             timeout,
             next_tag: 0,
             tag: String::new(),
@@ -129,6 +142,7 @@ impl ImapClient {
             expunged: 0,
             uidvalidity: 0,
             uidnext: 0,
+            tls_time,
         };
         client.read_response()?;
         let resp = std::mem::take(&mut client.resp);
@@ -141,7 +155,46 @@ impl ImapClient {
         };
         client.resp = resp;
         greeting?;
+        if endpoint.security == Security::StartTls {
+            client.start_tls(&endpoint.host)?;
+        }
         Ok(client)
+    }
+
+    /// STARTTLS: only if CAPABILITY lists it; the capabilities known are forgotten after.
+    fn start_tls(&mut self, host: &str) -> Result<(), MailError> {
+        if !self.caps_known {
+            self.run("CAPABILITY", &[], &mut Sink::Ignore)?;
+        }
+        if !self.has_capability("STARTTLS") {
+            return Err(MailError::Refused(
+                "the server does not offer STARTTLS".into(),
+            ));
+        }
+        let started = Instant::now();
+        self.run("STARTTLS", &[], &mut Sink::Ignore)?;
+        let r = self.wire.start_tls(host);
+        self.check(r)?;
+        self.tls_time = Some(started.elapsed());
+        self.caps.clear();
+        self.caps_known = false;
+        Ok(())
+    }
+
+    /// How long TLS took on this connection (the handshake, and for STARTTLS the command's
+    /// round trip); `None` without TLS.
+    pub fn tls_time(&self) -> Option<Duration> {
+        self.tls_time
+    }
+
+    /// Whether the TLS handshake resumed an earlier session; `None` without TLS.
+    pub fn tls_resumed(&self) -> Option<bool> {
+        self.wire.tls().and_then(|t| t.resumed())
+    }
+
+    /// The TLS version and cipher suite; `None` without TLS.
+    pub fn tls_negotiated(&self) -> Option<String> {
+        self.wire.tls().map(|t| t.negotiated())
     }
 
     /// LOGIN with both as strings: quoted, or as literals when they hold CR, LF, NUL or
@@ -877,7 +930,7 @@ mod tests {
             + idling\r\n* 5 EXISTS\r\n* 2 EXPUNGE\r\n* 1 RECENT\r\na6 OK idle done\r\n\
             * 9 EXISTS\r\n* BYE going\r\n";
         let (addr, server) = scripted_server(script.to_vec(), 3);
-        let mut c = ImapClient::open(addr, Duration::from_secs(5)).expect("open");
+        let mut c = ImapClient::open(&Endpoint::plain(addr), Duration::from_secs(5)).expect("open");
         assert!(c.has_capability("literal+"));
         c.login("user", "pa\"ss").expect("login");
         assert!(c.has_capability("UIDPLUS"));
@@ -930,12 +983,40 @@ mod tests {
     }
 
     #[test]
+    fn starttls_needs_the_capability() {
+        let script = b"* OK [CAPABILITY IMAP4rev1 LOGINDISABLED] hi\r\n";
+        let (addr, server) = scripted_server(script.to_vec(), 64);
+        let mut e = Endpoint::plain(addr);
+        e.security = Security::StartTls;
+        match ImapClient::open(&e, Duration::from_secs(5)) {
+            Err(MailError::Refused(why)) => assert!(why.contains("STARTTLS"), "{why}"),
+            Err(other) => panic!("{other:?}"),
+            Ok(_) => panic!("opened without STARTTLS"),
+        }
+        assert!(server.join().expect("server").is_empty(), "nothing sent");
+    }
+
+    #[test]
+    fn starttls_refuses_what_follows_the_go_ahead_in_the_clear() {
+        let script = b"* OK [CAPABILITY IMAP4rev1 STARTTLS] hi\r\na1 OK go\r\n* OK [CAPABILITY IMAP4rev1 AUTH=PLAIN] injected\r\n";
+        let (addr, server) = scripted_server(script.to_vec(), 200);
+        let mut e = Endpoint::plain(addr);
+        e.security = Security::StartTls;
+        match ImapClient::open(&e, Duration::from_secs(5)) {
+            Err(MailError::Protocol(why)) => assert!(why.contains("injection"), "{why}"),
+            Err(other) => panic!("{other:?}"),
+            Ok(_) => panic!("took the injected bytes"),
+        }
+        assert_eq!(server.join().expect("server"), b"a1 STARTTLS\r\n");
+    }
+
+    #[test]
     fn literal_login() {
         // No LITERAL+: each literal waits for the server's "+".
         let script =
             b"* OK [CAPABILITY IMAP4rev1] hi\r\n+ go\r\n* 1 EXISTS\r\n+ go\r\na1 OK in\r\n";
         let (addr, server) = scripted_server(script.to_vec(), 4);
-        let mut c = ImapClient::open(addr, Duration::from_secs(5)).expect("open");
+        let mut c = ImapClient::open(&Endpoint::plain(addr), Duration::from_secs(5)).expect("open");
         c.login("u\u{fc}", "p\r\nw").expect("login");
         drop(c);
         let sent = server.join().expect("server");

@@ -12,10 +12,13 @@
 //! round trip a message. A multi-line answer ends
 //! with a line that is exactly `.`; other lines starting with `.` carry an extra one,
 //! removed here, so RETR gives back the message's bytes with CRLF line endings.
+//!
+//! TLS ([`Endpoint`]'s security): POP3S does the handshake before the greeting; STARTTLS is
+//! POP3's STLS (RFC 2595), sent after the greeting once CAPA has listed it.
 
+use super::endpoint::{Endpoint, Security};
 use super::wire::{MailError, Wire};
 use std::io;
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 /// A connection to a POP3 server.
@@ -27,20 +30,58 @@ pub struct Pop3Client {
     out: Vec<u8>,
     /// Whether commands that do not depend on each other's answers go in one write.
     pipelining: bool,
+    /// How long TLS took: the handshake, and for STLS the command's round trip.
+    tls_time: Option<Duration>,
 }
 
 impl Pop3Client {
-    /// Connects and reads the `+OK` greeting.
-    pub fn open(addr: SocketAddr, timeout: Duration) -> Result<Pop3Client, MailError> {
+    /// Connects and reads the `+OK` greeting, with TLS as the endpoint says: the handshake
+    /// first (POP3S), or CAPA and STLS after the greeting.
+    pub fn open(endpoint: &Endpoint, timeout: Duration) -> Result<Pop3Client, MailError> {
+        let mut wire = Wire::connect(endpoint.addr, timeout)?;
+        let tls_time = match endpoint.security {
+            Security::Implicit => Some(wire.start_tls(&endpoint.host)?),
+            _ => None,
+        };
         let mut client = Pop3Client {
-            wire: Wire::connect(addr, timeout)?,
+            wire,
             broken: false,
             out: Vec::with_capacity(256),
             pipelining: false,
+            tls_time,
         };
         let greeting = read_status(&mut client.wire).map(|_| ());
         client.check(greeting)?;
+        if endpoint.security == Security::StartTls {
+            let capa = client.capa()?;
+            if !capa.iter().any(|c| c.eq_ignore_ascii_case("STLS")) {
+                return Err(MailError::Refused(
+                    "the server does not offer STARTTLS (no STLS in CAPA)".into(),
+                ));
+            }
+            let started = Instant::now();
+            client.simple(&["STLS"])?;
+            let r = client.wire.start_tls(&endpoint.host);
+            client.check(r)?;
+            client.tls_time = Some(started.elapsed());
+        }
         Ok(client)
+    }
+
+    /// How long TLS took on this connection (the handshake, and for STLS the command's
+    /// round trip); `None` without TLS.
+    pub fn tls_time(&self) -> Option<Duration> {
+        self.tls_time
+    }
+
+    /// Whether the TLS handshake resumed an earlier session; `None` without TLS.
+    pub fn tls_resumed(&self) -> Option<bool> {
+        self.wire.tls().and_then(|t| t.resumed())
+    }
+
+    /// The TLS version and cipher suite; `None` without TLS.
+    pub fn tls_negotiated(&self) -> Option<String> {
+        self.wire.tls().map(|t| t.negotiated())
     }
 
     /// CAPA (RFC 2449): the server's capabilities, one per line (`PIPELINING`, `UIDL` ...).
@@ -280,7 +321,7 @@ mod tests {
                 .to_vec(),
             3,
         );
-        let mut c = Pop3Client::open(addr, Duration::from_secs(5)).expect("open");
+        let mut c = Pop3Client::open(&Endpoint::plain(addr), Duration::from_secs(5)).expect("open");
         let capa = c.capa().expect("capa");
         assert!(capa.iter().any(|l| l == "PIPELINING"), "{capa:?}");
         c.pipeline(true);
@@ -303,6 +344,19 @@ mod tests {
     }
 
     #[test]
+    fn stls_needs_the_capability() {
+        let (addr, server) = scripted_server(b"+OK ready\r\n+OK\r\nUIDL\r\n.\r\n".to_vec(), 64);
+        let mut e = Endpoint::plain(addr);
+        e.security = Security::StartTls;
+        match Pop3Client::open(&e, Duration::from_secs(5)) {
+            Err(MailError::Refused(why)) => assert!(why.contains("STARTTLS"), "{why}"),
+            Err(other) => panic!("{other:?}"),
+            Ok(_) => panic!("opened without STLS"),
+        }
+        assert_eq!(server.join().expect("server"), b"CAPA\r\n");
+    }
+
+    #[test]
     fn session() {
         let (addr, server) = scripted_server(
             b"+OK ready\r\n+OK\r\n+OK logged in\r\n+OK 2 320\r\n\
@@ -312,7 +366,7 @@ mod tests {
                 .to_vec(),
             4,
         );
-        let mut c = Pop3Client::open(addr, Duration::from_secs(5)).expect("open");
+        let mut c = Pop3Client::open(&Endpoint::plain(addr), Duration::from_secs(5)).expect("open");
         c.login("u", "p").expect("login");
         assert_eq!(c.stat().expect("stat"), (2, 320));
         assert_eq!(

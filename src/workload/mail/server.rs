@@ -10,6 +10,12 @@
 //! Its durability is Dovecot's default, disclosed in the record: `mail_fsync = optimized`
 //! (a delivered message is fsynced before LMTP answers 250) on maildir. If the server dies
 //! during a run, [`Throwaway::revive`] starts it again on the same ports and mail.
+//!
+//! With TLS ([`Throwaway::start_with`], for `--tls` and `--starttls`) it gets a self-signed
+//! RSA 2048 certificate made for the run by `openssl req -x509` in its directory, `ssl = yes`
+//! (STARTTLS offered on the plain ports: IMAP, POP3, and LMTP) and IMAPS and POP3S listeners
+//! on two more free ports; TLS 1.2 and 1.3 (`ssl_min_protocol = TLSv1.2`), Dovecot's
+//! OpenSSL cipher defaults, disclosed by [`Throwaway::tls_settings`].
 
 use super::message::{self, Envelope, Sizes};
 use crate::workload::rng::Rng;
@@ -46,6 +52,22 @@ pub const DURABILITY: [(&str, &str); 3] = [
     ),
 ];
 
+/// The certificate and protocols of a throwaway with TLS, as disclosed.
+pub const TLS_SETTINGS: [(&str, &str); 3] = [
+    (
+        "certificate",
+        "self-signed RSA 2048 (openssl req -x509 -newkey rsa:2048, CN=localhost), made for the run",
+    ),
+    (
+        "server_protocols",
+        "TLSv1.2 and TLSv1.3 (ssl_min_protocol = TLSv1.2), Dovecot's default ciphers",
+    ),
+    (
+        "server_listeners",
+        "imaps and pop3s on their own ports; STARTTLS offered on imap, pop3 and lmtp",
+    ),
+];
+
 /// Which account the server's processes and the mail run as.
 #[derive(Debug, Clone)]
 struct Account {
@@ -63,6 +85,11 @@ pub struct Throwaway {
     pub imap_port: u16,
     pub pop3_port: u16,
     pub lmtp_port: u16,
+    /// The IMAPS and POP3S ports, with TLS (else 0).
+    pub imaps_port: u16,
+    pub pop3s_port: u16,
+    /// Whether it has a certificate and offers TLS.
+    tls: bool,
     pub version: String,
     binary: PathBuf,
     account: Account,
@@ -76,12 +103,6 @@ fn find(name: &str, extra: &[&str]) -> Option<PathBuf> {
         .chain(extra.iter().map(PathBuf::from))
         .map(|d| d.join(name))
         .find(|p| p.is_file())
-}
-
-fn free_port() -> std::io::Result<u16> {
-    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
-        .local_addr()?
-        .port())
 }
 
 /// A field of /etc/passwd or /etc/group: the id of `name`.
@@ -168,8 +189,15 @@ impl Throwaway {
         Ok(binary)
     }
 
-    /// Starts Dovecot with `users` (name, password) and empty maildirs.
+    /// Starts Dovecot with `users` (name, password) and empty maildirs, without TLS.
     pub fn start(users: &[(String, String)]) -> Result<Throwaway, String> {
+        Self::start_with(users, false)
+    }
+
+    /// Starts Dovecot with `users` (name, password) and empty maildirs; with `tls`, a
+    /// self-signed certificate made by `openssl`, STARTTLS on the plain ports and IMAPS and
+    /// POP3S listeners.
+    pub fn start_with(users: &[(String, String)], tls: bool) -> Result<Throwaway, String> {
         let binary = Self::binary()?;
         let account = account()?;
         let dir = fresh_dir().map_err(|e| format!("cannot make a directory for Dovecot: {e}"))?;
@@ -179,6 +207,9 @@ impl Throwaway {
             imap_port: 0,
             pop3_port: 0,
             lmtp_port: 0,
+            imaps_port: 0,
+            pop3s_port: 0,
+            tls,
             version: String::new(),
             binary,
             account,
@@ -186,17 +217,75 @@ impl Throwaway {
         };
         t.version = t.ask_version();
         t.lay_out(users)?;
+        if tls {
+            t.make_certificate()?;
+        }
         let mut last = String::new();
         for _ in 0..PORT_TRIES {
-            let ports = (|| Ok::<_, std::io::Error>((free_port()?, free_port()?, free_port()?)))()
+            // Held together until all are known, so that no two are the same.
+            let listeners = (0..if tls { 5 } else { 3 })
+                .map(|_| TcpListener::bind((Ipv4Addr::LOCALHOST, 0)))
+                .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| format!("no free port on 127.0.0.1: {e}"))?;
-            (t.imap_port, t.pop3_port, t.lmtp_port) = ports;
+            let ports = listeners
+                .iter()
+                .map(|l| l.local_addr().map(|a| a.port()))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| format!("no free port on 127.0.0.1: {e}"))?;
+            drop(listeners);
+            (t.imap_port, t.pop3_port, t.lmtp_port) = (ports[0], ports[1], ports[2]);
+            if tls {
+                (t.imaps_port, t.pop3s_port) = (ports[3], ports[4]);
+            }
             match t.spawn() {
                 Ok(()) => return Ok(t),
                 Err(e) => last = e,
             }
         }
         Err(last)
+    }
+
+    /// The self-signed certificate and its key, by `openssl req`, in the directory.
+    fn make_certificate(&self) -> Result<(), String> {
+        let openssl = find("openssl", &[]).ok_or(
+            "openssl is not installed: the throwaway Dovecot's TLS certificate is made with it (apt-get install openssl)",
+        )?;
+        let out = Command::new(&openssl)
+            .args([
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-days",
+                "1",
+                "-subj",
+                "/CN=localhost",
+                "-keyout",
+            ])
+            .arg(self.dir.join("key.pem"))
+            .arg("-out")
+            .arg(self.dir.join("cert.pem"))
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", openssl.display()))?;
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            return Err(format!(
+                "openssl could not make the throwaway Dovecot's certificate ({}): {}",
+                out.status,
+                err.lines()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("no message")
+            ));
+        }
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            self.dir.join("key.pem"),
+            std::fs::Permissions::from_mode(0o600),
+        )
+        .map_err(|e| format!("cannot protect the certificate's key: {e}"))?;
+        Ok(())
     }
 
     fn ask_version(&self) -> String {
@@ -244,6 +333,16 @@ impl Throwaway {
     fn config(&self) -> String {
         let d = self.dir.display();
         let a = &self.account;
+        let ssl = if self.tls {
+            format!(
+                "ssl = yes
+ssl_cert = <{d}/cert.pem
+ssl_key = <{d}/key.pem
+ssl_min_protocol = TLSv1.2"
+            )
+        } else {
+            "ssl = no".to_string()
+        };
         format!(
             "# Written by perflab for one run; removed when the run ends.
 base_dir = {d}/run
@@ -253,7 +352,7 @@ info_log_path = /dev/null
 instance_name = perflab-mail-{port}
 protocols = imap pop3 lmtp
 listen = 127.0.0.1
-ssl = no
+{ssl}
 disable_plaintext_auth = no
 auth_mechanisms = plain login
 auth_username_format = %Ln
@@ -280,7 +379,7 @@ service imap-login {{
     port = {imap}
   }}
   inet_listener imaps {{
-    port = 0
+    port = {imaps}
   }}
 }}
 service pop3-login {{
@@ -288,7 +387,7 @@ service pop3-login {{
     port = {pop3}
   }}
   inet_listener pop3s {{
-    port = 0
+    port = {pop3s}
   }}
 }}
 service lmtp {{
@@ -317,6 +416,8 @@ protocol lmtp {{
             imap = self.imap_port,
             pop3 = self.pop3_port,
             lmtp = self.lmtp_port,
+            imaps = self.imaps_port,
+            pop3s = self.pop3s_port,
         )
     }
 
@@ -388,7 +489,17 @@ protocol lmtp {{
             })
             .unwrap_or(false)
         };
-        greets(self.imap_port, "* OK") && greets(self.lmtp_port, "220")
+        // The TLS listeners are bound with the others; a connection shows they are.
+        let listens = |port: u16| {
+            TcpStream::connect_timeout(
+                &SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
+                Duration::from_millis(500),
+            )
+            .is_ok()
+        };
+        greets(self.imap_port, "* OK")
+            && greets(self.lmtp_port, "220")
+            && (!self.tls || (listens(self.imaps_port) && listens(self.pop3s_port)))
     }
 
     pub fn imap(&self) -> SocketAddr {
@@ -399,6 +510,18 @@ protocol lmtp {{
     }
     pub fn lmtp(&self) -> SocketAddr {
         SocketAddr::from((Ipv4Addr::LOCALHOST, self.lmtp_port))
+    }
+    /// IMAPS and POP3S (port 0 without TLS).
+    pub fn imaps(&self) -> SocketAddr {
+        SocketAddr::from((Ipv4Addr::LOCALHOST, self.imaps_port))
+    }
+    pub fn pop3s(&self) -> SocketAddr {
+        SocketAddr::from((Ipv4Addr::LOCALHOST, self.pop3s_port))
+    }
+
+    /// Dovecot's log (the run's directory), for what it said about TLS.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("log")).unwrap_or_default()
     }
 
     /// Where the mail is (for the device under it).
@@ -443,6 +566,17 @@ protocol lmtp {{
     /// Dovecot's settings that decide durability, for the disclosure.
     pub fn settings(&self) -> BTreeMap<String, String> {
         DURABILITY
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    /// The certificate and protocols, with TLS (else empty), for the disclosure.
+    pub fn tls_settings(&self) -> BTreeMap<String, String> {
+        if !self.tls {
+            return BTreeMap::new();
+        }
+        TLS_SETTINGS
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()

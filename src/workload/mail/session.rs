@@ -5,11 +5,18 @@
 //!
 //! The runner times the session from its intended start (the open-loop schedule); the
 //! session times each command itself, into one group per command (`imap_select`,
-//! `pop3_retr`, `smtp_data` ...), and counts the commands over the quality-of-service
+//! `pop3_retr`, `smtp_data` ...), the first (the connect) from the session's intended
+//! start too, and counts the commands over the quality-of-service
 //! limit into the step's [`Qos`]. Every message sent is registered in the step's
 //! [`Ledger`] before its submission and settled with the server's answers; every message
 //! a reader sees is reported to it.
+//!
+//! Over TLS the handshake (and for STARTTLS the command's round trip) is a command group of
+//! its own, `imap_tls`, `pop3_tls` or `smtp_tls`, taken out of the connect (or, for SMTP's
+//! STARTTLS, the hello) it happened in, so the groups add up to the session without
+//! overlapping. Each handshake is counted full or resumed for the step.
 
+use super::endpoint::Endpoint;
 use super::imap::{Fetched, ImapClient, uid_set};
 use super::ledger::{Ident, Ledger, State};
 use super::message::{self, Envelope, Sizes, body_of, token_of};
@@ -21,7 +28,7 @@ use crate::record::histogram::new_histogram;
 use crate::workload::rng::Rng;
 use crate::workload::{Figures, GroupTotals, OpError, OpOutcome, Session};
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -35,12 +42,12 @@ const LIST_MAX: usize = 50;
 /// Most messages a sync downloads whole.
 const DOWNLOAD_MAX: usize = 20;
 
-/// Where the servers listen.
+/// Where the servers listen, and how their connections are secured.
 #[derive(Debug, Clone)]
 pub struct Endpoints {
-    pub imap: SocketAddr,
-    pub pop3: SocketAddr,
-    pub submit: SocketAddr,
+    pub imap: Endpoint,
+    pub pop3: Endpoint,
+    pub submit: Endpoint,
     pub dialect: Dialect,
     /// The name perflab greets the submission server with.
     pub helo: String,
@@ -77,6 +84,14 @@ impl Qos {
     }
 }
 
+/// TLS handshakes over a step's measured sessions: full, and resumed (an earlier session's
+/// ticket or id, no certificate signature).
+#[derive(Debug, Default)]
+pub struct Handshakes {
+    pub full: AtomicU64,
+    pub resumed: AtomicU64,
+}
+
 /// What every session of a step shares.
 #[derive(Debug)]
 pub struct Plan {
@@ -95,6 +110,7 @@ pub struct Plan {
     pub sizes: Sizes,
     pub ledger: Arc<Ledger>,
     pub qos: Qos,
+    pub handshakes: Handshakes,
     /// A command slower than this is over the quality-of-service limit.
     pub command_limit: Duration,
     pub timeout: Duration,
@@ -126,6 +142,10 @@ pub struct MailSession {
     fetched: Vec<Fetched>,
     bytes: u64,
     items: u64,
+    /// TLS handshakes since measuring began: full, resumed.
+    handshakes: [u64; 2],
+    /// When the session in hand was due (the runner's intended start).
+    due: Option<Instant>,
 }
 
 /// How a session failed: the command and the error.
@@ -146,7 +166,17 @@ impl MailSession {
             fetched: Vec::new(),
             bytes: 0,
             items: 0,
+            handshakes: [0; 2],
+            due: None,
         }
+    }
+
+    /// Where a session's first command is timed from: when the session was due, so that
+    /// the time it waited for a worker counts against that command, as the runner counts it
+    /// against the session (an open loop's backlog must show in the quality of service).
+    fn first_command_start(&mut self) -> Instant {
+        let now = Instant::now();
+        self.due.take().filter(|d| *d < now).unwrap_or(now)
     }
 
     /// Records one command's time since `start` (and whether it failed), and passes its
@@ -157,7 +187,35 @@ impl MailSession {
         start: Instant,
         result: Result<T, MailError>,
     ) -> Result<T, OpError> {
-        let took = start.elapsed();
+        self.note_took(command, start.elapsed(), result)
+    }
+
+    /// [`Self::note`] for a command that opened a connection (or said hello on it) and
+    /// may have done TLS meanwhile: the TLS, `tls` long, is recorded as `tls_command`, and
+    /// `command` gets the rest of `took`. `resumed` says what kind the handshake was.
+    fn note_with_tls<T>(
+        &mut self,
+        command: &'static str,
+        tls_command: &'static str,
+        took: Duration,
+        tls: Option<(Duration, Option<bool>)>,
+        result: Result<T, MailError>,
+    ) -> Result<T, OpError> {
+        let Some((tls, resumed)) = tls else {
+            return self.note_took(command, took, result);
+        };
+        self.handshakes[usize::from(resumed == Some(true))] += 1;
+        self.note_took(tls_command, tls, Ok(()))?;
+        self.note_took(command, took.saturating_sub(tls), result)
+    }
+
+    /// Records one command that took `took`.
+    fn note_took<T>(
+        &mut self,
+        command: &'static str,
+        took: Duration,
+        result: Result<T, MailError>,
+    ) -> Result<T, OpError> {
         let over = took > self.plan.command_limit;
         let g = match self.commands.iter().position(|g| g.key == command) {
             Some(i) => &mut self.commands[i],
@@ -258,12 +316,22 @@ impl MailSession {
             &mut self.rng,
         );
         let e = &p.endpoints;
-        let t = Instant::now();
-        let r = SmtpClient::open(e.submit, e.dialect, p.timeout);
-        let mut c = self.note("smtp_connect", t, r)?;
+        let t = self.first_command_start();
+        let r = SmtpClient::open(&e.submit, e.dialect, p.timeout);
+        let tls = r
+            .as_ref()
+            .ok()
+            .and_then(|c| Some((c.tls_time()?, c.tls_resumed())));
+        let mut c = self.note_with_tls("smtp_connect", "smtp_tls", t.elapsed(), tls, r)?;
+        // STARTTLS happens within the hello.
+        let before = c.tls_time();
         let t = Instant::now();
         let r = c.hello(&e.helo);
-        self.note("smtp_hello", t, r)?;
+        let tls = match before {
+            None => c.tls_time().map(|d| (d, c.tls_resumed())),
+            Some(_) => None,
+        };
+        self.note_with_tls("smtp_hello", "smtp_tls", t.elapsed(), tls, r)?;
         // Registered from here: whatever happens next, the copies are accounted for.
         p.ledger.register(seq, &users, digest);
         let rcpts: Vec<&str> = to.iter().map(String::as_str).collect();
@@ -336,9 +404,13 @@ impl MailSession {
         let plan = Arc::clone(&self.plan);
         let p = &*plan;
         let user = self.reader(false);
-        let t = Instant::now();
-        let r = ImapClient::open(p.endpoints.imap, p.timeout);
-        let mut c = self.note("imap_connect", t, r)?;
+        let t = self.first_command_start();
+        let r = ImapClient::open(&p.endpoints.imap, p.timeout);
+        let tls = r
+            .as_ref()
+            .ok()
+            .and_then(|c| Some((c.tls_time()?, c.tls_resumed())));
+        let mut c = self.note_with_tls("imap_connect", "imap_tls", t.elapsed(), tls, r)?;
         let t = Instant::now();
         let r = c.login(p.name(user), p.password(user));
         self.note("imap_login", t, r)?;
@@ -412,9 +484,13 @@ impl MailSession {
         let plan = Arc::clone(&self.plan);
         let p = &*plan;
         let user = self.reader(true);
-        let t = Instant::now();
-        let r = Pop3Client::open(p.endpoints.pop3, p.timeout);
-        let mut c = self.note("pop3_connect", t, r)?;
+        let t = self.first_command_start();
+        let r = Pop3Client::open(&p.endpoints.pop3, p.timeout);
+        let tls = r
+            .as_ref()
+            .ok()
+            .and_then(|c| Some((c.tls_time()?, c.tls_resumed())));
+        let mut c = self.note_with_tls("pop3_connect", "pop3_tls", t.elapsed(), tls, r)?;
         c.pipeline(p.endpoints.pop3_pipelining);
         let t = Instant::now();
         let r = c.login(p.name(user), p.password(user));
@@ -488,9 +564,14 @@ impl Session for MailSession {
         self.last
     }
 
+    fn scheduled(&mut self, due: Instant) {
+        self.due = Some(due);
+    }
+
     fn measuring(&mut self) {
         self.commands.clear();
         self.qos.clear();
+        self.handshakes = [0; 2];
     }
 
     fn groups(&mut self) -> Vec<GroupTotals> {
@@ -500,6 +581,10 @@ impl Session for MailSession {
     fn finish(&mut self) -> Figures {
         self.plan.qos.add(&self.qos);
         self.qos.clear();
+        let h = &self.plan.handshakes;
+        h.full.fetch_add(self.handshakes[0], Ordering::Relaxed);
+        h.resumed.fetch_add(self.handshakes[1], Ordering::Relaxed);
+        self.handshakes = [0; 2];
         Figures::new()
     }
 }

@@ -14,11 +14,16 @@
 //! and a connection that breaks after the message was sent leaves its fate unknown
 //! ([`Delivery::InDoubt`]), which is neither a success nor a loss. After such a break the
 //! client refuses further use, since replies could no longer be matched to commands.
+//!
+//! TLS ([`Endpoint`]'s security): SMTPS does the handshake before the greeting; STARTTLS
+//! (RFC 3207, for SMTP and LMTP alike) happens in [`SmtpClient::hello`]: EHLO or LHLO, the
+//! extensions must list STARTTLS, STARTTLS and its 220, the handshake, then EHLO or LHLO
+//! again, whose extensions replace those learnt in the clear.
 
+use super::endpoint::{Endpoint, Security};
 use super::wire::{MailError, Wire, dot_stuff, excerpt};
 use std::io;
-use std::net::SocketAddr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Which of the two protocols to speak: they differ in the greeting verb and in LMTP's
 /// per-recipient replies after DATA.
@@ -72,59 +77,128 @@ pub struct SmtpClient {
     last: Vec<u8>,
     /// Commands and the stuffed message, reused from message to message.
     out: Vec<u8>,
+    /// Whether the last EHLO or LHLO listed STARTTLS.
+    offers_starttls: bool,
+    /// The name for the STARTTLS handshake [`SmtpClient::hello`] still has to do.
+    starttls_pending: Option<String>,
+    /// How long TLS took: the handshake, and for STARTTLS the command's round trip.
+    tls_time: Option<Duration>,
 }
 
 impl SmtpClient {
-    /// Connects, reads the greeting, and says EHLO or LHLO.
+    /// Connects, reads the greeting, and says EHLO or LHLO (upgrading by STARTTLS first if
+    /// the endpoint says so).
     pub fn connect(
-        addr: SocketAddr,
+        endpoint: &Endpoint,
         dialect: Dialect,
         helo_name: &str,
         timeout: Duration,
     ) -> Result<SmtpClient, MailError> {
-        let mut client = SmtpClient::open(addr, dialect, timeout)?;
+        let mut client = SmtpClient::open(endpoint, dialect, timeout)?;
         client.hello(helo_name)?;
         Ok(client)
     }
 
-    /// Connects and reads the 220 greeting (a separate step so that it can be timed).
+    /// Connects and reads the 220 greeting (a separate step so that it can be timed); with
+    /// implicit TLS (SMTPS), the handshake comes first. STARTTLS waits for
+    /// [`SmtpClient::hello`].
     pub fn open(
-        addr: SocketAddr,
+        endpoint: &Endpoint,
         dialect: Dialect,
         timeout: Duration,
     ) -> Result<SmtpClient, MailError> {
+        let mut wire = Wire::connect(endpoint.addr, timeout)?;
+        let tls_time = match endpoint.security {
+            Security::Implicit => Some(wire.start_tls(&endpoint.host)?),
+            _ => None,
+        };
         let mut client = SmtpClient {
-            wire: Wire::connect(addr, timeout)?,
+            wire,
             dialect,
             pipelining: false,
             broken: false,
             last: Vec::new(),
             out: Vec::with_capacity(4096),
+            offers_starttls: false,
+            starttls_pending: (endpoint.security == Security::StartTls)
+                .then(|| endpoint.host.clone()),
+            tls_time,
         };
         client.expect(2, |_| {})?;
         Ok(client)
     }
 
-    /// EHLO (SMTP) or LHLO (LMTP), noting whether the server offers PIPELINING.
+    /// EHLO (SMTP) or LHLO (LMTP), noting whether the server offers PIPELINING. For a
+    /// STARTTLS endpoint: then STARTTLS (refused if the server does not list it), the
+    /// handshake, and EHLO or LHLO again, whose extensions are the ones kept.
     pub fn hello(&mut self, helo_name: &str) -> Result<(), MailError> {
+        self.greet(helo_name)?;
+        let Some(host) = self.starttls_pending.take() else {
+            return Ok(());
+        };
+        if !self.offers_starttls {
+            return Err(MailError::Refused(
+                "the server does not offer STARTTLS".into(),
+            ));
+        }
+        let started = Instant::now();
+        self.command(&["STARTTLS"])?;
+        let code = self.expect(2, |_| {})?;
+        if code != 220 {
+            return self.check(Err(MailError::unexpected("220 to STARTTLS", &self.last)));
+        }
+        let r = self.wire.start_tls(&host);
+        self.check(r)?;
+        self.tls_time = Some(started.elapsed());
+        // RFC 3207: what the server said in the clear is forgotten; it is asked again.
+        self.pipelining = false;
+        self.offers_starttls = false;
+        self.greet(helo_name)
+    }
+
+    /// EHLO or LHLO and its extensions.
+    fn greet(&mut self, helo_name: &str) -> Result<(), MailError> {
         let verb = match self.dialect {
             Dialect::Smtp => "EHLO",
             Dialect::Lmtp => "LHLO",
         };
         self.command(&[verb, " ", helo_name])?;
-        let mut pipelining = false;
+        let (mut pipelining, mut starttls) = (false, false);
         self.expect(2, |text| {
             // Each extension line is a keyword then parameters: "250-PIPELINING".
             let keyword = text.split(|&b| b == b' ').next().unwrap_or_default();
             pipelining |= keyword.eq_ignore_ascii_case(b"PIPELINING");
+            starttls |= keyword.eq_ignore_ascii_case(b"STARTTLS");
         })?;
         self.pipelining = pipelining;
+        self.offers_starttls = starttls;
         Ok(())
     }
 
     /// Whether the server advertised PIPELINING.
     pub fn pipelining(&self) -> bool {
         self.pipelining
+    }
+
+    /// Whether the last EHLO or LHLO listed STARTTLS.
+    pub fn offers_starttls(&self) -> bool {
+        self.offers_starttls
+    }
+
+    /// How long TLS took on this connection (the handshake, and for STARTTLS the command's
+    /// round trip); `None` without TLS (or before [`SmtpClient::hello`] for STARTTLS).
+    pub fn tls_time(&self) -> Option<Duration> {
+        self.tls_time
+    }
+
+    /// Whether the TLS handshake resumed an earlier session; `None` without TLS.
+    pub fn tls_resumed(&self) -> Option<bool> {
+        self.wire.tls().and_then(|t| t.resumed())
+    }
+
+    /// The TLS version and cipher suite; `None` without TLS.
+    pub fn tls_negotiated(&self) -> Option<String> {
+        self.wire.tls().map(|t| t.negotiated())
     }
 
     /// Bytes read and written on this connection.
@@ -397,7 +471,12 @@ mod tests {
 
     fn client(script: &[u8], dialect: Dialect) -> (SmtpClient, JoinHandle<Vec<u8>>) {
         let (addr, server) = scripted_server(script.to_vec(), 5);
-        let c = SmtpClient::connect(addr, dialect, "perflab", Duration::from_secs(5));
+        let c = SmtpClient::connect(
+            &Endpoint::plain(addr),
+            dialect,
+            "perflab",
+            Duration::from_secs(5),
+        );
         (c.expect("connect"), server)
     }
 
@@ -446,6 +525,26 @@ mod tests {
             vec![Delivery::InDoubt, Delivery::Refused("550 no".into())]
         );
         assert!(c.reset().is_err(), "a broken client must not be reused");
+    }
+
+    #[test]
+    fn starttls_must_be_listed_and_answered_220() {
+        let starttls = |script: &[u8]| {
+            let (addr, server) = scripted_server(script.to_vec(), 64);
+            let mut e = Endpoint::plain(addr);
+            e.security = Security::StartTls;
+            let r = SmtpClient::connect(&e, Dialect::Lmtp, "perflab", Duration::from_secs(5));
+            (r.map(|_| ()), server.join().expect("server"))
+        };
+        let (r, sent) = starttls(b"220 hi\r\n250-host\r\n250 PIPELINING\r\n");
+        match r {
+            Err(MailError::Refused(why)) => assert!(why.contains("STARTTLS"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(sent, b"LHLO perflab\r\n");
+        let (r, sent) = starttls(b"220 hi\r\n250-host\r\n250 STARTTLS\r\n250 not now\r\n");
+        assert!(matches!(r, Err(MailError::Protocol(_))), "{r:?}");
+        assert_eq!(sent, b"LHLO perflab\r\nSTARTTLS\r\n");
     }
 
     #[test]

@@ -7,6 +7,9 @@
 //! A server without IDLE is polled with NOOP every [`POLL`]. A watcher whose connection
 //! breaks (a server restart) logs in again and first lists what arrived meanwhile, so a
 //! message that arrived during the outage is still seen (late).
+//!
+//! Watchers connect as the sessions do, with the IMAP endpoint's TLS (IMAPS or STARTTLS);
+//! their handshakes are not timed (they happen once per watcher, before the step).
 
 use super::imap::{Fetched, IdleEvent, ImapClient};
 use super::ledger::Ident;
@@ -133,7 +136,7 @@ fn session(
     last: &mut Option<u32>,
     ready: &mut Option<std::sync::mpsc::Sender<Result<(), String>>>,
 ) -> Result<(), MailError> {
-    let mut c = ImapClient::open(plan.endpoints.imap, plan.timeout)?;
+    let mut c = ImapClient::open(&plan.endpoints.imap, plan.timeout)?;
     c.login(plan.name(user), plan.password(user))?;
     let selected = c.select("INBOX", true)?;
     let mut fetched = Vec::new();

@@ -8,10 +8,19 @@
 //! are per read and per write (the socket's own), so a stalled server fails one operation
 //! instead of hanging a worker. A read that times out leaves the buffer as it was: whatever
 //! arrived is kept, and the next call carries on from there (IMAP IDLE relies on this).
+//!
+//! The stream is plain TCP or TLS ([`TlsStream`], the process's rustls settings):
+//! [`Wire::start_tls`] runs the handshake on the open connection, right after the connect
+//! (implicit TLS) or after the server agreed to STARTTLS. It refuses when bytes are already
+//! buffered: whatever came after the server's go-ahead and before the handshake was sent in
+//! the clear, and taking it for the encrypted session's first bytes is the STARTTLS
+//! injection attack (RFC 3207 and RFC 2595 require a client to discard it, and then the
+//! session cannot be trusted either).
 
+use crate::target::tls_stream::TlsStream;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Longest line accepted: a server sending more without a line ending is broken or hostile.
 const MAX_LINE: usize = 1 << 20;
@@ -81,9 +90,66 @@ fn nonzero(t: Duration) -> Duration {
     t.max(Duration::from_millis(1))
 }
 
-/// A blocking TCP connection with a read buffer.
+/// The connection: plain, or TLS once [`Wire::start_tls`] ran.
+enum Stream {
+    Plain(TcpStream),
+    Tls(Box<TlsStream>),
+}
+
+impl Stream {
+    fn socket(&self) -> &TcpStream {
+        match self {
+            Stream::Plain(s) => s,
+            Stream::Tls(t) => t.socket(),
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.read(buf),
+            Stream::Tls(t) => t.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.write(buf),
+            Stream::Tls(t) => t.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Plain(s) => s.flush(),
+            Stream::Tls(t) => t.flush(),
+        }
+    }
+}
+
+/// A handshake's failure as one line; a timeout stays a timeout.
+fn handshake_error(e: io::Error) -> MailError {
+    let kind = e.kind();
+    match kind {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => MailError::Io(io::Error::new(
+            io::ErrorKind::TimedOut,
+            "timed out in the TLS handshake",
+        )),
+        io::ErrorKind::UnexpectedEof => MailError::Io(io::Error::new(
+            kind,
+            "the server closed the connection during the TLS handshake (is this port TLS?)",
+        )),
+        io::ErrorKind::InvalidData => MailError::Io(e),
+        _ => MailError::Io(io::Error::new(kind, format!("TLS handshake: {e}"))),
+    }
+}
+
+/// A blocking TCP connection, plain or TLS, with a read buffer.
 pub struct Wire {
-    stream: TcpStream,
+    stream: Stream,
     /// Read buffer: bytes `start..end` are received and not yet handed out.
     buf: Vec<u8>,
     start: usize,
@@ -105,7 +171,7 @@ impl Wire {
         stream.set_read_timeout(Some(timeout))?;
         stream.set_write_timeout(Some(timeout))?;
         Ok(Wire {
-            stream,
+            stream: Stream::Plain(stream),
             buf: vec![0; INITIAL_BUFFER],
             start: 0,
             end: 0,
@@ -116,9 +182,46 @@ impl Wire {
         })
     }
 
-    /// Writes all of `bytes`.
+    /// Runs the TLS handshake on the connection, blocking, under the socket's timeouts
+    /// (a timeout is [`MailError::is_timeout`]); returns how long it took. `server_name` is
+    /// sent for SNI (an IP address sends none). Refused (a protocol error) when bytes are
+    /// buffered unread: they came in the clear after the server's last answer (see the
+    /// module's doc), or TLS is already on.
+    pub fn start_tls(&mut self, server_name: &str) -> Result<Duration, MailError> {
+        if self.end > self.start {
+            return Err(MailError::Protocol(format!(
+                "{} bytes came in the clear before the TLS handshake ({:?}): refused, as they would pass for the encrypted session's (STARTTLS injection)",
+                self.end - self.start,
+                excerpt(&self.buf[self.start..self.end])
+            )));
+        }
+        let sock = match &self.stream {
+            Stream::Plain(s) => s.try_clone()?,
+            Stream::Tls(_) => return Err(MailError::Protocol("TLS is already on".into())),
+        };
+        // A session cache per server (address and port), as a mail client keeps one.
+        let config = crate::target::tls::config_for_server(sock.peer_addr()?)
+            .map_err(|e| MailError::Io(io::Error::other(e)))?;
+        let started = Instant::now();
+        let tls = TlsStream::connect_with(sock, server_name, config).map_err(handshake_error)?;
+        let took = started.elapsed();
+        // The plain handle is a duplicate of the TLS one's socket: dropping it closes nothing.
+        self.stream = Stream::Tls(Box::new(tls));
+        Ok(took)
+    }
+
+    /// The TLS session, once [`Wire::start_tls`] ran.
+    pub fn tls(&self) -> Option<&TlsStream> {
+        match &self.stream {
+            Stream::Plain(_) => None,
+            Stream::Tls(t) => Some(t),
+        }
+    }
+
+    /// Writes all of `bytes` (over TLS, every record they make is sent before this returns).
     pub fn send(&mut self, bytes: &[u8]) -> Result<(), MailError> {
         self.stream.write_all(bytes).map_err(io_error)?;
+        self.stream.flush().map_err(io_error)?;
         self.bytes_out += bytes.len() as u64;
         Ok(())
     }
@@ -166,7 +269,7 @@ impl Wire {
     /// Sets the read timeout (IDLE waits with a different one) and returns the old one.
     pub fn set_read_timeout(&mut self, t: Duration) -> Result<Duration, MailError> {
         let t = nonzero(t);
-        self.stream.set_read_timeout(Some(t))?;
+        self.stream.socket().set_read_timeout(Some(t))?;
         Ok(std::mem::replace(&mut self.read_timeout, t))
     }
 
@@ -343,5 +446,27 @@ mod tests {
         assert!(wire.exact(MAX_EXACT + 1).is_err());
         assert_eq!(wire.exact(4).expect("kept across the timeout"), b"last");
         assert_eq!(wire.bytes_in(), 7 + 5 + 2 + 5 + 40_002 + 4);
+    }
+
+    #[test]
+    fn start_tls_refuses_bytes_sent_in_the_clear() {
+        // The server's go-ahead, then a line injected before the handshake.
+        let (addr, _) = scripted_server(b"a1 OK Begin TLS\r\n* 1 EXISTS\r\n".to_vec(), 64);
+        let mut wire = Wire::connect(addr, Duration::from_secs(5)).expect("connect");
+        assert_eq!(wire.line().expect("go-ahead"), b"a1 OK Begin TLS");
+        wire.wait_line().expect("the injected line is buffered");
+        match wire.start_tls("localhost") {
+            Err(MailError::Protocol(why)) => assert!(why.contains("injection"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(wire.tls().is_none());
+    }
+
+    #[test]
+    fn a_silent_server_times_the_handshake_out() {
+        let (addr, _) = scripted_server(Vec::new(), 1);
+        let mut wire = Wire::connect(addr, Duration::from_millis(200)).expect("connect");
+        let err = wire.start_tls("127.0.0.1").expect_err("no server hello");
+        assert!(err.is_timeout(), "{err:?}");
     }
 }

@@ -1,20 +1,25 @@
-//! TLS over a TCP socket for `rediss://`, usable blocking (the handshake, control
-//! connections) and non-blocking (the sessions' edge-triggered epoll loops).
+//! TLS over a TCP socket, shared by every client that encrypts a byte stream itself: the
+//! caches' `rediss://` connections ([`crate::workload::kv::endpoint`]) and the mail clients
+//! ([`crate::workload::mail::wire`]: IMAPS, POP3S, SMTPS and STARTTLS). Usable blocking (the
+//! handshake, control connections, the mail sessions) and non-blocking (the cache sessions'
+//! edge-triggered epoll loops).
 //!
 //! ```text
 //!  write(plain) ──► rustls (encrypts into records) ──► push: write_tls until the socket is full
 //!  read(plain)  ◄── rustls's decrypted plaintext  ◄── read_tls + process_new_packets
 //! ```
 //!
-//! Two things differ from a plain socket, and the session allows for both:
-//! - a `write` may leave records in rustls when the socket is full, although it took all the
-//!   plaintext: [`TlsStream::has_pending_output`] says so, and `flush` sends them when the
-//!   socket is writable again;
+//! Two things differ from a plain socket, and the callers allow for both:
+//! - a `write` may leave records in rustls when the socket is full (non-blocking) or its
+//!   write timeout expired (blocking), although it took all the plaintext:
+//!   [`TlsStream::has_pending_output`] says so, and `flush` sends them (or fails);
 //! - a short `read` does not mean the socket is drained (a read returns at most one record's
-//!   plaintext at a time), so the session reads a TLS stream until `WouldBlock`.
+//!   plaintext at a time), so a non-blocking caller reads a TLS stream until `WouldBlock`.
 //!
-//! The settings (encrypted, server certificate not verified) are the process's, from
-//! [`crate::target::tls`].
+//! The settings (encrypted, server certificate not verified, rustls's default session
+//! resumption: an in-memory cache of the process, TLS 1.3 tickets) are the process's, from
+//! [`crate::target::tls`]. A resumed handshake skips the server's certificate signature, so
+//! [`TlsStream::resumed`] says which kind each connection had.
 
 use rustls::ClientConnection;
 use rustls::pki_types::ServerName;
@@ -35,9 +40,20 @@ impl std::fmt::Debug for TlsStream {
 }
 
 impl TlsStream {
-    /// Runs the handshake on a blocking socket (its timeouts bound it).
-    pub fn connect(mut sock: TcpStream, server_name: &str) -> io::Result<TlsStream> {
+    /// Runs the handshake on a blocking socket (its timeouts bound it), with the process's
+    /// settings.
+    pub fn connect(sock: TcpStream, server_name: &str) -> io::Result<TlsStream> {
         let config = crate::target::tls::config().map_err(io::Error::other)?;
+        TlsStream::connect_with(sock, server_name, config)
+    }
+
+    /// [`TlsStream::connect`] with settings of the caller's (e.g. a session cache per
+    /// server, [`crate::target::tls::config_for_server`]).
+    pub fn connect_with(
+        mut sock: TcpStream,
+        server_name: &str,
+        config: std::sync::Arc<rustls::ClientConfig>,
+    ) -> io::Result<TlsStream> {
         let name = ServerName::try_from(server_name.to_string())
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         let mut conn = ClientConnection::new(config, name)
@@ -56,6 +72,27 @@ impl TlsStream {
 
     pub fn socket(&self) -> &TcpStream {
         &self.sock
+    }
+
+    /// Whether the handshake resumed an earlier session (a ticket or session id) rather than
+    /// running in full; `None` before it completed.
+    pub fn resumed(&self) -> Option<bool> {
+        self.conn
+            .handshake_kind()
+            .map(|k| k == rustls::HandshakeKind::Resumed)
+    }
+
+    /// The protocol version and cipher suite agreed (`TLSv1_3 TLS13_AES_256_GCM_SHA384`).
+    pub fn negotiated(&self) -> String {
+        let version = self
+            .conn
+            .protocol_version()
+            .map_or_else(|| "?".to_string(), |v| format!("{v:?}"));
+        let suite = self
+            .conn
+            .negotiated_cipher_suite()
+            .map_or_else(|| "?".to_string(), |s| format!("{:?}", s.suite()));
+        format!("{version} {suite}")
     }
 
     /// Whether encrypted records wait for room in the socket.
