@@ -236,28 +236,30 @@ fn tls_run(name: &str, option: &str) -> Option<Value> {
     Some(v)
 }
 
+/// The record's URLs start with `schemes` (target, pop3, submit) and its `tls` says `modes`
+/// (imap, pop3, submit).
+fn assert_secured(v: &Value, schemes: [&str; 3], modes: [&str; 3]) {
+    let spec = &v["spec"];
+    for (field, scheme) in ["target", "pop3", "submit"].into_iter().zip(schemes) {
+        let url = spec[field].as_str().unwrap();
+        assert!(url.starts_with(scheme), "{field}: {url}");
+    }
+    for (protocol, mode) in ["imap", "pop3", "submit"].into_iter().zip(modes) {
+        assert_eq!(spec["tls"][protocol], mode, "{protocol}: {spec}");
+    }
+}
+
 #[test]
 fn tls_on_the_throwaway_uses_imaps_and_pop3s_and_loses_nothing() {
     let Some(v) = tls_run("mail-tls", "--tls") else {
         return;
     };
-    let spec = &v["spec"];
-    assert!(
-        spec["target"].as_str().unwrap().starts_with("imaps://"),
-        "{spec}"
-    );
-    assert!(
-        spec["pop3"].as_str().unwrap().starts_with("pop3s://"),
-        "{spec}"
-    );
     // LMTP has no TLS port: Dovecot's offers STARTTLS.
-    assert!(
-        spec["submit"].as_str().unwrap().starts_with("lmtp://"),
-        "{spec}"
+    assert_secured(
+        &v,
+        ["imaps://", "pop3s://", "lmtp://"],
+        ["implicit", "implicit", "starttls"],
     );
-    assert_eq!(spec["tls"]["imap"], "implicit");
-    assert_eq!(spec["tls"]["pop3"], "implicit");
-    assert_eq!(spec["tls"]["submit"], "starttls");
 }
 
 #[test]
@@ -265,19 +267,12 @@ fn starttls_on_the_throwaway_upgrades_every_connection() {
     let Some(v) = tls_run("mail-starttls", "--starttls") else {
         return;
     };
-    let spec = &v["spec"];
     // STARTTLS keeps the plain schemes: the record's tls says how they were secured.
-    assert!(
-        spec["target"].as_str().unwrap().starts_with("imap://"),
-        "{spec}"
+    assert_secured(
+        &v,
+        ["imap://", "pop3://", "lmtp://"],
+        ["starttls", "starttls", "starttls"],
     );
-    assert!(
-        spec["pop3"].as_str().unwrap().starts_with("pop3://"),
-        "{spec}"
-    );
-    for protocol in ["imap", "pop3", "submit"] {
-        assert_eq!(spec["tls"][protocol], "starttls", "{spec}");
-    }
 }
 
 /// The process group of the throwaway Dovecot that the perflab process `pid` started.

@@ -273,7 +273,7 @@ fn introduce(
     let mut agreed = Vec::new();
     let imap_url = format!("{} {}", option("target"), e.imap.url("imap"));
     let mut c = ImapClient::open(&e.imap, wait).map_err(|err| fail(imap_url.clone(), &err))?;
-    if let Some(t) = c.tls_negotiated() {
+    if let Some(t) = c.wire().tls_negotiated() {
         agreed.push(format!("imap {t}"));
     }
     if let Some(first) = first {
@@ -297,14 +297,14 @@ fn introduce(
         SmtpClient::open(&e.submit, e.dialect, wait).map_err(|err| fail(smtp_url.clone(), &err))?;
     s.hello(&e.helo)
         .map_err(|err| fail(smtp_url.clone(), &err))?;
-    if let Some(t) = s.tls_negotiated() {
+    if let Some(t) = s.wire().tls_negotiated() {
         agreed.push(format!("submit {t}"));
     }
     s.quit();
     if pop3 {
         let pop3_url = format!("{} {}", option("pop3"), e.pop3.url("pop3"));
         let mut p = Pop3Client::open(&e.pop3, wait).map_err(|err| fail(pop3_url.clone(), &err))?;
-        if let Some(t) = p.tls_negotiated() {
+        if let Some(t) = p.wire().tls_negotiated() {
             agreed.push(format!("pop3 {t}"));
         }
         if let Some(first) = first {

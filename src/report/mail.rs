@@ -7,19 +7,8 @@ use super::Figure;
 use super::svg::{Axis, LineChart, Marker, Point, Rule, Scale, Series, Style};
 use crate::record::{RunRecord, StepResult};
 use crate::ui::format::{count, ns};
-use crate::ui::mail_report::users_text;
+use crate::ui::mail_report::{load_pct, users, users_text};
 use crate::ui::report::mean_figure;
-
-fn users(s: &StepResult) -> Option<f64> {
-    s.params.get("users").and_then(|v| v.as_f64())
-}
-
-fn load_pct(s: &StepResult) -> f64 {
-    s.params
-        .get("load_pct")
-        .and_then(|v| v.as_f64())
-        .unwrap_or(100.0)
-}
 
 fn verdict(s: &StepResult) -> Option<bool> {
     s.checks

@@ -32,11 +32,13 @@ fn qos(s: &StepResult) -> &'static str {
     }
 }
 
-fn users(s: &StepResult) -> Option<f64> {
+/// A step's user count.
+pub fn users(s: &StepResult) -> Option<f64> {
     s.params.get("users").and_then(|v| v.as_f64())
 }
 
-fn load_pct(s: &StepResult) -> f64 {
+/// The share of its users' load a step ran at, in percent (100 outside a search).
+pub fn load_pct(s: &StepResult) -> f64 {
     s.params
         .get("load_pct")
         .and_then(|v| v.as_f64())

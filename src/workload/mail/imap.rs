@@ -113,8 +113,6 @@ pub struct ImapClient {
     expunged: u32,
     uidvalidity: u32,
     uidnext: u32,
-    /// How long TLS took: the handshake, and for STARTTLS the command's round trip.
-    tls_time: Option<Duration>,
 }
 
 impl ImapClient {
@@ -122,10 +120,9 @@ impl ImapClient {
     /// TLS as the endpoint says: the handshake first (IMAPS), or STARTTLS after the greeting.
     pub fn open(endpoint: &Endpoint, timeout: Duration) -> Result<ImapClient, MailError> {
         let mut wire = Wire::connect(endpoint.addr, timeout)?;
-        let tls_time = match endpoint.security {
-            Security::Implicit => Some(wire.start_tls(&endpoint.host)?),
-            _ => None,
-        };
+        if endpoint.security == Security::Implicit {
+            wire.start_tls(&endpoint.host)?;
+        }
         let mut client = ImapClient {
             wire,
             timeout,
@@ -142,7 +139,6 @@ impl ImapClient {
             expunged: 0,
             uidvalidity: 0,
             uidnext: 0,
-            tls_time,
         };
         client.read_response()?;
         let resp = std::mem::take(&mut client.resp);
@@ -171,30 +167,18 @@ impl ImapClient {
                 "the server does not offer STARTTLS".into(),
             ));
         }
-        let started = Instant::now();
+        let asked = Instant::now();
         self.run("STARTTLS", &[], &mut Sink::Ignore)?;
-        let r = self.wire.start_tls(host);
+        let r = self.wire.start_tls_asked(host, asked);
         self.check(r)?;
-        self.tls_time = Some(started.elapsed());
         self.caps.clear();
         self.caps_known = false;
         Ok(())
     }
 
-    /// How long TLS took on this connection (the handshake, and for STARTTLS the command's
-    /// round trip); `None` without TLS.
-    pub fn tls_time(&self) -> Option<Duration> {
-        self.tls_time
-    }
-
-    /// Whether the TLS handshake resumed an earlier session; `None` without TLS.
-    pub fn tls_resumed(&self) -> Option<bool> {
-        self.wire.tls().and_then(|t| t.resumed())
-    }
-
-    /// The TLS version and cipher suite; `None` without TLS.
-    pub fn tls_negotiated(&self) -> Option<String> {
-        self.wire.tls().map(|t| t.negotiated())
+    /// The connection (its TLS: [`Wire::tls_time`], [`Wire::tls_resumed`]).
+    pub fn wire(&self) -> &Wire {
+        &self.wire
     }
 
     /// LOGIN with both as strings: quoted, or as literals when they hold CR, LF, NUL or

@@ -30,8 +30,6 @@ pub struct Pop3Client {
     out: Vec<u8>,
     /// Whether commands that do not depend on each other's answers go in one write.
     pipelining: bool,
-    /// How long TLS took: the handshake, and for STLS the command's round trip.
-    tls_time: Option<Duration>,
 }
 
 impl Pop3Client {
@@ -39,16 +37,14 @@ impl Pop3Client {
     /// first (POP3S), or CAPA and STLS after the greeting.
     pub fn open(endpoint: &Endpoint, timeout: Duration) -> Result<Pop3Client, MailError> {
         let mut wire = Wire::connect(endpoint.addr, timeout)?;
-        let tls_time = match endpoint.security {
-            Security::Implicit => Some(wire.start_tls(&endpoint.host)?),
-            _ => None,
-        };
+        if endpoint.security == Security::Implicit {
+            wire.start_tls(&endpoint.host)?;
+        }
         let mut client = Pop3Client {
             wire,
             broken: false,
             out: Vec::with_capacity(256),
             pipelining: false,
-            tls_time,
         };
         let greeting = read_status(&mut client.wire).map(|_| ());
         client.check(greeting)?;
@@ -59,29 +55,17 @@ impl Pop3Client {
                     "the server does not offer STARTTLS (no STLS in CAPA)".into(),
                 ));
             }
-            let started = Instant::now();
+            let asked = Instant::now();
             client.simple(&["STLS"])?;
-            let r = client.wire.start_tls(&endpoint.host);
+            let r = client.wire.start_tls_asked(&endpoint.host, asked);
             client.check(r)?;
-            client.tls_time = Some(started.elapsed());
         }
         Ok(client)
     }
 
-    /// How long TLS took on this connection (the handshake, and for STLS the command's
-    /// round trip); `None` without TLS.
-    pub fn tls_time(&self) -> Option<Duration> {
-        self.tls_time
-    }
-
-    /// Whether the TLS handshake resumed an earlier session; `None` without TLS.
-    pub fn tls_resumed(&self) -> Option<bool> {
-        self.wire.tls().and_then(|t| t.resumed())
-    }
-
-    /// The TLS version and cipher suite; `None` without TLS.
-    pub fn tls_negotiated(&self) -> Option<String> {
-        self.wire.tls().map(|t| t.negotiated())
+    /// The connection (its TLS: [`Wire::tls_time`], [`Wire::tls_resumed`]).
+    pub fn wire(&self) -> &Wire {
+        &self.wire
     }
 
     /// CAPA (RFC 2449): the server's capabilities, one per line (`PIPELINING`, `UIDL` ...).

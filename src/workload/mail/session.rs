@@ -321,14 +321,14 @@ impl MailSession {
         let tls = r
             .as_ref()
             .ok()
-            .and_then(|c| Some((c.tls_time()?, c.tls_resumed())));
+            .and_then(|c| Some((c.wire().tls_time()?, c.wire().tls_resumed())));
         let mut c = self.note_with_tls("smtp_connect", "smtp_tls", t.elapsed(), tls, r)?;
         // STARTTLS happens within the hello.
-        let before = c.tls_time();
+        let before = c.wire().tls_time();
         let t = Instant::now();
         let r = c.hello(&e.helo);
         let tls = match before {
-            None => c.tls_time().map(|d| (d, c.tls_resumed())),
+            None => c.wire().tls_time().map(|d| (d, c.wire().tls_resumed())),
             Some(_) => None,
         };
         self.note_with_tls("smtp_hello", "smtp_tls", t.elapsed(), tls, r)?;
@@ -409,7 +409,7 @@ impl MailSession {
         let tls = r
             .as_ref()
             .ok()
-            .and_then(|c| Some((c.tls_time()?, c.tls_resumed())));
+            .and_then(|c| Some((c.wire().tls_time()?, c.wire().tls_resumed())));
         let mut c = self.note_with_tls("imap_connect", "imap_tls", t.elapsed(), tls, r)?;
         let t = Instant::now();
         let r = c.login(p.name(user), p.password(user));
@@ -489,7 +489,7 @@ impl MailSession {
         let tls = r
             .as_ref()
             .ok()
-            .and_then(|c| Some((c.tls_time()?, c.tls_resumed())));
+            .and_then(|c| Some((c.wire().tls_time()?, c.wire().tls_resumed())));
         let mut c = self.note_with_tls("pop3_connect", "pop3_tls", t.elapsed(), tls, r)?;
         c.pipeline(p.endpoints.pop3_pipelining);
         let t = Instant::now();

@@ -81,8 +81,6 @@ pub struct SmtpClient {
     offers_starttls: bool,
     /// The name for the STARTTLS handshake [`SmtpClient::hello`] still has to do.
     starttls_pending: Option<String>,
-    /// How long TLS took: the handshake, and for STARTTLS the command's round trip.
-    tls_time: Option<Duration>,
 }
 
 impl SmtpClient {
@@ -108,10 +106,9 @@ impl SmtpClient {
         timeout: Duration,
     ) -> Result<SmtpClient, MailError> {
         let mut wire = Wire::connect(endpoint.addr, timeout)?;
-        let tls_time = match endpoint.security {
-            Security::Implicit => Some(wire.start_tls(&endpoint.host)?),
-            _ => None,
-        };
+        if endpoint.security == Security::Implicit {
+            wire.start_tls(&endpoint.host)?;
+        }
         let mut client = SmtpClient {
             wire,
             dialect,
@@ -122,7 +119,6 @@ impl SmtpClient {
             offers_starttls: false,
             starttls_pending: (endpoint.security == Security::StartTls)
                 .then(|| endpoint.host.clone()),
-            tls_time,
         };
         client.expect(2, |_| {})?;
         Ok(client)
@@ -147,9 +143,8 @@ impl SmtpClient {
         if code != 220 {
             return self.check(Err(MailError::unexpected("220 to STARTTLS", &self.last)));
         }
-        let r = self.wire.start_tls(&host);
+        let r = self.wire.start_tls_asked(&host, started);
         self.check(r)?;
-        self.tls_time = Some(started.elapsed());
         // RFC 3207: what the server said in the clear is forgotten; it is asked again.
         self.pipelining = false;
         self.offers_starttls = false;
@@ -185,20 +180,9 @@ impl SmtpClient {
         self.offers_starttls
     }
 
-    /// How long TLS took on this connection (the handshake, and for STARTTLS the command's
-    /// round trip); `None` without TLS (or before [`SmtpClient::hello`] for STARTTLS).
-    pub fn tls_time(&self) -> Option<Duration> {
-        self.tls_time
-    }
-
-    /// Whether the TLS handshake resumed an earlier session; `None` without TLS.
-    pub fn tls_resumed(&self) -> Option<bool> {
-        self.wire.tls().and_then(|t| t.resumed())
-    }
-
-    /// The TLS version and cipher suite; `None` without TLS.
-    pub fn tls_negotiated(&self) -> Option<String> {
-        self.wire.tls().map(|t| t.negotiated())
+    /// The connection (its TLS: [`Wire::tls_time`], [`Wire::tls_resumed`]).
+    pub fn wire(&self) -> &Wire {
+        &self.wire
     }
 
     /// Bytes read and written on this connection.

@@ -159,6 +159,8 @@ pub struct Wire {
     read_timeout: Duration,
     bytes_in: u64,
     bytes_out: u64,
+    /// How long TLS took: the handshake, and for STARTTLS the command's round trip.
+    tls_time: Option<Duration>,
 }
 
 impl Wire {
@@ -179,6 +181,7 @@ impl Wire {
             read_timeout: timeout,
             bytes_in: 0,
             bytes_out: 0,
+            tls_time: None,
         })
     }
 
@@ -207,7 +210,32 @@ impl Wire {
         let took = started.elapsed();
         // The plain handle is a duplicate of the TLS one's socket: dropping it closes nothing.
         self.stream = Stream::Tls(Box::new(tls));
+        self.tls_time = Some(took);
         Ok(took)
+    }
+
+    /// [`Wire::start_tls`] after a STARTTLS exchange that began at `asked`: the TLS time
+    /// counts from there, the command's round trip included.
+    pub fn start_tls_asked(&mut self, server_name: &str, asked: Instant) -> Result<(), MailError> {
+        self.start_tls(server_name)?;
+        self.tls_time = Some(asked.elapsed());
+        Ok(())
+    }
+
+    /// How long TLS took on this connection (the handshake, and for STARTTLS the command's
+    /// round trip); `None` without TLS.
+    pub fn tls_time(&self) -> Option<Duration> {
+        self.tls_time
+    }
+
+    /// Whether the TLS handshake resumed an earlier session; `None` without TLS.
+    pub fn tls_resumed(&self) -> Option<bool> {
+        self.tls().and_then(|t| t.resumed())
+    }
+
+    /// The TLS version and cipher suite; `None` without TLS.
+    pub fn tls_negotiated(&self) -> Option<String> {
+        self.tls().map(|t| t.negotiated())
     }
 
     /// The TLS session, once [`Wire::start_tls`] ran.
