@@ -417,9 +417,9 @@ fn a_target_server_is_driven_by_its_urls_and_users_file() {
     assert!(!String::from_utf8_lossy(&out.stdout).contains("-pw"));
     // A wrong password is one line naming the user, before anything runs.
     std::fs::write(&file, "box1:wrong\n").unwrap();
-    let out = common::run(
-        &r,
-        &[
+    // One user of the file against the server, with `extra`.
+    let one = |extra: &[&str]| {
+        let mut args = vec![
             "mail",
             "--target",
             &imap,
@@ -429,8 +429,11 @@ fn a_target_server_is_driven_by_its_urls_and_users_file() {
             file.to_str().unwrap(),
             "--users",
             "1",
-        ],
-    );
+        ];
+        args.extend(extra);
+        common::run(&r, &args)
+    };
+    let out = one(&[]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("box1 cannot log in"),
@@ -438,21 +441,7 @@ fn a_target_server_is_driven_by_its_urls_and_users_file() {
         stderr(&out)
     );
     // STARTTLS asked of a server without a certificate: one line at the start, exit 2.
-    let out = common::run(
-        &r,
-        &[
-            "mail",
-            "--target",
-            &imap,
-            "--smtp",
-            &lmtp,
-            "--users-file",
-            file.to_str().unwrap(),
-            "--users",
-            "1",
-            "--starttls",
-        ],
-    );
+    let out = one(&["--starttls"]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
