@@ -40,6 +40,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod analysis;
 pub mod archive;
 pub mod cli;
 pub mod cluster;

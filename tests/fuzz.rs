@@ -546,8 +546,8 @@ fn render_everything(records: &[RunRecord]) {
     for r in records {
         let _ = perflab::ui::report::render(r);
         for format in [
-            perflab::cli::ExportFormat::Json,
-            perflab::cli::ExportFormat::Csv,
+            perflab::export::ExportFormat::Json,
+            perflab::export::ExportFormat::Csv,
         ] {
             let _ = perflab::export::write(format, r, &mut Vec::new());
         }

@@ -102,14 +102,8 @@ impl Archive {
 
     /// Writes the record (atomically: a crash leaves the previous version) and indexes it.
     /// A failure to index is not fatal: the index is rebuilt from the records when stale.
-    ///
-    /// In an MPI run only rank 0 keeps the record (the others' figures are merged into it);
-    /// on the other ranks this writes nothing.
     pub fn save(&self, record: &RunRecord) -> Result<PathBuf, ArchiveError> {
         let dir = self.run_dir(&record.id);
-        if !crate::cluster::is_root() {
-            return Ok(dir.join("run.json"));
-        }
         std::fs::create_dir_all(&dir).map_err(io(&dir))?;
         let path = dir.join("run.json");
         let json = serde_json::to_vec_pretty(record).map_err(|e| ArchiveError::Corrupt {

@@ -126,14 +126,14 @@ pub struct RunArgs {
     /// divide --threads and --ops over the active ranks; rank gives each active rank
     /// --threads, --ops and --rate whole
     #[arg(long, value_enum)]
-    pub rate_scope: Option<crate::spec::RateScope>,
+    pub rate_scope: Option<crate::run::RateScope>,
     /// Under MPI: how many ranks drive the load (e.g. 1..8; sweeps): the curve against
     /// client hosts. Default: every rank
     #[arg(long, value_name = "N|SWEEP")]
     pub active_ranks: Option<String>,
     /// Spacing of open-loop starts (fio --rate_process)
     #[arg(long, value_enum, default_value = "poisson", requires = "rate")]
-    pub arrival: crate::spec::Arrival,
+    pub arrival: crate::run::Arrival,
     /// Closed loop: pause after each op (fio --thinktime)
     #[arg(long, value_name = "TIME", conflicts_with = "rate")]
     pub think: Option<String>,
@@ -779,7 +779,7 @@ pub struct ExportArgs {
     #[arg(value_name = "RUN", default_value = "last")]
     pub run: String,
     #[arg(long, short = 'f', value_enum, default_value = "json")]
-    pub format: ExportFormat,
+    pub format: crate::export::ExportFormat,
     /// Write to FILE instead of stdout (refuses to replace a file that exists)
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -852,14 +852,6 @@ pub struct TagArgs {
     /// The name: starts with a letter; letters, digits, '-', '_', '.'
     #[arg(value_name = "NAME")]
     pub name: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ExportFormat {
-    /// The record itself
-    Json,
-    /// One row per trial of each step
-    Csv,
 }
 
 #[cfg(test)]

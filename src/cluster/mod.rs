@@ -35,7 +35,7 @@ mod mpi_comm;
 pub mod share;
 
 use comm::{Comm, Local};
-use serde::{Deserialize, Serialize};
+use crate::record::RankInfo;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -142,33 +142,6 @@ pub fn finish(code: u8, ending: Ending) {
             std::mem::forget(comm);
         }
     }
-}
-
-/// The record's account of the ranks: how many, where, on which MPI.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-#[serde(default)]
-pub struct ClusterInfo {
-    /// Ranks in the job.
-    pub ranks: u64,
-    /// The MPI library, as it names itself.
-    pub library: String,
-    /// How the load is split over the ranks (`total`: `--threads`/`--clients`, `--ops` and
-    /// `--rate` are the run's and are divided; `rank`: each active rank runs them whole).
-    pub scope: String,
-    /// One entry per rank, in rank order.
-    pub members: Vec<RankInfo>,
-}
-
-/// One rank: where it ran, and on a host other than rank 0's, that host's disclosure.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-#[serde(default)]
-pub struct RankInfo {
-    pub rank: u64,
-    pub host: String,
-    pub pid: u64,
-    /// The machine, when it is not rank 0's host (rank 0's is the record's `env`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub env: Option<crate::env::Environment>,
 }
 
 /// Every rank's host and machine, gathered on rank 0 (`None` elsewhere, and with one rank).

@@ -5,7 +5,8 @@ use crate::cli::{CpuArgs, MemoryArgs, NullArgs, RunArgs};
 use crate::env::Environment;
 use crate::spec::sweep::{parse_names, parse_numeric, parse_u64};
 use crate::spec::units::{format_bytes, parse_count, parse_duration, parse_rate, parse_size};
-use crate::spec::{LoadSpec, RunSpec, SpecError, StopSpec, Sweep};
+use crate::spec::{SpecError, Sweep};
+use crate::run::{LoadSpec, RunSpec, StopSpec};
 use crate::workload::WorkloadSpec;
 use crate::workload::cpu::CpuSpec;
 use crate::workload::cpu::fractal::{DEFAULT_MAX_ITER, DEFAULT_SIDE};
@@ -32,7 +33,7 @@ pub struct Defaults {
     pub duration: &'static str,
     /// What `--rate` counts when `--rate-scope` is not given: all workers together, or each
     /// (OLTP's stabilized load is a rate per user).
-    pub rate_scope: crate::spec::RateScope,
+    pub rate_scope: crate::run::RateScope,
 }
 
 /// The shared options plus a workload: the run specification.
@@ -105,12 +106,12 @@ pub fn build_spec(
         },
     };
     if let Some(scope) = args.rate_scope
-        && scope != crate::spec::RateScope::Rank
+        && scope != crate::run::RateScope::Rank
         && args.rate.is_none()
     {
         return Err(SpecError::new(
             "rate-scope",
-            if scope == crate::spec::RateScope::Total {
+            if scope == crate::run::RateScope::Total {
                 "total"
             } else {
                 "worker"
@@ -148,7 +149,7 @@ pub fn build_spec(
         levels: None,
         search: None,
         active_ranks: active_ranks(args)?,
-        per_rank: args.rate_scope == Some(crate::spec::RateScope::Rank),
+        per_rank: args.rate_scope == Some(crate::run::RateScope::Rank),
     };
     let swept: Vec<&str> = spec
         .axes()
@@ -334,7 +335,7 @@ pub fn memory_spec(args: &MemoryArgs, env: &Environment) -> Result<RunSpec, Spec
             threads: threads_default,
             warmup: "1s",
             duration: "5s",
-            rate_scope: crate::spec::RateScope::Total,
+            rate_scope: crate::run::RateScope::Total,
         },
     )?;
     check_memory(&spec, &size_bytes, class, env)?;
@@ -440,7 +441,7 @@ pub fn cpu_spec(args: &CpuArgs, env: &Environment) -> Result<RunSpec, SpecError>
             threads: format!("1..{}", all_threads(env)),
             warmup: "1s",
             duration: "5s",
-            rate_scope: crate::spec::RateScope::Total,
+            rate_scope: crate::run::RateScope::Total,
         },
     )
 }
@@ -467,7 +468,7 @@ pub fn null_spec(args: &NullArgs) -> Result<RunSpec, SpecError> {
             threads: "1".into(),
             warmup: "1s",
             duration: "5s",
-            rate_scope: crate::spec::RateScope::Total,
+            rate_scope: crate::run::RateScope::Total,
         },
     )
 }

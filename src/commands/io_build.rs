@@ -8,7 +8,8 @@ use crate::engine::{EngineKind, probe_uring};
 use crate::env::Environment;
 use crate::spec::sweep::{parse_names, parse_u64};
 use crate::spec::units::{format_bytes, parse_count, parse_duration, parse_size};
-use crate::spec::{RunSpec, SpecError};
+use crate::spec::SpecError;
+use crate::run::RunSpec;
 use crate::stats::steady::SteadyCriteria;
 use crate::workload::WorkloadSpec;
 use crate::workload::io::IoSpec;
@@ -219,7 +220,7 @@ pub fn io_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
             threads: "1".into(),
             warmup: "1s",
             duration: "5s",
-            rate_scope: crate::spec::RateScope::Total,
+            rate_scope: crate::run::RateScope::Total,
         },
     )?;
     Ok(spec)
@@ -293,7 +294,7 @@ fn surface_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
             threads: "1".into(),
             warmup: "0s",
             duration: "5s",
-            rate_scope: crate::spec::RateScope::Total,
+            rate_scope: crate::run::RateScope::Total,
         },
     )
     .map_err(AppError::from)

@@ -169,7 +169,7 @@ pub fn step_label(s: &StepResult, keys: &[String]) -> String {
     keys.iter()
         .map(|k| {
             let v = s.params.get(k).unwrap_or(&Value::Null);
-            format!("{}={}", k, crate::ui::format::param(k, v))
+            format!("{}={}", k, crate::spec::numbers::param(k, v))
         })
         .collect::<Vec<_>>()
         .join(" ")

@@ -9,6 +9,7 @@
 //! - [`resources`]: what the machine did while a step was measured (the sampler's figures).
 //! - [`series`]: merges the workers' interval reports into the per-second series of a step.
 
+pub mod cluster;
 pub mod histogram;
 pub mod levels;
 pub mod recorder;
@@ -18,4 +19,5 @@ pub mod series;
 pub mod timestamp;
 pub mod types;
 
+pub use cluster::{ClusterInfo, RankInfo};
 pub use types::*;

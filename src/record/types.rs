@@ -1,6 +1,7 @@
 //! `run.json`: the archived, versioned result of a run. See docs/output-format.md.
 
 use crate::env::{CpuUsage, Environment};
+pub use crate::stats::Estimate;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -54,7 +55,7 @@ pub struct RunRecord {
     pub search: Option<super::search::Search>,
     /// Under MPI: the ranks, their hosts and machines, and how the load was divided.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub cluster: Option<crate::cluster::ClusterInfo>,
+    pub cluster: Option<crate::record::ClusterInfo>,
 }
 
 /// The power source of a run.
@@ -417,19 +418,6 @@ pub struct StepSummary {
     pub latency_mean_ns: Estimate,
     pub latency_p99_ns: Estimate,
     pub errors: u64,
-}
-
-/// A mean over repeats with its 95% confidence interval (Student's t). With one repeat the
-/// interval is absent.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
-#[serde(default)]
-pub struct Estimate {
-    pub mean: f64,
-    pub ci95_low: Option<f64>,
-    pub ci95_high: Option<f64>,
-    /// (max - min) / mean over the repeats; 0 with one repeat.
-    pub spread: f64,
-    pub n: u32,
 }
 
 /// What the sweep as a whole shows.

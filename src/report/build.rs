@@ -4,7 +4,7 @@
 
 use super::{Block, Document, Options, Section, Table, figures, landscape};
 use crate::record::{Analysis, RunRecord};
-use crate::stats::{self, curve};
+use crate::analysis::{self, curve};
 use crate::ui::{balance, io_report, report as text, sysinfo};
 
 /// Warnings listed per run; a 1,000-step run on a busy host can have one per step.
@@ -150,7 +150,7 @@ fn shared_machine(records: &[RunRecord]) -> bool {
 /// The analysis a report shows: recomputed from the steps (old records have none, and the
 /// objective is the report's), so every record re-renders with today's rules.
 pub fn analysis(r: &RunRecord, options: &Options) -> Analysis {
-    let mut a = stats::analyze(&r.steps, &r.headline);
+    let mut a = analysis::analyze(&r.steps, &r.headline);
     a.curves = curve::analyze_curves(&r.steps, &r.headline, options.slo.as_ref());
     a
 }

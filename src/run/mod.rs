@@ -17,8 +17,10 @@ pub mod observer;
 pub mod pacer;
 pub mod runner;
 pub mod search;
+pub mod spec;
 pub mod trial;
 pub mod worker;
 
 pub use observer::{Observer, Silent};
 pub use runner::{NO_POWER, RunError, RunOptions, run};
+pub use spec::{Arrival, LoadSpec, RateScope, RunSpec, StopSpec};

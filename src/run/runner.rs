@@ -10,10 +10,11 @@ use crate::record::timestamp::{now_rfc3339, run_id};
 use crate::record::{
     CutShort, PowerDisclosure, RunRecord, Status, StepResult, StepSummary, Trial, Warning,
 };
-use crate::spec::RunSpec;
+use crate::run::RunSpec;
 use crate::spec::StepPoint;
 use crate::spec::sweep::{grid, step_params};
-use crate::stats::{analyze, estimate};
+use crate::analysis::analyze;
+use crate::stats::estimate;
 use crate::workload::ScaleOut;
 use std::time::SystemTime;
 
@@ -132,7 +133,7 @@ pub fn run(
         headline: workload.headline(),
         env: env.clone(),
         status: Status::Incomplete,
-        cluster: crate::cluster::members(env).map(|members| crate::cluster::ClusterInfo {
+        cluster: crate::cluster::members(env).map(|members| crate::record::ClusterInfo {
             ranks: members.len() as u64,
             library: crate::cluster::library(),
             scope: if spec.per_rank { "rank" } else { "total" }.into(),
@@ -159,7 +160,7 @@ pub fn run(
         observer.warning(&w);
         record.warnings.push(w);
     }
-    archive.save(&record)?;
+    keep(archive, &record)?;
     // Dropped when this function returns, however it returns: the workload's cleanup.
     let _prepared = match prepare(workload, observer) {
         Ok(p) => p,
@@ -208,7 +209,7 @@ pub fn run(
     record.analysis = analysis(&record);
     record.status = Status::Complete;
     record.finished_at = Some(now_rfc3339());
-    archive.save(&record)?;
+    keep(archive, &record)?;
     observer.run_finished(&record);
     Ok(record)
 }
@@ -319,9 +320,18 @@ impl Steps<'_, '_> {
     }
 
     pub fn save(&self) -> Result<(), RunError> {
-        self.archive.save(self.record)?;
+        keep(self.archive, self.record)?;
         Ok(())
     }
+}
+
+/// Saves the record. In an MPI run only rank 0 keeps it (the others' figures are merged into
+/// it there); the other ranks write nothing.
+fn keep(archive: &Archive, record: &RunRecord) -> Result<(), crate::archive::ArchiveError> {
+    if crate::cluster::is_root() {
+        archive.save(record)?;
+    }
+    Ok(())
 }
 
 /// Saves what has finished, marked incomplete (interrupt) or failed (error), and says which.
@@ -378,7 +388,7 @@ fn stop(
     }
     observer.warning(&warning);
     record.warnings.push(warning);
-    match archive.save(record) {
+    match keep(archive, record) {
         Ok(_) => error,
         Err(e) => RunError::Archive(e),
     }

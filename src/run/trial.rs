@@ -40,7 +40,8 @@ use crate::record::recorder::{IntervalReport, LATE_THRESHOLD, Lag, WorkerTotals}
 use crate::record::series::SeriesBuilder;
 use crate::record::timestamp::now_rfc3339;
 use crate::record::{GroupResult, Resources, ScheduleSummary, Trial};
-use crate::spec::{LoadSpec, RateScope, RunSpec, StepPoint, StopSpec};
+use crate::spec::StepPoint;
+use crate::run::{LoadSpec, RateScope, RunSpec, StopSpec};
 use crate::workload::{Figures, GroupTotals, SessionFactory, Workload};
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -8,14 +8,13 @@
 //! Each workload's own options live beside the workload, in `crate::workload`.
 
 pub mod levels;
-pub mod run_spec;
+pub mod numbers;
 pub mod search;
 pub mod slo;
 pub mod sweep;
 pub mod units;
 
 pub use levels::LevelsSpec;
-pub use run_spec::{Arrival, LoadSpec, RateScope, RunSpec, StopSpec, Switch};
 pub use search::SearchSpec;
 pub use slo::{Slo, SloFigure};
 pub use sweep::{Axis, StepPoint, Sweep};
@@ -38,3 +37,12 @@ impl SpecError {
         }
     }
 }
+
+/// An option that is on or off (`--resources on|off`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Switch {
+    On,
+    Off,
+}
+

@@ -1,6 +1,19 @@
 //! Mean and 95% confidence interval of repeated measurements.
 
-use crate::record::Estimate;
+use serde::{Deserialize, Serialize};
+
+/// A mean over repeats with its 95% confidence interval (Student's t). With one repeat the
+/// interval is absent.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct Estimate {
+    pub mean: f64,
+    pub ci95_low: Option<f64>,
+    pub ci95_high: Option<f64>,
+    /// (max - min) / mean over the repeats; 0 with one repeat.
+    pub spread: f64,
+    pub n: u32,
+}
 
 /// Mean of `samples` with a 95% confidence interval (absent for fewer than two samples) and
 /// the relative spread (max - min) / mean.

@@ -7,7 +7,7 @@
 //! every other swept option has the same value. Reports draw these curves; the record keeps
 //! their analysis (`Analysis::curves`).
 
-use super::{knee, usl};
+use crate::stats::{knee, usl};
 use crate::record::{CurveAnalysis, Headline, SloKnee, StepResult};
 use crate::spec::Slo;
 use serde_json::Value;

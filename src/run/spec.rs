@@ -1,6 +1,9 @@
-//! Options every workload shares: workers, phases, stop condition, load model, repeats.
+//! The run specification: the workload's spec and the options every workload shares
+//! (workers, phases, stop condition, load model, repeats). It lives here, beside the runner
+//! that reads it, because it holds a [`WorkloadSpec`]: `spec` below the workloads keeps only
+//! the vocabulary they share (units, sweeps, axes).
 
-use super::sweep::{Axis, Sweep};
+use crate::spec::{Axis, Sweep};
 use crate::workload::WorkloadSpec;
 use serde::Serialize;
 use std::time::Duration;
@@ -32,11 +35,11 @@ pub struct RunSpec {
     pub power_cmd: Option<String>,
     /// Graduated load levels instead of a sweep (`--load-levels`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub levels: Option<super::LevelsSpec>,
+    pub levels: Option<crate::spec::LevelsSpec>,
     /// A search for the largest value of an option that passes (`--search-users`) instead
     /// of a sweep.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub search: Option<super::SearchSpec>,
+    pub search: Option<crate::spec::SearchSpec>,
     /// Under MPI: how many ranks drive the load at each step (`--active-ranks`; sweeps).
     /// Absent with one rank.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -97,14 +100,6 @@ pub enum RateScope {
     Rank,
 }
 
-/// An option that is on or off (`--resources on|off`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum Switch {
-    On,
-    Off,
-}
-
 /// How intended start times are spaced in an open loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
@@ -137,7 +132,7 @@ impl RunSpec {
             LoadSpec::Closed { think } => {
                 format!(
                     "closed loop, think {}",
-                    super::units::format_duration(*think)
+                    crate::spec::units::format_duration(*think)
                 )
             }
             LoadSpec::Offered { arrival, .. } => format!(
