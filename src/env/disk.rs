@@ -561,6 +561,15 @@ pub fn read_counters(name: &str) -> Option<DiskCounters> {
     parse_diskstats(&fs::read_to_string(DISKSTATS).ok()?, name)
 }
 
+/// A block device's own account of a measure phase.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct DeviceReading {
+    /// The kernel's name (`vda`, `nvme0n1p2`).
+    pub name: String,
+    pub activity: DiskActivity,
+}
+
 /// What the device did between two samples `elapsed` apart (counter wrap-around treated as
 /// 0, not a huge number).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]

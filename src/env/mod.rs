@@ -49,6 +49,7 @@
 //!   `/proc/net/dev`, parsed into reusable values.
 //! - [`sampler`]: the system sampler: those, the disks, perflab's CPU and power, read at every
 //!   interval boundary of a measure phase, into the record's resource series and summary.
+//! - [`resources`]: those series and summaries, as the record keeps them.
 //! - [`power`]: where watts come from (RAPL, hwmon, IPMI, `--power-cmd`) and the meter of joules.
 //! - [`disk`]: the block device and mount under a path, and its `/proc/diskstats` counters.
 //! - [`hazard`]: whether writing to a device or file would destroy data (mounts, partitions,
@@ -65,6 +66,7 @@ pub mod machine;
 pub mod memory;
 pub mod os;
 pub mod power;
+pub mod resources;
 pub mod sampler;
 pub mod usage;
 pub mod virt;

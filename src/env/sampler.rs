@@ -20,8 +20,8 @@ use super::kernel::{KernelStat, MemInfo, NetCounters, VmCounters, parse_net_dev_
 use super::power::PowerMeter;
 use super::usage::CpuUsage;
 use crate::engine::sys::{process_cpu_time, thread_cpu_time};
-use crate::record::DeviceReading;
-use crate::record::resources::{NetRates, PerCpu, ResourcePoint, ResourceSummary};
+use super::disk::DeviceReading;
+use super::resources::{NetRates, PerCpu, ResourcePoint, ResourceSummary};
 use std::time::{Duration, Instant};
 
 /// Block devices that are never a workload's disk: their I/O is memory traffic.

@@ -6,14 +6,12 @@
 //! - [`levels`]: the load-level summary of a `--load-levels` run (SPECpower's method).
 //! - [`search`]: the summary of a `--search-users` run (SPECmail's users supported).
 //! - [`recorder`]: what one worker keeps while it runs (one histogram per interval, counters).
-//! - [`resources`]: what the machine did while a step was measured (the sampler's figures).
 //! - [`series`]: merges the workers' interval reports into the per-second series of a step.
 
 pub mod cluster;
 pub mod histogram;
 pub mod levels;
 pub mod recorder;
-pub mod resources;
 pub mod search;
 pub mod series;
 pub mod timestamp;

@@ -1,6 +1,7 @@
 //! `run.json`: the archived, versioned result of a run. See docs/output-format.md.
 
 use crate::env::{CpuUsage, Environment};
+pub use crate::env::disk::DeviceReading;
 pub use crate::stats::Estimate;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -310,15 +311,6 @@ pub struct GroupResult {
     pub latency_hdr: Option<String>,
 }
 
-/// A block device's own account of a measure phase.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-#[serde(default)]
-pub struct DeviceReading {
-    /// The kernel's name (`vda`, `nvme0n1p2`).
-    pub name: String,
-    pub activity: crate::env::disk::DiskActivity,
-}
-
 impl Trial {
     /// A figure by name: a standard field or one of `figures`.
     pub fn metric(&self, name: &str) -> Option<f64> {
@@ -377,10 +369,10 @@ pub struct Resources {
     /// The whole phase from the sampler's first and last readings (absent in records
     /// written before the sampler, or with `--resources off`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub summary: Option<super::resources::ResourceSummary>,
+    pub summary: Option<crate::env::resources::ResourceSummary>,
     /// One point per interval, on the clock of `series`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub series: Vec<super::resources::ResourcePoint>,
+    pub series: Vec<crate::env::resources::ResourcePoint>,
 }
 
 /// One interval of a step's time series.

@@ -4,7 +4,7 @@
 use super::format::{bytes_per_sec, count, rate};
 use super::table::Table;
 use crate::record::RunRecord;
-use crate::record::resources::ResourceSummary;
+use crate::env::resources::ResourceSummary;
 
 /// The table's title.
 pub const TITLE: &str = "resources over each measure phase (busy, user, sys, iowait, steal: % of all CPUs; perflab: % of one CPU)";

@@ -1,14 +1,14 @@
 //! What the machine did while a step was measured: the sampler's figures as the record keeps
-//! them.
+//! them. Defined here, beside the sampler that makes them; the record holds them.
 //!
-//! The sampler (`crate::env::sampler`) reads the kernel's counters at the start of the measure
+//! The sampler ([`super::sampler`]) reads the kernel's counters at the start of the measure
 //! phase, at every interval boundary of the step's time series and at its end. Each pair of
 //! readings becomes a [`ResourcePoint`] (rates over the interval, gauges at its end) on the
 //! same clock as the throughput and latency series; the first and last readings give the
 //! phase's [`ResourceSummary`]. Figures that cannot be read are absent, never guessed.
 
-use super::types::DeviceReading;
-pub use crate::env::usage::CpuShares;
+use super::disk::DeviceReading;
+pub use super::usage::CpuShares;
 use serde::{Deserialize, Serialize};
 
 /// One CPU's shares, kept compact: `[user, system, iowait, irq, softirq, steal, idle]` in
