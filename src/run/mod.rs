@@ -8,6 +8,8 @@
 //!   their recordings.
 //! - [`worker`]: one worker thread's loop (the hot path).
 //! - [`pacer`]: closed loop with think time, or open loop at a target rate.
+//! - [`recorder`]: what one worker keeps while it runs (one histogram per interval, counters).
+//! - [`series`]: merges the workers' interval reports into the per-second series of a step.
 //! - [`observer`]: live events for progress displays.
 //! - [`interrupt`]: what Ctrl-C does to a run.
 
@@ -15,8 +17,10 @@ pub mod interrupt;
 pub mod levels;
 pub mod observer;
 pub mod pacer;
+pub mod recorder;
 pub mod runner;
 pub mod search;
+pub mod series;
 pub mod spec;
 pub mod trial;
 pub mod worker;

@@ -1,7 +1,7 @@
 //! Live events of a run, for progress displays. Every method has an empty default, so an
 //! observer implements only what it shows.
 
-use crate::record::recorder::Counts;
+use crate::run::recorder::Counts;
 use crate::record::{RunRecord, StepResult, Trial, Warning};
 use std::time::Duration;
 

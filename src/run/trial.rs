@@ -36,8 +36,8 @@ use crate::cluster::{
 use crate::env::power::PowerMeter;
 use crate::env::sampler::{Sampled, Sampler};
 use crate::record::histogram::{LatencyHistogram, encode, new_histogram, summarize};
-use crate::record::recorder::{IntervalReport, LATE_THRESHOLD, Lag, WorkerTotals};
-use crate::record::series::SeriesBuilder;
+use crate::run::recorder::{IntervalReport, LATE_THRESHOLD, Lag, WorkerTotals};
+use crate::run::series::SeriesBuilder;
 use crate::record::timestamp::now_rfc3339;
 use crate::record::{GroupResult, Resources, ScheduleSummary, Trial};
 use crate::spec::StepPoint;

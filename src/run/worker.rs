@@ -6,7 +6,7 @@
 
 use super::pacer::{Pacer, wait_until};
 use crate::record::histogram::new_histogram;
-use crate::record::recorder::{IntervalReport, Recorder, WorkerTotals};
+use crate::run::recorder::{IntervalReport, Recorder, WorkerTotals};
 use crate::workload::{
     Figures, GroupTotals, OpError, OpResult, Pump, QueuedSession, Session, SessionFactory,
 };

@@ -3,7 +3,7 @@
 
 use super::format::{metric, ns};
 use super::style;
-use crate::record::recorder::Counts;
+use crate::run::recorder::Counts;
 use crate::record::{RunRecord, StepResult, Warning};
 use crate::run::Observer;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};

@@ -10,7 +10,7 @@
 //! into its series for good (and frees its histogram) once every worker is past it; an op that
 //! takes many intervals holds its interval open until it ends.
 
-use super::histogram::{LatencyHistogram, new_histogram};
+use crate::record::histogram::{LatencyHistogram, new_histogram};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
