@@ -53,6 +53,7 @@ pub mod record;
 pub mod report;
 pub mod run;
 pub mod spec;
+pub mod sql;
 pub mod stats;
 pub mod suite;
 pub mod target;

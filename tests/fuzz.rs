@@ -365,7 +365,7 @@ proptest! {
                 "{u:?} parsed but its redacted form {shown:?} does not"
             );
             if let Some(db) = &parsed.database {
-                let _ = perflab::workload::oltp::shard_db::shard_url(&u, db, 3);
+                let _ = perflab::sql::shard_db::shard_url(&u, db, 3);
             }
         }
         let _ = redact_url_text(&u);

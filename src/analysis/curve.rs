@@ -7,9 +7,9 @@
 //! every other swept option has the same value. Reports draw these curves; the record keeps
 //! their analysis (`Analysis::curves`).
 
-use crate::stats::{knee, usl};
 use crate::record::{CurveAnalysis, Headline, SloKnee, StepResult};
 use crate::spec::Slo;
+use crate::stats::{knee, usl};
 use serde_json::Value;
 
 /// Options along which throughput is expected to grow with more work in flight: the x axes

@@ -34,8 +34,8 @@ pub mod merge;
 mod mpi_comm;
 pub mod share;
 
-use comm::{Comm, Local};
 use crate::record::RankInfo;
+use comm::{Comm, Local};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -3,10 +3,10 @@
 
 use crate::cli::{CpuArgs, MemoryArgs, NullArgs, RunArgs};
 use crate::env::Environment;
+use crate::run::{LoadSpec, RunSpec, StopSpec};
 use crate::spec::sweep::{parse_names, parse_numeric, parse_u64};
 use crate::spec::units::{format_bytes, parse_count, parse_duration, parse_rate, parse_size};
 use crate::spec::{SpecError, Sweep};
-use crate::run::{LoadSpec, RunSpec, StopSpec};
 use crate::workload::WorkloadSpec;
 use crate::workload::cpu::CpuSpec;
 use crate::workload::cpu::fractal::{DEFAULT_MAX_ITER, DEFAULT_SIDE};

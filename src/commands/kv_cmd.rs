@@ -10,10 +10,10 @@
 use super::AppError;
 use super::build::{Defaults, build_spec};
 use crate::cli::{GlobalArgs, KvAction, KvArgs};
+use crate::run::{RateScope, RunSpec};
 use crate::spec::sweep::parse_u64;
 use crate::spec::units::{parse_count, parse_duration, parse_size};
 use crate::spec::{SpecError, Sweep};
-use crate::run::{RateScope, RunSpec};
 use crate::target::url::TargetUrl;
 use crate::workload::WorkloadSpec;
 use crate::workload::kv::cluster;

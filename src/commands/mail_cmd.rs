@@ -14,10 +14,10 @@
 use super::AppError;
 use super::build::{Defaults, build_spec};
 use crate::cli::MailArgs;
+use crate::run::{Arrival, LoadSpec, RateScope, RunSpec};
 use crate::spec::sweep::parse_u64;
 use crate::spec::units::{parse_count, parse_duration};
 use crate::spec::{SearchSpec, SpecError, Switch};
-use crate::run::{Arrival, LoadSpec, RateScope, RunSpec};
 use crate::workload::WorkloadSpec;
 use crate::workload::mail::MailSpec;
 use crate::workload::mail::endpoint::{Endpoint, Security};

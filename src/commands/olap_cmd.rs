@@ -12,16 +12,16 @@ use super::build::{Defaults, build_spec};
 use super::oltp_cmd::{self, Target};
 use crate::cli::{GlobalArgs, OlapArgs, OltpAction};
 use crate::env::Environment;
-use crate::spec::units::{format_bytes, parse_count};
-use crate::spec::SpecError;
 use crate::run::{RateScope, RunSpec};
+use crate::spec::SpecError;
+use crate::spec::units::{format_bytes, parse_count};
+use crate::sql::backend::Backend;
+use crate::sql::schema as meta;
+use crate::sql::sql::{Conn, DbError};
+use crate::sql::sqlite::SqliteSettings;
 use crate::workload::WorkloadSpec;
 use crate::workload::olap::queries::QueryKind;
 use crate::workload::olap::{OlapSpec, Phase, WORKLOAD, schema};
-use crate::workload::oltp::backend::Backend;
-use crate::workload::oltp::schema as meta;
-use crate::workload::oltp::sql::{Conn, DbError};
-use crate::workload::oltp::sqlite::SqliteSettings;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -145,7 +145,7 @@ fn look(t: &Target, phases: &[Phase]) -> Result<Option<(u64, u64)>, AppError> {
     let what = |e: DbError| AppError::Usage(format!("--target {}: {e}", t.shown));
     let found = meta::found(&mut *c, &schema::LOADED).map_err(what)?;
     let summaries_foreign = found.ours.is_none()
-        && crate::workload::oltp::sql::count_tables(&mut *c, &schema::SUMMARIES.map(|s| s.name))
+        && crate::sql::sql::count_tables(&mut *c, &schema::SUMMARIES.map(|s| s.name))
             .map_err(what)?
             > 0;
     if found.foreign || summaries_foreign {

@@ -5,19 +5,20 @@ use super::AppError;
 use super::build::{Defaults, build_spec};
 use crate::cli::{GlobalArgs, OltpAction, OltpArgs};
 use crate::env::Environment;
+use crate::run::{RateScope, RunSpec};
+use crate::spec::SpecError;
 use crate::spec::Sweep;
 use crate::spec::sweep::parse_u64;
 use crate::spec::units::parse_count;
-use crate::spec::SpecError;
-use crate::run::{RateScope, RunSpec};
+use crate::sql::backend::Backend;
+use crate::sql::schema::{self, Found};
+use crate::sql::shard_db::{self, ShardDatabases};
+use crate::sql::sql::ServerTarget;
+use crate::sql::sql::{Conn, DbError};
+use crate::sql::sqlite::SqliteSettings;
 use crate::target::url::{self as target_url, TargetUrl};
 use crate::workload::WorkloadSpec;
-use crate::workload::oltp::backend::Backend;
-use crate::workload::oltp::schema::{self, Found};
-use crate::workload::oltp::shard_db::{self, ShardDatabases};
-use crate::workload::oltp::sql::ServerTarget;
-use crate::workload::oltp::sql::{Conn, DbError};
-use crate::workload::oltp::sqlite::SqliteSettings;
+use crate::workload::oltp::shards;
 use crate::workload::oltp::{Mix, OltpSpec, Phases, tpcc};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -688,7 +689,7 @@ pub fn steps(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
                     .is_some_and(|d| d.names.get(i).is_some_and(|n| created.contains(n)));
                 let mut c = open(t, false)?;
                 let constants = load_constants(&args.run.seed)?;
-                let loaded = shard_db::load(&mut *c, mix, scale, &note, made, &constants)
+                let loaded = shards::load(&mut *c, mix, scale, &note, made, &constants)
                     .map_err(|e| e.message)
                     .and_then(|()| match mix {
                         Mix::Tpcc => tpcc_after_load(&mut *c, &note),
@@ -708,7 +709,7 @@ pub fn steps(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
         OltpAction::Cleanup => {
             for (i, t) in ts.shards.iter().enumerate() {
                 let dbs = ts.databases.as_ref().map(|d| (d, i));
-                let dropped = shard_db::clear(&t.backend, dbs)
+                let dropped = shards::clear(&t.backend, dbs)
                     .map_err(|e| AppError::Failed(format!("cleanup failed on {}: {e}", t.shown)))?;
                 note(&if dropped {
                     format!("cleanup: dropped perflab's tables from {}", t.shown)

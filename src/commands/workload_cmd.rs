@@ -10,8 +10,8 @@ use crate::cli::{
 };
 use crate::env::Environment;
 use crate::record::RunRecord;
-use crate::run::{self, RunError, RunOptions, interrupt};
 use crate::run::RunSpec;
+use crate::run::{self, RunError, RunOptions, interrupt};
 use crate::ui::{Progress, report};
 
 pub fn memory(g: &GlobalArgs, args: &MemoryArgs) -> Result<(), AppError> {

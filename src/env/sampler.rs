@@ -15,13 +15,13 @@
 //! are taken on the same `Instant` clock as the workers' intervals. The sampler times itself
 //! (`CLOCK_THREAD_CPUTIME_ID` around each reading) and records its cost in every summary.
 
+use super::disk::DeviceReading;
 use super::disk::{DiskCounters, parse_diskstats_all};
 use super::kernel::{KernelStat, MemInfo, NetCounters, VmCounters, parse_net_dev_into};
 use super::power::PowerMeter;
+use super::resources::{NetRates, PerCpu, ResourcePoint, ResourceSummary};
 use super::usage::CpuUsage;
 use crate::engine::sys::{process_cpu_time, thread_cpu_time};
-use super::disk::DeviceReading;
-use super::resources::{NetRates, PerCpu, ResourcePoint, ResourceSummary};
 use std::time::{Duration, Instant};
 
 /// Block devices that are never a workload's disk: their I/O is memory traffic.

@@ -1,7 +1,7 @@
 //! `run.json`: the archived, versioned result of a run. See docs/output-format.md.
 
-use crate::env::{CpuUsage, Environment};
 pub use crate::env::disk::DeviceReading;
+use crate::env::{CpuUsage, Environment};
 pub use crate::stats::Estimate;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -3,8 +3,8 @@
 //! line per run (the balance sheet's rules of thumb) and, when asked, the landscape.
 
 use super::{Block, Document, Options, Section, Table, figures, landscape};
-use crate::record::{Analysis, RunRecord};
 use crate::analysis::{self, curve};
+use crate::record::{Analysis, RunRecord};
 use crate::ui::{balance, io_report, report as text, sysinfo};
 
 /// Warnings listed per run; a 1,000-step run on a busy host can have one per step.

@@ -15,9 +15,9 @@ use super::Figure;
 use super::Options;
 use super::downsample::downsample;
 use super::svg::{Axis, Heatmap, LineChart, Marker, Point, Rule, Scale, Series, Style};
+use crate::analysis::curve::{self, Curve, param_f64};
 use crate::record::histogram::{LatencyHistogram, decode, new_histogram};
 use crate::record::{Analysis, RunRecord, StepResult};
-use crate::analysis::curve::{self, Curve, param_f64};
 use crate::ui::format::{self, metric, param};
 
 /// Series with more curves than this are cut to this many (a legend past it is unreadable).

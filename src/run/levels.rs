@@ -17,8 +17,8 @@
 use super::runner::{RunError, Steps};
 use crate::record::levels::{LevelResult, LoadLevels};
 use crate::record::{StepResult, Warning};
-use crate::spec::{LevelsSpec, StepPoint, Sweep};
 use crate::run::{Arrival, LoadSpec, RateScope, RunSpec, StopSpec};
+use crate::spec::{LevelsSpec, StepPoint, Sweep};
 use serde_json::json;
 use std::time::Duration;
 

@@ -1,8 +1,8 @@
 //! Live events of a run, for progress displays. Every method has an empty default, so an
 //! observer implements only what it shows.
 
-use crate::run::recorder::Counts;
 use crate::record::{RunRecord, StepResult, Trial, Warning};
+use crate::run::recorder::Counts;
 use std::time::Duration;
 
 pub trait Observer {

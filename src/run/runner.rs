@@ -3,6 +3,7 @@
 use super::interrupt::is_interrupted;
 use super::observer::Observer;
 use super::trial::{TrialError, run_trial};
+use crate::analysis::analyze;
 use crate::archive::{Archive, ArchiveError};
 use crate::env::Environment;
 use crate::env::power::PowerMeter;
@@ -13,7 +14,6 @@ use crate::record::{
 use crate::run::RunSpec;
 use crate::spec::StepPoint;
 use crate::spec::sweep::{grid, step_params};
-use crate::analysis::analyze;
 use crate::stats::estimate;
 use crate::workload::ScaleOut;
 use std::time::SystemTime;

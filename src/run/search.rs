@@ -17,8 +17,8 @@
 use super::runner::{RunError, Steps};
 use crate::record::StepResult;
 use crate::record::search::{Probe, Search};
-use crate::spec::{Axis, SearchSpec, StepPoint, sweep::step_params};
 use crate::run::{LoadSpec, RunSpec};
+use crate::spec::{Axis, SearchSpec, StepPoint, sweep::step_params};
 use serde_json::json;
 
 /// Runs the search over `points`, the grid of the one swept option, in the order of its values.

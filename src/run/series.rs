@@ -5,9 +5,9 @@
 //! step of any length holds a few histograms, not one per interval. Workers say how far they
 //! are in each report (`IntervalReport::floor`, see `recorder`).
 
-use crate::record::histogram::{LatencyHistogram, new_histogram};
 use super::recorder::{Counts, IntervalReport};
 use crate::record::IntervalPoint;
+use crate::record::histogram::{LatencyHistogram, new_histogram};
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 

@@ -36,12 +36,12 @@ use crate::cluster::{
 use crate::env::power::PowerMeter;
 use crate::env::sampler::{Sampled, Sampler};
 use crate::record::histogram::{LatencyHistogram, encode, new_histogram, summarize};
-use crate::run::recorder::{IntervalReport, LATE_THRESHOLD, Lag, WorkerTotals};
-use crate::run::series::SeriesBuilder;
 use crate::record::timestamp::now_rfc3339;
 use crate::record::{GroupResult, Resources, ScheduleSummary, Trial};
-use crate::spec::StepPoint;
+use crate::run::recorder::{IntervalReport, LATE_THRESHOLD, Lag, WorkerTotals};
+use crate::run::series::SeriesBuilder;
 use crate::run::{LoadSpec, RateScope, RunSpec, StopSpec};
+use crate::spec::StepPoint;
 use crate::workload::{Figures, GroupTotals, SessionFactory, Workload};
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -45,4 +45,3 @@ pub enum Switch {
     On,
     Off,
 }
-

@@ -97,4 +97,3 @@ pub fn param(name: &str, v: &serde_json::Value) -> String {
         other => other.to_string(),
     }
 }
-

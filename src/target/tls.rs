@@ -4,7 +4,7 @@
 //! session is encrypted, the server's certificate is not verified. For PostgreSQL, `prefer`
 //! falls back to plain TCP when the server offers no TLS; `require` fails then; `disable` never
 //! asks. `verify-ca` and `verify-full` are refused: perflab does not check certificates yet.
-//! The negotiation (SSLRequest) is in [`crate::workload::oltp::postgres`]; the stream the
+//! The negotiation (SSLRequest) is in [`crate::sql::postgres`]; the stream the
 //! caches (`rediss://`) and the mail clients (IMAPS, POP3S, SMTPS, STARTTLS) use, blocking or
 //! not, is [`crate::target::tls_stream`].
 //!

@@ -3,9 +3,9 @@
 
 use super::format::{metric, ns};
 use super::style;
-use crate::run::recorder::Counts;
 use crate::record::{RunRecord, StepResult, Warning};
 use crate::run::Observer;
+use crate::run::recorder::Counts;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::cell::RefCell;
 use std::io::IsTerminal;

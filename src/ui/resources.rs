@@ -3,8 +3,8 @@
 
 use super::format::{bytes_per_sec, count, rate};
 use super::table::Table;
-use crate::record::RunRecord;
 use crate::env::resources::ResourceSummary;
+use crate::record::RunRecord;
 
 /// The table's title.
 pub const TITLE: &str = "resources over each measure phase (busy, user, sys, iowait, steal: % of all CPUs; perflab: % of one CPU)";

@@ -25,11 +25,11 @@ pub mod queries;
 pub mod schema;
 pub mod session;
 
-use super::oltp::backend::Backend;
-use super::oltp::sqlite::SqliteSettings;
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Check, Headline, StepResult, Trial, Warning};
 use crate::spec::{Axis, StepPoint, Sweep};
+use crate::sql::backend::Backend;
+use crate::sql::sqlite::SqliteSettings;
 use data::{FlatFile, Truth};
 use queries::QueryKind;
 use serde::Serialize;
@@ -159,7 +159,7 @@ impl OlapSpec {
             .ok_or_else(|| OpError("the truth was not computed (prepare did not run)".into()))
     }
 
-    fn conn(&self) -> Result<Box<dyn crate::workload::oltp::sql::Conn>, OpError> {
+    fn conn(&self) -> Result<Box<dyn crate::sql::sql::Conn>, OpError> {
         let mut c = self.backend.connect().map_err(|e| OpError(e.message))?;
         c.set_answer_timeout(None);
         Ok(c)
@@ -289,10 +289,10 @@ impl OlapSpec {
             Err(e) => return vec![failed(phase.name(), e.0)],
         };
         let mut out = Vec::new();
-        let load = |c: &mut dyn crate::workload::oltp::sql::Conn| {
+        let load = |c: &mut dyn crate::sql::sql::Conn| {
             schema::check_load(c, &truth).unwrap_or_else(|e| failed("load", e.message))
         };
-        let summaries = |c: &mut dyn crate::workload::oltp::sql::Conn| {
+        let summaries = |c: &mut dyn crate::sql::sql::Conn| {
             schema::check_summaries(c, &truth)
                 .unwrap_or_else(|e| vec![failed("aggregate", e.message)])
         };
@@ -303,12 +303,12 @@ impl OlapSpec {
                 // A database whose aggregates are in place and right can be queried by
                 // `olap run`.
                 if out.iter().all(|c| c.passed)
-                    && crate::workload::oltp::schema::recorded(&mut *c, "complete")
+                    && crate::sql::schema::recorded(&mut *c, "complete")
                         .ok()
                         .flatten()
                         .is_none()
                 {
-                    let _ = crate::workload::oltp::schema::record(&mut *c, "complete", "yes");
+                    let _ = crate::sql::schema::record(&mut *c, "complete", "yes");
                 }
             }
             Phase::Query => {
@@ -369,7 +369,7 @@ impl Drop for Teardown {
         if self.drop_tables
             && let Ok(mut c) = self.backend.connect()
         {
-            let _ = crate::workload::oltp::schema::drop_ours(&mut *c, &schema::known_tables());
+            let _ = crate::sql::schema::drop_ours(&mut *c, &schema::known_tables());
         }
         if self.made_dir {
             let _ = std::fs::remove_dir_all(&self.temp_dir);
@@ -463,8 +463,8 @@ impl Workload for OlapSpec {
         };
         if loads {
             let mut c = self.conn()?;
-            let t = |e: crate::workload::oltp::sql::DbError| OpError(e.message);
-            use crate::workload::oltp::schema as s;
+            let t = |e: crate::sql::sql::DbError| OpError(e.message);
+            use crate::sql::schema as s;
             s::drop_ours(&mut *c, &schema::known_tables()).map_err(t)?;
             s::create(&mut *c, WORKLOAD, self.rows, &schema::LOADED).map_err(t)?;
             // The summaries are perflab's too, though built later; the helper table of

@@ -8,8 +8,8 @@
 
 use super::data::{self, Totals, Truth};
 use crate::record::Check;
-use crate::workload::oltp::schema::Table;
-use crate::workload::oltp::sql::{Conn, DbError, Dialect};
+use crate::sql::schema::Table;
+use crate::sql::sql::{Conn, DbError, Dialect};
 
 pub const DATE: Table = Table {
     name: "olap_date",
@@ -124,7 +124,7 @@ pub fn empty_loaded(conn: &mut dyn Conn) -> Result<(), DbError> {
 
 pub fn drop_summaries(conn: &mut dyn Conn) -> Result<(), DbError> {
     for s in SUMMARIES {
-        if crate::workload::oltp::sql::count_tables(conn, &[s.name])? > 0 {
+        if crate::sql::sql::count_tables(conn, &[s.name])? > 0 {
             conn.batch(&format!("DROP TABLE {}", s.name))?;
         }
     }

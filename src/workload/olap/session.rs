@@ -13,8 +13,8 @@
 use super::data::{FlatFile, Truth};
 use super::queries::{self, QueryKind};
 use super::schema::{self, SUMMARIES, Summary};
-use crate::workload::oltp::backend::Backend;
-use crate::workload::oltp::sql::Conn;
+use crate::sql::backend::Backend;
+use crate::sql::sql::Conn;
 use crate::workload::rng::Rng;
 use crate::workload::{OpError, OpOutcome, Session};
 use std::sync::Arc;

@@ -134,7 +134,7 @@ pub fn after_step(spec: &OltpSpec) -> Vec<Check> {
                 books_check(books)
             }),
             Mix::Orderentry => orderentry::check(&mut *c).map(order_check),
-            Mix::Tpcc => Err(super::sql::DbError::other("checked above")),
+            Mix::Tpcc => Err(crate::sql::sql::DbError::other("checked above")),
         });
         let check = match found {
             Ok((passed, figures, summary)) => Check {
@@ -174,7 +174,7 @@ pub fn after_step(spec: &OltpSpec) -> Vec<Check> {
 type Found = (bool, BTreeMap<String, i64>, String);
 
 /// TPC-C's conditions on one shard, or one failed check saying why they could not run.
-fn tpcc_conditions(b: &super::backend::Backend, shard: Option<usize>) -> Vec<Check> {
+fn tpcc_conditions(b: &crate::sql::backend::Backend, shard: Option<usize>) -> Vec<Check> {
     match b
         .connect_session()
         .and_then(|mut c| tpcc::consistency::check(&mut *c, false, shard))

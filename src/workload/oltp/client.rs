@@ -7,9 +7,9 @@
 //! counted in `reconnects_per_client`, and the transaction in flight is an error (its outcome
 //! is unknown) — the run goes on, and if the server stays away every op fails loudly.
 
-use super::backend::Backend;
 use super::checks::Ledger;
-use super::sql::{Conn, DbError, ErrorKind};
+use crate::sql::backend::Backend;
+use crate::sql::sql::{Conn, DbError, ErrorKind};
 use crate::workload::{Figures, OpError, OpOutcome, Session};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -18,11 +18,11 @@
 //! balances and of the history's deltas are all equal ([`Books`]).
 //!
 //! Loading: per branch, its row, its 10 tellers and its 100,000 accounts in three
-//! server-side `INSERT ... SELECT`s ([`super::schema`]); the history starts empty.
+//! server-side `INSERT ... SELECT`s ([`crate::sql::schema`]); the history starts empty.
 
 use super::client::Client;
-use super::schema::{self, SEQ, Table};
-use super::sql::{Conn, DbError, Stmt};
+use crate::sql::schema::{self, SEQ, Table};
+use crate::sql::sql::{Conn, DbError, Stmt};
 use crate::workload::rng::Rng;
 
 /// Accounts, tellers and branches per scale unit (pgbench's and TPC-B's ratios).

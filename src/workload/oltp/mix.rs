@@ -3,9 +3,9 @@
 use super::client::Client;
 use super::debitcredit::{self, DebitCredit};
 use super::orderentry::{self, OrderEntry};
-use super::schema::Table;
-use super::sql::{Conn, DbError};
 use super::tpcc;
+use crate::sql::schema::Table;
+use crate::sql::sql::{Conn, DbError};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -8,11 +8,10 @@
 //! - [`mix`]: the workloads by name; [`debitcredit`], [`orderentry`] and [`tpcc`] (TPC-C-style
 //!   order processing, in its own directory): schema, loading, transactions and checks of each.
 //! - [`client`]: one user as a runner session: retries of conflicts, reconnects.
-//! - [`schema`]: tables, fast server-side loading, perflab's record of what it created;
-//!   [`shard_db`]: the databases `--shards N` makes on one server.
-//! - [`sql`]: the connection interface; [`sqlite`], [`postgres`] (TLS from [`crate::target::tls`]), [`mysql`]:
-//!   the backends;
-//!   [`backend`]: which one a run uses, its settings, log counters and server CPU.
+//! - [`shards`]: loading and clearing one shard of `--shards N`.
+//!
+//! The connection interface, the backends, schema helpers and shard databases are
+//! [`crate::sql`]'s: scan and olap use them too.
 //!
 //! Why throughput stops growing, per step: the database's own log counters (PostgreSQL's
 //! WAL writes and syncs, InnoDB's log writes and fsyncs, as `log_syncs_per_txn` and
@@ -20,28 +19,23 @@
 //! (`server_cpu_per_txn`), and for SQLite the file's block device (`device_flushes_per_txn`):
 //! one log force per commit, or group commit.
 
-pub mod backend;
 pub mod checks;
 pub mod client;
 pub mod debitcredit;
 pub mod mix;
-pub mod mysql;
 pub mod orderentry;
-pub mod postgres;
-pub mod schema;
-pub mod shard_db;
-pub mod sql;
-pub mod sqlite;
+pub mod shards;
 pub mod tpcc;
 
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Headline, StepResult, Trial, Warning};
 use crate::spec::{Axis, StepPoint};
-use backend::Backend;
+use crate::sql::backend::{self, Backend};
+use crate::sql::shard_db;
+use crate::sql::sqlite::SqliteSettings;
 use client::OltpSession;
 pub use mix::Mix;
 use serde::Serialize;
-use sqlite::SqliteSettings;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -102,7 +96,7 @@ impl Drop for Teardown {
         if !self.spec.keep && self.spec.phases == Phases::All {
             for (i, b) in self.spec.backends.iter().enumerate() {
                 let dbs = self.spec.shard_databases.as_ref().map(|d| (d, i));
-                let _ = shard_db::clear(b, dbs);
+                let _ = shards::clear(b, dbs);
             }
         }
         if let Some(dir) = &self.spec.temp_dir {
@@ -311,7 +305,7 @@ impl Workload for OltpSpec {
                 }
                 let mut c = b.connect().map_err(|e| OpError(e.message))?;
                 let constants = self.tpcc.as_ref().map(|t| t.constants).unwrap_or_default();
-                shard_db::load(&mut *c, self.mix, self.scale, note, created(i), &constants)
+                shards::load(&mut *c, self.mix, self.scale, note, created(i), &constants)
                     .map_err(|e| OpError(format!("loading failed: {e}")))?;
             }
         }

@@ -20,8 +20,8 @@
 //! time; an item's price is `100 + (id - 1) % 900`, a line's amount quantity × price.
 
 use super::client::Client;
-use super::schema::{self, SEQ, Table};
-use super::sql::{Conn, DbError, ErrorKind, Stmt};
+use crate::sql::schema::{self, SEQ, Table};
+use crate::sql::sql::{Conn, DbError, ErrorKind, Stmt};
 use crate::workload::rng::Rng;
 
 pub const CUSTOMERS_PER_SCALE: u64 = 1_000;

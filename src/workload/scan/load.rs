@@ -10,9 +10,9 @@
 //! server's cores, as a parallel `COPY` would. SQLite has one writer: one connection.
 
 use super::tables::{ScanTable, TableSize, after_create_sql, load_sql};
-use crate::workload::oltp::backend::Backend;
-use crate::workload::oltp::schema::{self, Table};
-use crate::workload::oltp::sql::{Conn, DbError, Dialect};
+use crate::sql::backend::Backend;
+use crate::sql::schema::{self, Table};
+use crate::sql::sql::{Conn, DbError, Dialect};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};

@@ -26,12 +26,12 @@ pub mod session;
 pub mod tables;
 
 use super::oltp::Phases;
-use super::oltp::backend::Backend;
-use super::oltp::sql::ServerTarget;
-use super::oltp::sqlite::SqliteSettings;
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Check, Headline, StepResult, Trial, Warning};
 use crate::spec::{Axis, StepPoint, Sweep};
+use crate::sql::backend::Backend;
+use crate::sql::sql::ServerTarget;
+use crate::sql::sqlite::SqliteSettings;
 use native::{NativeSession, NativeTable};
 use predicate::Predicate;
 use serde::Serialize;
@@ -287,7 +287,7 @@ impl Drop for Teardown {
             && let Some(b) = &self.backend
             && let Ok(mut c) = b.connect()
         {
-            let _ = crate::workload::oltp::schema::drop_ours(&mut *c, &tables::known_tables());
+            let _ = crate::sql::schema::drop_ours(&mut *c, &tables::known_tables());
         }
         if let Some(dir) = &self.temp_dir {
             let _ = std::fs::remove_dir_all(dir);

@@ -20,7 +20,7 @@
 //! ceiling.
 
 use super::tables::{ScanTable, zeros};
-use crate::workload::oltp::sql::Dialect;
+use crate::sql::sql::Dialect;
 use serde::Serialize;
 
 /// Largest standard deviation accepted for the complex predicate: its exact value is zero,

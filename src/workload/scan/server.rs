@@ -14,7 +14,7 @@
 //! on short steps.
 
 use super::tables::ScanTable;
-use crate::workload::oltp::sql::{Conn, DbError, Dialect};
+use crate::sql::sql::{Conn, DbError, Dialect};
 
 /// The counters around each measure phase: pages the server read from storage, and all the
 /// pages it asked its cache for (reads included).

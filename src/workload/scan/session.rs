@@ -22,8 +22,8 @@
 //! and `--set` did not set it.
 
 use super::predicate::Predicate;
-use crate::workload::oltp::backend::Backend;
-use crate::workload::oltp::sql::{Conn, Dialect};
+use crate::sql::backend::Backend;
+use crate::sql::sql::{Conn, Dialect};
 use crate::workload::{OpError, OpOutcome, Session};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -165,7 +165,7 @@ fn server_limits(backend: &Backend, d: Dialect) -> Vec<(&'static str, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::oltp::sql::ServerTarget;
+    use crate::sql::sql::ServerTarget;
     use std::time::Duration;
 
     #[test]

@@ -26,8 +26,8 @@
 //! of them on disk, its row headers and page slack included, is measured after loading
 //! ([`table_bytes_sql`]) and is what MB/s is computed from.
 
-use crate::workload::oltp::schema::{SEQ, Table};
-use crate::workload::oltp::sql::Dialect;
+use crate::sql::schema::{SEQ, Table};
+use crate::sql::sql::Dialect;
 use serde::Serialize;
 
 /// One of the four tables.

@@ -7,7 +7,7 @@
 //! first delivery, so it is checked after a load and not after steps.
 
 use crate::record::Check;
-use crate::workload::oltp::sql::{Conn, DbError};
+use crate::sql::sql::{Conn, DbError};
 use std::collections::BTreeMap;
 
 /// One condition: its number, the check's name, what breaking it means, and the query

@@ -9,8 +9,8 @@
 
 use super::input::{self, Constants, astring, data_with_original, nstring, uniform, zip};
 use super::{CUSTOMERS_PER_DISTRICT, DISTRICTS, ITEMS, NEW_ORDERS_FROM, STOCK_PER_WAREHOUSE};
-use crate::workload::oltp::schema::{self, Table};
-use crate::workload::oltp::sql::{Conn, DbError, Dialect};
+use crate::sql::schema::{self, Table};
+use crate::sql::sql::{Conn, DbError, Dialect};
 use crate::workload::rng::Rng;
 use std::fmt::Write as _;
 use std::io::Write as _;

@@ -10,7 +10,7 @@
 
 use super::input::{self, Customer, Kind, UNUSED_ITEM};
 use super::load::concat;
-use crate::workload::oltp::sql::{Conn, DbError, Dialect, ErrorKind, Param, Stmt};
+use crate::sql::sql::{Conn, DbError, Dialect, ErrorKind, Param, Stmt};
 
 /// The prepared statements of one connection.
 pub struct Statements {

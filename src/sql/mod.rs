@@ -1,0 +1,22 @@
+//! The SQL clients every SQL workload shares: oltp (DebitCredit, order entry, TPC-C), scan
+//! and olap write their statements once over [`sql::Conn`], and run them on SQLite,
+//! PostgreSQL and MySQL/MariaDB alike.
+//!
+//! - [`sql`]: the connection interface (prepare, exec, query, fetch, bulk load; errors sorted
+//!   into conflict, broken, timed out, other) and the server target (URL, `--set`, op timeout).
+//! - [`sqlite`], [`postgres`] (TLS from [`crate::target::tls`]), [`mysql`]: the backends;
+//!   PostgreSQL's wire protocol is perflab's own, MySQL's is the `mysql` crate's.
+//! - [`backend`]: which one a run uses, its settings, log counters and server CPU.
+//! - [`schema`]: tables, fast server-side loading, perflab's record of what it created.
+//! - [`shard_db`]: the databases `--shards N` makes on one server.
+//!
+//! It sits below the workloads and above `target` (URLs, passwords, TLS).
+
+pub mod backend;
+pub mod mysql;
+pub mod postgres;
+pub mod schema;
+pub mod shard_db;
+#[allow(clippy::module_inception)]
+pub mod sql;
+pub mod sqlite;
