@@ -55,6 +55,7 @@ pub mod run;
 pub mod spec;
 pub mod sql;
 pub mod stats;
+pub mod stop;
 pub mod suite;
 pub mod target;
 pub mod ui;

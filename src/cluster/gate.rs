@@ -18,7 +18,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Why a trial ends on every rank.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Stop {
+pub enum Halt {
     /// Ctrl-C on this rank (launchers pass it on to every rank).
     Interrupted,
     /// A rank failed; the message says which and why.
@@ -49,11 +49,11 @@ impl Gate {
 
     /// A meeting point: agrees with every rank that the trial goes on (`outcome` is this
     /// rank's), then releases them together.
-    pub fn meet(&mut self, outcome: Result<(), String>) -> Result<(), Stop> {
+    pub fn meet(&mut self, outcome: Result<(), String>) -> Result<(), Halt> {
         self.agree(outcome)?;
         super::with(|c| c.release()).map_err(|Abandoned::Interrupted| {
             self.ended = true;
-            Stop::Interrupted
+            Halt::Interrupted
         })?;
         self.measure_wall_ns = wall_ns();
         Ok(())
@@ -63,21 +63,21 @@ impl Gate {
     /// Returns every rank's part on rank 0, `None` on the others; with one rank, its own.
     pub fn finish(
         &mut self,
-        local: Result<Trial, Stop>,
+        local: Result<Trial, Halt>,
         host: &str,
-    ) -> Result<Option<Vec<RankPart>>, Stop> {
+    ) -> Result<Option<Vec<RankPart>>, Halt> {
         if super::size() == 1 {
             return local
                 .map(|trial| Some(vec![RankPart::new(0, host, trial, self.measure_wall_ns)]));
         }
         if self.ended {
-            return Err(local.err().unwrap_or(Stop::Interrupted));
+            return Err(local.err().unwrap_or(Halt::Interrupted));
         }
         let trial = match local {
             // No collective after an interrupt: the other ranks are stopping too, or gone.
-            Err(Stop::Interrupted) => return Err(Stop::Interrupted),
-            Err(Stop::Failed(m)) => {
-                return Err(self.agree(Err(m)).err().unwrap_or(Stop::Interrupted));
+            Err(Halt::Interrupted) => return Err(Halt::Interrupted),
+            Err(Halt::Failed(m)) => {
+                return Err(self.agree(Err(m)).err().unwrap_or(Halt::Interrupted));
             }
             Ok(trial) => trial,
         };
@@ -86,7 +86,7 @@ impl Gate {
         let bytes = serde_json::to_vec(&part).unwrap_or_default();
         let gathered = super::with(|c| c.gather(&bytes)).map_err(|Abandoned::Interrupted| {
             self.ended = true;
-            Stop::Interrupted
+            Halt::Interrupted
         })?;
         Ok(gathered.map(|all| {
             all.iter()
@@ -97,10 +97,10 @@ impl Gate {
 
     /// Every rank's outcome: `Ok` when all are fine; otherwise the lowest failing rank's
     /// message, on every rank.
-    fn agree(&mut self, outcome: Result<(), String>) -> Result<(), Stop> {
+    fn agree(&mut self, outcome: Result<(), String>) -> Result<(), Halt> {
         let (rank, size) = (super::rank() as u64, super::size() as u64);
         if size == 1 {
-            return outcome.map_err(Stop::Failed);
+            return outcome.map_err(Halt::Failed);
         }
         let mine = match &outcome {
             Ok(()) => [0, 0],
@@ -108,7 +108,7 @@ impl Gate {
         };
         let all = super::with(|c| c.agree_max(mine)).map_err(|Abandoned::Interrupted| {
             self.ended = true;
-            Stop::Interrupted
+            Halt::Interrupted
         })?;
         if all[0] == 0 {
             return Ok(());
@@ -120,7 +120,7 @@ impl Gate {
             _ => String::new(),
         };
         let message = super::with(|c| c.broadcast(failing, message.into_bytes()));
-        Err(Stop::Failed(format!(
+        Err(Halt::Failed(format!(
             "rank {failing}: {}",
             String::from_utf8_lossy(&message)
         )))

@@ -53,13 +53,14 @@ pub struct ClusterError(pub String);
 
 /// Joins the launcher's job when there is one: MPI with the `mpi` feature, a one-line
 /// refusal without it. With no launcher, perflab is one rank alone and MPI is never touched.
-pub fn init() -> Result<(), ClusterError> {
+/// Waits for other ranks give up when `stop` (Ctrl-C's token) is set.
+pub fn init(stop: crate::stop::Stop) -> Result<(), ClusterError> {
     let Some(expected) = launcher::expected_ranks() else {
         return Ok(());
     };
     #[cfg(feature = "mpi")]
     {
-        let comm = mpi_comm::Mpi::init(expected)?;
+        let comm = mpi_comm::Mpi::init(expected, stop)?;
         RANK.store(comm.rank(), Ordering::SeqCst);
         SIZE.store(comm.size(), Ordering::SeqCst);
         if comm.rank() != 0 {
@@ -71,6 +72,7 @@ pub fn init() -> Result<(), ClusterError> {
     }
     #[cfg(not(feature = "mpi"))]
     {
+        let _ = stop;
         Err(ClusterError(launcher::not_built_with_mpi(expected)))
     }
 }

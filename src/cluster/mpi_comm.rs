@@ -2,7 +2,7 @@
 
 use super::ClusterError;
 use super::comm::{Abandoned, Comm};
-use crate::run::interrupt::is_interrupted;
+use crate::stop::Stop;
 use mpi::Threading;
 use mpi::collective::SystemOperation;
 use mpi::environment::Universe;
@@ -21,13 +21,15 @@ pub struct Mpi {
     /// Dropping it calls MPI_Finalize.
     _universe: Universe,
     world: SimpleCommunicator,
+    /// Ctrl-C's token: a wait for other ranks gives up when it is set.
+    stop: Stop,
 }
 
 impl Mpi {
     /// Initializes MPI (only the main thread calls it) and checks that the job is the one
     /// the launcher announced: a binary built against another MPI than the launcher's starts
     /// as N separate one-rank jobs, silently, unless this catches it.
-    pub fn init(expected: usize) -> Result<Mpi, ClusterError> {
+    pub fn init(expected: usize, stop: Stop) -> Result<Mpi, ClusterError> {
         let (universe, _) =
             mpi::initialize_with_threading(Threading::Funneled).ok_or_else(|| {
                 ClusterError("MPI was already initialized; this is a bug in perflab".into())
@@ -42,6 +44,7 @@ impl Mpi {
         Ok(Mpi {
             _universe: universe,
             world,
+            stop,
         })
     }
 }
@@ -68,7 +71,7 @@ impl Comm for Mpi {
                 Ok((_, out)) => return Ok(*out),
                 Err(pending) => request = pending,
             }
-            if is_interrupted() {
+            if self.stop.is_set() {
                 std::mem::forget(request);
                 return Err(Abandoned::Interrupted);
             }
@@ -85,7 +88,7 @@ impl Comm for Mpi {
                 Ok(_) => return Ok(()),
                 Err(pending) => request = pending,
             }
-            if is_interrupted() {
+            if self.stop.is_set() {
                 // A barrier has no buffers: forgetting its request leaves nothing dangling.
                 std::mem::forget(request);
                 return Err(Abandoned::Interrupted);
@@ -124,7 +127,7 @@ impl Comm for Mpi {
         for rank in 1..self.size() {
             let from = self.world.process_at_rank(rank as i32);
             while from.immediate_probe_with_tag(GATHER_TAG).is_none() {
-                if is_interrupted() {
+                if self.stop.is_set() {
                     return Err(Abandoned::Interrupted);
                 }
                 std::thread::sleep(POLL);

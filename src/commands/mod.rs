@@ -90,7 +90,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Err(e) => return clap_error(e),
     };
     // Before any thread starts: MPI's threads and ours must not race its initialization.
-    if let Err(e) = crate::cluster::init() {
+    if let Err(e) = crate::cluster::init(crate::run::interrupt::token()) {
         // Every rank would say the same: the first speaks.
         if crate::cluster::launcher::launcher_rank() == 0 {
             eprintln!("perflab: {e}");

@@ -1,6 +1,6 @@
 //! The sweep: every step of the grid, `repeat` trials each, the record saved after each step.
 
-use super::interrupt::is_interrupted;
+use crate::workload::Context;
 use super::observer::Observer;
 use super::trial::{TrialError, run_trial};
 use crate::analysis::analyze;
@@ -67,21 +67,22 @@ pub enum RunError {
 /// learns whether it worked.
 fn prepare(
     workload: &dyn crate::workload::Workload,
+    ctx: &Context,
     observer: &dyn Observer,
 ) -> Result<crate::workload::Prepared, crate::workload::OpError> {
     if crate::cluster::size() == 1 {
-        return workload.prepare(&|text| observer.note(text));
+        return workload.prepare(ctx, &|text| observer.note(text));
     }
     let mine = match (workload.scale_out(), crate::cluster::is_root()) {
         (ScaleOut::SharedTarget, false) => Ok(Box::new(()) as crate::workload::Prepared),
-        _ => workload.prepare(&|text| observer.note(text)),
+        _ => workload.prepare(ctx, &|text| observer.note(text)),
     };
     let outcome = mine.as_ref().map(|_| ()).map_err(|e| e.0.clone());
     let agreed = crate::cluster::gate::Gate::new().meet(outcome);
     match agreed {
         Ok(()) => mine,
-        Err(crate::cluster::gate::Stop::Failed(m)) => Err(crate::workload::OpError(m)),
-        Err(crate::cluster::gate::Stop::Interrupted) => {
+        Err(crate::cluster::gate::Halt::Failed(m)) => Err(crate::workload::OpError(m)),
+        Err(crate::cluster::gate::Halt::Interrupted) => {
             Err(crate::workload::OpError("interrupted (Ctrl-C)".into()))
         }
     }
@@ -161,9 +162,23 @@ pub fn run(
         record.warnings.push(w);
     }
     keep(archive, &record)?;
+    // The run's stop token: Ctrl-C sets it, and with it every wait of the run.
+    let ctx = Context {
+        stop: super::interrupt::token().child(),
+        ranks: crate::cluster::size(),
+    };
     // Dropped when this function returns, however it returns: the workload's cleanup.
-    let _prepared = match prepare(workload, observer) {
+    let _prepared = match prepare(workload, &ctx, observer) {
         Ok(p) => p,
+        // A load that stopped for Ctrl-C: the run is incomplete, not failed.
+        Err(_) if ctx.stop.is_set() => {
+            record.cut_short = Some(CutShort {
+                phase: "prepare".into(),
+                reason: interrupted().into(),
+                ..Default::default()
+            });
+            return Err(stop(&mut record, archive, observer, None));
+        }
         Err(e) => {
             record.cut_short = Some(CutShort {
                 phase: "prepare".into(),
@@ -182,6 +197,7 @@ pub fn run(
     observer.run_started(&record, planned, spec.repeat);
     let mut steps = Steps {
         workload,
+        ctx: &ctx,
         archive,
         observer,
         record: &mut record,
@@ -217,6 +233,7 @@ pub fn run(
 /// What running one step needs, and the record it adds the step to.
 pub(super) struct Steps<'a, 'm> {
     workload: &'a dyn crate::workload::Workload,
+    ctx: &'a Context,
     archive: &'a Archive,
     observer: &'a dyn Observer,
     pub record: &'a mut RunRecord,
@@ -262,7 +279,7 @@ impl Steps<'_, '_> {
                 workers: workers as u64,
             };
             let meter = self.meter.as_deref_mut();
-            match run_trial(spec, self.workload, point, repeat, observer, meter) {
+            match run_trial(spec, self.workload, self.ctx, point, repeat, observer, meter) {
                 Ok(trial) => {
                     observer.trial_finished(&trial);
                     trials.push(trial);
@@ -276,7 +293,7 @@ impl Steps<'_, '_> {
                     return Err(stop(self.record, archive, observer, Some((index, message))));
                 }
             }
-            if is_interrupted() {
+            if self.ctx.stop.is_set() {
                 self.record.cut_short = Some(cut("between trials", interrupted(), 0, 0));
                 return Err(stop(self.record, archive, observer, None));
             }

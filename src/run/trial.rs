@@ -23,13 +23,12 @@
 //! mount): their threads are detached, and their connections close when the process exits.
 //! The trial then ends with [`TrialError::Interrupted`], saying where.
 
-use super::interrupt::is_interrupted;
 use super::observer::Observer;
 use super::pacer::Pacer;
 use super::worker::{self, MEASURE, STOP, Shared, WARMUP, WorkerOutput, WorkerPlan, WorkerResult};
 use crate::cluster::{
     self,
-    gate::{Gate, Stop},
+    gate::{Gate, Halt},
     merge::merge,
     share::Share,
 };
@@ -42,7 +41,8 @@ use crate::run::recorder::{IntervalReport, LATE_THRESHOLD, Lag, WorkerTotals};
 use crate::run::series::SeriesBuilder;
 use crate::run::{LoadSpec, RateScope, RunSpec, StopSpec};
 use crate::spec::StepPoint;
-use crate::workload::{Figures, GroupTotals, SessionFactory, Workload};
+use crate::stop::Stop;
+use crate::workload::{Context, Figures, GroupTotals, SessionFactory, Workload};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -95,6 +95,9 @@ struct TrialPlan {
     /// Their place among the run's workers (see `cluster::share`).
     share: Share,
     seed: u64,
+    repeat: u32,
+    /// The run's stop token: every wait of the trial watches it.
+    stop: Stop,
     factory: SessionFactory,
     quotas: Vec<Option<u64>>,
     /// Ops/s over all workers (open loop); 0 in a closed loop.
@@ -110,6 +113,7 @@ impl TrialPlan {
     fn new(
         spec: &RunSpec,
         workload: &dyn Workload,
+        ctx: &Context,
         point: &StepPoint,
         repeat: u32,
     ) -> Result<Self, TrialError> {
@@ -131,7 +135,7 @@ impl TrialPlan {
             .seed
             .wrapping_add(u64::from(repeat).wrapping_mul(0x2545_f491_4f6c_dd1d));
         let factory = workload
-            .sessions(point, seed)
+            .sessions(point, seed, ctx)
             .map_err(|e| TrialError::failed("open", e.0))?;
         let (target_rate, open) = match (workload.offered_rate(point), &spec.load) {
             // The workload's own load (mail's users): the whole run's, shared as --rate is.
@@ -157,6 +161,8 @@ impl TrialPlan {
             workers,
             share,
             seed,
+            repeat,
+            stop: ctx.stop.clone(),
             factory,
             quotas: match fixed {
                 Some(_) => vec![None; workers],
@@ -194,6 +200,8 @@ impl TrialPlan {
 
 /// The workers of one trial and the coordinator's handles on them.
 struct Crew {
+    /// The run's stop token.
+    stop: Stop,
     shared: Arc<Shared>,
     handles: Vec<JoinHandle<WorkerResult>>,
     reports: Receiver<IntervalReport>,
@@ -205,6 +213,7 @@ impl Crew {
         let shared = Arc::new(Shared::default());
         let (tx, reports) = channel();
         let mut crew = Crew {
+            stop: plan.stop.clone(),
             shared,
             handles: Vec::with_capacity(plan.workers),
             reports,
@@ -261,7 +270,7 @@ impl Crew {
             if until(self) {
                 return Ok(());
             }
-            if is_interrupted() {
+            if self.stop.is_set() {
                 return Err(self.abandon(phase));
             }
             std::thread::sleep(poll.min(TICK));
@@ -326,8 +335,8 @@ impl Crew {
         gate.meet(Ok(())).map_err(|stop| {
             let cut = self.abandon(phase);
             match stop {
-                Stop::Interrupted => TrialError::Interrupted(cut),
-                Stop::Failed(message) => TrialError::failed(phase, message),
+                Halt::Interrupted => TrialError::Interrupted(cut),
+                Halt::Failed(message) => TrialError::failed(phase, message),
             }
         })
     }
@@ -417,13 +426,15 @@ impl Activity {
 pub fn run_trial(
     spec: &RunSpec,
     workload: &dyn Workload,
+    ctx: &Context,
     point: &StepPoint,
     repeat: u32,
     observer: &dyn Observer,
     meter: Option<&mut PowerMeter>,
 ) -> Result<Trial, TrialError> {
     let mut gate = Gate::new();
-    let local = local_trial(spec, workload, point, repeat, observer, meter, &mut gate);
+    let local = TrialPlan::new(spec, workload, ctx, point, repeat)
+        .and_then(|plan| local_trial(spec, workload, &plan, observer, meter, &mut gate));
     if cluster::size() == 1 {
         let mut trial = local?;
         workload.derive(point, &mut trial);
@@ -432,7 +443,7 @@ pub fn run_trial(
     let (local, phase) = match local {
         // No exchange after an interrupt: the other ranks are stopping too, or gone.
         Err(TrialError::Interrupted(cut)) => return Err(TrialError::Interrupted(cut)),
-        Err(TrialError::Failed { phase, message }) => (Err(Stop::Failed(message)), phase),
+        Err(TrialError::Failed { phase, message }) => (Err(Halt::Failed(message)), phase),
         Ok(trial) => (Ok(trial), "merge"),
     };
     let fixed = workload.fixed_work(point).is_some();
@@ -446,12 +457,12 @@ pub fn run_trial(
             repeat,
             ..Default::default()
         }),
-        Err(Stop::Interrupted) => Err(TrialError::Interrupted(Cut {
+        Err(Halt::Interrupted) => Err(TrialError::Interrupted(Cut {
             phase,
             stuck: 0,
             workers: 0,
         })),
-        Err(Stop::Failed(message)) => Err(TrialError::failed(phase, message)),
+        Err(Halt::Failed(message)) => Err(TrialError::failed(phase, message)),
     }
 }
 
@@ -460,19 +471,17 @@ pub fn run_trial(
 fn local_trial(
     spec: &RunSpec,
     workload: &dyn Workload,
-    point: &StepPoint,
-    repeat: u32,
+    plan: &TrialPlan,
     observer: &dyn Observer,
     meter: Option<&mut PowerMeter>,
     gate: &mut Gate,
 ) -> Result<Trial, TrialError> {
-    let plan = TrialPlan::new(spec, workload, point, repeat)?;
     let started_at = now_rfc3339();
     if plan.workers == 0 {
-        return idle_trial(repeat, started_at, gate);
+        return idle_trial(plan.repeat, started_at, gate);
     }
     let devices = workload.devices();
-    let crew = Crew::start(spec, &plan)?;
+    let crew = Crew::start(spec, plan)?;
     let stopped = TrialError::Interrupted;
 
     if !crew.open().map_err(stopped)? {
@@ -489,7 +498,7 @@ fn local_trial(
     }
     crew.meet(gate, "warmup")?;
     let probe = (spec.resources, devices.as_slice(), meter);
-    let mut measured = measure(&crew, spec, &plan, observer, workload, probe).map_err(stopped)?;
+    let mut measured = measure(&crew, spec, plan, observer, workload, probe).map_err(stopped)?;
     gate.measure_wall_ns = measured.start_wall_ns;
     let before = std::mem::take(&mut measured.server_before);
     let started = std::mem::take(&mut measured.server_started);
@@ -504,7 +513,7 @@ fn local_trial(
     };
     let activity = Activity::new(sampled, server, elapsed);
     let results = crew.collect(&mut measured.series).map_err(stopped)?;
-    if is_interrupted() {
+    if plan.stop.is_set() {
         return Err(stopped(Cut {
             phase: "measure",
             stuck: 0,
@@ -516,8 +525,8 @@ fn local_trial(
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| TrialError::failed("measure", e.0))?;
     Ok(assemble(
-        &plan,
-        repeat,
+        plan,
+        plan.repeat,
         started_at,
         outputs,
         measured.series,
@@ -541,14 +550,14 @@ fn idle_trial(repeat: u32, started_at: String, gate: &mut Gate) -> Result<Trial,
 }
 
 /// The trial error for a stop agreed between ranks.
-fn stop_error(stop: Stop, phase: &'static str, workers: usize) -> TrialError {
+fn stop_error(stop: Halt, phase: &'static str, workers: usize) -> TrialError {
     match stop {
-        Stop::Interrupted => TrialError::Interrupted(Cut {
+        Halt::Interrupted => TrialError::Interrupted(Cut {
             phase,
             stuck: 0,
             workers,
         }),
-        Stop::Failed(message) => TrialError::failed(phase, message),
+        Halt::Failed(message) => TrialError::failed(phase, message),
     }
 }
 
@@ -626,7 +635,7 @@ fn measure<'m>(
                 server_started,
             });
         }
-        if is_interrupted() {
+        if crew.stop.is_set() {
             return Err(crew.abandon("measure"));
         }
         sampler.poll(Instant::now());

@@ -45,6 +45,27 @@ use std::sync::Arc;
 pub type SessionFactory =
     Arc<dyn Fn(usize, usize) -> Result<Box<dyn Session>, OpError> + Send + Sync>;
 
+/// What the runner hands a workload with every call that does work (opening sessions,
+/// preparing): the run's stop token, which every wait watches, and how many MPI ranks drive
+/// the run.
+#[derive(Debug, Clone)]
+pub struct Context {
+    pub stop: crate::stop::Stop,
+    /// Ranks in the job (1 without a launcher).
+    pub ranks: usize,
+}
+
+impl Context {
+    /// One process, with a token nothing sets: for tests and tools that drive a workload
+    /// without a run.
+    pub fn alone() -> Context {
+        Context {
+            stop: crate::stop::Stop::new(),
+            ranks: 1,
+        }
+    }
+}
+
 /// What the runner needs from a workload.
 pub trait Workload {
     /// The workload family, as in the command (`memory`).
@@ -69,14 +90,20 @@ pub trait Workload {
         None
     }
     /// How to open sessions for the step at `point`. `seed` is the run's seed.
-    fn sessions(&self, point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError>;
+    fn sessions(
+        &self,
+        point: &StepPoint,
+        seed: u64,
+        ctx: &Context,
+    ) -> Result<SessionFactory, OpError>;
     /// Adds figures derived from a finished trial (e.g. ns per load from the mean op time).
     fn derive(&self, _point: &StepPoint, _trial: &mut Trial) {}
 
     /// Work before the first step (creating and filling files). What it returns is dropped
     /// after the last step, or when the run stops early: that is where cleanup goes.
-    /// `note` prints a progress line.
-    fn prepare(&self, _note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
+    /// `note` prints a progress line; a Ctrl-C sets `ctx.stop`, and the work stops with an
+    /// error soon after.
+    fn prepare(&self, _ctx: &Context, _note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
         Ok(Box::new(()))
     }
 

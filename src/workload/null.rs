@@ -2,6 +2,7 @@
 //! is perflab itself: timing, recording and the loop. Its figure is the harness overhead per op
 //! (docs/performance.md); tests use it to exercise the engine without any hardware.
 
+use crate::workload::Context;
 use super::{OpError, OpOutcome, Session, SessionFactory, Workload};
 use crate::record::Headline;
 use crate::spec::{Axis, StepPoint, Sweep};
@@ -50,7 +51,12 @@ impl Workload for NullSpec {
         }
     }
 
-    fn sessions(&self, point: &StepPoint, _seed: u64) -> Result<SessionFactory, OpError> {
+    fn sessions(
+        &self,
+        point: &StepPoint,
+        _seed: u64,
+        _ctx: &Context,
+    ) -> Result<SessionFactory, OpError> {
         let spin = Duration::from_nanos(self.spin_ns.at(point));
         let fail_every = self.fail_every;
         if self.test_panic_open {

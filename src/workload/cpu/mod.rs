@@ -8,6 +8,7 @@
 
 pub mod fractal;
 
+use crate::workload::Context;
 use super::{OpError, Session, SessionFactory, Workload};
 use crate::record::{Headline, Trial};
 use crate::spec::{Axis, StepPoint, Sweep};
@@ -48,7 +49,12 @@ impl Workload for CpuSpec {
         }
     }
 
-    fn sessions(&self, point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError> {
+    fn sessions(
+        &self,
+        point: &StepPoint,
+        seed: u64,
+        _ctx: &Context,
+    ) -> Result<SessionFactory, OpError> {
         let side = self.side.at(point) as usize;
         let max_iter = u32::try_from(self.max_iter.at(point)).unwrap_or(u32::MAX);
         Ok(Arc::new(move |worker, _| {

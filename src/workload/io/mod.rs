@@ -25,6 +25,7 @@ pub mod session;
 pub mod surface;
 pub mod verify;
 
+use crate::workload::Context;
 use super::{OpError, Prepared, SessionFactory, Workload};
 use crate::engine::EngineKind;
 use crate::record::{Headline, StepResult, Trial, Warning};
@@ -147,7 +148,12 @@ impl Workload for IoSpec {
         }
     }
 
-    fn sessions(&self, point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError> {
+    fn sessions(
+        &self,
+        point: &StepPoint,
+        seed: u64,
+        _ctx: &Context,
+    ) -> Result<SessionFactory, OpError> {
         session::factory(self, point, seed)
     }
 
@@ -160,7 +166,7 @@ impl Workload for IoSpec {
         }
     }
 
-    fn prepare(&self, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
+    fn prepare(&self, _ctx: &Context, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
         let prepared = layout::prepare(self, note).map_err(|e| OpError(e.to_string()))?;
         Ok(Box::new(prepared))
     }

@@ -7,6 +7,7 @@
 //! throughput. As IOzone's automatic mode does, records below 64 KiB are skipped for files
 //! above 32 MiB (they take long and show nothing new), and a record never exceeds its file.
 
+use crate::workload::Context;
 use super::layout::{Cleanup, MARKER};
 use crate::record::{Headline, Trial};
 use crate::spec::{Axis, StepPoint, Sweep};
@@ -70,7 +71,12 @@ impl Workload for SurfaceSpec {
         record > file || (file > SMALL_RECORD_LIMIT && record < SMALL_RECORD)
     }
 
-    fn sessions(&self, point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError> {
+    fn sessions(
+        &self,
+        point: &StepPoint,
+        seed: u64,
+        _ctx: &Context,
+    ) -> Result<SessionFactory, OpError> {
         let file = self.file_bytes.at(point);
         let record = self.record_bytes.at(point) as usize;
         let path = self.file();
@@ -98,7 +104,7 @@ impl Workload for SurfaceSpec {
         }
     }
 
-    fn prepare(&self, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
+    fn prepare(&self, _ctx: &Context, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
         std::fs::create_dir(&self.workdir)
             .map_err(|e| OpError(format!("cannot create {}: {e}", self.workdir.display())))?;
         let cleanup = Cleanup::new(vec![self.file()], vec![self.workdir.clone()], self.keep);

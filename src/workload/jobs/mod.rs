@@ -39,6 +39,7 @@
 pub mod command;
 pub mod placement;
 
+use crate::workload::Context;
 use super::{Figures, GroupTotals, OpError, OpOutcome, Session, SessionFactory, Workload};
 use crate::record::histogram::{LatencyHistogram, new_histogram};
 use crate::record::{Headline, Trial, Warning};
@@ -251,7 +252,12 @@ impl Workload for JobsSpec {
         Some(self.copies.at(point).max(1) as usize)
     }
 
-    fn sessions(&self, point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError> {
+    fn sessions(
+        &self,
+        point: &StepPoint,
+        seed: u64,
+        _ctx: &Context,
+    ) -> Result<SessionFactory, OpError> {
         let copies = self.copies.at(point).max(1) as usize;
         let n = self.jobs.map_or(copies, |j| j as usize);
         let plan = Arc::new(Plan {

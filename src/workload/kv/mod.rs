@@ -38,6 +38,7 @@ pub mod server;
 pub mod session;
 pub mod shard;
 
+use crate::workload::Context;
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Check, Headline, StepResult, Trial, Warning};
 use crate::spec::{Axis, StepPoint, Sweep};
@@ -364,7 +365,12 @@ impl Workload for KvSpec {
         }
     }
 
-    fn sessions(&self, point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError> {
+    fn sessions(
+        &self,
+        point: &StepPoint,
+        seed: u64,
+        _ctx: &Context,
+    ) -> Result<SessionFactory, OpError> {
         if let (Some(threads), Some(server)) = (&self.server_threads, &self.throwaway_server) {
             let want = threads.at(point) as u32;
             let mut s = server.lock().unwrap_or_else(|e| e.into_inner());
@@ -397,7 +403,7 @@ impl Workload for KvSpec {
         }))
     }
 
-    fn prepare(&self, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
+    fn prepare(&self, _ctx: &Context, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
         if self.phases == Phases::All {
             self.load(note)?;
         }

@@ -30,6 +30,7 @@ pub mod smtp;
 pub mod watcher;
 pub mod wire;
 
+use crate::workload::Context;
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Check, Headline, StepResult, Trial, Warning};
 use crate::spec::{Axis, StepPoint, Sweep};
@@ -461,7 +462,12 @@ impl Workload for MailSpec {
         Some(self.profile.rate(u64::from(self.users_at(point))))
     }
 
-    fn sessions(&self, point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError> {
+    fn sessions(
+        &self,
+        point: &StepPoint,
+        seed: u64,
+        _ctx: &Context,
+    ) -> Result<SessionFactory, OpError> {
         self.revive().map_err(OpError)?;
         let users = self.users_at(point);
         let plan = Arc::new(self.plan(users, seed));
@@ -482,7 +488,7 @@ impl Workload for MailSpec {
         self.account(self.users_at(point), state, trial);
     }
 
-    fn prepare(&self, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
+    fn prepare(&self, _ctx: &Context, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
         let Some(server) = &self.throwaway_server else {
             return Ok(Box::new(()));
         };

@@ -17,6 +17,7 @@ pub mod bandwidth;
 pub mod latency;
 pub mod lotto;
 
+use crate::workload::Context;
 use super::{OpError, Session, SessionFactory, Workload};
 use crate::record::{Headline, Trial};
 use crate::spec::{Axis, SpecError, StepPoint, Sweep};
@@ -158,7 +159,12 @@ impl Workload for MemorySpec {
         }
     }
 
-    fn sessions(&self, point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError> {
+    fn sessions(
+        &self,
+        point: &StepPoint,
+        seed: u64,
+        _ctx: &Context,
+    ) -> Result<SessionFactory, OpError> {
         let kernel = self.kernel.at(point);
         let size = self.size_bytes.at(point) as usize;
         let loads = self.loads_per_op as usize;

@@ -25,6 +25,7 @@ pub mod queries;
 pub mod schema;
 pub mod session;
 
+use crate::workload::Context;
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Check, Headline, StepResult, Trial, Warning};
 use crate::spec::{Axis, StepPoint, Sweep};
@@ -415,7 +416,12 @@ impl Workload for OlapSpec {
         }
     }
 
-    fn sessions(&self, point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError> {
+    fn sessions(
+        &self,
+        point: &StepPoint,
+        seed: u64,
+        _ctx: &Context,
+    ) -> Result<SessionFactory, OpError> {
         match self.phase.at(point) {
             Phase::Load => self.load_sessions(),
             Phase::Aggregate => self.aggregate_sessions(),
@@ -450,7 +456,7 @@ impl Workload for OlapSpec {
             .collect()
     }
 
-    fn prepare(&self, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
+    fn prepare(&self, _ctx: &Context, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
         let made_dir = !self.temp_dir.exists();
         std::fs::create_dir_all(&self.temp_dir)
             .map_err(|e| OpError(format!("cannot create {}: {e}", self.temp_dir.display())))?;

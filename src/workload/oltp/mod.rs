@@ -27,6 +27,7 @@ pub mod orderentry;
 pub mod shards;
 pub mod tpcc;
 
+use crate::workload::Context;
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Headline, StepResult, Trial, Warning};
 use crate::spec::{Axis, StepPoint};
@@ -165,7 +166,12 @@ impl Workload for OltpSpec {
         }
     }
 
-    fn sessions(&self, point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError> {
+    fn sessions(
+        &self,
+        point: &StepPoint,
+        seed: u64,
+        _ctx: &Context,
+    ) -> Result<SessionFactory, OpError> {
         let backends = self.backends.clone();
         let (mix, scale, select_only) = (self.mix, self.scale, self.select_only);
         let ledger = Arc::clone(&self.ledger);
@@ -273,7 +279,7 @@ impl Workload for OltpSpec {
         sum.into_iter().collect()
     }
 
-    fn prepare(&self, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
+    fn prepare(&self, _ctx: &Context, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
         if let Some(dir) = &self.temp_dir {
             std::fs::create_dir(dir)
                 .map_err(|e| OpError(format!("cannot create {}: {e}", dir.display())))?;

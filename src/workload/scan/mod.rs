@@ -25,6 +25,7 @@ pub mod server;
 pub mod session;
 pub mod tables;
 
+use crate::workload::Context;
 use super::oltp::Phases;
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Check, Headline, StepResult, Trial, Warning};
@@ -320,7 +321,12 @@ impl Workload for ScanSpec {
         }
     }
 
-    fn sessions(&self, point: &StepPoint, _seed: u64) -> Result<SessionFactory, OpError> {
+    fn sessions(
+        &self,
+        point: &StepPoint,
+        _seed: u64,
+        _ctx: &Context,
+    ) -> Result<SessionFactory, OpError> {
         match self.step_backend(point) {
             None => self.native_sessions(point),
             Some(b) => self.database_sessions(b, point),
@@ -437,7 +443,7 @@ impl Workload for ScanSpec {
         out
     }
 
-    fn prepare(&self, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
+    fn prepare(&self, _ctx: &Context, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
         if let Some(dir) = &self.temp_dir {
             std::fs::create_dir(dir)
                 .map_err(|e| OpError(format!("cannot create {}: {e}", dir.display())))?;
