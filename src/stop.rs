@@ -57,6 +57,11 @@ impl Stop {
         child
     }
 
+    /// Whether `other` is this token (a clone of it), not just one in the same state.
+    pub fn same(&self, other: &Stop) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
     /// Whether the run should stop.
     #[inline]
     pub fn is_set(&self) -> bool {

@@ -585,8 +585,14 @@ pub fn steps(g: &GlobalArgs, args: &KvArgs) -> Result<(), AppError> {
         plan.shown()
     ));
     let progress = |share: f64| note(&format!("  {:.0}%", share * 100.0));
-    let done = load::every_key(&plan, command, s.op_timeout, &progress)
-        .map_err(|e| AppError::Failed(e.to_string()))?;
+    let done = load::every_key(
+        &plan,
+        command,
+        s.op_timeout,
+        &progress,
+        &crate::run::interrupt::token(),
+    )
+    .map_err(|e| AppError::Failed(e.to_string()))?;
     match command {
         Command::Set if done.refused > 0 => Err(AppError::Failed(format!(
             "prepare: the server refused {} of {} sets, e.g. {}",

@@ -12,6 +12,7 @@ use super::build::{Defaults, build_spec};
 use super::oltp_cmd::{self, Target};
 use crate::cli::{GlobalArgs, OlapArgs, OltpAction};
 use crate::env::Environment;
+use crate::run::interrupt;
 use crate::run::{RateScope, RunSpec};
 use crate::spec::SpecError;
 use crate::spec::units::{format_bytes, parse_count};
@@ -268,7 +269,7 @@ pub fn olap_spec(args: &OlapArgs, env: &Environment) -> Result<RunSpec, AppError
     let server_settings = match &t.backend {
         Backend::Sqlite { .. } => Default::default(),
         b => b
-            .settings()
+            .settings(&interrupt::token())
             .map_err(|e| oltp_cmd::unreachable_target(&t, e))?,
     };
     let sqlite = t.backend.sqlite_settings();

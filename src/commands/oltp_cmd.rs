@@ -5,6 +5,7 @@ use super::AppError;
 use super::build::{Defaults, build_spec};
 use crate::cli::{GlobalArgs, OltpAction, OltpArgs};
 use crate::env::Environment;
+use crate::run::interrupt;
 use crate::run::{RateScope, RunSpec};
 use crate::spec::SpecError;
 use crate::spec::Sweep;
@@ -388,9 +389,9 @@ fn scale(args: &OltpArgs, mix: Mix) -> Result<u64, SpecError> {
 /// Connects (an SQLite file read-only), or says in one line why not.
 pub(super) fn open(t: &Target, look_only: bool) -> Result<Box<dyn Conn>, AppError> {
     let opened = if look_only {
-        t.backend.inspect()
+        t.backend.inspect(&interrupt::token())
     } else {
-        t.backend.connect()
+        t.backend.connect(&interrupt::token())
     };
     opened.map_err(|e| unreachable_target(t, e))
 }
@@ -490,7 +491,7 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
         _ => {
             // Shard databases not made yet hold nothing to look at; the run creates them.
             let missing = match &ts.databases {
-                Some(d) => shard_db::missing(&d.creator, &d.names)
+                Some(d) => shard_db::missing(&d.creator, &d.names, &interrupt::token())
                     .map_err(|e| unreachable_target(&ts.shards[0], e))?,
                 None => Vec::new(),
             };
@@ -511,7 +512,9 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
     };
     let server_settings: BTreeMap<String, String> = match settings_from {
         Backend::Sqlite { .. } => BTreeMap::new(),
-        b => b.settings().map_err(|e| unreachable_target(first, e))?,
+        b => b
+            .settings(&interrupt::token())
+            .map_err(|e| unreachable_target(first, e))?,
     };
     let sqlite = first.backend.sqlite_settings();
     let mut run = args.run.clone();
@@ -662,18 +665,20 @@ pub fn steps(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
         OltpAction::Prepare => {
             let scale = scale(args, mix)?;
             let created = match &ts.databases {
-                Some(d) => shard_db::ensure(&d.creator, &d.names).map_err(|e| {
-                    AppError::Usage(format!(
-                        "cannot create the shard databases on {}: {e}",
-                        ts.shards[0].shown
-                    ))
-                })?,
+                Some(d) => {
+                    shard_db::ensure(&d.creator, &d.names, &interrupt::token()).map_err(|e| {
+                        AppError::Usage(format!(
+                            "cannot create the shard databases on {}: {e}",
+                            ts.shards[0].shown
+                        ))
+                    })?
+                }
                 None => Vec::new(),
             };
             for t in &ts.shards {
                 refuse_foreign(t, mix)?;
             }
-            crate::run::interrupt::install();
+            interrupt::install();
             for (i, t) in ts.shards.iter().enumerate() {
                 if ts.shards.len() > 1 {
                     note(&format!(
@@ -709,7 +714,7 @@ pub fn steps(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
         OltpAction::Cleanup => {
             for (i, t) in ts.shards.iter().enumerate() {
                 let dbs = ts.databases.as_ref().map(|d| (d, i));
-                let dropped = shards::clear(&t.backend, dbs)
+                let dropped = shards::clear(&t.backend, dbs, &interrupt::token())
                     .map_err(|e| AppError::Failed(format!("cleanup failed on {}: {e}", t.shown)))?;
                 note(&if dropped {
                     format!("cleanup: dropped perflab's tables from {}", t.shown)

@@ -12,6 +12,7 @@ use super::oltp_cmd::{self, Target};
 use crate::cli::{GlobalArgs, OltpAction, ScanArgs};
 use crate::env::Environment;
 use crate::record::RunRecord;
+use crate::run::interrupt;
 use crate::run::{LoadSpec, RateScope, RunSpec};
 use crate::spec::sweep::{parse_names, parse_u64};
 use crate::spec::units::{format_bytes, parse_count, parse_size};
@@ -437,7 +438,7 @@ fn try_swept_settings(target: &Target, swept: &[Sweep<String>]) -> Result<(), Ap
                 Backend::Postgres(_) => Backend::Postgres(t),
                 _ => Backend::Mysql(t),
             };
-            b.connect_session().map_err(|e| {
+            b.connect_session(&interrupt::token()).map_err(|e| {
                 AppError::Usage(format!("--set {name}={v} on {}: {e}", target.shown))
             })?;
         }
@@ -474,7 +475,7 @@ pub fn steps(g: &GlobalArgs, args: &ScanArgs) -> Result<(), AppError> {
             if !target.backend.is_new_file() {
                 refuse_foreign(&target, &mut *oltp_cmd::open(&target, true)?)?;
             }
-            crate::run::interrupt::install();
+            interrupt::install();
             let mut c = oltp_cmd::open(&target, false)?;
             if let Err(e) = load::load(&target.backend, &mut *c, tables.values(), size, &note) {
                 let _ = schema::drop_ours(&mut *c, &known_tables());

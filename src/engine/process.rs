@@ -108,6 +108,23 @@ pub fn allowed_cpus() -> io::Result<Vec<usize>> {
         .collect())
 }
 
+/// Sends SIGKILL to every process of the process group `pgid` (a job started as the leader
+/// of a group of its own, with whatever it started). A group that is gone already is fine.
+pub fn kill_group(pgid: u32) -> io::Result<()> {
+    let pgid = libc::pid_t::try_from(pgid)
+        .ok()
+        .filter(|&p| p > 1)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, format!("bad group {pgid}")))?;
+    // SAFETY: kill only sends a signal; a negative pid names the group, and pgid > 1 rules out
+    // every process (-1) and perflab's own group by accident (0).
+    let rc = unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    if rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH) {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// Waits for the child `pid` to end, blocking the calling thread in the kernel (no
 /// polling), and reaps it. Returns how it ended and what the kernel accounted to it.
 pub fn wait_child(pid: u32) -> io::Result<(Exit, Rusage)> {

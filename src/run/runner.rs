@@ -1,6 +1,5 @@
 //! The sweep: every step of the grid, `repeat` trials each, the record saved after each step.
 
-use crate::workload::Context;
 use super::observer::Observer;
 use super::trial::{TrialError, run_trial};
 use crate::analysis::analyze;
@@ -15,6 +14,7 @@ use crate::run::RunSpec;
 use crate::spec::StepPoint;
 use crate::spec::sweep::{grid, step_params};
 use crate::stats::estimate;
+use crate::workload::Context;
 use crate::workload::ScaleOut;
 use std::time::SystemTime;
 
@@ -279,7 +279,15 @@ impl Steps<'_, '_> {
                 workers: workers as u64,
             };
             let meter = self.meter.as_deref_mut();
-            match run_trial(spec, self.workload, self.ctx, point, repeat, observer, meter) {
+            match run_trial(
+                spec,
+                self.workload,
+                self.ctx,
+                point,
+                repeat,
+                observer,
+                meter,
+            ) {
                 Ok(trial) => {
                     observer.trial_finished(&trial);
                     trials.push(trial);
@@ -312,7 +320,20 @@ impl Steps<'_, '_> {
             self.record.steps.push(step);
             return Ok(());
         }
-        self.workload.finish_step(&mut step);
+        self.workload.finish_step(&mut step, self.ctx);
+        if self.ctx.stop.is_set() {
+            // Ctrl-C during the checks after the step: the step was measured in full and is
+            // kept; its checks may not have run.
+            self.record.steps.push(step);
+            self.record.cut_short = Some(CutShort {
+                step: index,
+                label,
+                phase: "checks after the step".into(),
+                reason: interrupted().into(),
+                ..Default::default()
+            });
+            return Err(stop(self.record, archive, observer, None));
+        }
         for w in step_warnings(&step)
             .into_iter()
             .chain(self.workload.step_warnings(&step))

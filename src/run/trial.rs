@@ -96,8 +96,8 @@ struct TrialPlan {
     share: Share,
     seed: u64,
     repeat: u32,
-    /// The run's stop token: every wait of the trial watches it.
-    stop: Stop,
+    /// The run's stop token (every wait of the trial watches it) and ranks.
+    ctx: Context,
     factory: SessionFactory,
     quotas: Vec<Option<u64>>,
     /// Ops/s over all workers (open loop); 0 in a closed loop.
@@ -162,7 +162,7 @@ impl TrialPlan {
             share,
             seed,
             repeat,
-            stop: ctx.stop.clone(),
+            ctx: ctx.clone(),
             factory,
             quotas: match fixed {
                 Some(_) => vec![None; workers],
@@ -213,7 +213,7 @@ impl Crew {
         let shared = Arc::new(Shared::default());
         let (tx, reports) = channel();
         let mut crew = Crew {
-            stop: plan.stop.clone(),
+            stop: plan.ctx.stop.clone(),
             shared,
             handles: Vec::with_capacity(plan.workers),
             reports,
@@ -504,7 +504,7 @@ fn local_trial(
     let started = std::mem::take(&mut measured.server_started);
     let elapsed = crew.drain(measured.start).map_err(stopped)?;
     // The server's counters first: they are the ones a check compares op for op.
-    let after = workload.server_counters();
+    let after = workload.server_counters(&plan.ctx);
     let sampled = measured.sampler.finish();
     let server = ServerReadings {
         before,
@@ -513,7 +513,7 @@ fn local_trial(
     };
     let activity = Activity::new(sampled, server, elapsed);
     let results = crew.collect(&mut measured.series).map_err(stopped)?;
-    if plan.stop.is_set() {
+    if plan.ctx.stop.is_set() {
         return Err(stopped(Cut {
             phase: "measure",
             stuck: 0,
@@ -608,7 +608,7 @@ fn measure<'m>(
     let mut sampler = Sampler::start(probe.0, spec.interval, probe.1, probe.2);
     // The server's counters last, right before the phase flips: warmup ops in between would
     // be counted by the server and not by perflab.
-    let server_before = workload.server_counters();
+    let server_before = workload.server_counters(&plan.ctx);
     // The sampler's boundaries are the workers' interval boundaries.
     let start = Instant::now();
     let start_wall_ns = crate::cluster::gate::wall_ns();
@@ -618,7 +618,7 @@ fn measure<'m>(
     // And again just after: however long the coordinator was held up between the first read
     // and the flip (a loaded machine deschedules it for milliseconds), what the server counted
     // in between is known, and a check that compares counts op for op allows for it.
-    let server_started = workload.server_counters();
+    let server_started = workload.server_counters(&plan.ctx);
     observer.phase("measure", limit);
     let n = crew.workers();
     loop {

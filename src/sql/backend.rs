@@ -7,6 +7,7 @@ use super::postgres;
 use super::sql::ServerTarget;
 use super::sql::{Conn, DbError};
 use super::sqlite::{self, SqliteSettings};
+use crate::stop::Stop;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -26,22 +27,24 @@ pub enum Backend {
 const SERVER_PROCESSES: [&str; 3] = ["postgres", "mariadbd", "mysqld"];
 
 impl Backend {
-    /// A new connection, ready for work.
-    pub fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
+    /// A new connection, ready for work. Its statements stop when `stop` is set (see
+    /// [`super::cancel`]).
+    pub fn connect(&self, stop: &Stop) -> Result<Box<dyn Conn>, DbError> {
         Ok(match self {
-            Backend::Sqlite { path, settings } => Box::new(sqlite::connect(path, settings)?),
-            Backend::Postgres(t) => Box::new(postgres::connect(t)?),
-            Backend::Mysql(t) => Box::new(mysql::connect(t)?),
+            Backend::Sqlite { path, settings } => Box::new(sqlite::connect(path, settings, stop)?),
+            Backend::Postgres(t) => Box::new(postgres::connect(t, stop)?),
+            Backend::Mysql(t) => Box::new(mysql::connect(t, stop)?),
         })
     }
 
     /// A connection for a session of the run: every statement's answer is bounded by the
     /// op timeout (`--op-timeout`; SQLite has its busy timeout instead).
-    pub fn connect_session(&self) -> Result<Box<dyn Conn>, DbError> {
+    pub fn connect_session(&self, stop: &Stop) -> Result<Box<dyn Conn>, DbError> {
+        let answer = self.op_timeout();
         Ok(match self {
-            Backend::Sqlite { .. } => self.connect()?,
-            Backend::Postgres(t) => Box::new(postgres::connect_with(t, Some(t.op_timeout))?),
-            Backend::Mysql(t) => Box::new(mysql::connect_with(t, Some(t.op_timeout))?),
+            Backend::Sqlite { .. } => self.connect(stop)?,
+            Backend::Postgres(t) => Box::new(postgres::connect_with(t, answer, stop)?),
+            Backend::Mysql(t) => Box::new(mysql::connect_with(t, answer, stop)?),
         })
     }
 
@@ -56,10 +59,10 @@ impl Backend {
     /// A connection that changes nothing (its answers bounded by the op timeout, like a
     /// session's, since it only looks): an SQLite file is opened read-only (not even its
     /// journal mode is set) so perflab can look before deciding whether it may write.
-    pub fn inspect(&self) -> Result<Box<dyn Conn>, DbError> {
+    pub fn inspect(&self, stop: &Stop) -> Result<Box<dyn Conn>, DbError> {
         match self {
-            Backend::Sqlite { path, .. } => Ok(Box::new(sqlite::inspect(path)?)),
-            _ => self.connect_session(),
+            Backend::Sqlite { path, .. } => Ok(Box::new(sqlite::inspect(path, stop)?)),
+            _ => self.connect_session(stop),
         }
     }
 
@@ -77,25 +80,27 @@ impl Backend {
     }
 
     /// The settings that decide durability and group commit, as the server reports them.
-    pub fn settings(&self) -> Result<BTreeMap<String, String>, DbError> {
+    pub fn settings(&self, stop: &Stop) -> Result<BTreeMap<String, String>, DbError> {
+        let answer = self.op_timeout();
         match self {
             Backend::Sqlite { .. } => Ok(BTreeMap::new()),
             Backend::Postgres(t) => {
-                postgres::settings(&mut postgres::connect_with(t, Some(t.op_timeout))?)
+                postgres::settings(&mut postgres::connect_with(t, answer, stop)?)
             }
-            Backend::Mysql(t) => mysql::settings(&mut mysql::connect_with(t, Some(t.op_timeout))?)
-                .map_err(DbError::other),
+            Backend::Mysql(t) => {
+                mysql::settings(&mut mysql::connect_with(t, answer, stop)?).map_err(DbError::other)
+            }
         }
     }
 
     /// Cumulative counters sampled around each measure phase (the runner turns them into
     /// `<name>_per_sec`): the log's writes and syncs, commits, and (`with_cpu`) the CPU
     /// seconds of the database servers running on this machine, if this one is local.
-    pub fn counters(&self, with_cpu: bool) -> Vec<(String, f64)> {
+    pub fn counters(&self, with_cpu: bool, stop: &Stop) -> Vec<(String, f64)> {
         let mut out = match self {
             Backend::Sqlite { .. } => Vec::new(),
-            Backend::Postgres(t) => postgres::counters(t).unwrap_or_default(),
-            Backend::Mysql(t) => mysql::counters(t).unwrap_or_default(),
+            Backend::Postgres(t) => postgres::counters(t, stop).unwrap_or_default(),
+            Backend::Mysql(t) => mysql::counters(t, stop).unwrap_or_default(),
         };
         if with_cpu && let Some(cpu) = self.server_cpu() {
             out.push(("server_cpu".into(), cpu));

@@ -13,6 +13,7 @@
 //! It sits below the workloads and above `target` (URLs, passwords, TLS).
 
 pub mod backend;
+pub mod cancel;
 pub mod mysql;
 pub mod postgres;
 pub mod schema;

@@ -41,9 +41,11 @@
 //!   values, after `SET SESSION`); [`counters`] reads redo log writes and syncs, data file
 //!   syncs and commits from `SHOW GLOBAL STATUS` on a connection of its own.
 
+use super::cancel::{Canceller, Waiting};
 use super::sql::{
     Conn, DbError, Dialect, ErrorKind, Param, ServerTarget, Stmt, answer_limit, is_timeout,
 };
+use crate::stop::Stop;
 use mysql::consts::CapabilityFlags;
 use mysql::prelude::{Protocol, Queryable};
 use mysql::{
@@ -108,6 +110,13 @@ pub struct MyConn {
     /// The prepared statements, by [`Stmt`], with their text (to find a repeated one).
     stmts: Vec<(String, Statement)>,
     broken: bool,
+    /// The run's stop token; see [`super::cancel`].
+    stop: Stop,
+    /// Whether a statement is waiting for the server, for the canceller.
+    waiting: Waiting,
+    /// `KILL QUERY` of this connection's statement on a side connection, registered with
+    /// the stop token.
+    _canceller: Canceller,
 }
 
 impl std::fmt::Debug for MyConn {
@@ -261,8 +270,8 @@ fn options_with(t: &ServerTarget, upgrade: bool) -> Result<Options, DbError> {
 ///
 /// `answer` bounds every read and write, the handshake included (the driver sets its
 /// timeouts once, at connect): None for loading, the op timeout for sessions and counters.
-fn open(t: &ServerTarget, answer: Option<Duration>) -> Result<mysql::Conn, DbError> {
-    let answer = answer_limit(answer);
+fn open(t: &ServerTarget, answer: Option<Duration>, stop: &Stop) -> Result<mysql::Conn, DbError> {
+    let answer = answer_limit(answer, stop);
     let bound = |b: OptsBuilder| {
         b.read_timeout(answer)
             .write_timeout(answer)
@@ -323,13 +332,17 @@ fn open_error(e: mysql::Error, o: &Options) -> DbError {
 
 /// Connects and applies the session settings, with no limit on how long a statement may
 /// take (loading).
-pub fn connect(t: &ServerTarget) -> Result<MyConn, DbError> {
-    connect_with(t, None)
+pub fn connect(t: &ServerTarget, stop: &Stop) -> Result<MyConn, DbError> {
+    connect_with(t, None, stop)
 }
 
 /// Connects as [`connect`] does; each answer may then take at most `answer`.
-pub fn connect_with(t: &ServerTarget, answer: Option<Duration>) -> Result<MyConn, DbError> {
-    let mut conn = open(t, answer)?;
+pub fn connect_with(
+    t: &ServerTarget,
+    answer: Option<Duration>,
+    stop: &Stop,
+) -> Result<MyConn, DbError> {
+    let mut conn = open(t, answer, stop)?;
     for (name, value) in &t.set {
         let sql = format!(
             "SET SESSION {} = {}",
@@ -344,10 +357,24 @@ pub fn connect_with(t: &ServerTarget, answer: Option<Duration>) -> Result<MyConn
             }
         })?;
     }
+    // The driver keeps its socket to itself, so a server that ignores the kill leaves the
+    // read to its timeout: the op timeout for sessions, SHUTDOWN_TIMEOUT after the stop.
+    let waiting = Waiting::default();
+    let id = conn.connection_id();
+    let target = t.clone();
+    let canceller = Canceller::register(stop, waiting.clone(), None, move || {
+        let side = Stop::new();
+        if let Ok(mut c) = open(&target, Some(super::sql::CANCEL_GRACE), &side) {
+            let _ = c.query_drop(format!("KILL QUERY {id}"));
+        }
+    });
     Ok(MyConn {
         conn,
         stmts: Vec::new(),
         broken: false,
+        stop: stop.clone(),
+        waiting,
+        _canceller: canceller,
     })
 }
 
@@ -411,8 +438,8 @@ pub fn settings(c: &mut MyConn) -> Result<BTreeMap<String, String>, String> {
 /// Cumulative server counters, on a connection of its own: redo log writes, syncs and bytes,
 /// data file syncs, commits (see [`COUNTERS`] for what each counts). Counters this server
 /// does not have are left out; None when the server cannot be reached.
-pub fn counters(t: &ServerTarget) -> Option<Vec<(String, f64)>> {
-    let mut c = open(t, Some(t.op_timeout)).ok()?;
+pub fn counters(t: &ServerTarget, stop: &Stop) -> Option<Vec<(String, f64)>> {
+    let mut c = open(t, Some(t.op_timeout), stop).ok()?;
     let names = COUNTERS
         .iter()
         .map(|(_, n)| format!("'{n}'"))
@@ -712,8 +739,10 @@ fn db_err(e: mysql::Error) -> DbError {
 }
 
 impl MyConn {
-    /// Fails at once, with no I/O, once the connection is known to be gone.
+    /// Fails at once, with no I/O, once the connection is known to be gone. Every statement
+    /// starts here, and ends in [`MyConn::check`]: in between it waits for the server.
     fn usable(&self) -> Result<(), DbError> {
+        self.waiting.set(!self.broken);
         if self.broken {
             Err(DbError {
                 kind: ErrorKind::Broken,
@@ -737,6 +766,7 @@ impl MyConn {
     }
 
     fn check<T>(&mut self, r: Result<T, impl Into<Fail>>) -> Result<T, DbError> {
+        self.waiting.set(false);
         r.map_err(|e| self.fail(e.into()))
     }
 }
@@ -748,6 +778,10 @@ fn no_statement(stmt: Stmt) -> DbError {
 impl Conn for MyConn {
     fn dialect(&self) -> Dialect {
         Dialect::Mysql
+    }
+
+    fn stop(&self) -> &Stop {
+        &self.stop
     }
 
     /// Sends the whole text at once (the driver enables multi-statements) and reads every

@@ -21,10 +21,12 @@
 //! - Passwords: from the URL, else `PGPASSWORD` or `~/.pgpass`, through the target module's
 //!   lookup; never in a message.
 
+use super::cancel::{Canceller, Place, Socket, Waiting, postgres_cancel};
 use super::sql::{
-    Conn, DbError, Dialect, ErrorKind, Param, ServerTarget, Stmt, answer_limit, is_timeout,
-    numbered_placeholders,
+    Conn, DbError, Dialect, ErrorKind, Param, SHUTDOWN_TIMEOUT, ServerTarget, Stmt, answer_limit,
+    is_timeout, numbered_placeholders,
 };
+use crate::stop::Stop;
 use crate::target::url::TargetUrl;
 use bytes::BytesMut;
 use fallible_iterator::FallibleIterator;
@@ -119,6 +121,16 @@ pub struct PgConn {
     chunk: Box<[u8]>,
     stmts: Vec<Prepared>,
     broken: bool,
+    /// The run's stop token; see [`super::cancel`].
+    stop: Stop,
+    /// Whether a read is waiting for the server, for the canceller.
+    waiting: Waiting,
+    /// Where to send a cancel request, and the backend's key (from BackendKeyData).
+    cancel_key: Option<(Place, i32, i32)>,
+    /// Registered with the stop token once the key is known.
+    _canceller: Option<Canceller>,
+    /// Whether reads were bounded by [`SHUTDOWN_TIMEOUT`] after the stop.
+    bounded_after_stop: bool,
 }
 
 fn broken(message: impl Into<String>) -> DbError {
@@ -184,15 +196,19 @@ fn server_error(body: &postgres_protocol::message::backend::ErrorResponseBody) -
 
 /// Connects, authenticates and applies the session settings, with no limit on how long a
 /// statement may take (loading).
-pub fn connect(t: &ServerTarget) -> Result<PgConn, DbError> {
-    connect_with(t, None)
+pub fn connect(t: &ServerTarget, stop: &Stop) -> Result<PgConn, DbError> {
+    connect_with(t, None, stop)
 }
 
 /// Connects as [`connect`] does; afterwards each answer may take at most `answer`. The
 /// handshake takes at most the connect timeout (or `answer`, if shorter), so a server that
 /// accepts connections but never answers (stopped, overloaded) cannot hang perflab.
-pub fn connect_with(t: &ServerTarget, answer: Option<Duration>) -> Result<PgConn, DbError> {
-    let answer = answer_limit(answer);
+pub fn connect_with(
+    t: &ServerTarget,
+    answer: Option<Duration>,
+    stop: &Stop,
+) -> Result<PgConn, DbError> {
+    let answer = answer_limit(answer, stop);
     let url: TargetUrl = t
         .url
         .parse()
@@ -242,6 +258,10 @@ pub fn connect_with(t: &ServerTarget, answer: Option<Duration>) -> Result<PgConn
             })?,
     };
     let timeout = answer.map_or(timeout, |a| a.min(timeout));
+    let place = match host.starts_with('/') {
+        true => Place::Unix(format!("{host}/.s.PGSQL.{port}")),
+        false => Place::Tcp(host.clone(), port),
+    };
     let stream = if host.starts_with('/') {
         let path = format!("{host}/.s.PGSQL.{port}");
         let unix = UnixStream::connect(&path)
@@ -264,6 +284,11 @@ pub fn connect_with(t: &ServerTarget, answer: Option<Duration>) -> Result<PgConn
         chunk: vec![0; READ_CHUNK].into_boxed_slice(),
         stmts: Vec::new(),
         broken: false,
+        stop: stop.clone(),
+        waiting: Waiting::default(),
+        cancel_key: None,
+        _canceller: None,
+        bounded_after_stop: false,
     };
     c.set_answer_timeout(Some(timeout));
     let password = match &url.password {
@@ -276,7 +301,8 @@ pub fn connect_with(t: &ServerTarget, answer: Option<Duration>) -> Result<PgConn
         }
     };
     let application = param("application_name").unwrap_or("perflab");
-    c.startup(&user, &database, application, password.as_deref())?;
+    let key = c.startup(&user, &database, application, password.as_deref())?;
+    c.cancel_on_stop(place, key);
     for (name, value) in &t.set {
         c.batch(&format!(
             "SET {} = '{}'",
@@ -365,8 +391,8 @@ pub fn settings(c: &mut PgConn) -> Result<BTreeMap<String, String>, DbError> {
 }
 
 /// Cumulative server counters: WAL writes, syncs and bytes, commits.
-pub fn counters(t: &ServerTarget) -> Option<Vec<(String, f64)>> {
-    let mut c = connect_with(t, Some(t.op_timeout)).ok()?;
+pub fn counters(t: &ServerTarget, stop: &Stop) -> Option<Vec<(String, f64)>> {
+    let mut c = connect_with(t, Some(t.op_timeout), stop).ok()?;
     let mut out = Vec::new();
     if let Ok(Some(r)) = c.query_row("SELECT wal_records, wal_bytes::bigint FROM pg_stat_wal") {
         out.push(("log_records".into(), r[0] as f64));
@@ -438,7 +464,11 @@ impl PgConn {
                     return Err(broken(format!("protocol error: {e}")));
                 }
             }
-            match self.stream.read(&mut self.chunk) {
+            self.bound_after_stop();
+            self.waiting.set(true);
+            let read = self.stream.read(&mut self.chunk);
+            self.waiting.set(false);
+            match read {
                 Ok(0) => {
                     self.broken = true;
                     return Err(broken("connection lost: the server closed the connection"));
@@ -447,6 +477,12 @@ impl PgConn {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => {
                     self.broken = true;
+                    if self.bounded_after_stop
+                        && is_timeout(&e)
+                        && let Some((place, pid, secret)) = &self.cancel_key
+                    {
+                        postgres_cancel(place, *pid, *secret);
+                    }
                     return Err(io_error(e));
                 }
             }
@@ -489,7 +525,7 @@ impl PgConn {
         database: &str,
         application: &str,
         password: Option<&str>,
-    ) -> Result<(), DbError> {
+    ) -> Result<Option<(i32, i32)>, DbError> {
         frontend::startup_message(
             [
                 ("user", user),
@@ -570,7 +606,44 @@ impl PgConn {
             }
         }
         // Parameter statuses and the key data, up to the first ReadyForQuery.
-        self.finish_exchange(|_| {}).map(|_| ())
+        let mut key = None;
+        self.finish_exchange(|m| {
+            if let Message::BackendKeyData(k) = m {
+                key = Some((k.process_id(), k.secret_key()));
+            }
+        })?;
+        Ok(key)
+    }
+
+    /// Registers the cancel of this connection's statement with the stop token: a
+    /// CancelRequest with the backend's key, then the socket shut down if the read still
+    /// waits (see [`super::cancel`]).
+    fn cancel_on_stop(&mut self, place: Place, key: Option<(i32, i32)>) {
+        let Some((pid, secret)) = key else {
+            return;
+        };
+        let socket = match &self.stream {
+            Stream::Tcp(s) => s.try_clone().ok().map(Socket::Tcp),
+            Stream::Unix(s) => s.try_clone().ok().map(Socket::Unix),
+            Stream::Tls(s) => s.sock.try_clone().ok().map(Socket::Tcp),
+        };
+        let to = place.clone();
+        self._canceller = Some(Canceller::register(
+            &self.stop,
+            self.waiting.clone(),
+            socket,
+            move || postgres_cancel(&to, pid, secret),
+        ));
+        self.cancel_key = Some((place, pid, secret));
+    }
+
+    /// After the stop, every read is bounded by [`SHUTDOWN_TIMEOUT`], and a statement that
+    /// outlasts it is cancelled on the server before the connection is given up.
+    fn bound_after_stop(&mut self) {
+        if !self.bounded_after_stop && self.stop.is_set() {
+            self.bounded_after_stop = true;
+            self.set_answer_timeout(Some(SHUTDOWN_TIMEOUT));
+        }
     }
 
     /// Bind, Execute, Sync for a prepared statement, in one write: integers in binary
@@ -717,7 +790,7 @@ impl Conn for PgConn {
         let mut chunk = vec![0u8; COPY_CHUNK];
         let mut stopped: Option<String> = None;
         loop {
-            if crate::run::interrupt::is_interrupted() {
+            if self.stop.is_set() {
                 stopped = Some("interrupted".into());
                 break;
             }
@@ -895,7 +968,12 @@ impl Conn for PgConn {
         self.broken
     }
 
+    fn stop(&self) -> &Stop {
+        &self.stop
+    }
+
     fn set_answer_timeout(&mut self, limit: Option<Duration>) {
+        let limit = answer_limit(limit, &self.stop);
         let _ = match &self.stream {
             Stream::Tcp(s) => s.set_read_timeout(limit),
             Stream::Unix(s) => s.set_read_timeout(limit),

@@ -219,12 +219,3 @@ pub fn drop_ours(conn: &mut dyn Conn, known: &[&str]) -> Result<bool, DbError> {
     conn.batch(&format!("DROP TABLE {META}"))?;
     Ok(true)
 }
-
-/// Stops a load between chunks when the user pressed Ctrl-C.
-pub fn interrupted() -> Result<(), DbError> {
-    if crate::run::interrupt::is_interrupted() {
-        Err(DbError::other("interrupted while loading"))
-    } else {
-        Ok(())
-    }
-}

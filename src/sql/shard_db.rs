@@ -8,6 +8,7 @@
 use super::backend::Backend;
 use super::schema;
 use super::sql::{Conn, DbError, Dialect};
+use crate::stop::Stop;
 use std::sync::Arc;
 
 /// The shard databases of one server, and the connection that creates and drops them.
@@ -49,8 +50,8 @@ fn exists(c: &mut dyn Conn, name: &str) -> Result<bool, DbError> {
 }
 
 /// The databases that do not exist yet.
-pub fn missing(creator: &Backend, names: &[String]) -> Result<Vec<String>, DbError> {
-    let mut c = creator.connect()?;
+pub fn missing(creator: &Backend, names: &[String], stop: &Stop) -> Result<Vec<String>, DbError> {
+    let mut c = creator.connect(stop)?;
     let mut out = Vec::new();
     for name in names {
         if !exists(&mut *c, name)? {
@@ -61,8 +62,8 @@ pub fn missing(creator: &Backend, names: &[String]) -> Result<Vec<String>, DbErr
 }
 
 /// Creates the databases that do not exist; returns the names it created.
-pub fn ensure(creator: &Backend, names: &[String]) -> Result<Vec<String>, DbError> {
-    let mut c = creator.connect()?;
+pub fn ensure(creator: &Backend, names: &[String], stop: &Stop) -> Result<Vec<String>, DbError> {
+    let mut c = creator.connect(stop)?;
     let mut created = Vec::new();
     for name in names {
         if !exists(&mut *c, name)? {
@@ -79,8 +80,10 @@ pub fn created_here(conn: &mut dyn Conn) -> bool {
 }
 
 /// Drops a database perflab created (the caller has checked the mark).
-pub fn drop_database(creator: &Backend, name: &str) -> Result<(), DbError> {
-    creator.connect()?.batch(&format!("DROP DATABASE {name}"))
+pub fn drop_database(creator: &Backend, name: &str, stop: &Stop) -> Result<(), DbError> {
+    creator
+        .connect(stop)?
+        .batch(&format!("DROP DATABASE {name}"))
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! converts the integers to the types the server inferred. Errors are sorted by what the
 //! caller does next ([`ErrorKind`]): retry the transaction, reconnect, or give up.
 
+use crate::stop::Stop;
 use std::fmt;
 
 /// Which SQL the backend speaks, where the workloads' DDL and loading differ.
@@ -71,14 +72,22 @@ pub struct ServerTarget {
     pub op_timeout: std::time::Duration,
 }
 
-/// How long any wait on a server may take once the run was interrupted: cleanup after
-/// Ctrl-C must not hang on a server that stopped answering.
+/// How long any wait on a server may take once the run was stopped: cleanup after Ctrl-C
+/// must not hang on a server that stopped answering.
 pub const SHUTDOWN_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(400);
 
+/// How long a statement in flight may go on after its server was sent a cancel before
+/// perflab closes the connection under it (a server that does not answer the cancel): well
+/// within the 2 s a Ctrl-C may take.
+pub const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_millis(1000);
+
 /// The answer timeout to use now: as asked, but never above [`SHUTDOWN_TIMEOUT`] once the
-/// run was interrupted.
-pub fn answer_limit(asked: Option<std::time::Duration>) -> Option<std::time::Duration> {
-    if crate::run::interrupt::is_interrupted() {
+/// run was stopped.
+pub fn answer_limit(
+    asked: Option<std::time::Duration>,
+    stop: &Stop,
+) -> Option<std::time::Duration> {
+    if stop.is_set() {
         Some(asked.map_or(SHUTDOWN_TIMEOUT, |a| a.min(SHUTDOWN_TIMEOUT)))
     } else {
         asked
@@ -183,6 +192,18 @@ pub trait Conn: Send {
     /// How long one answer may take before the connection counts as broken (None: no
     /// limit, for loading). Backends that cannot change it after connecting ignore it.
     fn set_answer_timeout(&mut self, _limit: Option<std::time::Duration>) {}
+    /// The stop token the connection was opened with: a statement in flight when it is set
+    /// is cancelled on the server, and loops over statements (loading) look at it.
+    fn stop(&self) -> &Stop;
+}
+
+/// Fails with "interrupted" once the connection's stop token is set: loads look between
+/// chunks.
+pub fn stopped(conn: &dyn Conn) -> Result<(), DbError> {
+    match conn.stop().is_set() {
+        true => Err(DbError::other("interrupted while loading")),
+        false => Ok(()),
+    }
 }
 
 /// The rows of a flat file for [`Conn::load_file`], each line's fields as they are (a final

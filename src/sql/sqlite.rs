@@ -8,12 +8,44 @@
 //! spec. Statements are prepared once and kept in rusqlite's per-connection cache.
 
 use super::sql::{Conn, DbError, Dialect, ErrorKind, Param, Stmt};
+use crate::stop::{OnStop, Stop};
 use rusqlite::{Connection, ErrorCode, params_from_iter};
+use std::cell::RefCell;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long a writer waits for the write lock before its transaction is retried.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+thread_local! {
+    /// The stop token of the connection whose statement runs on this thread, and when the
+    /// current wait for a lock began: SQLite's busy handler is a plain function, so it finds
+    /// them here. (The interrupt alone does not end a wait for a lock.)
+    static BUSY: RefCell<(Option<Stop>, Option<Instant>)> = const { RefCell::new((None, None)) };
+}
+
+/// Waits for a lock as SQLite's own busy timeout does (short sleeps, growing), for at most
+/// [`BUSY_TIMEOUT`], and gives up at once when the statement's stop token is set.
+fn busy(count: i32) -> bool {
+    const DELAYS_MS: [u64; 8] = [1, 2, 5, 10, 15, 20, 25, 25];
+    BUSY.with(|b| {
+        let mut b = b.borrow_mut();
+        if count == 0 || b.1.is_none() {
+            b.1 = Some(Instant::now());
+        }
+        if b.0.as_ref().is_some_and(Stop::is_set) {
+            return false;
+        }
+        let waited = b.1.map_or(Duration::ZERO, |s| s.elapsed());
+        if waited >= BUSY_TIMEOUT {
+            return false;
+        }
+        let delay = DELAYS_MS[(count.max(0) as usize).min(DELAYS_MS.len() - 1)];
+        drop(b);
+        std::thread::sleep(Duration::from_millis(delay).min(BUSY_TIMEOUT - waited));
+        true
+    })
+}
 
 /// The settings that decide durability and log syncs, as SQLite names them.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -46,10 +78,10 @@ fn db_error(e: rusqlite::Error) -> DbError {
 }
 
 /// Opens a connection with the run's settings.
-pub fn connect(path: &Path, s: &SqliteSettings) -> Result<SqliteConn, DbError> {
+pub fn connect(path: &Path, s: &SqliteSettings, stop: &Stop) -> Result<SqliteConn, DbError> {
     let open = || -> rusqlite::Result<Connection> {
         let conn = Connection::open(path)?;
-        conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.busy_handler(Some(busy))?;
         conn.set_prepared_statement_cache_capacity(64);
         // Before the journal mode: switching to WAL writes the header of a new database,
         // after which its page size is fixed.
@@ -67,24 +99,18 @@ pub fn connect(path: &Path, s: &SqliteSettings) -> Result<SqliteConn, DbError> {
     };
     let conn =
         open().map_err(|e| DbError::other(format!("cannot open {}: {e}", path.display())))?;
-    Ok(SqliteConn {
-        conn,
-        sqls: Vec::new(),
-    })
+    Ok(SqliteConn::new(conn, stop))
 }
 
 /// Opens a database read-only, changing nothing (not even its journal mode): to look at a
 /// file before deciding whether perflab may write to it.
-pub fn inspect(path: &Path) -> Result<SqliteConn, DbError> {
+pub fn inspect(path: &Path, stop: &Stop) -> Result<SqliteConn, DbError> {
     let conn = Connection::open_with_flags(
         path,
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(|e| DbError::other(format!("cannot open {}: {e}", path.display())))?;
-    Ok(SqliteConn {
-        conn,
-        sqls: Vec::new(),
-    })
+    Ok(SqliteConn::new(conn, stop))
 }
 
 /// One connection. A statement handle is its SQL's index; the compiled statement lives in
@@ -92,9 +118,33 @@ pub fn inspect(path: &Path) -> Result<SqliteConn, DbError> {
 pub struct SqliteConn {
     conn: Connection,
     sqls: Vec<String>,
+    stop: Stop,
+    /// Interrupts the running statement when the stop token is set.
+    _interrupt: OnStop,
 }
 
 impl SqliteConn {
+    fn new(conn: Connection, stop: &Stop) -> SqliteConn {
+        let handle = conn.get_interrupt_handle();
+        SqliteConn {
+            conn,
+            sqls: Vec::new(),
+            stop: stop.clone(),
+            _interrupt: stop.on_stop(move || handle.interrupt()),
+        }
+    }
+
+    /// Makes this connection's token the one the busy handler watches on this thread.
+    #[inline]
+    fn arm(&self) {
+        BUSY.with(|b| {
+            let mut b = b.borrow_mut();
+            if !b.0.as_ref().is_some_and(|s| s.same(&self.stop)) {
+                b.0 = Some(self.stop.clone());
+            }
+        });
+    }
+
     /// Runs a prepared query and reads the first `width` columns of every row.
     fn rows<P: rusqlite::ToSql>(
         &mut self,
@@ -124,11 +174,17 @@ impl Conn for SqliteConn {
         Dialect::Sqlite
     }
 
+    fn stop(&self) -> &Stop {
+        &self.stop
+    }
+
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {
+        self.arm();
         self.conn.execute_batch(sql).map_err(db_error)
     }
 
     fn prepare(&mut self, sql: &str) -> Result<Stmt, DbError> {
+        self.arm();
         // Compiled now, so a missing table shows here rather than in the first transaction.
         self.conn.prepare_cached(sql).map_err(db_error)?;
         self.sqls.push(sql.to_string());
@@ -136,6 +192,7 @@ impl Conn for SqliteConn {
     }
 
     fn exec(&mut self, stmt: Stmt, params: &[i64]) -> Result<u64, DbError> {
+        self.arm();
         let mut s = self
             .conn
             .prepare_cached(&self.sqls[stmt])
@@ -146,6 +203,7 @@ impl Conn for SqliteConn {
     }
 
     fn query(&mut self, stmt: Stmt, params: &[i64], out: &mut Vec<i64>) -> Result<usize, DbError> {
+        self.arm();
         self.rows(stmt, params, 1, out)
     }
 
@@ -156,10 +214,12 @@ impl Conn for SqliteConn {
         width: usize,
         out: &mut Vec<i64>,
     ) -> Result<usize, DbError> {
+        self.arm();
         self.rows(stmt, params, width, out)
     }
 
     fn query_row(&mut self, sql: &str) -> Result<Option<Vec<i64>>, DbError> {
+        self.arm();
         let mut s = self.conn.prepare(sql).map_err(db_error)?;
         let columns = s.column_count();
         let mut rows = s.query([]).map_err(db_error)?;
@@ -177,6 +237,7 @@ impl Conn for SqliteConn {
     }
 
     fn query_text(&mut self, sql: &str) -> Result<Option<String>, DbError> {
+        self.arm();
         let mut s = self.conn.prepare(sql).map_err(db_error)?;
         let mut rows = s.query([]).map_err(db_error)?;
         match rows.next().map_err(db_error)? {
@@ -195,6 +256,7 @@ impl Conn for SqliteConn {
     }
 
     fn query_texts(&mut self, sql: &str) -> Result<Vec<Vec<String>>, DbError> {
+        self.arm();
         let mut s = self.conn.prepare(sql).map_err(db_error)?;
         let columns = s.column_count();
         let mut rows = s.query([]).map_err(db_error)?;
@@ -218,6 +280,7 @@ impl Conn for SqliteConn {
     /// The file is read and parsed before the write lock is taken, so loaders of several
     /// files overlap everything but the inserts (SQLite has one writer).
     fn load_file(&mut self, table: &str, columns: &[&str], path: &Path) -> Result<u64, DbError> {
+        self.arm();
         use rusqlite::types::Value;
         let bytes = super::sql::read_load_file(path)?;
         if std::str::from_utf8(&bytes).is_err() {
@@ -269,17 +332,20 @@ impl Conn for SqliteConn {
     }
 
     fn begin(&mut self, writes: bool) -> Result<(), DbError> {
+        self.arm();
         let sql = if writes { "BEGIN IMMEDIATE" } else { "BEGIN" };
         let mut s = self.conn.prepare_cached(sql).map_err(db_error)?;
         s.execute([]).map(|_| ()).map_err(db_error)
     }
 
     fn commit(&mut self) -> Result<(), DbError> {
+        self.arm();
         let mut s = self.conn.prepare_cached("COMMIT").map_err(db_error)?;
         s.execute([]).map(|_| ()).map_err(db_error)
     }
 
     fn rollback(&mut self) {
+        self.arm();
         if !self.conn.is_autocommit() {
             let _ = self.conn.execute_batch("ROLLBACK");
         }

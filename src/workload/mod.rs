@@ -118,13 +118,14 @@ pub trait Workload {
         Vec::new()
     }
 
-    /// Marks what only the whole step shows (stragglers among files), before it is saved.
-    fn finish_step(&self, _step: &mut StepResult) {}
+    /// Marks what only the whole step shows (stragglers among files, the consistency checks
+    /// after it), before it is saved.
+    fn finish_step(&self, _step: &mut StepResult, _ctx: &Context) {}
 
     /// Cumulative counters of the system under test (a server's WAL syncs, commits), by
     /// name. The runner samples them around each measure phase and records each one's rate
     /// as the figure `<name>_per_sec`.
-    fn server_counters(&self) -> Vec<(String, f64)> {
+    fn server_counters(&self, _ctx: &Context) -> Vec<(String, f64)> {
         Vec::new()
     }
 

@@ -2,10 +2,10 @@
 //! is perflab itself: timing, recording and the loop. Its figure is the harness overhead per op
 //! (docs/performance.md); tests use it to exercise the engine without any hardware.
 
-use crate::workload::Context;
 use super::{OpError, OpOutcome, Session, SessionFactory, Workload};
 use crate::record::Headline;
 use crate::spec::{Axis, StepPoint, Sweep};
+use crate::workload::Context;
 use serde::Serialize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -8,10 +8,10 @@
 
 pub mod fractal;
 
-use crate::workload::Context;
 use super::{OpError, Session, SessionFactory, Workload};
 use crate::record::{Headline, Trial};
 use crate::spec::{Axis, StepPoint, Sweep};
+use crate::workload::Context;
 use fractal::FractalSession;
 use serde::Serialize;
 use std::sync::Arc;

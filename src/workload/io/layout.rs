@@ -23,6 +23,7 @@ use crate::engine::sys;
 use crate::env::disk::{BlockDevice, MountInfo, device_of, mount_of};
 use crate::env::hazard::{Hazard, device_hazards, signature_of};
 use crate::spec::units::format_bytes;
+use crate::stop::Stop;
 use crate::workload::rng::Rng;
 use serde::Serialize;
 use std::fs::File;
@@ -474,7 +475,7 @@ fn marker_text(names: &[String]) -> String {
 
 /// Creates the work directories and files, reserves their space and fills them where the
 /// test needs content. On any failure what was created is removed again.
-pub fn prepare(spec: &IoSpec, note: &dyn Fn(&str)) -> Result<Cleanup, LayoutError> {
+pub fn prepare(spec: &IoSpec, stop: &Stop, note: &dyn Fn(&str)) -> Result<Cleanup, LayoutError> {
     let layout = &spec.layout;
     // `--keep` applies once everything is in place: a failed preparation removes its files.
     let mut cleanup = Cleanup::new(Vec::new(), Vec::new(), false);
@@ -573,7 +574,7 @@ pub fn prepare(spec: &IoSpec, note: &dyn Fn(&str)) -> Result<Cleanup, LayoutErro
             format_bytes(layout.size)
         ));
         for f in &to_fill {
-            fill(spec, f)?;
+            fill(spec, f, stop)?;
         }
         let secs = started.elapsed().as_secs_f64();
         note(&format!(
@@ -641,7 +642,7 @@ fn reserve(file: &File, len: u64, path: &Path) -> Result<(), LayoutError> {
 
 /// Writes a file's whole region: random bytes, or verify blocks of generation 0. Buffered,
 /// then synced and dropped from the page cache, so the test starts from the device.
-fn fill(spec: &IoSpec, f: &FileSpec) -> Result<(), LayoutError> {
+fn fill(spec: &IoSpec, f: &FileSpec, stop: &Stop) -> Result<(), LayoutError> {
     let layout = &spec.layout;
     let err = |e: std::io::Error| {
         if sys::is_no_space(&e) {
@@ -664,7 +665,7 @@ fn fill(spec: &IoSpec, f: &FileSpec) -> Result<(), LayoutError> {
         buf.resize(chunk_len, 0);
     }
     while pos < layout.size {
-        if crate::run::interrupt::is_interrupted() {
+        if stop.is_set() {
             return Err(LayoutError(format!(
                 "interrupted while writing {}",
                 f.path.display()

@@ -25,12 +25,12 @@ pub mod session;
 pub mod surface;
 pub mod verify;
 
-use crate::workload::Context;
 use super::{OpError, Prepared, SessionFactory, Workload};
 use crate::engine::EngineKind;
 use crate::record::{Headline, StepResult, Trial, Warning};
 use crate::spec::{Axis, StepPoint, Sweep};
 use crate::stats::steady::SteadyCriteria;
+use crate::workload::Context;
 use distribution::Distribution;
 use layout::Layout;
 use pattern::Rw;
@@ -166,8 +166,9 @@ impl Workload for IoSpec {
         }
     }
 
-    fn prepare(&self, _ctx: &Context, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
-        let prepared = layout::prepare(self, note).map_err(|e| OpError(e.to_string()))?;
+    fn prepare(&self, ctx: &Context, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
+        let prepared =
+            layout::prepare(self, &ctx.stop, note).map_err(|e| OpError(e.to_string()))?;
         Ok(Box::new(prepared))
     }
 
@@ -187,7 +188,7 @@ impl Workload for IoSpec {
         self.layout.devices()
     }
 
-    fn finish_step(&self, step: &mut StepResult) {
+    fn finish_step(&self, step: &mut StepResult, _ctx: &Context) {
         analysis::mark_stragglers(step, self.straggler_fraction);
     }
 

@@ -7,10 +7,10 @@
 //! throughput. As IOzone's automatic mode does, records below 64 KiB are skipped for files
 //! above 32 MiB (they take long and show nothing new), and a record never exceeds its file.
 
-use crate::workload::Context;
 use super::layout::{Cleanup, MARKER};
 use crate::record::{Headline, Trial};
 use crate::spec::{Axis, StepPoint, Sweep};
+use crate::workload::Context;
 use crate::workload::rng::Rng;
 use crate::workload::{Figures, OpError, OpOutcome, Prepared, Session, SessionFactory, Workload};
 use serde::Serialize;

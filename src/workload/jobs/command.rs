@@ -13,11 +13,13 @@
 //!   stays far below the job's), and reads the last [`STDERR_TAIL`] bytes of stderr when it
 //!   failed.
 
-use crate::engine::process::{Exit, Rusage, wait_child};
+use crate::engine::process::{Exit, Rusage, kill_group, wait_child};
+use crate::stop::Stop;
 use serde::Serialize;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::{FileExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -155,7 +157,11 @@ impl Runner {
     }
 
     /// Runs `argv` to its end. Err: it could not be started or waited for.
-    pub fn run(&mut self, argv: &[String]) -> io::Result<JobRun> {
+    ///
+    /// The job leads a process group of its own, so that when `stop` is set (Ctrl-C) the job
+    /// and everything it started are killed at once: a terminal's Ctrl-C reaches perflab's
+    /// group only, and a batch must not run on after perflab stopped.
+    pub fn run(&mut self, argv: &[String], stop: &Stop) -> io::Result<JobRun> {
         let (program, args) = argv
             .split_first()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "empty command"))?;
@@ -166,9 +172,17 @@ impl Runner {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::from(self.stderr.try_clone()?))
+            .process_group(0)
             .spawn()?;
+        let group = child.id();
+        // Withdrawn as soon as the job is reaped (the group's id may then be reused).
+        let kill = stop.on_stop(move || {
+            let _ = kill_group(group);
+        });
         // wait4 reaps it: `child` is dropped without `wait` (std never waits on drop).
-        let (exit, usage) = wait_child(child.id())?;
+        let waited = wait_child(child.id());
+        drop(kill);
+        let (exit, usage) = waited?;
         let elapsed = start.elapsed();
         drop(child);
         Ok(JobRun {
@@ -264,11 +278,11 @@ mod tests {
         let argv: Vec<String> = ["sh", "-c", "echo first >&2; echo boom >&2; exit 3"]
             .map(String::from)
             .to_vec();
-        let run = r.run(&argv).expect("runs");
+        let run = r.run(&argv, &Stop::new()).expect("runs");
         assert_eq!(run.exit, Exit::Code(3));
         assert_eq!(r.stderr_tail(), "first\nboom");
         // The next job starts with an empty file.
-        let ok = r.run(&["true".to_string()]).expect("runs");
+        let ok = r.run(&["true".to_string()], &Stop::new()).expect("runs");
         assert!(ok.exit.success());
         assert_eq!(r.stderr_tail(), "");
         r.write_stderr(&vec![b'x'; 3000]);

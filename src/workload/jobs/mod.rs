@@ -39,11 +39,12 @@
 pub mod command;
 pub mod placement;
 
-use crate::workload::Context;
 use super::{Figures, GroupTotals, OpError, OpOutcome, Session, SessionFactory, Workload};
 use crate::record::histogram::{LatencyHistogram, new_histogram};
 use crate::record::{Headline, Trial, Warning};
 use crate::spec::{Axis, StepPoint, Sweep};
+use crate::stop::Stop;
+use crate::workload::Context;
 use command::{JobCommand, Runner};
 use placement::Placement;
 use serde::Serialize;
@@ -256,7 +257,7 @@ impl Workload for JobsSpec {
         &self,
         point: &StepPoint,
         seed: u64,
-        _ctx: &Context,
+        ctx: &Context,
     ) -> Result<SessionFactory, OpError> {
         let copies = self.copies.at(point).max(1) as usize;
         let n = self.jobs.map_or(copies, |j| j as usize);
@@ -270,7 +271,8 @@ impl Workload for JobsSpec {
         let temp_dir = self.temp_dir.clone();
         // Under MPI, copies are numbered over the run, but each host pins its own from its
         // first CPU in the order: a slot per copy opened on this rank.
-        let ranks = crate::cluster::size() > 1;
+        let ranks = ctx.ranks > 1;
+        let stop = ctx.stop.clone();
         let slots = Arc::new(AtomicUsize::new(0));
         Ok(Arc::new(move |worker, workers| {
             let slot = match ranks {
@@ -286,6 +288,7 @@ impl Workload for JobsSpec {
                 // one queue and each takes the next job as soon as it is free.
                 ranks.then_some(workers),
                 &temp_dir,
+                &stop,
             )
             .map(|s| Box::new(s) as Box<dyn Session>)
         }))
@@ -403,6 +406,8 @@ struct JobSession {
     /// Jobs this copy has claimed (the striped batch's position).
     claims: Cell<usize>,
     latency: LatencyHistogram,
+    /// The run's stop token: a running job's process group is killed when it is set.
+    stop: Stop,
 }
 
 /// Makes each stderr file's name unique within the process.
@@ -415,6 +420,7 @@ impl JobSession {
         plan: Arc<Plan>,
         stride: Option<usize>,
         temp_dir: &std::path::Path,
+        stop: &Stop,
     ) -> Result<JobSession, OpError> {
         // Pin this thread before any spawn: each child inherits the mask at fork.
         if !cpus.is_empty() {
@@ -448,6 +454,7 @@ impl JobSession {
             stride,
             claims: Cell::new(0),
             latency: new_histogram(),
+            stop: stop.clone(),
         })
     }
 
@@ -486,7 +493,7 @@ impl Session for JobSession {
         let plan = Arc::clone(&self.plan);
         let cmd = &plan.commands[plan.order[job]];
         self.last_kind = cmd.name;
-        let run = self.runner.run(&cmd.argv).map_err(|e| {
+        let run = self.runner.run(&cmd.argv, &self.stop).map_err(|e| {
             self.tally.failed += 1;
             OpError(format!("{}: could not run {}: {e}", cmd.name, cmd.argv[0]))
         })?;

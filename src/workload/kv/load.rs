@@ -11,7 +11,7 @@
 use super::endpoint::{Control, EndpointError};
 use super::protocol::{Command, Reply};
 use super::session::Plan;
-use crate::run::interrupt::is_interrupted;
+use crate::stop::Stop;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -39,6 +39,7 @@ pub fn every_key(
     command: Command,
     timeout: Duration,
     note: &dyn Fn(f64),
+    stop: &Stop,
 ) -> Result<Loaded, EndpointError> {
     let started = Instant::now();
     let shown = plan.shown();
@@ -50,7 +51,7 @@ pub fn every_key(
             .map(|i| {
                 let (lo, hi) = (count * i / loaders, count * (i + 1) / loaders);
                 let done = &done;
-                scope.spawn(move || load_slice(plan, command, timeout, lo..hi, done))
+                scope.spawn(move || load_slice(plan, command, timeout, lo..hi, done, stop))
             })
             .collect();
         let mut last_note = Instant::now();
@@ -94,6 +95,7 @@ fn load_slice(
     timeout: Duration,
     range: std::ops::Range<u64>,
     done: &AtomicU64,
+    stop: &Stop,
 ) -> Result<Loaded, EndpointError> {
     let (keys, sizes, values) = (&plan.keys, &plan.sizes, &plan.values);
     let shards = plan.shards.len();
@@ -109,7 +111,7 @@ fn load_slice(
     let mut loaded = Loaded::default();
     let mut at = range.start;
     while at < range.end {
-        if is_interrupted() {
+        if stop.is_set() {
             return Err(EndpointError::Protocol {
                 shown: plan.shown(),
                 message: "interrupted (Ctrl-C) while loading".into(),

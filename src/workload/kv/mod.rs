@@ -38,10 +38,11 @@ pub mod server;
 pub mod session;
 pub mod shard;
 
-use crate::workload::Context;
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Check, Headline, StepResult, Trial, Warning};
 use crate::spec::{Axis, StepPoint, Sweep};
+use crate::stop::Stop;
+use crate::workload::Context;
 use endpoint::Control;
 use protocol::{Command, Protocol};
 use serde::Serialize;
@@ -143,7 +144,7 @@ impl KvSpec {
     }
 
     /// Sets every key, with a progress note, and checks what the server holds.
-    fn load(&self, note: &dyn Fn(&str)) -> Result<(), OpError> {
+    fn load(&self, stop: &Stop, note: &dyn Fn(&str)) -> Result<(), OpError> {
         let plan = self.plan();
         let before = self.stat_numbers();
         note(&format!(
@@ -153,7 +154,7 @@ impl KvSpec {
             plan.shown()
         ));
         let say = |share: f64| note(&format!("prepare: {:.0}%", share * 100.0));
-        let loaded = load::every_key(&plan, Command::Set, plan.op_timeout, &say)
+        let loaded = load::every_key(&plan, Command::Set, plan.op_timeout, &say, stop)
             .map_err(|e| OpError(format!("loading failed: {e}")))?;
         if loaded.refused > 0 {
             return Err(OpError(format!(
@@ -317,6 +318,8 @@ pub fn server_numbers(
 /// Deletes perflab's keys when the run ends (unless kept); a throwaway server just stops.
 struct Teardown {
     spec: KvSpec,
+    /// The run's token: set after Ctrl-C, when the deletes stop at once.
+    stop: Stop,
 }
 
 impl Drop for Teardown {
@@ -332,6 +335,7 @@ impl Drop for Teardown {
             Command::Delete,
             plan.op_timeout.min(Duration::from_secs(5)),
             &|_| {},
+            &self.stop,
         );
     }
 }
@@ -369,7 +373,7 @@ impl Workload for KvSpec {
         &self,
         point: &StepPoint,
         seed: u64,
-        _ctx: &Context,
+        ctx: &Context,
     ) -> Result<SessionFactory, OpError> {
         if let (Some(threads), Some(server)) = (&self.server_threads, &self.throwaway_server) {
             let want = threads.at(point) as u32;
@@ -387,7 +391,7 @@ impl Workload for KvSpec {
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .clear();
-                self.load(&|_| {})?;
+                self.load(&ctx.stop, &|_| {})?;
             }
         }
         self.refresh_cluster()?;
@@ -403,14 +407,17 @@ impl Workload for KvSpec {
         }))
     }
 
-    fn prepare(&self, _ctx: &Context, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
+    fn prepare(&self, ctx: &Context, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
         if self.phases == Phases::All {
-            self.load(note)?;
+            self.load(&ctx.stop, note)?;
         }
-        Ok(Box::new(Teardown { spec: self.clone() }))
+        Ok(Box::new(Teardown {
+            spec: self.clone(),
+            stop: ctx.stop.clone(),
+        }))
     }
 
-    fn server_counters(&self) -> Vec<(String, f64)> {
+    fn server_counters(&self, _ctx: &Context) -> Vec<(String, f64)> {
         self.stat_numbers()
             .into_iter()
             // Levels, not counters: a rate of them means nothing.
@@ -476,7 +483,7 @@ impl Workload for KvSpec {
         }
     }
 
-    fn finish_step(&self, step: &mut StepResult) {
+    fn finish_step(&self, step: &mut StepResult, _ctx: &Context) {
         let mut ours = 0.0;
         let mut theirs = 0.0;
         let mut slack = 0.0;

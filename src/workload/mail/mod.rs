@@ -30,10 +30,10 @@ pub mod smtp;
 pub mod watcher;
 pub mod wire;
 
-use crate::workload::Context;
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Check, Headline, StepResult, Trial, Warning};
 use crate::spec::{Axis, StepPoint, Sweep};
+use crate::workload::Context;
 use ledger::Ledger;
 use message::Sizes;
 use profile::Profile;
@@ -488,7 +488,7 @@ impl Workload for MailSpec {
         self.account(self.users_at(point), state, trial);
     }
 
-    fn prepare(&self, _ctx: &Context, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
+    fn prepare(&self, ctx: &Context, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
         let Some(server) = &self.throwaway_server else {
             return Ok(Box::new(()));
         };
@@ -503,7 +503,8 @@ impl Workload for MailSpec {
             let started = std::time::Instant::now();
             let s = lock(server);
             let progress = |share: f64| note(&format!("  {:.0}%", share * 100.0));
-            let stop = crate::run::interrupt::is_interrupted;
+            let token = ctx.stop.clone();
+            let stop = move || token.is_set();
             let bytes = s
                 .populate(&users, per_user, &self.sizes, self.seed, &progress, &stop)
                 .map_err(OpError)?;
@@ -545,7 +546,7 @@ impl Workload for MailSpec {
             .unwrap_or_default()
     }
 
-    fn server_counters(&self) -> Vec<(String, f64)> {
+    fn server_counters(&self, _ctx: &Context) -> Vec<(String, f64)> {
         let cpu = match self.server_pid() {
             Some(pid) => crate::env::usage::cpu_time_of_tree(pid),
             None if self.is_local() => crate::env::usage::cpu_time_of(&DOVECOT_PROCESSES),
@@ -555,7 +556,7 @@ impl Workload for MailSpec {
             .unwrap_or_default()
     }
 
-    fn finish_step(&self, step: &mut StepResult) {
+    fn finish_step(&self, step: &mut StepResult, _ctx: &Context) {
         step.checks.extend(lock(&self.checks).drain(..));
     }
 

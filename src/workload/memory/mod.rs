@@ -17,10 +17,10 @@ pub mod bandwidth;
 pub mod latency;
 pub mod lotto;
 
-use crate::workload::Context;
 use super::{OpError, Session, SessionFactory, Workload};
 use crate::record::{Headline, Trial};
 use crate::spec::{Axis, SpecError, StepPoint, Sweep};
+use crate::workload::Context;
 use bandwidth::{BandwidthKernel, BandwidthSession};
 use latency::LatencySession;
 use lotto::LottoSession;

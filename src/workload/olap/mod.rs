@@ -25,12 +25,13 @@ pub mod queries;
 pub mod schema;
 pub mod session;
 
-use crate::workload::Context;
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Check, Headline, StepResult, Trial, Warning};
 use crate::spec::{Axis, StepPoint, Sweep};
 use crate::sql::backend::Backend;
 use crate::sql::sqlite::SqliteSettings;
+use crate::stop::Stop;
+use crate::workload::Context;
 use data::{FlatFile, Truth};
 use queries::QueryKind;
 use serde::Serialize;
@@ -106,6 +107,9 @@ struct State {
     files: Vec<(FlatFile, u64)>,
     tally: Option<Arc<Tally>>,
     checks: Vec<Check>,
+    /// The run's stop token, from the last call that handed one over (the checks after a
+    /// trial run in `derive`, which gets none).
+    stop: Stop,
 }
 
 impl std::fmt::Debug for State {
@@ -161,7 +165,11 @@ impl OlapSpec {
     }
 
     fn conn(&self) -> Result<Box<dyn crate::sql::sql::Conn>, OpError> {
-        let mut c = self.backend.connect().map_err(|e| OpError(e.message))?;
+        let stop = self.state().stop.clone();
+        let mut c = self
+            .backend
+            .connect(&stop)
+            .map_err(|e| OpError(e.message))?;
         c.set_answer_timeout(None);
         Ok(c)
     }
@@ -191,6 +199,8 @@ impl OlapSpec {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let next = std::sync::atomic::AtomicUsize::new(0);
         let seed = self.data_seed;
+        let stop = self.state().stop.clone();
+        let stop = &stop;
         let written: Vec<Result<Vec<(usize, u64)>, String>> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..threads.min(plan.len()))
                 .map(|_| {
@@ -201,7 +211,7 @@ impl OlapSpec {
                             let Some(f) = plan.get(i) else {
                                 return Ok(mine);
                             };
-                            if crate::run::interrupt::is_interrupted() {
+                            if stop.is_set() {
                                 return Err("interrupted while writing the flat files".into());
                             }
                             let bytes = data::write_file(f, seed)
@@ -238,8 +248,10 @@ impl OlapSpec {
         schema::empty_loaded(&mut *self.conn()?).map_err(|e| OpError(e.message))?;
         let queue = Arc::new(WorkQueue::new(self.state().files.clone()));
         let backend = Arc::clone(&self.backend);
+        let stop = self.state().stop.clone();
         Ok(Arc::new(move |_, _| {
-            LoadSession::open(&backend, Arc::clone(&queue)).map(|s| Box::new(s) as Box<dyn Session>)
+            LoadSession::open(&backend, Arc::clone(&queue), &stop)
+                .map(|s| Box::new(s) as Box<dyn Session>)
         }))
     }
 
@@ -248,8 +260,9 @@ impl OlapSpec {
         let queue = Arc::new(WorkQueue::new(schema::SUMMARIES.to_vec()));
         let backend = Arc::clone(&self.backend);
         let rows = self.rows;
+        let stop = self.state().stop.clone();
         Ok(Arc::new(move |_, _| {
-            AggregateSession::open(&backend, Arc::clone(&queue), rows)
+            AggregateSession::open(&backend, Arc::clone(&queue), rows, &stop)
                 .map(|s| Box::new(s) as Box<dyn Session>)
         }))
     }
@@ -260,6 +273,7 @@ impl OlapSpec {
         self.state().tally = Some(Arc::clone(&tally));
         let backend = Arc::clone(&self.backend);
         let mix = self.mix.clone();
+        let stop = self.state().stop.clone();
         Ok(Arc::new(move |worker, _| {
             let seed = seed ^ (worker as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
             QuerySession::open(
@@ -268,6 +282,7 @@ impl OlapSpec {
                 &mix,
                 seed,
                 Arc::clone(&tally),
+                &stop,
             )
             .map(|s| Box::new(s) as Box<dyn Session>)
         }))
@@ -363,12 +378,14 @@ struct Teardown {
     temp_dir: PathBuf,
     /// Whether perflab made `temp_dir` (and so may remove all of it).
     made_dir: bool,
+    /// The run's token: set after Ctrl-C, which bounds the drop's waits.
+    stop: Stop,
 }
 
 impl Drop for Teardown {
     fn drop(&mut self) {
         if self.drop_tables
-            && let Ok(mut c) = self.backend.connect()
+            && let Ok(mut c) = self.backend.connect(&self.stop)
         {
             let _ = crate::sql::schema::drop_ours(&mut *c, &schema::known_tables());
         }
@@ -420,8 +437,9 @@ impl Workload for OlapSpec {
         &self,
         point: &StepPoint,
         seed: u64,
-        _ctx: &Context,
+        ctx: &Context,
     ) -> Result<SessionFactory, OpError> {
+        self.state().stop = ctx.stop.clone();
         match self.phase.at(point) {
             Phase::Load => self.load_sessions(),
             Phase::Aggregate => self.aggregate_sessions(),
@@ -448,7 +466,7 @@ impl Workload for OlapSpec {
         self.state().checks.extend(checks);
     }
 
-    fn server_counters(&self) -> Vec<(String, f64)> {
+    fn server_counters(&self, _ctx: &Context) -> Vec<(String, f64)> {
         self.backend
             .server_cpu()
             .map(|cpu| ("server_cpu".to_string(), cpu))
@@ -456,7 +474,8 @@ impl Workload for OlapSpec {
             .collect()
     }
 
-    fn prepare(&self, _ctx: &Context, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
+    fn prepare(&self, ctx: &Context, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
+        self.state().stop = ctx.stop.clone();
         let made_dir = !self.temp_dir.exists();
         std::fs::create_dir_all(&self.temp_dir)
             .map_err(|e| OpError(format!("cannot create {}: {e}", self.temp_dir.display())))?;
@@ -466,6 +485,7 @@ impl Workload for OlapSpec {
             drop_tables: loads && !self.keep,
             temp_dir: self.temp_dir.clone(),
             made_dir,
+            stop: ctx.stop.clone(),
         };
         if loads {
             let mut c = self.conn()?;
@@ -488,7 +508,7 @@ impl Workload for OlapSpec {
         Ok(Box::new(teardown))
     }
 
-    fn finish_step(&self, step: &mut StepResult) {
+    fn finish_step(&self, step: &mut StepResult, _ctx: &Context) {
         step.checks.append(&mut self.state().checks);
     }
 

@@ -15,6 +15,7 @@ use super::queries::{self, QueryKind};
 use super::schema::{self, SUMMARIES, Summary};
 use crate::sql::backend::Backend;
 use crate::sql::sql::Conn;
+use crate::stop::Stop;
 use crate::workload::rng::Rng;
 use crate::workload::{OpError, OpOutcome, Session};
 use std::sync::Arc;
@@ -53,8 +54,8 @@ impl<T> WorkQueue<T> {
 /// A session's connection: answers bounded by the op timeout, and the server told to stop a
 /// statement perflab stopped waiting for (the op timeout, Ctrl-C), as a scan's is; a load or
 /// a summary over a large table can take far longer than an OLTP answer.
-fn connect(backend: &Backend) -> Result<Box<dyn Conn>, OpError> {
-    crate::workload::scan::session::connect(backend)
+fn connect(backend: &Backend, stop: &Stop) -> Result<Box<dyn Conn>, OpError> {
+    crate::workload::scan::session::connect(backend, stop)
 }
 
 /// One loader: files until none is left, then the statistics if it loaded the last.
@@ -69,9 +70,10 @@ impl LoadSession {
     pub fn open(
         backend: &Backend,
         queue: Arc<WorkQueue<(FlatFile, u64)>>,
+        stop: &Stop,
     ) -> Result<LoadSession, OpError> {
         Ok(LoadSession {
-            conn: connect(backend)?,
+            conn: connect(backend, stop)?,
             queue,
             analyze: false,
             kind: "",
@@ -142,9 +144,10 @@ impl AggregateSession {
         backend: &Backend,
         queue: Arc<WorkQueue<Summary>>,
         fact_rows: u64,
+        stop: &Stop,
     ) -> Result<AggregateSession, OpError> {
         Ok(AggregateSession {
-            conn: connect(backend)?,
+            conn: connect(backend, stop)?,
             queue,
             fact_rows,
             analyze: false,
@@ -226,8 +229,9 @@ impl QuerySession {
         mix: &[(QueryKind, u64)],
         seed: u64,
         tally: Arc<Tally>,
+        stop: &Stop,
     ) -> Result<QuerySession, OpError> {
-        let conn = connect(&backend)?;
+        let conn = connect(&backend, stop)?;
         let mut cumulative = Vec::with_capacity(mix.len());
         let mut total = 0;
         for (k, w) in mix {
@@ -258,7 +262,8 @@ impl Session for QuerySession {
         self.kind = kind.name();
         let q = queries::draw(kind, &mut self.rng, &self.truth);
         if self.conn.is_broken() {
-            self.conn = connect(&self.backend)?;
+            let stop = self.conn.stop().clone();
+            self.conn = connect(&self.backend, &stop)?;
         }
         let answer = self
             .conn

@@ -16,6 +16,7 @@ use super::mix::Mix;
 use super::orderentry;
 use super::tpcc;
 use crate::record::Check;
+use crate::stop::Stop;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -58,9 +59,9 @@ impl Ledger {
 /// Takes the ledger's starting point once the tables are there. TPC-C's twelve conditions
 /// are checked here after a fresh load (a load that breaks one fails the run before any
 /// step) and go into the first step's checks.
-pub fn baseline(spec: &OltpSpec, note: &dyn Fn(&str)) -> Result<(), String> {
+pub fn baseline(spec: &OltpSpec, stop: &Stop, note: &dyn Fn(&str)) -> Result<(), String> {
     let rows = if spec.mix == Mix::Debitcredit {
-        history_rows(spec)
+        history_rows(spec, stop)
     } else {
         None
     };
@@ -73,7 +74,7 @@ pub fn baseline(spec: &OltpSpec, note: &dyn Fn(&str)) -> Result<(), String> {
         let mut all = Vec::new();
         for (i, b) in spec.backends.iter().enumerate() {
             let found = b
-                .connect_session()
+                .connect_session(stop)
                 .and_then(|mut c| {
                     tpcc::consistency::check(&mut *c, fresh, several.then_some(i + 1))
                 })
@@ -96,11 +97,11 @@ pub fn baseline(spec: &OltpSpec, note: &dyn Fn(&str)) -> Result<(), String> {
 }
 
 /// History rows over all shards; None when any shard cannot say.
-fn history_rows(spec: &OltpSpec) -> Option<i64> {
+fn history_rows(spec: &OltpSpec, stop: &Stop) -> Option<i64> {
     spec.backends
         .iter()
         .map(|b| {
-            let mut c = b.connect_session().ok()?;
+            let mut c = b.connect_session(stop).ok()?;
             debitcredit::books(&mut *c).ok().map(|b| b.history_rows)
         })
         .sum()
@@ -108,7 +109,7 @@ fn history_rows(spec: &OltpSpec) -> Option<i64> {
 
 /// Every check after a step, in order: each shard's rule, then (DebitCredit) the history's
 /// growth over all shards.
-pub fn after_step(spec: &OltpSpec) -> Vec<Check> {
+pub fn after_step(spec: &OltpSpec, stop: &Stop) -> Vec<Check> {
     let several = spec.backends.len() > 1;
     let mut checks = std::mem::take(
         &mut *spec
@@ -124,11 +125,11 @@ pub fn after_step(spec: &OltpSpec) -> Vec<Check> {
             Mix::Debitcredit => "books_balance",
             Mix::Orderentry => "order_counts",
             Mix::Tpcc => {
-                checks.extend(tpcc_conditions(b, shard));
+                checks.extend(tpcc_conditions(b, shard, stop));
                 continue;
             }
         };
-        let found = b.connect_session().and_then(|mut c| match spec.mix {
+        let found = b.connect_session(stop).and_then(|mut c| match spec.mix {
             Mix::Debitcredit => debitcredit::books(&mut *c).map(|books| {
                 rows = rows.map(|r| r + books.history_rows);
                 books_check(books)
@@ -174,9 +175,13 @@ pub fn after_step(spec: &OltpSpec) -> Vec<Check> {
 type Found = (bool, BTreeMap<String, i64>, String);
 
 /// TPC-C's conditions on one shard, or one failed check saying why they could not run.
-fn tpcc_conditions(b: &crate::sql::backend::Backend, shard: Option<usize>) -> Vec<Check> {
+fn tpcc_conditions(
+    b: &crate::sql::backend::Backend,
+    shard: Option<usize>,
+    stop: &Stop,
+) -> Vec<Check> {
     match b
-        .connect_session()
+        .connect_session(stop)
         .and_then(|mut c| tpcc::consistency::check(&mut *c, false, shard))
     {
         Ok(found) => found,

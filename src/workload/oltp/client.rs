@@ -10,6 +10,7 @@
 use super::checks::Ledger;
 use crate::sql::backend::Backend;
 use crate::sql::sql::{Conn, DbError, ErrorKind};
+use crate::stop::Stop;
 use crate::workload::{Figures, OpError, OpOutcome, Session};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -66,6 +67,8 @@ pub fn conflict_cause(message: &str) -> &'static str {
 
 pub struct OltpSession {
     backend: Arc<Backend>,
+    /// The run's stop token, for every connection the session opens.
+    stop: Stop,
     conn: Box<dyn Conn>,
     client: Box<dyn Client>,
     /// The shard this user works on (numbered from 1), when there are several.
@@ -90,13 +93,17 @@ impl OltpSession {
         mut client: Box<dyn Client>,
         shard: Option<usize>,
         ledger: Arc<Ledger>,
+        stop: &Stop,
     ) -> Result<Self, OpError> {
-        let mut conn = backend.connect_session().map_err(|e| OpError(e.message))?;
+        let mut conn = backend
+            .connect_session(stop)
+            .map_err(|e| OpError(e.message))?;
         client
             .prepare(&mut *conn)
             .map_err(|e| OpError(format!("cannot prepare the statements: {e}")))?;
         Ok(OltpSession {
             backend,
+            stop: stop.clone(),
             conn,
             client,
             shard,
@@ -127,7 +134,7 @@ impl OltpSession {
         let deadline = Instant::now() + RECONNECT_FOR;
         loop {
             self.reconnects += 1;
-            let attempt = self.backend.connect_session().and_then(|mut c| {
+            let attempt = self.backend.connect_session(&self.stop).and_then(|mut c| {
                 self.client.prepare(&mut *c)?;
                 Ok(c)
             });

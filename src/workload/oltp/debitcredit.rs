@@ -22,7 +22,7 @@
 
 use super::client::Client;
 use crate::sql::schema::{self, SEQ, Table};
-use crate::sql::sql::{Conn, DbError, Stmt};
+use crate::sql::sql::{Conn, DbError, Stmt, stopped};
 use crate::workload::rng::Rng;
 
 /// Accounts, tellers and branches per scale unit (pgbench's and TPC-B's ratios).
@@ -68,7 +68,7 @@ pub fn load(conn: &mut dyn Conn, scale: u64, note: &dyn Fn(&str)) -> Result<(), 
     let started = std::time::Instant::now();
     let mut shown = started;
     for b in 0..scale {
-        schema::interrupted()?;
+        stopped(conn)?;
         conn.batch(&format!(
             "INSERT INTO pgbench_branches (bid, bbalance) VALUES ({}, 0)",
             b + 1

@@ -27,13 +27,14 @@ pub mod orderentry;
 pub mod shards;
 pub mod tpcc;
 
-use crate::workload::Context;
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Headline, StepResult, Trial, Warning};
 use crate::spec::{Axis, StepPoint};
 use crate::sql::backend::{self, Backend};
 use crate::sql::shard_db;
 use crate::sql::sqlite::SqliteSettings;
+use crate::stop::Stop;
+use crate::workload::Context;
 use client::OltpSession;
 pub use mix::Mix;
 use serde::Serialize;
@@ -90,6 +91,8 @@ pub struct OltpSpec {
 /// Drops the tables (and the temporary directory) when the run ends.
 struct Teardown {
     spec: OltpSpec,
+    /// The run's token: set when the run was interrupted, which bounds the cleanup's waits.
+    stop: Stop,
 }
 
 impl Drop for Teardown {
@@ -97,7 +100,7 @@ impl Drop for Teardown {
         if !self.spec.keep && self.spec.phases == Phases::All {
             for (i, b) in self.spec.backends.iter().enumerate() {
                 let dbs = self.spec.shard_databases.as_ref().map(|d| (d, i));
-                let _ = shards::clear(b, dbs);
+                let _ = shards::clear(b, dbs, &self.stop);
             }
         }
         if let Some(dir) = &self.spec.temp_dir {
@@ -170,9 +173,10 @@ impl Workload for OltpSpec {
         &self,
         point: &StepPoint,
         seed: u64,
-        _ctx: &Context,
+        ctx: &Context,
     ) -> Result<SessionFactory, OpError> {
         let backends = self.backends.clone();
+        let stop = ctx.stop.clone();
         let (mix, scale, select_only) = (self.mix, self.scale, self.select_only);
         let ledger = Arc::clone(&self.ledger);
         let tpcc = self.tpcc.clone();
@@ -198,8 +202,14 @@ impl Workload for OltpSpec {
                     .client(scale, select_only, seed)
                     .ok_or_else(|| OpError(format!("{} needs its options", mix.name())))?,
             };
-            OltpSession::open(Arc::clone(backend), client, label, Arc::clone(&ledger))
-                .map(|s| Box::new(s) as Box<dyn Session>)
+            OltpSession::open(
+                Arc::clone(backend),
+                client,
+                label,
+                Arc::clone(&ledger),
+                &stop,
+            )
+            .map(|s| Box::new(s) as Box<dyn Session>)
         }))
     }
 
@@ -257,7 +267,7 @@ impl Workload for OltpSpec {
         }
     }
 
-    fn server_counters(&self) -> Vec<(String, f64)> {
+    fn server_counters(&self, ctx: &Context) -> Vec<(String, f64)> {
         // Cumulative counters add up over shards; the CPU of the servers on this machine is
         // read once, whichever shard asked.
         // The log counters are the whole server's (pg_stat_wal, GLOBAL STATUS): several
@@ -271,7 +281,7 @@ impl Workload for OltpSpec {
             {
                 continue;
             }
-            for (name, v) in b.counters(!cpu_read) {
+            for (name, v) in b.counters(!cpu_read, &ctx.stop) {
                 cpu_read |= name == "server_cpu";
                 *sum.entry(name).or_default() += v;
             }
@@ -279,7 +289,7 @@ impl Workload for OltpSpec {
         sum.into_iter().collect()
     }
 
-    fn prepare(&self, _ctx: &Context, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
+    fn prepare(&self, ctx: &Context, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
         if let Some(dir) = &self.temp_dir {
             std::fs::create_dir(dir)
                 .map_err(|e| OpError(format!("cannot create {}: {e}", dir.display())))?;
@@ -289,10 +299,13 @@ impl Workload for OltpSpec {
         if self.phases == Phases::All
             && let Some(dbs) = &mut spec.shard_databases
         {
-            dbs.created = shard_db::ensure(&dbs.creator, &dbs.names)
+            dbs.created = shard_db::ensure(&dbs.creator, &dbs.names, &ctx.stop)
                 .map_err(|e| OpError(format!("cannot create the shard databases: {e}")))?;
         }
-        let teardown = Teardown { spec };
+        let teardown = Teardown {
+            spec,
+            stop: ctx.stop.clone(),
+        };
         let created = |i: usize| {
             teardown
                 .spec
@@ -309,13 +322,13 @@ impl Workload for OltpSpec {
                         self.backends.len()
                     ));
                 }
-                let mut c = b.connect().map_err(|e| OpError(e.message))?;
+                let mut c = b.connect(&ctx.stop).map_err(|e| OpError(e.message))?;
                 let constants = self.tpcc.as_ref().map(|t| t.constants).unwrap_or_default();
                 shards::load(&mut *c, self.mix, self.scale, note, created(i), &constants)
                     .map_err(|e| OpError(format!("loading failed: {e}")))?;
             }
         }
-        checks::baseline(self, note).map_err(OpError)?;
+        checks::baseline(self, &ctx.stop, note).map_err(OpError)?;
         Ok(Box::new(teardown))
     }
 
@@ -326,8 +339,8 @@ impl Workload for OltpSpec {
         all
     }
 
-    fn finish_step(&self, step: &mut StepResult) {
-        step.checks = checks::after_step(self);
+    fn finish_step(&self, step: &mut StepResult, ctx: &Context) {
+        step.checks = checks::after_step(self, &ctx.stop);
         if let Some(t) = &self.tpcc {
             step.checks.extend(tpcc::figures::step_checks(t, step));
         }

@@ -21,7 +21,7 @@
 
 use super::client::Client;
 use crate::sql::schema::{self, SEQ, Table};
-use crate::sql::sql::{Conn, DbError, ErrorKind, Stmt};
+use crate::sql::sql::{Conn, DbError, ErrorKind, Stmt, stopped};
 use crate::workload::rng::Rng;
 
 pub const CUSTOMERS_PER_SCALE: u64 = 1_000;
@@ -76,7 +76,7 @@ pub fn load(conn: &mut dyn Conn, scale: u64, note: &dyn Fn(&str)) -> Result<(), 
     let address = "x".repeat(64);
     let mut shown = started;
     for k in 0..scale {
-        schema::interrupted()?;
+        stopped(conn)?;
         let base = k * CUSTOMERS_PER_SCALE;
         // Customer c, order s, line l; the line's item and quantity follow fixed formulas
         // (kept within 32-bit arithmetic), its amount is quantity x the item's price.

@@ -6,6 +6,7 @@ use crate::sql::backend::Backend;
 use crate::sql::schema::{self, drop_ours};
 use crate::sql::shard_db::{ShardDatabases, created_here, drop_database};
 use crate::sql::sql::{Conn, DbError};
+use crate::stop::Stop;
 
 /// Loads one shard after dropping perflab's earlier tables there, keeping the mark that
 /// perflab created its database (the mark lives in the meta table the drop removes).
@@ -31,15 +32,16 @@ pub fn load(
 pub fn clear(
     shard: &Backend,
     databases: Option<(&ShardDatabases, usize)>,
+    stop: &Stop,
 ) -> Result<bool, DbError> {
     // Look first without changing anything (an SQLite file opened for writing gets its
     // journal mode set): a database where perflab made nothing is left as it is.
-    if shard.is_new_file() || schema::recorded(&mut *shard.inspect()?, "workload")?.is_none() {
+    if shard.is_new_file() || schema::recorded(&mut *shard.inspect(stop)?, "workload")?.is_none() {
         return Ok(false);
     }
     // Bounded like a session: after a run whose server stopped answering, cleanup must give
     // up rather than hang.
-    let mut c = shard.connect_session()?;
+    let mut c = shard.connect_session(stop)?;
     let made = created_here(&mut *c);
     let dropped = drop_ours(&mut *c, &Mix::known_tables())?;
     drop(c);
@@ -47,7 +49,7 @@ pub fn clear(
         && made
         && let Some(name) = dbs.names.get(i)
     {
-        drop_database(&dbs.creator, name)?;
+        drop_database(&dbs.creator, name, stop)?;
     }
     Ok(dropped)
 }

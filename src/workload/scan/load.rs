@@ -12,7 +12,7 @@
 use super::tables::{ScanTable, TableSize, after_create_sql, load_sql};
 use crate::sql::backend::Backend;
 use crate::sql::schema::{self, Table};
-use crate::sql::sql::{Conn, DbError, Dialect};
+use crate::sql::sql::{Conn, DbError, Dialect, stopped};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -84,7 +84,7 @@ pub fn load(
             let mut shown = Instant::now();
             let mut done = 0u64;
             for (n, sql) in &statements {
-                schema::interrupted()?;
+                stopped(conn)?;
                 conn.batch(sql)?;
                 done += n;
                 if shown.elapsed() >= PROGRESS {
@@ -93,7 +93,7 @@ pub fn load(
                 }
             }
         } else {
-            in_parallel(backend, &statements, loaders, &progress)?;
+            in_parallel(backend, &statements, loaders, &progress, conn.stop())?;
         }
     }
     schema::finish(conn, &decl, note)?;
@@ -117,6 +117,7 @@ fn in_parallel(
     statements: &[(u64, String)],
     loaders: usize,
     progress: &dyn Fn(u64),
+    token: &crate::stop::Stop,
 ) -> Result<(), DbError> {
     let next = AtomicUsize::new(0);
     let done = AtomicU64::new(0);
@@ -133,7 +134,7 @@ fn in_parallel(
         let workers: Vec<_> = (0..loaders.min(statements.len()))
             .map(|_| {
                 scope.spawn(|| {
-                    let mut conn = match backend.connect() {
+                    let mut conn = match backend.connect(token) {
                         Ok(c) => c,
                         Err(e) => return fail(e),
                     };
@@ -142,7 +143,7 @@ fn in_parallel(
                         let Some((n, sql)) = statements.get(i) else {
                             return;
                         };
-                        if let Err(e) = schema::interrupted().and_then(|_| conn.batch(sql)) {
+                        if let Err(e) = stopped(&*conn).and_then(|_| conn.batch(sql)) {
                             return fail(e);
                         }
                         done.fetch_add(*n, Ordering::SeqCst);

@@ -25,7 +25,6 @@ pub mod server;
 pub mod session;
 pub mod tables;
 
-use crate::workload::Context;
 use super::oltp::Phases;
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Check, Headline, StepResult, Trial, Warning};
@@ -33,6 +32,8 @@ use crate::spec::{Axis, StepPoint, Sweep};
 use crate::sql::backend::Backend;
 use crate::sql::sql::ServerTarget;
 use crate::sql::sqlite::SqliteSettings;
+use crate::stop::Stop;
+use crate::workload::Context;
 use native::{NativeSession, NativeTable};
 use predicate::Predicate;
 use serde::Serialize;
@@ -235,10 +236,13 @@ impl ScanSpec {
         &self,
         backend: Arc<Backend>,
         point: &StepPoint,
+        stop: &Stop,
     ) -> Result<SessionFactory, OpError> {
         let table = self.table.at(point);
         let predicate = self.predicate.at(point);
-        let mut conn = backend.connect_session().map_err(|e| OpError(e.message))?;
+        let mut conn = backend
+            .connect_session(stop)
+            .map_err(|e| OpError(e.message))?;
         let sql = predicate
             .sql(table, conn.dialect())
             .ok_or_else(|| OpError(format!("{} is the native ceiling's own", predicate.name())))?;
@@ -262,12 +266,14 @@ impl ScanSpec {
             cold: self.cache.at(point) == Cache::Cold,
             warm_up: false,
         };
+        let stop = stop.clone();
         Ok(Arc::new(move |worker, _| {
             // One warming scan fills the cache the clients share (the server's, the OS's);
             // the other clients wait for it in the setup phase.
             let mut query = query.clone();
             query.warm_up = worker == 0;
-            ScanSession::open(Arc::clone(&backend), query).map(|s| Box::new(s) as Box<dyn Session>)
+            ScanSession::open(Arc::clone(&backend), query, &stop)
+                .map(|s| Box::new(s) as Box<dyn Session>)
         }))
     }
 }
@@ -277,6 +283,8 @@ struct Teardown {
     backend: Option<Arc<Backend>>,
     drop_tables: bool,
     temp_dir: Option<PathBuf>,
+    /// The run's token: set after Ctrl-C, which bounds the drop's waits.
+    stop: Stop,
 }
 
 impl Drop for Teardown {
@@ -286,7 +294,7 @@ impl Drop for Teardown {
         // (which left the tables behind on a loaded machine).
         if self.drop_tables
             && let Some(b) = &self.backend
-            && let Ok(mut c) = b.connect()
+            && let Ok(mut c) = b.connect(&self.stop)
         {
             let _ = crate::sql::schema::drop_ours(&mut *c, &tables::known_tables());
         }
@@ -325,11 +333,11 @@ impl Workload for ScanSpec {
         &self,
         point: &StepPoint,
         _seed: u64,
-        _ctx: &Context,
+        ctx: &Context,
     ) -> Result<SessionFactory, OpError> {
         match self.step_backend(point) {
             None => self.native_sessions(point),
-            Some(b) => self.database_sessions(b, point),
+            Some(b) => self.database_sessions(b, point, &ctx.stop),
         }
     }
 
@@ -422,7 +430,7 @@ impl Workload for ScanSpec {
         }
     }
 
-    fn server_counters(&self) -> Vec<(String, f64)> {
+    fn server_counters(&self, ctx: &Context) -> Vec<(String, f64)> {
         let Some(b) = &self.backend else {
             return Vec::new();
         };
@@ -435,7 +443,7 @@ impl Workload for ScanSpec {
             .map(|cpu| ("server_cpu".to_string(), cpu))
             .into_iter()
             .collect();
-        if let Ok(mut c) = b.connect_session()
+        if let Ok(mut c) = b.connect_session(&ctx.stop)
             && let Ok(pages) = server::page_counters(&mut *c)
         {
             out.extend(pages);
@@ -443,7 +451,7 @@ impl Workload for ScanSpec {
         out
     }
 
-    fn prepare(&self, _ctx: &Context, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
+    fn prepare(&self, ctx: &Context, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
         if let Some(dir) = &self.temp_dir {
             std::fs::create_dir(dir)
                 .map_err(|e| OpError(format!("cannot create {}: {e}", dir.display())))?;
@@ -452,11 +460,12 @@ impl Workload for ScanSpec {
             backend: self.backend.clone(),
             drop_tables: self.phases == Phases::All && !self.keep,
             temp_dir: self.temp_dir.clone(),
+            stop: ctx.stop.clone(),
         };
         if let Some(b) = &self.backend
             && self.phases == Phases::All
         {
-            let mut c = b.connect().map_err(|e| OpError(e.message))?;
+            let mut c = b.connect(&ctx.stop).map_err(|e| OpError(e.message))?;
             load::load(b, &mut *c, self.table.values(), self.size, note)
                 .map_err(|e| OpError(format!("loading failed: {e}")))?;
         }
@@ -495,7 +504,7 @@ impl Workload for ScanSpec {
             .unwrap_or_default()
     }
 
-    fn finish_step(&self, step: &mut StepResult) {
+    fn finish_step(&self, step: &mut StepResult, _ctx: &Context) {
         let mut state = self.state();
         step.plan = state.plan.take();
         step.checks.append(&mut state.checks);

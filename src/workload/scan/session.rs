@@ -24,6 +24,7 @@
 use super::predicate::Predicate;
 use crate::sql::backend::Backend;
 use crate::sql::sql::{Conn, Dialect};
+use crate::stop::Stop;
 use crate::workload::{OpError, OpOutcome, Session};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -52,8 +53,12 @@ pub struct ScanSession {
 }
 
 impl ScanSession {
-    pub fn open(backend: Arc<Backend>, query: ScanQuery) -> Result<ScanSession, OpError> {
-        let conn = connect(&backend)?;
+    pub fn open(
+        backend: Arc<Backend>,
+        query: ScanQuery,
+        stop: &Stop,
+    ) -> Result<ScanSession, OpError> {
+        let conn = connect(&backend, stop)?;
         let drop_files = match (&*backend, query.cold) {
             (Backend::Sqlite { path, .. }, true) => {
                 let mut wal = path.clone().into_os_string();
@@ -79,7 +84,8 @@ impl ScanSession {
 
     fn scan(&mut self) -> Result<(), OpError> {
         if self.conn.is_broken() {
-            self.conn = connect(&self.backend)?;
+            let stop = self.conn.stop().clone();
+            self.conn = connect(&self.backend, &stop)?;
         }
         let answer = self
             .conn
@@ -120,8 +126,10 @@ impl Session for ScanSession {
 
 /// A session's connection, with the server told to stop a statement nobody waits for (OLAP's
 /// sessions use it too).
-pub fn connect(backend: &Backend) -> Result<Box<dyn Conn>, OpError> {
-    let mut conn = backend.connect_session().map_err(|e| OpError(e.message))?;
+pub fn connect(backend: &Backend, stop: &Stop) -> Result<Box<dyn Conn>, OpError> {
+    let mut conn = backend
+        .connect_session(stop)
+        .map_err(|e| OpError(e.message))?;
     for (_, sql) in server_limits(backend, conn.dialect()) {
         // A server that does not know the setting (PostgreSQL before 14, MySQL's name on
         // MariaDB) refuses it; the scan runs without.

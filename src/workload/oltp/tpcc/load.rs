@@ -10,7 +10,8 @@
 use super::input::{self, Constants, astring, data_with_original, nstring, uniform, zip};
 use super::{CUSTOMERS_PER_DISTRICT, DISTRICTS, ITEMS, NEW_ORDERS_FROM, STOCK_PER_WAREHOUSE};
 use crate::sql::schema::{self, Table};
-use crate::sql::sql::{Conn, DbError, Dialect};
+use crate::sql::sql::{Conn, DbError, Dialect, stopped};
+use crate::stop::Stop;
 use crate::workload::rng::Rng;
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -187,12 +188,13 @@ pub fn load(
     // One thread generates the next tables while this one loads: the generator's CPU and
     // the server's overlap instead of taking turns.
     let (tx, rx) = std::sync::mpsc::sync_channel::<(u64, &'static str, String)>(2);
+    let stop = conn.stop().clone();
     let loaded = std::thread::scope(|scope| -> Result<(), DbError> {
         let now = now.as_str();
-        scope.spawn(move || generate(warehouses, constants, now, tx));
+        scope.spawn(move || generate(warehouses, constants, now, tx, &stop));
         let mut shown = started;
         for (w, name, text) in rx {
-            schema::interrupted()?;
+            stopped(conn)?;
             files.load(conn, table(name), &text, &mut written)?;
             if name == "new_order" && (shown.elapsed().as_secs() >= 2 || w == warehouses) {
                 shown = std::time::Instant::now();
@@ -203,7 +205,7 @@ pub fn load(
             }
         }
         // The generator stops early only when interrupted.
-        schema::interrupted()
+        stopped(conn)
     });
     // Dropping the receiver on an error ends the generator at its next table.
     loaded?;
@@ -233,6 +235,7 @@ fn generate(
     constants: &Constants,
     now: &str,
     tx: std::sync::mpsc::SyncSender<(u64, &'static str, String)>,
+    stop: &Stop,
 ) {
     let mut text = String::with_capacity(16 << 20);
     items(&mut Rng::new(0x7063_6300 ^ warehouses), &mut text);
@@ -240,7 +243,7 @@ fn generate(
         return;
     }
     for w in 1..=warehouses {
-        if crate::run::interrupt::is_interrupted() {
+        if stop.is_set() {
             return;
         }
         let mut rng = Rng::new(0x7063_6300 ^ w.wrapping_mul(0x9e37_79b9_7f4a_7c15));
