@@ -544,7 +544,7 @@ fn mutate(record: &mut Value, at: &str, m: &Mutation) {
 /// Everything that reads a loaded record: tables, exports, reports, comparison.
 fn render_everything(records: &[RunRecord]) {
     for r in records {
-        let _ = perflab::ui::report::render(r);
+        let _ = perflab::ui::show::render(r);
         for format in [
             perflab::export::ExportFormat::Json,
             perflab::export::ExportFormat::Csv,

@@ -5,7 +5,7 @@ use super::{AppError, print};
 use crate::archive::Archive;
 use crate::cli::{ExportArgs, GlobalArgs, ShowArgs, TagArgs};
 use crate::export;
-use crate::ui::report;
+use crate::ui::show;
 
 pub fn runs(g: &GlobalArgs) -> Result<(), AppError> {
     let archive = Archive::open(g.results.as_deref())?;
@@ -22,7 +22,7 @@ pub fn runs(g: &GlobalArgs) -> Result<(), AppError> {
         );
         return Ok(());
     }
-    print(&report::render_runs(&runs, &archive.tags()?))
+    print(&show::render_runs(&runs, &archive.tags()?))
 }
 
 pub fn show(g: &GlobalArgs, args: &ShowArgs) -> Result<(), AppError> {

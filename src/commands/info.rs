@@ -32,5 +32,5 @@ pub fn targets(g: &GlobalArgs) -> Result<(), AppError> {
             serde_json::to_string_pretty(&targets).map_err(|e| AppError::Output(e.to_string()))?;
         return print(&(text + "\n"));
     }
-    print(&crate::ui::report::render_targets(&targets))
+    print(&crate::ui::show::render_targets(&targets))
 }

@@ -110,6 +110,8 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             (e.exit_code(), ending)
         }
     };
+    // The cancels a Ctrl-C set off go out before the process ends with their threads.
+    crate::sql::cancel::settle(std::time::Duration::from_secs(1));
     crate::cluster::finish(code, ending);
     ExitCode::from(code)
 }

@@ -12,7 +12,7 @@ use crate::env::Environment;
 use crate::record::RunRecord;
 use crate::run::RunSpec;
 use crate::run::{self, RunError, RunOptions, interrupt};
-use crate::ui::{Progress, report};
+use crate::ui::{Progress, show};
 
 pub fn memory(g: &GlobalArgs, args: &MemoryArgs) -> Result<(), AppError> {
     let env = Environment::collect();
@@ -148,7 +148,7 @@ pub(crate) fn show(g: &GlobalArgs, record: &RunRecord) -> Result<(), AppError> {
             serde_json::to_string_pretty(record).map_err(|e| AppError::Output(e.to_string()))?;
         print(&(text + "\n"))
     } else {
-        print(&report::render(record))
+        print(&show::render(record))
     }
 }
 

@@ -5,7 +5,7 @@
 use super::{Block, Document, Options, Section, Table, figures, landscape};
 use crate::analysis::{self, curve};
 use crate::record::{Analysis, RunRecord};
-use crate::ui::{balance, io_report, report as text, sysinfo};
+use crate::ui::{balance, io_report, show as text, sysinfo};
 
 /// Warnings listed per run; a 1,000-step run on a busy host can have one per step.
 const MAX_WARNINGS: usize = 12;
@@ -174,7 +174,7 @@ fn run_section(r: &RunRecord, options: &Options, shared: bool) -> Section {
     }
     let mut warnings: Vec<String> = Vec::new();
     if let Some(c) = &r.cut_short {
-        warnings.push(crate::ui::report::cut_short_line(c));
+        warnings.push(crate::ui::show::cut_short_line(c));
     }
     for w in &r.warnings {
         if !warnings.contains(&w.message) {

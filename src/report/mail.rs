@@ -8,7 +8,7 @@ use super::svg::{Axis, LineChart, Marker, Point, Rule, Scale, Series, Style};
 use crate::record::{RunRecord, StepResult};
 use crate::ui::format::{count, ns};
 use crate::ui::mail_report::{load_pct, users, users_text};
-use crate::ui::report::mean_figure;
+use crate::ui::show::mean_figure;
 
 fn verdict(s: &StepResult) -> Option<bool> {
     s.checks

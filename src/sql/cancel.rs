@@ -15,7 +15,20 @@ use std::io::Write;
 use std::net::{Shutdown, TcpStream};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// Cancel requests being sent right now, on their threads.
+static SENDING: AtomicUsize = AtomicUsize::new(0);
+
+/// Waits (at most `limit`) until every cancel request set off by a stop has been sent: a
+/// process about to exit after Ctrl-C calls it, or the requests would die with it.
+pub fn settle(limit: Duration) {
+    let until = Instant::now() + limit;
+    while SENDING.load(Ordering::SeqCst) > 0 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
 
 /// Where a PostgreSQL server listens: the cancel request opens a connection of its own.
 #[derive(Debug, Clone)]
@@ -71,18 +84,20 @@ impl Canceller {
         cancel: impl FnOnce() + Send + 'static,
     ) -> Canceller {
         let registration = stop.on_stop(move || {
+            if !waiting.get() {
+                return;
+            }
             // Off the thread that set the token: a server that is slow to accept the cancel
             // must not hold up the others' cancels, or Ctrl-C's message.
-            let _ = std::thread::Builder::new()
+            SENDING.fetch_add(1, Ordering::SeqCst);
+            let spawned = std::thread::Builder::new()
                 .name("perflab-cancel".into())
                 .spawn(move || {
-                    if !waiting.get() {
-                        return;
-                    }
                     cancel();
-                    let deadline = std::time::Instant::now() + CANCEL_GRACE;
-                    while waiting.get() && std::time::Instant::now() < deadline {
-                        std::thread::sleep(std::time::Duration::from_millis(10));
+                    SENDING.fetch_sub(1, Ordering::SeqCst);
+                    let deadline = Instant::now() + CANCEL_GRACE;
+                    while waiting.get() && Instant::now() < deadline {
+                        std::thread::sleep(Duration::from_millis(10));
                     }
                     if waiting.get()
                         && let Some(s) = socket
@@ -90,6 +105,9 @@ impl Canceller {
                         s.shutdown();
                     }
                 });
+            if spawned.is_err() {
+                SENDING.fetch_sub(1, Ordering::SeqCst);
+            }
         });
         Canceller {
             _registration: registration,

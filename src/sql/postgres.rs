@@ -489,8 +489,9 @@ impl PgConn {
         }
     }
 
-    /// Reads up to ReadyForQuery, handing data rows and the command tag's row count to
-    /// `row`; returns the rows changed, or the first error the server sent.
+    /// Reads up to ReadyForQuery, handing data rows (and at startup the backend's key) to
+    /// `row`; returns the rows changed (the command tag's count), or the first error the
+    /// server sent.
     fn finish_exchange(&mut self, mut row: impl FnMut(&Message)) -> Result<u64, DbError> {
         let mut failed: Option<ServerError> = None;
         let mut changed = 0;
@@ -509,7 +510,7 @@ impl PgConn {
                 Message::CommandComplete(body) => {
                     changed = body.tag().map(rows_of).unwrap_or(0);
                 }
-                Message::DataRow(_) => row(&m),
+                Message::DataRow(_) | Message::BackendKeyData(_) => row(&m),
                 _ => {}
             }
         }

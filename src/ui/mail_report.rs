@@ -3,7 +3,7 @@
 //! verdict; for a `--search-users` run, the users supported and how the search got there.
 
 use super::format::{count, ns, sig3};
-use super::report::mean_figure;
+use super::show::mean_figure;
 use super::table::Table;
 use crate::record::{RunRecord, StepResult};
 

@@ -3,7 +3,8 @@
 //!
 //! - [`format`]: numbers with units (`14.1 GB/s`, `92 ns`).
 //! - [`table`]: aligned text tables.
-//! - [`report`]: a record as tables; the run list; the target list.
+//! - [`show`]: a record as tables (`perflab show`); the run list; the target list. (`report`
+//!   at the top level writes HTML and Markdown.)
 //! - [`io_report`]: a storage record's figures per direction, block size, file and device.
 //! - [`jobs_report`]: a jobs record's copies (CPUs, elapsed, CPU time) and its findings.
 //! - [`levels`]: the load-level table of a `--load-levels` run (SPECpower's method).
@@ -23,8 +24,8 @@ pub mod jobs_report;
 pub mod levels;
 pub mod mail_report;
 pub mod progress;
-pub mod report;
 pub mod resources;
+pub mod show;
 pub mod style;
 pub mod sysinfo;
 pub mod table;

@@ -1,0 +1,364 @@
+//! The stop token reaches every wait: with a table locked by another session (so perflab's
+//! statements wait on the server, where perflab cannot look), Ctrl-C still ends the run in
+//! about a second with exit 130, the run saved as incomplete, and nothing of perflab's left
+//! running on the server. The op timeout is 60 s in these runs, so an end that waited for it
+//! (the behaviour before the token) cannot pass. Also: a running job is killed with its
+//! process group.
+
+mod common;
+
+use common::servers::{MariaDbServer, PgServer};
+use common::{Results, json};
+use perflab::sql::sql::{Conn, ServerTarget};
+use perflab::stop::Stop;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// A bound that only a hang reaches: the token ends waits in about a second (the cancel's
+/// grace), and a loaded CI machine gets room. Far below the runs' 60 s op timeout.
+const ENDS_WITHIN: Duration = Duration::from_secs(10);
+
+/// perflab with `args`, its stderr read on a thread; the receiver hears once a line
+/// containing `marker` has been printed.
+fn start(
+    results: &Results,
+    args: &[&str],
+    marker: &str,
+) -> (Child, Receiver<()>, JoinHandle<String>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_perflab"))
+        .args(args)
+        .arg("--results")
+        .arg(results.path())
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the perflab binary runs");
+    let (tx, rx) = channel();
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let marker = marker.to_string();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains(&marker) {
+                let _ = tx.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    (child, rx, reader)
+}
+
+/// Sends SIGINT and waits for the exit; returns the code and how long it took.
+fn ctrl_c(child: &mut Child, reader: JoinHandle<String>) -> (Option<i32>, Duration, String) {
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let asked = Instant::now();
+    let code = loop {
+        if let Some(status) = child.try_wait().expect("wait works") {
+            break status.code();
+        }
+        if asked.elapsed() > Duration::from_secs(90) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "perflab did not exit within 90 s of Ctrl-C:\n{}",
+                reader.join().unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let took = asked.elapsed();
+    let err = reader.join().unwrap_or_default();
+    eprintln!("perflab exited {code:?} {took:?} after Ctrl-C; its stderr:\n{err}");
+    (code, took, err)
+}
+
+fn wait_for(rx: &Receiver<()>, child: &mut Child, what: &str) {
+    if rx.recv_timeout(Duration::from_secs(180)).is_err() {
+        let _ = child.kill();
+        panic!("{what} never came");
+    }
+}
+
+fn target(url: &str) -> ServerTarget {
+    ServerTarget {
+        url: url.to_string(),
+        set: Vec::new(),
+        op_timeout: Duration::from_secs(30),
+    }
+}
+
+/// The record of the last run: its status and the phase it was cut short in.
+fn last_run(results: &Results) -> serde_json::Value {
+    json(&common::run(results, &["show", "last", "--json"]))
+}
+
+/// Statements of perflab's running on PostgreSQL (its sessions name themselves; the test's
+/// lock holder, perflab's client too, is idle in its transaction).
+fn pg_perflab_active(pg: &PgServer) -> Vec<Vec<String>> {
+    let mut c =
+        perflab::sql::postgres::connect(&target(&pg.url()), &Stop::new()).expect("connects");
+    c.query_texts(
+        "SELECT pid::text, state, coalesce(wait_event_type, ''), query FROM pg_stat_activity \
+         WHERE application_name = 'perflab' AND state = 'active' AND pid <> pg_backend_pid()",
+    )
+    .expect("pg_stat_activity")
+}
+
+/// Waits up to 3 s for `check` to hold (the server takes a moment to end what was cancelled).
+fn eventually<T: std::fmt::Debug>(mut probe: impl FnMut() -> T, ok: impl Fn(&T) -> bool) -> T {
+    let until = Instant::now() + Duration::from_secs(3);
+    loop {
+        let v = probe();
+        if ok(&v) || Instant::now() > until {
+            return v;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn ctrl_c_ends_a_step_whose_statements_wait_on_a_postgresql_lock() {
+    let Some(pg) = PgServer::start() else {
+        return;
+    };
+    let url = pg.url();
+    let r = Results::new("stop-pg-step");
+    let prepared = common::run(&r, &["oltp", "prepare", "--target", &url]);
+    assert!(prepared.status.success(), "{}", common::stderr(&prepared));
+    let args = [
+        "oltp",
+        "run",
+        "--target",
+        &url,
+        "--clients",
+        "2",
+        "--warmup",
+        "0s",
+        "--duration",
+        "120s",
+        "--op-timeout",
+        "60s",
+    ];
+    let (mut child, rx, reader) = start(&r, &args, "perflab oltp: run");
+    wait_for(&rx, &mut child, "the run's start");
+    std::thread::sleep(Duration::from_millis(1500));
+    // Another session takes the table every transaction updates, and keeps it.
+    let mut holder =
+        perflab::sql::postgres::connect(&target(&url), &Stop::new()).expect("connects");
+    holder.batch("BEGIN").unwrap();
+    holder
+        .batch("LOCK TABLE pgbench_accounts IN ACCESS EXCLUSIVE MODE")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    let waiting = pg_perflab_active(&pg);
+    assert!(
+        waiting.iter().any(|row| row[2] == "Lock"),
+        "perflab's statements should be waiting on the lock: {waiting:?}"
+    );
+    let (code, took, err) = ctrl_c(&mut child, reader);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < ENDS_WITHIN, "took {took:?}");
+    // The statements were cancelled on the server, not left waiting for the lock.
+    let left = eventually(|| pg_perflab_active(&pg), |rows| rows.is_empty());
+    assert!(left.is_empty(), "still running on the server: {left:?}");
+    holder.batch("ROLLBACK").unwrap();
+    let v = last_run(&r);
+    assert_eq!(v["status"], "incomplete", "{v}");
+    assert_eq!(v["cut_short"]["phase"], "measure", "{v}");
+    let cleaned = common::run(&r, &["oltp", "cleanup", "--target", &url]);
+    assert!(cleaned.status.success(), "{}", common::stderr(&cleaned));
+}
+
+#[test]
+fn ctrl_c_during_a_load_that_waits_on_a_postgresql_lock_saves_the_run_incomplete() {
+    let Some(pg) = PgServer::start() else {
+        return;
+    };
+    let url = pg.url();
+    let r = Results::new("stop-pg-load");
+    let prepared = common::run(&r, &["oltp", "prepare", "--target", &url]);
+    assert!(prepared.status.success(), "{}", common::stderr(&prepared));
+    // A run in one go drops perflab's earlier tables first: that waits for this lock.
+    let mut holder =
+        perflab::sql::postgres::connect(&target(&url), &Stop::new()).expect("connects");
+    holder.batch("BEGIN").unwrap();
+    holder
+        .batch("LOCK TABLE pgbench_accounts IN ACCESS EXCLUSIVE MODE")
+        .unwrap();
+    let args = [
+        "oltp",
+        "--target",
+        &url,
+        "--clients",
+        "1",
+        "--duration",
+        "5s",
+        "--op-timeout",
+        "60s",
+    ];
+    // Nothing is printed before the drop that waits: look on the server instead.
+    let (mut child, _rx, reader) = start(&r, &args, "perflab oltp: run");
+    let until = Instant::now() + Duration::from_secs(60);
+    let blocked = loop {
+        let rows = pg_perflab_active(&pg);
+        if rows.iter().any(|row| row[2] == "Lock") || Instant::now() > until {
+            break rows;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        blocked.iter().any(|row| row[2] == "Lock"),
+        "the load should wait on the lock: {blocked:?}"
+    );
+    let (code, took, err) = ctrl_c(&mut child, reader);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < ENDS_WITHIN, "took {took:?}");
+    let left = eventually(|| pg_perflab_active(&pg), |rows| rows.is_empty());
+    assert!(left.is_empty(), "still running on the server: {left:?}");
+    holder.batch("ROLLBACK").unwrap();
+    let v = last_run(&r);
+    assert_eq!(v["status"], "incomplete", "{v}");
+    assert_eq!(v["cut_short"]["phase"], "prepare", "{v}");
+    assert_eq!(v["cut_short"]["reason"], "interrupted (Ctrl-C)", "{v}");
+}
+
+/// Statements of other sessions on MariaDB that wait (perflab's, since the holder is idle).
+fn mysql_waiting(db: &MariaDbServer) -> Vec<Vec<String>> {
+    let mut c = perflab::sql::mysql::connect(&target(&db.url()), &Stop::new()).expect("connects");
+    c.query_texts(
+        "SELECT id, command, coalesce(state, ''), coalesce(info, '') FROM information_schema.processlist \
+         WHERE command IN ('Query', 'Execute') AND id <> connection_id()",
+    )
+    .expect("processlist")
+}
+
+#[test]
+fn ctrl_c_ends_a_step_whose_statements_wait_on_a_mariadb_lock() {
+    let Some(db) = MariaDbServer::start() else {
+        return;
+    };
+    let url = db.url();
+    let r = Results::new("stop-my-step");
+    let prepared = common::run(&r, &["oltp", "prepare", "--target", &url]);
+    assert!(prepared.status.success(), "{}", common::stderr(&prepared));
+    let args = [
+        "oltp",
+        "run",
+        "--target",
+        &url,
+        "--clients",
+        "2",
+        "--warmup",
+        "0s",
+        "--duration",
+        "120s",
+        "--op-timeout",
+        "60s",
+    ];
+    let (mut child, rx, reader) = start(&r, &args, "perflab oltp: run");
+    wait_for(&rx, &mut child, "the run's start");
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut holder = perflab::sql::mysql::connect(&target(&url), &Stop::new()).expect("connects");
+    holder.batch("LOCK TABLES pgbench_accounts WRITE").unwrap();
+    let waiting = eventually(|| mysql_waiting(&db), |rows| !rows.is_empty());
+    assert!(
+        !waiting.is_empty(),
+        "perflab's statements should wait on the lock"
+    );
+    let (code, took, err) = ctrl_c(&mut child, reader);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < ENDS_WITHIN, "took {took:?}");
+    let left = eventually(|| mysql_waiting(&db), |rows| rows.is_empty());
+    assert!(left.is_empty(), "still running on the server: {left:?}");
+    holder.batch("UNLOCK TABLES").unwrap();
+    assert_eq!(last_run(&r)["status"], "incomplete");
+}
+
+#[test]
+fn ctrl_c_ends_a_step_whose_transactions_wait_on_an_sqlite_lock() {
+    let r = Results::new("stop-sqlite-step");
+    std::fs::create_dir_all(r.path()).unwrap();
+    let file = r.path().join("bank.db");
+    let url = format!("sqlite://{}", file.display());
+    let prepared = common::run(&r, &["oltp", "prepare", "--target", &url]);
+    assert!(prepared.status.success(), "{}", common::stderr(&prepared));
+    let args = [
+        "oltp",
+        "run",
+        "--target",
+        &url,
+        "--clients",
+        "2",
+        "--warmup",
+        "0s",
+        "--duration",
+        "120s",
+    ];
+    let (mut child, rx, reader) = start(&r, &args, "perflab oltp: run");
+    wait_for(&rx, &mut child, "the run's start");
+    std::thread::sleep(Duration::from_millis(1500));
+    // Another connection takes the database's write lock and keeps it: every writer waits in
+    // the busy handler (up to 10 s a try, then retries).
+    let holder = rusqlite::Connection::open(&file).expect("opens");
+    holder.busy_timeout(Duration::from_secs(30)).unwrap();
+    holder
+        .execute_batch("BEGIN EXCLUSIVE")
+        .expect("takes the lock");
+    std::thread::sleep(Duration::from_millis(1000));
+    let (code, took, err) = ctrl_c(&mut child, reader);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(
+        took < Duration::from_secs(8),
+        "took {took:?}: longer than a busy wait can be cut"
+    );
+    holder.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(last_run(&r)["status"], "incomplete");
+}
+
+#[test]
+fn ctrl_c_kills_a_running_job_with_its_process_group() {
+    let r = Results::new("stop-jobs");
+    // A job that starts a child of its own: both must go. The sleep's length marks them.
+    let marker = format!("sleep {}", 3000 + std::process::id() % 1000);
+    let script = format!("{marker} & {marker}; wait");
+    let args = ["jobs", "--command", &script, "--shell", "--copies", "1"];
+    let (mut child, rx, reader) = start(&r, &args, "perflab jobs: run");
+    wait_for(&rx, &mut child, "the run's start");
+    let running = eventually(
+        || {
+            Command::new("pgrep")
+                .args(["-f", &marker])
+                .output()
+                .unwrap()
+                .stdout
+        },
+        |o| !o.is_empty(),
+    );
+    assert!(!running.is_empty(), "the job should be running");
+    let (code, took, err) = ctrl_c(&mut child, reader);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < ENDS_WITHIN, "took {took:?}");
+    let left = eventually(
+        || {
+            Command::new("pgrep")
+                .args(["-f", &marker])
+                .output()
+                .unwrap()
+                .stdout
+        },
+        |o| o.is_empty(),
+    );
+    assert!(
+        left.is_empty(),
+        "the job outlived the run: {}",
+        String::from_utf8_lossy(&left)
+    );
+}
