@@ -4,39 +4,46 @@
 //! # Map
 //!
 //! ```text
-//! cli ──► commands ──► spec::RunSpec ──► run::run ──► for each step: run::trial
-//!  (clap)   (validate,                     (sweep,        workers { pacer ► Session::execute
-//!            defaults                       record,                  ► record::Recorder }
-//!            from env)                      archive)      merge ► record::Trial
-//!                                               │
-//!                                               ▼
-//!                              archive (run.json + SQLite index) ──► ui / export
+//! commands ──► run::RunSpec ──► run::run ──► for each step: run::trial
+//!  (clap via cli,                 (sweep,        workers { pacer ► Session::execute
+//!   validate,                      record,                  ► run::recorder }
+//!   defaults from env)             archive)      merge ► record::Trial
+//!                                      │
+//!                                      ▼
+//!                     archive (run.json + SQLite index) ──► ui / export / report / compare
 //! ```
 //!
+//! The modules, from the top layer down (a module imports only from those below it;
+//! `docs/architecture.md` declares the order and `tests/layers.rs` keeps it):
+//!
+//! - [`commands`]: one file per command; turns arguments into a validated [`run::RunSpec`].
 //! - [`cli`]: clap definitions only.
-//! - [`commands`]: one file per command; turns arguments into a validated [`spec::RunSpec`].
-//! - [`spec`]: the run specification, units and sweep syntax.
-//! - [`workload`]: what ops are issued (null, memory, cpu, io); one [`workload::Session`] per
-//!   worker, or a [`workload::QueuedSession`] keeping several I/Os in flight.
-//! - [`engine`]: storage engines (io_uring, sync) and the few system calls std lacks.
-//! - [`target`]: the registry of systems under test, for `perflab targets`.
-//! - [`run`]: the sweep, trials, worker threads, load models, Ctrl-C.
-//! - [`record`]: the record type, HDR histograms, per-worker recorders, time series.
-//! - [`stats`]: estimates with confidence intervals; peak, sweet spot, scaling; curves, USL
-//!   fits and knees; comparison statistics; steady state.
-//! - [`cluster`]: scale-out over MPI: ranks meeting at every phase, their trials merged
-//!   exactly on rank 0.
-//! - [`env`]: the machine's disclosure, CPU-time sampling, block devices and write hazards.
-//! - [`archive`]: saving, listing and loading records.
-//! - [`export`]: one file per output format.
+//! - [`suite`]: named lists of runs (`perflab run`).
 //! - [`report`]: records as self-contained HTML (or Markdown + SVG): curves, hockey sticks,
 //!   time series, latency spectra, heatmaps, the landscape of several runs.
+//! - [`ui`]: progress, tables, `show`, the balance sheet, warnings.
 //! - [`compare`]: runs set side by side, step by step: ratios, verdicts, what else differed.
-//! - [`ui`]: progress, tables, the balance sheet, warnings.
-//! - [`suite`]: named lists of runs (`perflab run`).
+//! - [`export`]: one file per output format.
+//! - [`run`]: the run's specification, the sweep, trials, worker threads, load models, Ctrl-C.
+//! - [`cluster`]: scale-out over MPI: ranks meeting at every phase, their trials merged
+//!   exactly on rank 0.
+//! - [`workload`]: the registry of kinds and one folder per kind: what ops are issued; one
+//!   [`workload::Session`] per worker, or a [`workload::QueuedSession`] keeping several ops
+//!   in flight.
+//! - [`sql`]: the SQL clients every SQL workload shares (SQLite, PostgreSQL, MySQL).
+//! - [`target`]: URLs, passwords and TLS: what every client of a system under test shares.
+//! - [`analysis`]: peak, sweet spot, scaling, curves: statistics applied to a record's steps.
+//! - [`archive`]: saving, listing and loading records.
+//! - [`spec`]: sweeps, axes, units, numbers for people, SLOs.
+//! - [`record`]: the record's shape: the record type, HDR histograms.
+//! - [`stats`]: estimates with confidence intervals, USL fits, knees, comparison statistics,
+//!   steady state: pure functions over numbers.
+//! - [`env`]: the machine's disclosure, the sampler, power, block devices, write hazards.
+//! - [`engine`]: storage engines (io_uring, sync), epoll, processes and the few system calls
+//!   std lacks.
+//! - [`stop`]: the stop token every wait watches.
 //!
-//! Only [`engine`] (storage I/O: io_uring, aligned buffers, a few system calls) may use
-//! `unsafe`; each block there says why it is sound.
+//! Only [`engine`] may use `unsafe`; each block there says why it is sound.
 
 #![deny(unsafe_code)]
 

@@ -3,7 +3,7 @@
 use super::{AppError, print};
 use crate::cli::GlobalArgs;
 use crate::env::Environment;
-use crate::target;
+use crate::ui::show::TargetRow;
 use crate::ui::sysinfo::{render_power, render_sysinfo};
 
 pub fn sysinfo(g: &GlobalArgs) -> Result<(), AppError> {
@@ -26,7 +26,15 @@ pub fn sysinfo(g: &GlobalArgs) -> Result<(), AppError> {
 }
 
 pub fn targets(g: &GlobalArgs) -> Result<(), AppError> {
-    let targets = target::registry();
+    let targets: Vec<TargetRow> = crate::workload::kind::targets()
+        .into_iter()
+        .map(|(t, kinds)| TargetRow {
+            name: t.name,
+            workloads: kinds,
+            description: t.description,
+            available: true,
+        })
+        .collect();
     if g.json {
         let text =
             serde_json::to_string_pretty(&targets).map_err(|e| AppError::Output(e.to_string()))?;

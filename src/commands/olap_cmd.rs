@@ -40,28 +40,7 @@ pub fn olap(g: &GlobalArgs, args: &OlapArgs) -> Result<(), AppError> {
     }
     let env = Environment::collect();
     let spec = olap_spec(args, &env)?;
-    let record = super::workload_cmd::execute_record(g, &spec, env)?;
-    let failed: Vec<String> = record
-        .steps
-        .iter()
-        .flat_map(|s| s.checks.iter().filter(|c| !c.passed).map(move |c| (s, c)))
-        .map(|(s, c)| format!("step {} {}: {}", s.index, c.name, c.summary))
-        .collect();
-    let wrong = super::workload_cmd::wrong_answers(&record);
-    if let Some(first) = failed.first() {
-        return Err(AppError::Failed(format!(
-            "{} check(s) failed (run {}); the first: {first}",
-            failed.len(),
-            record.id
-        )));
-    }
-    if wrong > 0 {
-        return Err(AppError::Failed(format!(
-            "{wrong} quer(ies) gave a wrong answer (run {}; the errors say which)",
-            record.id
-        )));
-    }
-    Ok(())
+    super::workload_cmd::execute_record(g, &spec, env).map(|_| ())
 }
 
 fn count(option: &str, text: &str, max: u64, hint: &str) -> Result<u64, SpecError> {

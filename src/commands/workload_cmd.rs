@@ -1,4 +1,5 @@
-//! `perflab memory | cpu | null`: one workload, one run, one record.
+//! The workload commands: one workload, one run, one record; what fails a finished run is its
+//! kind's rule (`crate::workload::kind`).
 
 use super::build::{cpu_spec, memory_spec, null_spec};
 use super::io_build::io_spec;
@@ -29,15 +30,7 @@ pub fn cpu(g: &GlobalArgs, args: &CpuArgs) -> Result<(), AppError> {
 pub fn io(g: &GlobalArgs, args: &IoArgs) -> Result<(), AppError> {
     let env = Environment::collect();
     let spec = io_spec(args, &env)?;
-    let record = execute_record(g, &spec, env)?;
-    let bad: u64 = record.steps.iter().map(|s| s.summary.errors).sum();
-    if args.verify && bad > 0 {
-        return Err(AppError::Failed(format!(
-            "verification failed: {bad} I/O(s) found bad or unreadable blocks (see the warnings; run {})",
-            record.id
-        )));
-    }
-    Ok(())
+    execute(g, &spec, env)
 }
 
 pub fn oltp(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
@@ -46,19 +39,7 @@ pub fn oltp(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
     }
     let env = Environment::collect();
     let spec = oltp_cmd::oltp_spec(args, &env)?;
-    let record = execute_record(g, &spec, env)?;
-    let bad = record
-        .warnings
-        .iter()
-        .filter(|w| w.code == "inconsistent")
-        .count();
-    if bad > 0 {
-        return Err(AppError::Failed(format!(
-            "consistency check failed after {bad} step(s): the books do not balance (run {})",
-            record.id
-        )));
-    }
-    Ok(())
+    execute(g, &spec, env)
 }
 
 pub fn kv(g: &GlobalArgs, args: &KvArgs) -> Result<(), AppError> {
@@ -73,21 +54,7 @@ pub fn kv(g: &GlobalArgs, args: &KvArgs) -> Result<(), AppError> {
 pub fn mail(g: &GlobalArgs, args: &crate::cli::MailArgs) -> Result<(), AppError> {
     let env = Environment::collect();
     let spec = super::mail_cmd::mail_spec(args)?;
-    let record = execute_record(g, &spec, env)?;
-    // Lost, duplicated or corrupt mail fails the run; a missed quality of service is a
-    // finding (a warning), as a slow step is.
-    let bad = record
-        .warnings
-        .iter()
-        .filter(|w| w.code == "mail_lost")
-        .count();
-    if bad > 0 {
-        return Err(AppError::Failed(format!(
-            "mail was lost, duplicated or corrupted in {bad} step(s) (run {})",
-            record.id
-        )));
-    }
-    Ok(())
+    execute(g, &spec, env)
 }
 
 pub fn null(g: &GlobalArgs, args: &NullArgs) -> Result<(), AppError> {
@@ -138,7 +105,12 @@ pub(super) fn run_record(
     if let Some(record) = saved.as_ref().filter(|_| print) {
         show(g, record)?;
     }
-    result.map_err(AppError::from)
+    let record = result?;
+    // What fails a finished run is its kind's rule (books that do not balance, mail lost).
+    match crate::workload::kind::by_name(&record.workload).and_then(|k| k.failure(&record)) {
+        Some(why) => Err(AppError::Failed(why)),
+        None => Ok(record),
+    }
 }
 
 /// The record on stdout: tables, or JSON with `--json`.
@@ -155,16 +127,4 @@ pub(crate) fn show(g: &GlobalArgs, record: &RunRecord) -> Result<(), AppError> {
 /// The command line as given, for the record, with any password in a URL replaced by `***`.
 pub(crate) fn command_line() -> Vec<String> {
     crate::target::url::redact_command_line(&std::env::args().collect::<Vec<_>>())
-}
-
-/// Errors of trials where the engine gave a wrong answer (a scan's or a query's check), counted
-/// by the trials whose error samples say so: the commands that check answers exit 1 on them.
-pub fn wrong_answers(record: &crate::record::RunRecord) -> u64 {
-    record
-        .steps
-        .iter()
-        .flat_map(|s| &s.trials)
-        .filter(|t| t.error_samples.iter().any(|e| e.contains("wrong answer")))
-        .map(|t| t.errors)
-        .sum()
 }

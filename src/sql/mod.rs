@@ -21,3 +21,21 @@ pub mod shard_db;
 #[allow(clippy::module_inception)]
 pub mod sql;
 pub mod sqlite;
+
+use crate::target::TargetEntry;
+
+/// The databases every SQL kind (oltp, scan, olap) measures.
+pub static TARGETS: [TargetEntry; 3] = [
+    TargetEntry {
+        name: "sqlite:///PATH",
+        description: "an SQLite database file (embedded, bundled; the oltp, scan and olap default is a temporary one)",
+    },
+    TargetEntry {
+        name: "postgres://USER@HOST/DB",
+        description: "a PostgreSQL server (password from the URL, PGPASSWORD or ~/.pgpass)",
+    },
+    TargetEntry {
+        name: "mysql://USER@HOST/DB",
+        description: "a MySQL or MariaDB server (password from the URL, MYSQL_PWD or ~/.my.cnf; TLS with ?ssl-mode=REQUIRED)",
+    },
+];

@@ -4,7 +4,6 @@ use super::format::{self, header, metric, ns};
 use super::table::Table;
 use crate::archive::RunSummary;
 use crate::record::{Analysis, RunRecord, StepResult, Trial};
-use crate::target::TargetInfo;
 
 /// Under MPI: the ranks, their hosts, the library, how the load was divided and how closely
 /// the ranks started (`MPI: 4 ranks on 2 hosts (a, b) · Open MPI v4.1.4 · ...`).
@@ -241,9 +240,9 @@ pub fn steps_table(r: &RunRecord) -> Table {
     let mut head: Vec<String> = cols
         .iter()
         .map(|c| {
-            // A jobs run's threads are the copies the user asked for.
-            if c == "threads" && super::jobs_report::is_jobs(r) {
-                return "copies".to_string();
+            // The workers as the kind counts them (a jobs run's copies).
+            if c == "threads" {
+                return crate::workload::kind::workers_of(r).to_string();
             }
             c.trim_end_matches("_bytes")
                 .trim_end_matches("_ns")
@@ -398,13 +397,8 @@ fn step_label(r: &RunRecord, i: usize) -> (String, f64) {
         .iter()
         .find(|s| s.index == i)
         .map(|s| {
-            let label = format::step_params(s);
-            // A jobs run's threads are its copies.
-            let label = if super::jobs_report::is_jobs(r) {
-                label.replace("threads=", "copies=")
-            } else {
-                label
-            };
+            // The workers as the kind counts them (copies=4, analysts=2).
+            let label = crate::workload::kind::label_in_kind(r, &format::step_params(s));
             (label, s.summary.headline.mean)
         })
         .unwrap_or_default()
@@ -665,7 +659,19 @@ pub fn render_runs(runs: &[RunSummary], tags: &crate::archive::tags::Tags) -> St
 }
 
 /// `perflab targets`.
-pub fn render_targets(targets: &[TargetInfo]) -> String {
+/// One line of `perflab targets`: a target and the commands that measure it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TargetRow {
+    /// How it is named on the command line (`memory`, `postgres://...`).
+    pub name: &'static str,
+    /// The commands that measure it.
+    pub workloads: Vec<&'static str>,
+    pub description: &'static str,
+    /// Whether this build can use it now.
+    pub available: bool,
+}
+
+pub fn render_targets(targets: &[TargetRow]) -> String {
     let mut t = Table::new(
         ["target", "commands", "available", "what"]
             .map(String::from)

@@ -3,7 +3,10 @@
 //! A workload's specification type *is* the workload: it holds the workload's own options
 //! (some of them [`Sweep`]s) and implements [`Workload`], which tells the runner which options
 //! sweep, how to open one [`Session`] per worker for a step, and which figure ranks the steps.
-//! [`WorkloadSpec`] is the registry: adding a workload is adding a file and a variant here.
+//! [`kind`] is the registry of kinds the layers above ask (targets, what workers are called,
+//! what fails a run); [`WorkloadSpec`] is the record's `spec` and the runner's way in. Adding
+//! a workload today is a folder, a line in each, and its command and presentation outside
+//! the folder (docs/architecture.md says what remains).
 //!
 //! - [`null`]: does nothing, to measure the harness itself.
 //! - [`memory`]: STREAM bandwidth kernels, pointer-chase latency, the "lotto" test.
@@ -22,6 +25,7 @@
 pub mod cpu;
 pub mod io;
 pub mod jobs;
+pub mod kind;
 pub mod kv;
 pub mod mail;
 pub mod memory;

@@ -119,3 +119,21 @@ impl Session for NullSession {
         })
     }
 }
+
+/// null, as the registry sees it.
+pub struct NullKind;
+
+pub static KIND: NullKind = NullKind;
+
+impl super::kind::Kind for NullKind {
+    fn name(&self) -> &'static str {
+        "null"
+    }
+
+    fn targets(&self) -> &'static [crate::target::TargetEntry] {
+        &[crate::target::TargetEntry {
+            name: "null",
+            description: "does nothing: measures perflab's own overhead per op",
+        }]
+    }
+}

@@ -7,6 +7,9 @@
 //! scaling efficiency show where it stops.
 
 pub mod fractal;
+pub mod kind;
+
+pub use kind::KIND;
 
 use super::{OpError, Session, SessionFactory, Workload};
 use crate::record::{Headline, Trial};

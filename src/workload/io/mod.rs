@@ -19,11 +19,14 @@
 
 pub mod analysis;
 pub mod distribution;
+pub mod kind;
 pub mod layout;
 pub mod pattern;
 pub mod session;
 pub mod surface;
 pub mod verify;
+
+pub use kind::KIND;
 
 use super::{OpError, Prepared, SessionFactory, Workload};
 use crate::engine::EngineKind;

@@ -37,7 +37,10 @@
 //! steps.
 
 pub mod command;
+pub mod kind;
 pub mod placement;
+
+pub use kind::KIND;
 
 use super::{Figures, GroupTotals, OpError, OpOutcome, Session, SessionFactory, Workload};
 use crate::record::histogram::{LatencyHistogram, new_histogram};

@@ -30,6 +30,7 @@
 pub mod cluster;
 pub mod endpoint;
 pub mod keys;
+pub mod kind;
 pub mod load;
 pub mod memcache;
 pub mod protocol;
@@ -37,6 +38,8 @@ pub mod resp;
 pub mod server;
 pub mod session;
 pub mod shard;
+
+pub use kind::KIND;
 
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Check, Headline, StepResult, Trial, Warning};

@@ -20,6 +20,7 @@
 pub mod audit;
 pub mod endpoint;
 pub mod imap;
+pub mod kind;
 pub mod ledger;
 pub mod message;
 pub mod pop3;
@@ -29,6 +30,8 @@ pub mod session;
 pub mod smtp;
 pub mod watcher;
 pub mod wire;
+
+pub use kind::KIND;
 
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Check, Headline, StepResult, Trial, Warning};

@@ -14,8 +14,11 @@
 //! their figures mean different things.
 
 pub mod bandwidth;
+pub mod kind;
 pub mod latency;
 pub mod lotto;
+
+pub use kind::KIND;
 
 use super::{OpError, Session, SessionFactory, Workload};
 use crate::record::{Headline, Trial};

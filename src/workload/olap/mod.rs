@@ -21,9 +21,12 @@
 //! The connection, URLs, passwords, TLS, `--set` and the safety rules are `oltp`'s.
 
 pub mod data;
+pub mod kind;
 pub mod queries;
 pub mod schema;
 pub mod session;
+
+pub use kind::KIND;
 
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Check, Headline, StepResult, Trial, Warning};

@@ -22,10 +22,13 @@
 pub mod checks;
 pub mod client;
 pub mod debitcredit;
+pub mod kind;
 pub mod mix;
 pub mod orderentry;
 pub mod shards;
 pub mod tpcc;
+
+pub use kind::KIND;
 
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Headline, StepResult, Trial, Warning};

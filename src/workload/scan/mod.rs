@@ -18,12 +18,15 @@
 //! The connection, URLs, passwords, TLS, `--set` and the safety rules are `oltp`'s
 //! ([`crate::workload::oltp`]): one connection interface for every database workload.
 
+pub mod kind;
 pub mod load;
 pub mod native;
 pub mod predicate;
 pub mod server;
 pub mod session;
 pub mod tables;
+
+pub use kind::KIND;
 
 use super::oltp::Phases;
 use super::{OpError, Prepared, Session, SessionFactory, Workload};

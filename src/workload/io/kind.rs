@@ -1,0 +1,38 @@
+//! The storage kind in the registry (IOzone's surface included).
+
+use crate::record::RunRecord;
+use crate::target::TargetEntry;
+
+/// io, as the registry sees it.
+pub struct IoKind;
+
+pub static KIND: IoKind = IoKind;
+
+impl crate::workload::kind::Kind for IoKind {
+    fn name(&self) -> &'static str {
+        "io"
+    }
+
+    fn targets(&self) -> &'static [TargetEntry] {
+        &[TargetEntry {
+            name: "PATH",
+            description: "storage: a directory (perflab creates its files there), a file, or a block device",
+        }]
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        &["io_surface"]
+    }
+
+    /// With `--verify`, a block that does not read back as written fails the run.
+    fn failure(&self, record: &RunRecord) -> Option<String> {
+        let verify = record.spec.get("verify").and_then(|v| v.as_bool()) == Some(true);
+        let bad: u64 = record.steps.iter().map(|s| s.summary.errors).sum();
+        (verify && bad > 0).then(|| {
+            format!(
+                "verification failed: {bad} I/O(s) found bad or unreadable blocks (see the warnings; run {})",
+                record.id
+            )
+        })
+    }
+}

@@ -1,0 +1,154 @@
+//! The registry of workload kinds: what the layers above need to know about a kind of
+//! workload without naming it.
+//!
+//! Each kind lives in its folder and describes itself with a [`Kind`]; [`KINDS`] lists them,
+//! one line each. The commands, the terminal and the reports look a record's kind up by its
+//! `workload` name ([`by_name`]) and ask it: which targets it measures (`perflab targets`),
+//! what its workers are called (`copies`, `analysts`), and what makes a finished run fail.
+//!
+//! This is the registry's first part. Still outside the folders (see docs/architecture.md):
+//! the kinds' command-line arguments (`cli`), their command files (`commands/<kind>_cmd.rs`)
+//! and their tables and charts (`ui`, `report`).
+
+use crate::record::RunRecord;
+use crate::target::TargetEntry;
+
+/// What a kind of workload tells the layers above it.
+pub trait Kind: Sync {
+    /// As in the command and the record's `workload` (`oltp`).
+    fn name(&self) -> &'static str;
+    /// Other `workload` names its records carry (IOzone's surface is `io_surface`).
+    fn aliases(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// The systems it measures, for `perflab targets`.
+    fn targets(&self) -> &'static [TargetEntry];
+    /// What one worker is, as the user counts them: the runner's axis is `threads` for every
+    /// kind, shown as `copies` for jobs and `analysts` for OLAP's queries.
+    fn workers(&self) -> &'static str {
+        "threads"
+    }
+    /// Why a finished run fails (exit 1), in one line naming the run, if it does: books that
+    /// do not balance, mail lost, blocks that do not verify. A warning alone (a missed quality
+    /// of service, a slow step) is a finding, not a failure.
+    fn failure(&self, _record: &RunRecord) -> Option<String> {
+        None
+    }
+}
+
+/// Every kind, in the order `perflab targets` lists their targets.
+pub static KINDS: &[&dyn Kind] = &[
+    &super::memory::KIND,
+    &super::cpu::KIND,
+    &super::io::KIND,
+    &super::oltp::KIND,
+    &super::kv::KIND,
+    &super::scan::KIND,
+    &super::olap::KIND,
+    &super::mail::KIND,
+    &super::jobs::KIND,
+    &super::null::KIND,
+];
+
+/// The kind a record's `workload` names.
+pub fn by_name(name: &str) -> Option<&'static dyn Kind> {
+    KINDS
+        .iter()
+        .copied()
+        .find(|k| k.name() == name || k.aliases().contains(&name))
+}
+
+/// What a record's workers are called: `threads` unless its kind says otherwise.
+pub fn workers_of(record: &RunRecord) -> &'static str {
+    by_name(&record.workload).map_or("threads", |k| k.workers())
+}
+
+/// A run's `threads=` label in the words of its kind (`copies=4`).
+pub fn label_in_kind(record: &RunRecord, label: &str) -> String {
+    match workers_of(record) {
+        "threads" => label.to_string(),
+        workers => label.replace("threads=", &format!("{workers}=")),
+    }
+}
+
+/// Each target with the kinds that measure it, in [`KINDS`] order.
+pub fn targets() -> Vec<(&'static TargetEntry, Vec<&'static str>)> {
+    let mut out: Vec<(&'static TargetEntry, Vec<&'static str>)> = Vec::new();
+    for kind in KINDS {
+        for t in kind.targets() {
+            match out.iter_mut().find(|(seen, _)| seen.name == t.name) {
+                Some((_, kinds)) => kinds.push(kind.name()),
+                None => out.push((t, vec![kind.name()])),
+            }
+        }
+    }
+    out
+}
+
+/// Errors of trials where the engine gave a wrong answer (a scan's or a query's check),
+/// counted by the trials whose error samples say so.
+pub fn wrong_answers(record: &RunRecord) -> u64 {
+    record
+        .steps
+        .iter()
+        .flat_map(|s| &s.trials)
+        .filter(|t| t.error_samples.iter().any(|e| e.contains("wrong answer")))
+        .map(|t| t.errors)
+        .sum()
+}
+
+/// The count of the steps' warnings with `code`, for failure rules.
+pub fn warnings_with(record: &RunRecord, code: &str) -> usize {
+    record.warnings.iter().filter(|w| w.code == code).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_is_found_by_its_names_and_lists_targets() {
+        for k in KINDS {
+            assert!(by_name(k.name()).is_some_and(|f| f.name() == k.name()));
+            assert!(!k.targets().is_empty(), "{} lists no target", k.name());
+        }
+        assert_eq!(by_name("io_surface").map(|k| k.name()), Some("io"));
+        assert!(by_name("nothing").is_none());
+        let names: Vec<&str> = KINDS.iter().map(|k| k.name()).collect();
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
+    }
+
+    #[test]
+    fn shared_targets_are_listed_once_with_every_kind() {
+        let all = targets();
+        let sqlite = all
+            .iter()
+            .find(|(t, _)| t.name.starts_with("sqlite://"))
+            .expect("sqlite is a target");
+        assert_eq!(sqlite.1, ["oltp", "scan", "olap"]);
+        assert_eq!(all.first().map(|(t, _)| t.name), Some("memory"));
+        assert_eq!(all.last().map(|(t, _)| t.name), Some("null"));
+    }
+
+    #[test]
+    fn labels_speak_the_kinds_words() {
+        let r = RunRecord {
+            workload: "jobs".into(),
+            ..Default::default()
+        };
+        assert_eq!(label_in_kind(&r, "threads=4"), "copies=4");
+        let r = RunRecord {
+            workload: "oltp".into(),
+            ..Default::default()
+        };
+        assert_eq!(label_in_kind(&r, "threads=4 scale=2"), "clients=4 scale=2");
+        let r = RunRecord {
+            workload: "memory".into(),
+            ..Default::default()
+        };
+        assert_eq!(label_in_kind(&r, "threads=4"), "threads=4");
+    }
+}
