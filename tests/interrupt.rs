@@ -55,26 +55,12 @@ fn interrupt_while_frozen(
     freeze();
     // Long enough for every client to be inside a statement the server will not answer.
     std::thread::sleep(Duration::from_millis(1000));
-    let _ = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status();
-    let asked = Instant::now();
-    let deadline = asked + Duration::from_secs(30);
-    let code = loop {
-        if let Some(status) = child.try_wait().expect("wait works") {
-            break status.code();
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "perflab did not exit within 30 s of Ctrl-C:\n{}",
-                reader.join().unwrap_or_default()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    let Some((code, took)) = common::interrupt_and_wait(&mut child, Duration::from_secs(30)) else {
+        panic!(
+            "perflab did not exit within 30 s of Ctrl-C:\n{}",
+            reader.join().unwrap_or_default()
+        );
     };
-    let took = asked.elapsed();
     let err = reader.join().unwrap_or_default();
     eprintln!("perflab exited {code:?} {took:?} after Ctrl-C; its stderr:\n{err}");
     assert!(err.contains("interrupted"), "{err}");

@@ -54,27 +54,14 @@ fn start(
     (child, rx, reader)
 }
 
-/// Sends SIGINT and waits for the exit; returns the code and how long it took.
+/// Sends SIGINT and waits for the exit; returns the code, how long it took and the stderr.
 fn ctrl_c(child: &mut Child, reader: JoinHandle<String>) -> (Option<i32>, Duration, String) {
-    let _ = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status();
-    let asked = Instant::now();
-    let code = loop {
-        if let Some(status) = child.try_wait().expect("wait works") {
-            break status.code();
-        }
-        if asked.elapsed() > Duration::from_secs(90) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "perflab did not exit within 90 s of Ctrl-C:\n{}",
-                reader.join().unwrap_or_default()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(10));
+    let Some((code, took)) = common::interrupt_and_wait(child, Duration::from_secs(90)) else {
+        panic!(
+            "perflab did not exit within 90 s of Ctrl-C:\n{}",
+            reader.join().unwrap_or_default()
+        );
     };
-    let took = asked.elapsed();
     let err = reader.join().unwrap_or_default();
     eprintln!("perflab exited {code:?} {took:?} after Ctrl-C; its stderr:\n{err}");
     (code, took, err)
@@ -124,6 +111,28 @@ fn eventually<T: std::fmt::Debug>(mut probe: impl FnMut() -> T, ok: impl Fn(&T) 
     }
 }
 
+/// Prepares the bank on `url`, starts `oltp run` on it (two clients, a 60 s op timeout) and
+/// returns once the step has run a moment.
+fn step_under_way(r: &Results, url: &str) -> (Child, JoinHandle<String>) {
+    let prepared = common::run(r, &["oltp", "prepare", "--target", url]);
+    assert!(prepared.status.success(), "{}", common::stderr(&prepared));
+    let mut args = vec![
+        "oltp",
+        "run",
+        "--target",
+        url,
+        "--clients",
+        "2",
+        "--warmup",
+        "0s",
+    ];
+    args.extend(["--duration", "120s", "--op-timeout", "60s"]);
+    let (mut child, rx, reader) = start(r, &args, "perflab oltp: run");
+    wait_for(&rx, &mut child, "the run's start");
+    std::thread::sleep(Duration::from_millis(1500));
+    (child, reader)
+}
+
 #[test]
 fn ctrl_c_ends_a_step_whose_statements_wait_on_a_postgresql_lock() {
     let Some(pg) = PgServer::start() else {
@@ -131,25 +140,7 @@ fn ctrl_c_ends_a_step_whose_statements_wait_on_a_postgresql_lock() {
     };
     let url = pg.url();
     let r = Results::new("stop-pg-step");
-    let prepared = common::run(&r, &["oltp", "prepare", "--target", &url]);
-    assert!(prepared.status.success(), "{}", common::stderr(&prepared));
-    let args = [
-        "oltp",
-        "run",
-        "--target",
-        &url,
-        "--clients",
-        "2",
-        "--warmup",
-        "0s",
-        "--duration",
-        "120s",
-        "--op-timeout",
-        "60s",
-    ];
-    let (mut child, rx, reader) = start(&r, &args, "perflab oltp: run");
-    wait_for(&rx, &mut child, "the run's start");
-    std::thread::sleep(Duration::from_millis(1500));
+    let (mut child, reader) = step_under_way(&r, &url);
     // Another session takes the table every transaction updates, and keeps it.
     let mut holder =
         perflab::sql::postgres::connect(&target(&url), &Stop::new()).expect("connects");
@@ -247,25 +238,7 @@ fn ctrl_c_ends_a_step_whose_statements_wait_on_a_mariadb_lock() {
     };
     let url = db.url();
     let r = Results::new("stop-my-step");
-    let prepared = common::run(&r, &["oltp", "prepare", "--target", &url]);
-    assert!(prepared.status.success(), "{}", common::stderr(&prepared));
-    let args = [
-        "oltp",
-        "run",
-        "--target",
-        &url,
-        "--clients",
-        "2",
-        "--warmup",
-        "0s",
-        "--duration",
-        "120s",
-        "--op-timeout",
-        "60s",
-    ];
-    let (mut child, rx, reader) = start(&r, &args, "perflab oltp: run");
-    wait_for(&rx, &mut child, "the run's start");
-    std::thread::sleep(Duration::from_millis(1500));
+    let (mut child, reader) = step_under_way(&r, &url);
     let mut holder = perflab::sql::mysql::connect(&target(&url), &Stop::new()).expect("connects");
     holder.batch("LOCK TABLES pgbench_accounts WRITE").unwrap();
     let waiting = eventually(|| mysql_waiting(&db), |rows| !rows.is_empty());

@@ -322,9 +322,8 @@ impl Steps<'_, '_> {
         }
         self.workload.finish_step(&mut step, self.ctx);
         if self.ctx.stop.is_set() {
-            // Ctrl-C during the checks after the step: the step was measured in full and is
-            // kept; its checks may not have run.
-            self.record.steps.push(step);
+            // Ctrl-C during the checks after the step: its checks may not have run, so it is
+            // discarded as any step in progress is.
             self.record.cut_short = Some(CutShort {
                 step: index,
                 label,

@@ -166,3 +166,27 @@ pub fn io_uring_allowed(what: &str) -> bool {
         }
     }
 }
+
+/// Sends SIGINT to `child` (as Ctrl-C in a terminal would) and waits for it to exit, at most
+/// `limit`; returns its exit code and how long it took, or None (the child killed) when it
+/// did not exit in time.
+pub fn interrupt_and_wait(
+    child: &mut std::process::Child,
+    limit: std::time::Duration,
+) -> Option<(Option<i32>, std::time::Duration)> {
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let asked = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait works") {
+            return Some((status.code(), asked.elapsed()));
+        }
+        if asked.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
