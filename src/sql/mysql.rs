@@ -117,6 +117,8 @@ pub struct MyConn {
     /// `KILL QUERY` of this connection's statement on a side connection, registered with
     /// the stop token.
     _canceller: Canceller,
+    /// Opened before the stop: takes no new statement once the run is stopping.
+    before_stop: bool,
 }
 
 impl std::fmt::Debug for MyConn {
@@ -375,6 +377,7 @@ pub fn connect_with(
         stop: stop.clone(),
         waiting,
         _canceller: canceller,
+        before_stop: !stop.is_set(),
     })
 }
 
@@ -742,6 +745,13 @@ impl MyConn {
     /// Fails at once, with no I/O, once the connection is known to be gone. Every statement
     /// starts here, and ends in [`MyConn::check`]: in between it waits for the server.
     fn usable(&self) -> Result<(), DbError> {
+        if self.before_stop && self.stop.is_set() {
+            // Nothing new on the server once the run is stopping (see postgres.rs).
+            return Err(DbError {
+                kind: ErrorKind::Broken,
+                message: "the run is stopping (Ctrl-C): no new statement".into(),
+            });
+        }
         self.waiting.set(!self.broken);
         if self.broken {
             Err(DbError {

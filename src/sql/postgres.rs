@@ -131,6 +131,9 @@ pub struct PgConn {
     _canceller: Option<Canceller>,
     /// Whether reads were bounded by [`SHUTDOWN_TIMEOUT`] after the stop.
     bounded_after_stop: bool,
+    /// Opened before the stop: a session's or a loader's, which takes no new statement once
+    /// the run is stopping (cleanup opens connections of its own).
+    before_stop: bool,
 }
 
 fn broken(message: impl Into<String>) -> DbError {
@@ -289,6 +292,7 @@ pub fn connect_with(
         cancel_key: None,
         _canceller: None,
         bounded_after_stop: false,
+        before_stop: !stop.is_set(),
     };
     c.set_answer_timeout(Some(timeout));
     let password = match &url.password {
@@ -442,6 +446,13 @@ const COPY_CHUNK: usize = 256 * 1024;
 
 impl PgConn {
     fn send(&mut self) -> Result<(), DbError> {
+        // A worker that starts a transaction between the stop and the end of its step must
+        // not leave it waiting on the server (its lock) after perflab exits.
+        if self.before_stop && self.stop.is_set() {
+            self.out.clear();
+            self.broken = true;
+            return Err(broken("the run is stopping (Ctrl-C): no new statement"));
+        }
         let sent = self
             .stream
             .write_all(&self.out)

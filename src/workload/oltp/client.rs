@@ -130,6 +130,10 @@ impl OltpSession {
 
     /// Re-opens a broken connection, waiting longer after each failure.
     fn reconnect(&mut self) -> Result<(), DbError> {
+        // Not once the run is stopping: a new connection would start new work on the server.
+        if self.stop.is_set() {
+            return Err(DbError::other("the run is stopping (Ctrl-C)"));
+        }
         let mut wait = Duration::from_millis(100);
         let deadline = Instant::now() + RECONNECT_FOR;
         loop {
