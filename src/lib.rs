@@ -46,6 +46,7 @@
 //! Only [`engine`] may use `unsafe`; each block there says why it is sound.
 
 #![deny(unsafe_code)]
+#![warn(clippy::too_many_lines)]
 
 pub mod analysis;
 pub mod archive;

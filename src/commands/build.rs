@@ -42,44 +42,9 @@ pub fn build_spec(
     workload: WorkloadSpec,
     defaults: &Defaults,
 ) -> Result<RunSpec, SpecError> {
-    let threads = parse_u64(
-        "threads",
-        args.threads.as_deref().unwrap_or(&defaults.threads),
-        parse_count,
-    )?;
-    if let Some(&bad) = threads
-        .values()
-        .iter()
-        .find(|&&t| t == 0 || t > MAX_THREADS)
-    {
-        return Err(SpecError::new(
-            "threads",
-            &bad.to_string(),
-            "threads must be between 1 and 4096",
-        ));
-    }
+    let threads = threads(args, defaults)?;
     let warmup = parse_duration("warmup", args.warmup.as_deref().unwrap_or(defaults.warmup))?;
-    let stop = match (&args.ops, &args.duration) {
-        (Some(ops), _) => {
-            let n = parse_count("ops", ops)?;
-            if n == 0 {
-                return Err(SpecError::new("ops", ops, "give at least one op"));
-            }
-            StopSpec::Ops(n)
-        }
-        (None, d) => {
-            let text = d.as_deref().unwrap_or(defaults.duration);
-            let d = parse_duration("duration", text)?;
-            if d.as_millis() < 10 {
-                return Err(SpecError::new(
-                    "duration",
-                    text,
-                    "measure for at least 10ms",
-                ));
-            }
-            StopSpec::Duration(d)
-        }
-    };
+    let stop = stop(args, defaults)?;
     let repeat = parse_count("repeat", &args.repeat)?;
     if repeat == 0 || repeat > 1000 {
         return Err(SpecError::new(
@@ -88,37 +53,7 @@ pub fn build_spec(
             "repeat between 1 and 1000 times",
         ));
     }
-    let load = match (&args.rate, &args.think) {
-        (Some(rate), _) => {
-            let rate = parse_numeric("rate", rate, |s| parse_rate("rate", s), |v| *v, |f| f)?;
-            LoadSpec::Open {
-                rate,
-                scope: args.rate_scope.unwrap_or(defaults.rate_scope),
-                arrival: args.arrival,
-            }
-        }
-        (None, think) => LoadSpec::Closed {
-            think: think
-                .as_deref()
-                .map(|t| parse_duration("think", t))
-                .transpose()?
-                .unwrap_or_default(),
-        },
-    };
-    if let Some(scope) = args.rate_scope
-        && scope != crate::run::RateScope::Rank
-        && args.rate.is_none()
-    {
-        return Err(SpecError::new(
-            "rate-scope",
-            if scope == crate::run::RateScope::Total {
-                "total"
-            } else {
-                "worker"
-            },
-            "says what --rate counts; give --rate too",
-        ));
-    }
+    let load = load(args, defaults)?;
     let seed = parse_count("seed", &args.seed)?;
     let interval = parse_duration("interval", &args.interval)?;
     if interval.as_millis() < 10 {
@@ -151,28 +86,7 @@ pub fn build_spec(
         active_ranks: active_ranks(args)?,
         per_rank: args.rate_scope == Some(crate::run::RateScope::Rank),
     };
-    let swept: Vec<&str> = spec
-        .axes()
-        .iter()
-        .filter(|a| a.count() > 1)
-        .map(|a| a.axis_name())
-        .collect();
-    let steps = spec
-        .axes()
-        .iter()
-        .fold(1usize, |n, a| n.saturating_mul(a.count()));
-    if steps > MAX_STEPS {
-        return Err(SpecError::new(
-            spec.axes()
-                .iter()
-                .find(|a| a.count() > 1)
-                .map_or("threads", |a| a.axis_name()),
-            "",
-            &format!(
-                "the sweep makes {steps} steps, more than {MAX_STEPS}; sweep fewer values (e.g. 1..64:x2)"
-            ),
-        ));
-    }
+    let swept = grid(&spec)?;
     if let Some(text) = &args.load_levels {
         if crate::cluster::size() > 1 {
             return Err(SpecError::new(
@@ -202,6 +116,108 @@ pub fn build_spec(
         ));
     }
     Ok(spec)
+}
+
+/// `--threads` (or the workload's default), each from 1 to [`MAX_THREADS`].
+fn threads(args: &RunArgs, defaults: &Defaults) -> Result<Sweep<u64>, SpecError> {
+    let threads = parse_u64(
+        "threads",
+        args.threads.as_deref().unwrap_or(&defaults.threads),
+        parse_count,
+    )?;
+    if let Some(&bad) = threads
+        .values()
+        .iter()
+        .find(|&&t| t == 0 || t > MAX_THREADS)
+    {
+        return Err(SpecError::new(
+            "threads",
+            &bad.to_string(),
+            "threads must be between 1 and 4096",
+        ));
+    }
+    Ok(threads)
+}
+
+/// When a step ends: after `--ops` ops, or after `--duration` (or the workload's default).
+fn stop(args: &RunArgs, defaults: &Defaults) -> Result<StopSpec, SpecError> {
+    Ok(match (&args.ops, &args.duration) {
+        (Some(ops), _) => {
+            let n = parse_count("ops", ops)?;
+            if n == 0 {
+                return Err(SpecError::new("ops", ops, "give at least one op"));
+            }
+            StopSpec::Ops(n)
+        }
+        (None, d) => {
+            let text = d.as_deref().unwrap_or(defaults.duration);
+            let d = parse_duration("duration", text)?;
+            if d.as_millis() < 10 {
+                return Err(SpecError::new(
+                    "duration",
+                    text,
+                    "measure for at least 10ms",
+                ));
+            }
+            StopSpec::Duration(d)
+        }
+    })
+}
+
+/// The load model: open loop at `--rate`, else closed with `--think` between ops.
+fn load(args: &RunArgs, defaults: &Defaults) -> Result<LoadSpec, SpecError> {
+    if let Some(scope) = args.rate_scope
+        && scope != crate::run::RateScope::Rank
+        && args.rate.is_none()
+    {
+        return Err(SpecError::new(
+            "rate-scope",
+            if scope == crate::run::RateScope::Total {
+                "total"
+            } else {
+                "worker"
+            },
+            "says what --rate counts; give --rate too",
+        ));
+    }
+    Ok(match (&args.rate, &args.think) {
+        (Some(rate), _) => {
+            let rate = parse_numeric("rate", rate, |s| parse_rate("rate", s), |v| *v, |f| f)?;
+            LoadSpec::Open {
+                rate,
+                scope: args.rate_scope.unwrap_or(defaults.rate_scope),
+                arrival: args.arrival,
+            }
+        }
+        (None, think) => LoadSpec::Closed {
+            think: think
+                .as_deref()
+                .map(|t| parse_duration("think", t))
+                .transpose()?
+                .unwrap_or_default(),
+        },
+    })
+}
+
+/// The swept options of the spec's grid, refused when the grid has more than [`MAX_STEPS`].
+fn grid(spec: &RunSpec) -> Result<Vec<&'static str>, SpecError> {
+    let axes = spec.axes();
+    let swept: Vec<&'static str> = axes
+        .iter()
+        .filter(|a| a.count() > 1)
+        .map(|a| a.axis_name())
+        .collect();
+    let steps = axes.iter().fold(1usize, |n, a| n.saturating_mul(a.count()));
+    if steps > MAX_STEPS {
+        return Err(SpecError::new(
+            swept.first().copied().unwrap_or("threads"),
+            "",
+            &format!(
+                "the sweep makes {steps} steps, more than {MAX_STEPS}; sweep fewer values (e.g. 1..64:x2)"
+            ),
+        ));
+    }
+    Ok(swept)
 }
 
 /// `--active-ranks` against the ranks the launcher started: `None` with one rank (and then

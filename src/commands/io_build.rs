@@ -8,6 +8,7 @@ use crate::engine::{EngineKind, probe_uring};
 use crate::env::Environment;
 use crate::run::RunSpec;
 use crate::spec::SpecError;
+use crate::spec::Sweep;
 use crate::spec::sweep::{parse_names, parse_u64};
 use crate::spec::units::{format_bytes, parse_count, parse_duration, parse_size};
 use crate::stats::steady::SteadyCriteria;
@@ -29,10 +30,32 @@ const MAX_FILES: u64 = 4096;
 /// Most blocks `--verify` tracks (4 bytes each: 1 GiB of tables).
 const MAX_VERIFY_BLOCKS: u64 = 1 << 28;
 
-pub fn io_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
-    if args.mode == IoMode::Surface {
-        return surface_spec(args, env);
+/// What is read and written, in which blocks, how deep, over how many files.
+struct Shape {
+    rw: Sweep<Rw>,
+    bs: Sweep<u64>,
+    bssplit: Vec<(u64, u32)>,
+    rwmix: Sweep<u64>,
+    iodepth: Sweep<u64>,
+    files: Sweep<u64>,
+}
+
+impl Shape {
+    fn largest_block(&self) -> u64 {
+        self.bssplit
+            .iter()
+            .map(|&(b, _)| b)
+            .chain(self.bs.values().iter().copied())
+            .max()
+            .unwrap_or(4096)
     }
+
+    fn most_files(&self) -> u64 {
+        self.files.values().iter().copied().max().unwrap_or(1)
+    }
+}
+
+fn shape(args: &IoArgs) -> Result<Shape, AppError> {
     let rw = parse_names("rw", &args.rw, Rw::parse)?;
     let bssplit = match &args.bssplit {
         Some(text) => parse_bssplit(text)?,
@@ -63,6 +86,27 @@ pub fn io_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
     if files.values().iter().any(|&f| f == 0 || f > MAX_FILES) {
         return Err(SpecError::new("files", &args.files, "from 1 to 4096 files").into());
     }
+    Ok(Shape {
+        rw,
+        bs,
+        bssplit,
+        rwmix,
+        iodepth,
+        files,
+    })
+}
+
+pub fn io_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
+    if args.mode == IoMode::Surface {
+        return surface_spec(args, env);
+    }
+    let shape = shape(args)?;
+    let Shape {
+        bs,
+        bssplit,
+        iodepth,
+        ..
+    } = &shape;
     let size = args
         .size
         .as_deref()
@@ -139,57 +183,23 @@ pub fn io_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
         .into());
     }
     let run_args = with_byte_rates(&args.run, &sizes_for_rate)?;
-    let writes = args.prefill || rw.values().iter().any(|r| r.writes());
-    let max_bs = bssplit
-        .iter()
-        .map(|&(b, _)| b)
-        .chain(bs.values().iter().copied())
-        .max()
-        .unwrap_or(4096);
-    let max_files = files.values().iter().copied().max().unwrap_or(1);
-    let mut layout = Layout::plan(&PlanRequest {
-        paths: &args.path,
-        files: max_files,
+    let layout = plan_layout(
+        args,
+        env,
+        &shape,
         size,
         offset,
-        writes,
-        destroy: args.destroy_data.as_deref(),
-        block: max_bs,
-    })
-    .map_err(|e| AppError::Usage(e.0))?;
-    if args.verify {
-        let blocks = (layout.size / bs.first().max(512)).saturating_mul(max_files);
-        if blocks > MAX_VERIFY_BLOCKS {
-            return Err(AppError::Usage(format!(
-                "--verify keeps 4 bytes per block: {blocks} blocks is too many; lower --size or --files, or raise --bs"
-            )));
-        }
-    }
-    if offset % 4096 != 0 && direct {
-        return Err(SpecError::new(
-            "offset",
-            &args.offset,
-            "direct I/O needs an offset aligned to 4k",
-        )
-        .into());
-    }
-    if !direct && rw.values().iter().any(|r| r.reads()) {
-        let total = layout.size.saturating_mul(max_files);
-        if let Some(avail) = env.memory.available_bytes
-            && total < avail
-            && !layout.in_memory()
-        {
-            let message = format!(
-                "buffered reads of {} fit in memory ({} available): they measure the page cache, not the device; use --direct 1 or a --size above memory",
-                format_bytes(total),
-                format_bytes(avail)
-            );
-            layout.notes.push(("in_memory", message));
-        }
-    }
-    if let Some(n) = &engine_note {
-        layout.notes.push(("engine_fallback", n.clone()));
-    }
+        direct,
+        engine_note.as_deref(),
+    )?;
+    let Shape {
+        rw,
+        bs,
+        bssplit,
+        rwmix,
+        iodepth,
+        files,
+    } = shape;
     let spec = IoSpec {
         rw,
         bs_bytes: bs.named("bs_bytes"),
@@ -224,6 +234,67 @@ pub fn io_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
         },
     )?;
     Ok(spec)
+}
+
+/// Where the files go and how large, with the notes the plan makes (buffered reads that fit
+/// in memory, the engine that stood in).
+fn plan_layout(
+    args: &IoArgs,
+    env: &Environment,
+    shape: &Shape,
+    size: Option<u64>,
+    offset: u64,
+    direct: bool,
+    engine_note: Option<&str>,
+) -> Result<Layout, AppError> {
+    let Shape { rw, bs, .. } = shape;
+    let writes = args.prefill || rw.values().iter().any(|r| r.writes());
+    let max_bs = shape.largest_block();
+    let max_files = shape.most_files();
+    let mut layout = Layout::plan(&PlanRequest {
+        paths: &args.path,
+        files: max_files,
+        size,
+        offset,
+        writes,
+        destroy: args.destroy_data.as_deref(),
+        block: max_bs,
+    })
+    .map_err(|e| AppError::Usage(e.0))?;
+    if args.verify {
+        let blocks = (layout.size / bs.first().max(512)).saturating_mul(max_files);
+        if blocks > MAX_VERIFY_BLOCKS {
+            return Err(AppError::Usage(format!(
+                "--verify keeps 4 bytes per block: {blocks} blocks is too many; lower --size or --files, or raise --bs"
+            )));
+        }
+    }
+    if !offset.is_multiple_of(4096) && direct {
+        return Err(SpecError::new(
+            "offset",
+            &args.offset,
+            "direct I/O needs an offset aligned to 4k",
+        )
+        .into());
+    }
+    if !direct && rw.values().iter().any(|r| r.reads()) {
+        let total = layout.size.saturating_mul(max_files);
+        if let Some(avail) = env.memory.available_bytes
+            && total < avail
+            && !layout.in_memory()
+        {
+            let message = format!(
+                "buffered reads of {} fit in memory ({} available): they measure the page cache, not the device; use --direct 1 or a --size above memory",
+                format_bytes(total),
+                format_bytes(avail)
+            );
+            layout.notes.push(("in_memory", message));
+        }
+    }
+    if let Some(n) = engine_note {
+        layout.notes.push(("engine_fallback", n.to_string()));
+    }
+    Ok(layout)
 }
 
 /// IOzone's surface: file sizes x record sizes, buffered, one round of tests per step.

@@ -403,149 +403,18 @@ pub fn mail_spec(args: &MailArgs) -> Result<RunSpec, AppError> {
     }
     let seed = args.run.seed.trim().parse::<u64>().unwrap_or(1);
     let uses_pop3 = profile.per_user_hour(crate::workload::mail::profile::Kind::Pop3) > 0.0;
-    let (endpoints, credentials, accounts_shown, server, durability, mut tls_settings, throwaway) =
-        match &args.target {
-            None => {
-                for (given, option) in [(&args.smtp, "smtp"), (&args.pop3, "pop3")] {
-                    if given.is_some() {
-                        return Err(AppError::Usage(format!(
-                            "--{option} needs --target: without it perflab starts its own Dovecot and delivers by its LMTP"
-                        )));
-                    }
-                }
-                if args.users_file.is_some() || args.password_pattern.is_some() {
-                    return Err(AppError::Usage(
-                        "--users-file and --password-pattern are for a --target server; the throwaway Dovecot gets accounts made for the run".into(),
-                    ));
-                }
-                let credentials = throwaway_accounts(most, seed);
-                let secure = args.tls || args.starttls;
-                let t = Throwaway::start_with(&credentials, secure).map_err(AppError::Usage)?;
-                // The certificate's name, for SNI (it is not verified).
-                let local = |addr: SocketAddr, security: Security| Endpoint {
-                    addr,
-                    host: "localhost".into(),
-                    security,
-                };
-                // LMTP has no implicit-TLS port: it is upgraded by STARTTLS where Dovecot's LMTP
-                // offers it, else it stays plain and the record says so.
-                let lmtp_tls =
-                    secure && offers_starttls(&local(t.lmtp(), Security::Plain), Dialect::Lmtp);
-                let (imap, pop3) = if args.tls {
-                    (
-                        local(t.imaps(), Security::Implicit),
-                        local(t.pop3s(), Security::Implicit),
-                    )
-                } else if args.starttls {
-                    (
-                        local(t.imap(), Security::StartTls),
-                        local(t.pop3(), Security::StartTls),
-                    )
-                } else {
-                    (
-                        local(t.imap(), Security::Plain),
-                        local(t.pop3(), Security::Plain),
-                    )
-                };
-                let submit_security = if lmtp_tls {
-                    Security::StartTls
-                } else {
-                    Security::Plain
-                };
-                let mut endpoints = Endpoints {
-                    imap,
-                    pop3,
-                    submit: local(t.lmtp(), submit_security),
-                    dialect: Dialect::Lmtp,
-                    helo: "perflab".into(),
-                    domain: args.domain.clone(),
-                    pop3_pipelining: false,
-                };
-                let mut tls_settings = t.tls_settings();
-                if secure {
-                    let agreed = introduce(&endpoints, None, uses_pop3, true)?;
-                    tls_settings.insert("negotiated".into(), agreed.join("; "));
-                    tls_settings.insert(
-                        "lmtp".into(),
-                        if lmtp_tls {
-                            "STARTTLS (Dovecot's LMTP offers it with ssl = yes)"
-                        } else {
-                            "plain: Dovecot's LMTP did not offer STARTTLS"
-                        }
-                        .into(),
-                    );
-                }
-                endpoints.pop3_pipelining =
-                    args.pipelining == Switch::On && pop3_pipelines(&endpoints.pop3);
-                let durability = t.settings();
-                let server = t.version.clone();
-                (
-                    endpoints,
-                    credentials,
-                    "user1.. (made for the run)".to_string(),
-                    server,
-                    durability,
-                    tls_settings,
-                    Some(t),
-                )
-            }
-            Some(target) => {
-                if args.tls {
-                    return Err(AppError::Usage(
-                    "--tls is for the throwaway Dovecot: with --target, give imaps://, pop3s:// and smtps:// URLs (implicit TLS), or --starttls".into(),
-                ));
-                }
-                let imap = url("target", target, &IMAP_SCHEMES)?;
-                let smtp_text = args
-                    .smtp
-                    .clone()
-                    .unwrap_or_else(|| format!("lmtp://{}:24", imap.host));
-                let submit = url("smtp", &smtp_text, &SUBMIT_SCHEMES)?;
-                let pop3_text = args.pop3.clone().unwrap_or_else(|| {
-                    if imap.implicit_tls() {
-                        format!("pop3s://{}:995", imap.host)
-                    } else {
-                        format!("pop3://{}:110", imap.host)
-                    }
-                });
-                let pop3 = url("pop3", &pop3_text, &POP3_SCHEMES)?;
-                let (credentials, shown) = accounts(args, most)?;
-                let endpoints = Endpoints {
-                    imap: imap.endpoint(args.starttls),
-                    pop3: pop3.endpoint(args.starttls),
-                    submit: submit.endpoint(args.starttls),
-                    dialect: if submit.scheme == "lmtp" {
-                        Dialect::Lmtp
-                    } else {
-                        Dialect::Smtp
-                    },
-                    helo: "perflab".into(),
-                    domain: args.domain.clone(),
-                    pop3_pipelining: false,
-                };
-                let durability = BTreeMap::from([(
-                    "disclosed".to_string(),
-                    "unknown: perflab did not start this server; state its fsync settings beside the figures".to_string(),
-                )]);
-                let agreed = introduce(&endpoints, credentials.first(), uses_pop3, false)?;
-                let mut tls_settings = BTreeMap::new();
-                if !agreed.is_empty() {
-                    tls_settings.insert("negotiated".to_string(), agreed.join("; "));
-                }
-                let mut endpoints = endpoints;
-                endpoints.pop3_pipelining =
-                    args.pipelining == Switch::On && uses_pop3 && pop3_pipelines(&endpoints.pop3);
-                (
-                    endpoints,
-                    credentials,
-                    shown,
-                    String::new(),
-                    durability,
-                    tls_settings,
-                    None,
-                )
-            }
-        };
+    let Servers {
+        endpoints,
+        credentials,
+        accounts_shown,
+        server,
+        durability,
+        mut tls_settings,
+        throwaway,
+    } = match &args.target {
+        None => throwaway_servers(args, most, seed, uses_pop3)?,
+        Some(target) => target_servers(args, target, most, uses_pop3)?,
+    };
     let e = &endpoints;
     let tls: BTreeMap<String, String> =
         [("imap", &e.imap), ("pop3", &e.pop3), ("submit", &e.submit)]
@@ -614,6 +483,171 @@ pub fn mail_spec(args: &MailArgs) -> Result<RunSpec, AppError> {
         run.search = Some(SearchSpec::specmail("users"));
     }
     Ok(run)
+}
+
+/// The servers a mail run uses, how to reach and log into them, and what the record says of
+/// them.
+struct Servers {
+    endpoints: Endpoints,
+    credentials: Vec<(String, String)>,
+    accounts_shown: String,
+    server: String,
+    durability: BTreeMap<String, String>,
+    tls_settings: BTreeMap<String, String>,
+    throwaway: Option<Throwaway>,
+}
+
+/// Without `--target`: a throwaway Dovecot with accounts made for the run.
+fn throwaway_servers(
+    args: &MailArgs,
+    most: u64,
+    seed: u64,
+    uses_pop3: bool,
+) -> Result<Servers, AppError> {
+    for (given, option) in [(&args.smtp, "smtp"), (&args.pop3, "pop3")] {
+        if given.is_some() {
+            return Err(AppError::Usage(format!(
+                "--{option} needs --target: without it perflab starts its own Dovecot and delivers by its LMTP"
+            )));
+        }
+    }
+    if args.users_file.is_some() || args.password_pattern.is_some() {
+        return Err(AppError::Usage(
+            "--users-file and --password-pattern are for a --target server; the throwaway Dovecot gets accounts made for the run".into(),
+        ));
+    }
+    let credentials = throwaway_accounts(most, seed);
+    let secure = args.tls || args.starttls;
+    let t = Throwaway::start_with(&credentials, secure).map_err(AppError::Usage)?;
+    // The certificate's name, for SNI (it is not verified).
+    let local = |addr: SocketAddr, security: Security| Endpoint {
+        addr,
+        host: "localhost".into(),
+        security,
+    };
+    // LMTP has no implicit-TLS port: it is upgraded by STARTTLS where Dovecot's LMTP
+    // offers it, else it stays plain and the record says so.
+    let lmtp_tls = secure && offers_starttls(&local(t.lmtp(), Security::Plain), Dialect::Lmtp);
+    let (imap, pop3) = if args.tls {
+        (
+            local(t.imaps(), Security::Implicit),
+            local(t.pop3s(), Security::Implicit),
+        )
+    } else if args.starttls {
+        (
+            local(t.imap(), Security::StartTls),
+            local(t.pop3(), Security::StartTls),
+        )
+    } else {
+        (
+            local(t.imap(), Security::Plain),
+            local(t.pop3(), Security::Plain),
+        )
+    };
+    let submit_security = if lmtp_tls {
+        Security::StartTls
+    } else {
+        Security::Plain
+    };
+    let mut endpoints = Endpoints {
+        imap,
+        pop3,
+        submit: local(t.lmtp(), submit_security),
+        dialect: Dialect::Lmtp,
+        helo: "perflab".into(),
+        domain: args.domain.clone(),
+        pop3_pipelining: false,
+    };
+    let mut tls_settings = t.tls_settings();
+    if secure {
+        let agreed = introduce(&endpoints, None, uses_pop3, true)?;
+        tls_settings.insert("negotiated".into(), agreed.join("; "));
+        tls_settings.insert(
+            "lmtp".into(),
+            if lmtp_tls {
+                "STARTTLS (Dovecot's LMTP offers it with ssl = yes)"
+            } else {
+                "plain: Dovecot's LMTP did not offer STARTTLS"
+            }
+            .into(),
+        );
+    }
+    endpoints.pop3_pipelining = args.pipelining == Switch::On && pop3_pipelines(&endpoints.pop3);
+    let durability = t.settings();
+    let server = t.version.clone();
+    Ok(Servers {
+        endpoints,
+        credentials,
+        accounts_shown: "user1.. (made for the run)".to_string(),
+        server,
+        durability,
+        tls_settings,
+        throwaway: Some(t),
+    })
+}
+
+/// With `--target`: the user's servers, checked before anything runs.
+fn target_servers(
+    args: &MailArgs,
+    target: &str,
+    most: u64,
+    uses_pop3: bool,
+) -> Result<Servers, AppError> {
+    if args.tls {
+        return Err(AppError::Usage(
+        "--tls is for the throwaway Dovecot: with --target, give imaps://, pop3s:// and smtps:// URLs (implicit TLS), or --starttls".into(),
+    ));
+    }
+    let imap = url("target", target, &IMAP_SCHEMES)?;
+    let smtp_text = args
+        .smtp
+        .clone()
+        .unwrap_or_else(|| format!("lmtp://{}:24", imap.host));
+    let submit = url("smtp", &smtp_text, &SUBMIT_SCHEMES)?;
+    let pop3_text = args.pop3.clone().unwrap_or_else(|| {
+        if imap.implicit_tls() {
+            format!("pop3s://{}:995", imap.host)
+        } else {
+            format!("pop3://{}:110", imap.host)
+        }
+    });
+    let pop3 = url("pop3", &pop3_text, &POP3_SCHEMES)?;
+    let (credentials, shown) = accounts(args, most)?;
+    let endpoints = Endpoints {
+        imap: imap.endpoint(args.starttls),
+        pop3: pop3.endpoint(args.starttls),
+        submit: submit.endpoint(args.starttls),
+        dialect: if submit.scheme == "lmtp" {
+            Dialect::Lmtp
+        } else {
+            Dialect::Smtp
+        },
+        helo: "perflab".into(),
+        domain: args.domain.clone(),
+        pop3_pipelining: false,
+    };
+    let durability = BTreeMap::from([(
+        "disclosed".to_string(),
+        "unknown: perflab did not start this server; state its fsync settings beside the figures"
+            .to_string(),
+    )]);
+    let agreed = introduce(&endpoints, credentials.first(), uses_pop3, false)?;
+    let mut tls_settings = BTreeMap::new();
+    if !agreed.is_empty() {
+        tls_settings.insert("negotiated".to_string(), agreed.join("; "));
+    }
+    let mut endpoints = endpoints;
+    endpoints.pop3_pipelining =
+        args.pipelining == Switch::On && uses_pop3 && pop3_pipelines(&endpoints.pop3);
+    Ok(Servers {
+        endpoints,
+        credentials,
+        accounts_shown: shown,
+        server: String::new(),
+        durability,
+        tls_settings,
+        throwaway: None,
+    })
 }
 
 #[cfg(test)]

@@ -285,58 +285,8 @@ fn compare_pair(a: &RunRecord, b: &RunRecord, options: &Options) -> PairComparis
         ..Settings::default()
     };
     let keys = match_keys(a, b);
-    let mut warnings = Vec::new();
-    if a.workload != b.workload {
-        warnings.push(format!(
-            "the runs measure different workloads ({} and {}): only steps with the same settings are set side by side",
-            a.workload, b.workload
-        ));
-    }
-    if a.headline.metric != b.headline.metric {
-        warnings.push(format!(
-            "the runs rank steps by different figures ({} and {}); the baseline's is used",
-            a.headline.metric, b.headline.metric
-        ));
-    }
-    for r in [a, b] {
-        if r.status.as_str() != "complete" {
-            warnings.push(format!(
-                "run {} is {}: only its finished steps are compared",
-                r.id,
-                r.status.as_str()
-            ));
-        }
-        if r.tool.profile == "debug" {
-            warnings.push(format!(
-                "run {} was measured by a debug build: its figures are not comparable",
-                r.id
-            ));
-        }
-    }
-    // Pair up steps; each candidate step is used once.
-    let mut pairs: Vec<(&StepResult, &StepResult)> = Vec::new();
-    let mut used = vec![false; b.steps.len()];
-    let mut unmatched = Vec::new();
-    for sa in &a.steps {
-        let key = step_key(sa, &keys);
-        match b
-            .steps
-            .iter()
-            .enumerate()
-            .find(|(i, sb)| !used[*i] && step_key(sb, &keys) == key)
-        {
-            Some((i, sb)) => {
-                used[i] = true;
-                pairs.push((sa, sb));
-            }
-            None => unmatched.push(format!("{} (baseline only)", step_label(sa, &keys))),
-        }
-    }
-    for (i, sb) in b.steps.iter().enumerate() {
-        if !used[i] {
-            unmatched.push(format!("{} (candidate only)", step_label(sb, &keys)));
-        }
-    }
+    let mut warnings = run_warnings(a, b);
+    let (pairs, unmatched) = pair_steps(a, b, &keys);
     if pairs.is_empty() && !(a.steps.is_empty() && b.steps.is_empty()) {
         warnings.push(format!(
             "no step of one run has the settings of a step of the other (matched on {}); compare runs of the same sweep",
@@ -448,6 +398,74 @@ fn compare_pair(a: &RunRecord, b: &RunRecord, options: &Options) -> PairComparis
         expectation,
         warnings,
     }
+}
+
+/// What the reader should know about the two runs before their figures: different workloads
+/// or headline figures, unfinished runs, debug builds.
+fn run_warnings(a: &RunRecord, b: &RunRecord) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if a.workload != b.workload {
+        warnings.push(format!(
+            "the runs measure different workloads ({} and {}): only steps with the same settings are set side by side",
+            a.workload, b.workload
+        ));
+    }
+    if a.headline.metric != b.headline.metric {
+        warnings.push(format!(
+            "the runs rank steps by different figures ({} and {}); the baseline's is used",
+            a.headline.metric, b.headline.metric
+        ));
+    }
+    for r in [a, b] {
+        if r.status.as_str() != "complete" {
+            warnings.push(format!(
+                "run {} is {}: only its finished steps are compared",
+                r.id,
+                r.status.as_str()
+            ));
+        }
+        if r.tool.profile == "debug" {
+            warnings.push(format!(
+                "run {} was measured by a debug build: its figures are not comparable",
+                r.id
+            ));
+        }
+    }
+    warnings
+}
+
+/// Each baseline step with the candidate step of the same settings (each used once), and
+/// the steps of either run that have no partner.
+fn pair_steps<'r>(
+    a: &'r RunRecord,
+    b: &'r RunRecord,
+    keys: &[String],
+) -> (Vec<(&'r StepResult, &'r StepResult)>, Vec<String>) {
+    // Pair up steps; each candidate step is used once.
+    let mut pairs: Vec<(&StepResult, &StepResult)> = Vec::new();
+    let mut used = vec![false; b.steps.len()];
+    let mut unmatched = Vec::new();
+    for sa in &a.steps {
+        let key = step_key(sa, keys);
+        match b
+            .steps
+            .iter()
+            .enumerate()
+            .find(|(i, sb)| !used[*i] && step_key(sb, keys) == key)
+        {
+            Some((i, sb)) => {
+                used[i] = true;
+                pairs.push((sa, sb));
+            }
+            None => unmatched.push(format!("{} (baseline only)", step_label(sa, keys))),
+        }
+    }
+    for (i, sb) in b.steps.iter().enumerate() {
+        if !used[i] {
+            unmatched.push(format!("{} (candidate only)", step_label(sb, keys)));
+        }
+    }
+    (pairs, unmatched)
 }
 
 /// The geometric mean, over matched steps, of the headline's speedup (a ratio turned so that

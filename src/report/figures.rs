@@ -665,73 +665,95 @@ fn hockey_sticks(r: &RunRecord, a: &Analysis, curves: &[Curve], options: &Option
         .collect()
 }
 
+/// A run's intervals on one time axis, steps back to back: what [`timeline`] draws.
+#[derive(Default)]
+struct Timeline {
+    tput: Vec<(f64, f64)>,
+    p99: Vec<(f64, f64)>,
+    /// The sampler's series: all CPUs busy, the busiest CPU, perflab's CPU, watts.
+    busy: Vec<(f64, f64)>,
+    busiest: Vec<(f64, f64)>,
+    own: Vec<(f64, f64)>,
+    watts: Vec<(f64, f64)>,
+    /// Where each step begins, and its label.
+    bounds: Vec<(f64, String)>,
+}
+
+impl Timeline {
+    fn of(r: &RunRecord, bytes: bool) -> Timeline {
+        let mut l = Timeline::default();
+        let mut offset = 0.0f64;
+        let x_name = curve::x_axis(&r.steps);
+        for s in &r.steps {
+            // A boundary is labelled with the option that changes along x, if there is one.
+            let label = match &x_name {
+                Some(x) => format!(
+                    "{x}={}",
+                    s.params.get(x).map(|v| param(x, v)).unwrap_or_default()
+                ),
+                None => step_label(s),
+            };
+            l.bounds.push((offset, label));
+            for t in &s.trials {
+                // The last interval of a phase is often a sliver whose rate is noise: left out.
+                let full = t.series.iter().map(|p| p.duration_ns).max().unwrap_or(0) / 2;
+                for p in t.series.iter().filter(|p| p.duration_ns >= full) {
+                    let x = offset + p.start_ns as f64 / 1e9;
+                    l.tput.push((
+                        x,
+                        if bytes {
+                            p.bytes_per_sec
+                        } else {
+                            p.ops_per_sec
+                        },
+                    ));
+                    if p.ops > 0 {
+                        l.p99.push((x, p.p99_ns as f64));
+                    }
+                }
+                let cpus = t.resources.summary.as_ref().map_or(1, |s| s.cpus.max(1)) as f64;
+                let full = t
+                    .resources
+                    .series
+                    .iter()
+                    .map(|p| p.duration_ns)
+                    .max()
+                    .unwrap_or(0)
+                    / 2;
+                for p in t.resources.series.iter().filter(|p| p.duration_ns >= full) {
+                    // At the interval's middle: the readings are its two ends.
+                    let x = offset + p.start_ns.saturating_add(p.duration_ns / 2) as f64 / 1e9;
+                    l.busy.push((x, p.cpu.busy()));
+                    let top = p.per_cpu.iter().map(|c| c.0.busy()).fold(0.0, f64::max);
+                    l.busiest.push((x, top));
+                    l.own.push((x, p.process_cpu_pct / cpus));
+                    if let Some(w) = p.watts {
+                        l.watts.push((x, w));
+                    }
+                }
+                let end = t
+                    .series
+                    .last()
+                    .map_or(0, |p| p.start_ns.saturating_add(p.duration_ns));
+                offset += (t.elapsed_ns.max(end)) as f64 / 1e9;
+            }
+        }
+        l
+    }
+}
+
 /// Throughput and p99 per interval, steps back to back on one time axis.
 fn timeline(r: &RunRecord) -> Vec<Figure> {
     let bytes = r.headline.metric.starts_with("bytes_per_sec");
-    let mut tput = Vec::new();
-    let mut p99 = Vec::new();
-    // The sampler's series: all CPUs busy, the busiest CPU, perflab's CPU, watts.
-    let mut busy = Vec::new();
-    let mut busiest = Vec::new();
-    let mut own = Vec::new();
-    let mut watts = Vec::new();
-    let mut bounds = Vec::new();
-    let mut offset = 0.0f64;
-    let x_name = curve::x_axis(&r.steps);
-    for s in &r.steps {
-        // A boundary is labelled with the option that changes along x, if there is one.
-        let label = match &x_name {
-            Some(x) => format!(
-                "{x}={}",
-                s.params.get(x).map(|v| param(x, v)).unwrap_or_default()
-            ),
-            None => step_label(s),
-        };
-        bounds.push((offset, label));
-        for t in &s.trials {
-            // The last interval of a phase is often a sliver whose rate is noise: left out.
-            let full = t.series.iter().map(|p| p.duration_ns).max().unwrap_or(0) / 2;
-            for p in t.series.iter().filter(|p| p.duration_ns >= full) {
-                let x = offset + p.start_ns as f64 / 1e9;
-                tput.push((
-                    x,
-                    if bytes {
-                        p.bytes_per_sec
-                    } else {
-                        p.ops_per_sec
-                    },
-                ));
-                if p.ops > 0 {
-                    p99.push((x, p.p99_ns as f64));
-                }
-            }
-            let cpus = t.resources.summary.as_ref().map_or(1, |s| s.cpus.max(1)) as f64;
-            let full = t
-                .resources
-                .series
-                .iter()
-                .map(|p| p.duration_ns)
-                .max()
-                .unwrap_or(0)
-                / 2;
-            for p in t.resources.series.iter().filter(|p| p.duration_ns >= full) {
-                // At the interval's middle: the readings are its two ends.
-                let x = offset + p.start_ns.saturating_add(p.duration_ns / 2) as f64 / 1e9;
-                busy.push((x, p.cpu.busy()));
-                let top = p.per_cpu.iter().map(|c| c.0.busy()).fold(0.0, f64::max);
-                busiest.push((x, top));
-                own.push((x, p.process_cpu_pct / cpus));
-                if let Some(w) = p.watts {
-                    watts.push((x, w));
-                }
-            }
-            let end = t
-                .series
-                .last()
-                .map_or(0, |p| p.start_ns.saturating_add(p.duration_ns));
-            offset += (t.elapsed_ns.max(end)) as f64 / 1e9;
-        }
-    }
+    let Timeline {
+        tput,
+        p99,
+        busy,
+        busiest,
+        own,
+        watts,
+        bounds,
+    } = Timeline::of(r, bytes);
     if tput.len() < 2 {
         return Vec::new();
     }

@@ -141,23 +141,29 @@ impl Heatmap {
     }
 
     /// Renders the heatmap as one `<svg>` element.
+    /// A heatmap with no rows or columns: its title over an empty frame saying so.
+    fn no_data(&self, w: f64, top: f64) -> String {
+        let mut out = String::new();
+        svg_open(&mut out, w, top + 80.0, &self.title);
+        svg_title(&mut out, w, &self.title);
+        let (y, width) = (num(top + 0.5), num(w - 25.0));
+        let _ = write!(
+            out,
+            "<rect x=\"12.5\" y=\"{y}\" width=\"{width}\" height=\"60\" fill=\"none\" stroke=\"#ccc\"/>"
+        );
+        let attrs = "text-anchor=\"middle\" font-size=\"13\" fill=\"#888\"";
+        text(&mut out, (w / 2.0, top + 34.0), attrs, "no data", None);
+        out.push_str("</svg>");
+        out
+    }
+
     pub fn render(&self) -> String {
         let w = self.width.clamp(200, 4000) as f64;
         let (nr, nc) = (self.rows.len(), self.columns.len());
         let top = if self.title.is_empty() { 12.0 } else { 40.0 };
         let mut out = String::new();
         if nr == 0 || nc == 0 {
-            svg_open(&mut out, w, top + 80.0, &self.title);
-            svg_title(&mut out, w, &self.title);
-            let (y, width) = (num(top + 0.5), num(w - 25.0));
-            let _ = write!(
-                out,
-                "<rect x=\"12.5\" y=\"{y}\" width=\"{width}\" height=\"60\" fill=\"none\" stroke=\"#ccc\"/>"
-            );
-            let attrs = "text-anchor=\"middle\" font-size=\"13\" fill=\"#888\"";
-            text(&mut out, (w / 2.0, top + 34.0), attrs, "no data", None);
-            out.push_str("</svg>");
-            return out;
+            return self.no_data(w, top);
         }
 
         let rows: Vec<(String, bool)> =

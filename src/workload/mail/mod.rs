@@ -303,73 +303,114 @@ impl MailSpec {
         };
         let mut checks = vec![accounting_check(&t, scan, plan.ledger.unknown())];
         if self.qos {
-            let on_time = if t.watched > 0 {
-                t.on_time as f64 / t.watched as f64
-            } else {
-                1.0
+            let q = QosFigures {
+                worst,
+                error_share,
+                missed,
+                command_errors_permille,
             };
-            let limit_s = self.command_limit_ns as f64 / 1e9;
-            let mut broken = Vec::new();
-            if worst.1 > 1.0 - QOS_SHARE {
-                broken.push(format!(
-                    "{:.1}% of {} over {limit_s} s",
-                    worst.1 * 100.0,
-                    worst.0
-                ));
-            }
-            if on_time < QOS_SHARE {
-                broken.push(format!(
-                    "{:.1}% of the watched messages delivered within {} s",
-                    on_time * 100.0,
-                    self.delivery_limit_ns / 1_000_000_000
-                ));
-            }
-            if error_share >= QOS_ERRORS {
-                broken.push(if missed > 0 {
-                    format!(
-                        "{:.2}% of the sessions failed or never started ({missed} due sessions not started by the step's end)",
-                        error_share * 100.0
-                    )
-                } else {
-                    format!("{:.2}% of the sessions failed", error_share * 100.0)
-                });
-            }
-            checks.push(Check {
-                name: "mail_qos".into(),
-                shard: None,
-                passed: broken.is_empty(),
-                figures: BTreeMap::from([
-                    ("users".to_string(), i64::from(users)),
-                    ("worst_command_over_limit_permille".to_string(), (worst.1 * 1000.0).round() as i64),
-                    ("delivered_on_time_permille".to_string(), (on_time * 1000.0).round() as i64),
-                    ("session_errors_permille".to_string(), (error_share * 1000.0).round() as i64),
-                    ("command_errors_permille".to_string(), command_errors_permille),
-                    ("delivery_watched".to_string(), t.watched as i64),
-                    ("delivery_seen".to_string(), t.watched_seen as i64),
-                ]),
-                summary: if broken.is_empty() {
-                    // A short step at few users may send no message to a watched user: its
-                    // delivery is not judged (nothing says it was late), and the summary says so.
-                    let delivery = if t.watched == 0 {
-                        "delivery not timed (no message to a watched user in the step: run longer or raise --watched-share)".to_string()
-                    } else {
-                        format!(
-                            "delivery within {} s for {:.1}%",
-                            self.delivery_limit_ns / 1_000_000_000,
-                            on_time * 100.0
-                        )
-                    };
-                    format!(
-                        "{users} users: every command within {limit_s} s for at least 95%, {delivery}, {:.2}% errors",
-                        error_share * 100.0
-                    )
-                } else {
-                    format!("{users} users: {}", broken.join("; "))
-                },
-            });
+            checks.push(self.qos_check(users, &t, &q));
         }
         lock(&self.checks).extend(checks);
     }
+
+    /// SPECmail's quality of service for a step: 95% of each command within its limit, 95%
+    /// of the watched messages delivered in time, fewer than 1% of sessions failed.
+    fn qos_check(&self, users: u32, t: &ledger::Tally, q: &QosFigures) -> Check {
+        let QosFigures {
+            worst,
+            error_share,
+            missed,
+            command_errors_permille,
+        } = *q;
+        let on_time = if t.watched > 0 {
+            t.on_time as f64 / t.watched as f64
+        } else {
+            1.0
+        };
+        let limit_s = self.command_limit_ns as f64 / 1e9;
+        let mut broken = Vec::new();
+        if worst.1 > 1.0 - QOS_SHARE {
+            broken.push(format!(
+                "{:.1}% of {} over {limit_s} s",
+                worst.1 * 100.0,
+                worst.0
+            ));
+        }
+        if on_time < QOS_SHARE {
+            broken.push(format!(
+                "{:.1}% of the watched messages delivered within {} s",
+                on_time * 100.0,
+                self.delivery_limit_ns / 1_000_000_000
+            ));
+        }
+        if error_share >= QOS_ERRORS {
+            broken.push(if missed > 0 {
+                format!(
+                    "{:.2}% of the sessions failed or never started ({missed} due sessions not started by the step's end)",
+                    error_share * 100.0
+                )
+            } else {
+                format!("{:.2}% of the sessions failed", error_share * 100.0)
+            });
+        }
+        Check {
+            name: "mail_qos".into(),
+            shard: None,
+            passed: broken.is_empty(),
+            figures: BTreeMap::from([
+                ("users".to_string(), i64::from(users)),
+                (
+                    "worst_command_over_limit_permille".to_string(),
+                    (worst.1 * 1000.0).round() as i64,
+                ),
+                (
+                    "delivered_on_time_permille".to_string(),
+                    (on_time * 1000.0).round() as i64,
+                ),
+                (
+                    "session_errors_permille".to_string(),
+                    (error_share * 1000.0).round() as i64,
+                ),
+                (
+                    "command_errors_permille".to_string(),
+                    command_errors_permille,
+                ),
+                ("delivery_watched".to_string(), t.watched as i64),
+                ("delivery_seen".to_string(), t.watched_seen as i64),
+            ]),
+            summary: if broken.is_empty() {
+                // A short step at few users may send no message to a watched user: its
+                // delivery is not judged (nothing says it was late), and the summary says so.
+                let delivery = if t.watched == 0 {
+                    "delivery not timed (no message to a watched user in the step: run longer or raise --watched-share)".to_string()
+                } else {
+                    format!(
+                        "delivery within {} s for {:.1}%",
+                        self.delivery_limit_ns / 1_000_000_000,
+                        on_time * 100.0
+                    )
+                };
+                format!(
+                    "{users} users: every command within {limit_s} s for at least 95%, {delivery}, {:.2}% errors",
+                    error_share * 100.0
+                )
+            } else {
+                format!("{users} users: {}", broken.join("; "))
+            },
+        }
+    }
+}
+
+/// A step's quality-of-service figures, for [`MailSpec::qos_check`].
+struct QosFigures {
+    /// The command most often over its limit, and the share of it that was.
+    worst: (&'static str, f64),
+    /// Sessions failed or never started, of those due.
+    error_share: f64,
+    /// Due sessions no worker started before the step ended.
+    missed: u64,
+    command_errors_permille: i64,
 }
 
 /// The accounting check: every accepted copy found once, intact.
