@@ -18,6 +18,7 @@ pub mod diff;
 
 use crate::record::{IntervalPoint, RunRecord, StepResult, Trial};
 use crate::stats::compare::{self as stat, Comparison, Question, SampleKind, Settings, Verdict};
+use crate::workload::kind::label_in_kind;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -304,7 +305,7 @@ fn compare_pair(a: &RunRecord, b: &RunRecord, options: &Options) -> PairComparis
                 continue;
             }
             meta.push((
-                step_label(sa, &keys),
+                label_in_kind(a, &step_label(sa, &keys)),
                 sa.index,
                 sb.index,
                 f.name.clone(),
@@ -457,12 +458,18 @@ fn pair_steps<'r>(
                 used[i] = true;
                 pairs.push((sa, sb));
             }
-            None => unmatched.push(format!("{} (baseline only)", step_label(sa, keys))),
+            None => unmatched.push(format!(
+                "{} (baseline only)",
+                label_in_kind(a, &step_label(sa, keys))
+            )),
         }
     }
     for (i, sb) in b.steps.iter().enumerate() {
         if !used[i] {
-            unmatched.push(format!("{} (candidate only)", step_label(sb, keys)));
+            unmatched.push(format!(
+                "{} (candidate only)",
+                label_in_kind(b, &step_label(sb, keys))
+            ));
         }
     }
     (pairs, unmatched)

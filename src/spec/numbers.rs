@@ -68,7 +68,8 @@ fn scaled(v: f64, units: &[&str], base: f64) -> String {
     }
 }
 
-/// A figure by its unit-suffixed name: `bytes_per_sec` → GB/s, `*_ns` → time, `*per_sec*` → rate.
+/// A figure by its unit-suffixed name: `bytes_per_sec` → GB/s, `*_ns` → time, `*per_sec*` → rate,
+/// `*_per_hour` → a count per hour.
 pub fn metric(name: &str, v: f64) -> String {
     if name.starts_with("bytes_per_sec") {
         bytes_per_sec(v)
@@ -76,6 +77,9 @@ pub fn metric(name: &str, v: f64) -> String {
         ns(v)
     } else if name.contains("per_sec") {
         rate(v)
+    } else if name.ends_with("_per_hour") {
+        // Jobs and sessions per hour, as the batch and mail reports count them.
+        format!("{}/h", count(v))
     } else if name.ends_with("_bytes") {
         super::units::format_bytes(v as u64)
     } else if name.ends_with("_pct") {

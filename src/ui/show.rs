@@ -458,11 +458,18 @@ pub fn findings(r: &RunRecord, a: &Analysis) -> Vec<String> {
     }
     out.extend(ceiling_finding(r));
     out.extend(fixed_work_finding(r));
+    let workers = crate::workload::kind::workers_of(r);
     for c in &a.curves {
-        let curve = if c.label.is_empty() {
-            c.x.clone()
+        // The curve's axis in the kind's words (`analysts`, `copies`).
+        let x = if c.x == "threads" {
+            workers
         } else {
-            format!("{}, {}", c.x, c.label)
+            c.x.as_str()
+        };
+        let curve = if c.label.is_empty() {
+            x.to_string()
+        } else {
+            format!("{x}, {}", c.label)
         };
         let mut knees = Vec::new();
         if let Some(k) = c.knee_kneedle_step {
