@@ -29,6 +29,10 @@ impl crate::workload::kind::Kind for ScanKind {
         &SCAN_TARGETS
     }
 
+    fn workers(&self) -> &'static str {
+        "clients"
+    }
+
     /// A scan that gave a wrong answer (a count or sum that is not the table's).
     fn failure(&self, record: &RunRecord) -> Option<String> {
         let wrong = wrong_answers(record);
