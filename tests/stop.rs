@@ -111,6 +111,27 @@ fn eventually<T: std::fmt::Debug>(mut probe: impl FnMut() -> T, ok: impl Fn(&T) 
     }
 }
 
+/// Another session that takes the table every DebitCredit transaction updates, and keeps it
+/// until its transaction ends.
+fn pg_hold_accounts(url: &str) -> perflab::sql::postgres::PgConn {
+    let mut holder = perflab::sql::postgres::connect(&target(url), &Stop::new()).expect("connects");
+    holder.batch("BEGIN").unwrap();
+    holder
+        .batch("LOCK TABLE pgbench_accounts IN ACCESS EXCLUSIVE MODE")
+        .unwrap();
+    holder
+}
+
+/// Ctrl-C: perflab exits 130 well within the op timeout, and its statements were cancelled
+/// on the server, not left waiting for the lock.
+fn ctrl_c_leaves_postgresql_clean(pg: &PgServer, child: &mut Child, reader: JoinHandle<String>) {
+    let (code, took, err) = ctrl_c(child, reader);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < ENDS_WITHIN, "took {took:?}");
+    let left = eventually(|| pg_perflab_active(pg), |rows| rows.is_empty());
+    assert!(left.is_empty(), "still running on the server: {left:?}");
+}
+
 /// Prepares the bank on `url`, starts `oltp run` on it (two clients, a 60 s op timeout) and
 /// returns once the step has run a moment.
 fn step_under_way(r: &Results, url: &str) -> (Child, JoinHandle<String>) {
@@ -142,24 +163,14 @@ fn ctrl_c_ends_a_step_whose_statements_wait_on_a_postgresql_lock() {
     let r = Results::new("stop-pg-step");
     let (mut child, reader) = step_under_way(&r, &url);
     // Another session takes the table every transaction updates, and keeps it.
-    let mut holder =
-        perflab::sql::postgres::connect(&target(&url), &Stop::new()).expect("connects");
-    holder.batch("BEGIN").unwrap();
-    holder
-        .batch("LOCK TABLE pgbench_accounts IN ACCESS EXCLUSIVE MODE")
-        .unwrap();
+    let mut holder = pg_hold_accounts(&url);
     std::thread::sleep(Duration::from_millis(1000));
     let waiting = pg_perflab_active(&pg);
     assert!(
         waiting.iter().any(|row| row[2] == "Lock"),
         "perflab's statements should be waiting on the lock: {waiting:?}"
     );
-    let (code, took, err) = ctrl_c(&mut child, reader);
-    assert_eq!(code, Some(130), "{err}");
-    assert!(took < ENDS_WITHIN, "took {took:?}");
-    // The statements were cancelled on the server, not left waiting for the lock.
-    let left = eventually(|| pg_perflab_active(&pg), |rows| rows.is_empty());
-    assert!(left.is_empty(), "still running on the server: {left:?}");
+    ctrl_c_leaves_postgresql_clean(&pg, &mut child, reader);
     holder.batch("ROLLBACK").unwrap();
     let v = last_run(&r);
     assert_eq!(v["status"], "incomplete", "{v}");
@@ -178,12 +189,7 @@ fn ctrl_c_during_a_load_that_waits_on_a_postgresql_lock_saves_the_run_incomplete
     let prepared = common::run(&r, &["oltp", "prepare", "--target", &url]);
     assert!(prepared.status.success(), "{}", common::stderr(&prepared));
     // A run in one go drops perflab's earlier tables first: that waits for this lock.
-    let mut holder =
-        perflab::sql::postgres::connect(&target(&url), &Stop::new()).expect("connects");
-    holder.batch("BEGIN").unwrap();
-    holder
-        .batch("LOCK TABLE pgbench_accounts IN ACCESS EXCLUSIVE MODE")
-        .unwrap();
+    let mut holder = pg_hold_accounts(&url);
     let args = [
         "oltp",
         "--target",
@@ -209,11 +215,7 @@ fn ctrl_c_during_a_load_that_waits_on_a_postgresql_lock_saves_the_run_incomplete
         blocked.iter().any(|row| row[2] == "Lock"),
         "the load should wait on the lock: {blocked:?}"
     );
-    let (code, took, err) = ctrl_c(&mut child, reader);
-    assert_eq!(code, Some(130), "{err}");
-    assert!(took < ENDS_WITHIN, "took {took:?}");
-    let left = eventually(|| pg_perflab_active(&pg), |rows| rows.is_empty());
-    assert!(left.is_empty(), "still running on the server: {left:?}");
+    ctrl_c_leaves_postgresql_clean(&pg, &mut child, reader);
     holder.batch("ROLLBACK").unwrap();
     let v = last_run(&r);
     assert_eq!(v["status"], "incomplete", "{v}");
