@@ -97,7 +97,7 @@ fn server(args: &KvArgs, start: bool, first_threads: Option<u64>) -> Result<Serv
     let mut names = Vec::with_capacity(args.target.len());
     for url in &args.target {
         let parsed: TargetUrl = url.parse().map_err(|e| {
-            AppError::Usage(format!("--target {}: {e}", super::oltp_cmd::redact(url)))
+            AppError::Usage(format!("--target {}: {e}", crate::target::url::redact(url)))
         })?;
         let parsed = parsed.with_password_from_environment(
             &|k| std::env::var(k).ok(),

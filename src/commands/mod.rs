@@ -56,6 +56,12 @@ pub enum AppError {
     Regression(String),
 }
 
+impl From<crate::sql::target::TargetError> for AppError {
+    fn from(e: crate::sql::target::TargetError) -> Self {
+        AppError::Usage(e.0)
+    }
+}
+
 /// The exit code of `compare --fail-on regression` when a figure got worse.
 pub const EXIT_REGRESSION: u8 = 3;
 

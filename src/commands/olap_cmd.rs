@@ -9,7 +9,6 @@
 
 use super::AppError;
 use super::build::{Defaults, build_spec};
-use super::oltp_cmd::{self, Target};
 use crate::cli::{GlobalArgs, OlapArgs, OltpAction};
 use crate::env::Environment;
 use crate::run::interrupt;
@@ -20,6 +19,7 @@ use crate::sql::backend::Backend;
 use crate::sql::schema as meta;
 use crate::sql::sql::{Conn, DbError};
 use crate::sql::sqlite::SqliteSettings;
+use crate::sql::target::{self, Target};
 use crate::workload::WorkloadSpec;
 use crate::workload::olap::queries::QueryKind;
 use crate::workload::olap::{OlapSpec, Phase, WORKLOAD, schema};
@@ -85,8 +85,8 @@ fn target(args: &OlapArgs, temp_dir: &Path) -> Result<Target, AppError> {
         synchronous: "normal".into(),
         page_size: None,
     };
-    let set = oltp_cmd::settings(&args.set)?;
-    let op_timeout = oltp_cmd::op_timeout(&args.op_timeout)?;
+    let set = target::settings(&args.set)?;
+    let op_timeout = target::op_timeout(&args.op_timeout)?;
     match args.target.as_deref() {
         None => {
             if !set.is_empty() {
@@ -103,7 +103,7 @@ fn target(args: &OlapArgs, temp_dir: &Path) -> Result<Target, AppError> {
                 },
             })
         }
-        Some(url) => oltp_cmd::database(url, set, op_timeout, &sqlite),
+        Some(url) => Ok(target::database(url, set, op_timeout, &sqlite)?),
     }
 }
 
@@ -121,7 +121,7 @@ fn look(t: &Target, phases: &[Phase]) -> Result<Option<(u64, u64)>, AppError> {
         }
         return Err(not_prepared(t));
     }
-    let mut c = oltp_cmd::open(t, true)?;
+    let mut c = t.open(true, &interrupt::token())?;
     let what = |e: DbError| AppError::Usage(format!("--target {}: {e}", t.shown));
     let found = meta::found(&mut *c, &schema::LOADED).map_err(what)?;
     let summaries_foreign = found.ours.is_none()
@@ -249,7 +249,7 @@ pub fn olap_spec(args: &OlapArgs, env: &Environment) -> Result<RunSpec, AppError
         Backend::Sqlite { .. } => Default::default(),
         b => b
             .settings(&interrupt::token())
-            .map_err(|e| oltp_cmd::unreachable_target(&t, e))?,
+            .map_err(|e| AppError::from(t.unreachable(e)))?,
     };
     let sqlite = t.backend.sqlite_settings();
     let mut spec = OlapSpec::new(
@@ -299,8 +299,8 @@ fn cleanup(g: &GlobalArgs, args: &OlapArgs) -> Result<(), AppError> {
         ));
         return Ok(());
     }
-    let ours = meta::recorded(&mut *oltp_cmd::open(&t, true)?, "workload")
-        .map_err(|e| oltp_cmd::unreachable_target(&t, e))?;
+    let ours = meta::recorded(&mut *t.open(true, &interrupt::token())?, "workload")
+        .map_err(|e| AppError::from(t.unreachable(e)))?;
     if ours.as_deref() != Some(WORKLOAD) {
         note(&format!(
             "cleanup: {} holds no OLAP tables perflab made",
@@ -308,7 +308,7 @@ fn cleanup(g: &GlobalArgs, args: &OlapArgs) -> Result<(), AppError> {
         ));
         return Ok(());
     }
-    let mut c: Box<dyn Conn> = oltp_cmd::open(&t, false)?;
+    let mut c: Box<dyn Conn> = t.open(false, &interrupt::token())?;
     meta::drop_ours(&mut *c, &schema::known_tables())
         .map_err(|e| AppError::Failed(format!("cleanup failed on {}: {e}", t.shown)))?;
     note(&format!(

@@ -14,23 +14,16 @@ use crate::spec::units::parse_count;
 use crate::sql::backend::Backend;
 use crate::sql::schema::{self, Found};
 use crate::sql::shard_db::{self, ShardDatabases};
-use crate::sql::sql::ServerTarget;
-use crate::sql::sql::{Conn, DbError};
+use crate::sql::sql::Conn;
 use crate::sql::sqlite::SqliteSettings;
-use crate::target::url::{self as target_url, TargetUrl};
+use crate::sql::target::{Target, database, op_timeout, settings};
+use crate::target::url::TargetUrl;
 use crate::workload::WorkloadSpec;
 use crate::workload::oltp::shards;
 use crate::workload::oltp::{Mix, OltpSpec, Phases, tpcc};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-
-/// One database a command works on (one shard).
-pub(super) struct Target {
-    pub backend: Backend,
-    /// As shown and recorded: no password.
-    pub shown: String,
-}
 
 /// The shards, in order, and the temporary directory of the default SQLite files.
 struct Targets {
@@ -42,37 +35,6 @@ struct Targets {
 
 /// Most shards accepted: the sharding study went to 32 instances.
 const MAX_SHARDS: u64 = 256;
-
-/// `scheme://user:password@host/...` with the password replaced by `***`: the target
-/// parser's redaction where the URL parses, else a plain cut of the password.
-pub fn redact(url: &str) -> String {
-    match url.parse::<TargetUrl>() {
-        Ok(parsed) => parsed.redacted(),
-        Err(_) => target_url::redact_url_text(url),
-    }
-}
-
-/// `--set NAME=VALUE` pairs.
-fn session_settings(args: &OltpArgs) -> Result<Vec<(String, String)>, SpecError> {
-    settings(&args.set)
-}
-
-/// `NAME=VALUE` pairs, names trimmed.
-pub(super) fn settings(items: &[String]) -> Result<Vec<(String, String)>, SpecError> {
-    items
-        .iter()
-        .map(|item| match item.split_once('=') {
-            Some((name, value)) if !name.trim().is_empty() => {
-                Ok((name.trim().to_string(), value.trim().to_string()))
-            }
-            _ => Err(SpecError::new(
-                "set",
-                item,
-                "give NAME=VALUE, e.g. synchronous_commit=off",
-            )),
-        })
-        .collect()
-}
 
 /// `FILE.db` as shard `i` of several: `FILE-i.db`.
 fn shard_path(path: &std::path::Path, i: u64) -> PathBuf {
@@ -190,80 +152,12 @@ fn targets(args: &OltpArgs) -> Result<Targets, AppError> {
 }
 
 fn target(args: &OltpArgs, url: &str, sqlite: &SqliteSettings) -> Result<Target, AppError> {
-    database(
+    Ok(database(
         url,
-        session_settings(args)?,
+        settings(&args.set)?,
         op_timeout(&args.op_timeout)?,
         sqlite,
-    )
-}
-
-/// A database `--target` URL with its session settings (`--set`), op timeout and SQLite
-/// settings: how `oltp` and `scan` reach a database, or one line saying why not.
-pub(super) fn database(
-    url: &str,
-    set: Vec<(String, String)>,
-    op_timeout: std::time::Duration,
-    sqlite: &SqliteSettings,
-) -> Result<Target, AppError> {
-    let parsed: TargetUrl = url.parse().map_err(|e: target_url::UrlError| {
-        AppError::Usage(format!("--target {}: {e}", redact(url)))
-    })?;
-    let shown = parsed.redacted();
-    let backend = match parsed.backend {
-        target_url::Backend::Sqlite => {
-            if !set.is_empty() {
-                return Err(AppError::Usage(
-                    "--set is for servers; SQLite takes --sqlite-journal-mode and --sqlite-synchronous".into(),
-                ));
-            }
-            let path = parsed.path.unwrap_or_default();
-            if let Some(dir) = path.parent()
-                && !dir.as_os_str().is_empty()
-                && !dir.is_dir()
-            {
-                return Err(AppError::Usage(format!(
-                    "--target {shown}: the directory {} does not exist",
-                    dir.display()
-                )));
-            }
-            Backend::Sqlite {
-                path,
-                settings: sqlite.clone(),
-            }
-        }
-        target_url::Backend::Postgres => Backend::Postgres(ServerTarget {
-            url: url.to_string(),
-            set,
-            op_timeout,
-        }),
-        target_url::Backend::Mysql => Backend::Mysql(ServerTarget {
-            url: url.to_string(),
-            set,
-            op_timeout,
-        }),
-        target_url::Backend::Memcached
-        | target_url::Backend::Redis
-        | target_url::Backend::Rediss => {
-            return Err(AppError::Usage(format!(
-                "--target {shown} is a cache, not a database; measure it with 'perflab kv --target {shown}'"
-            )));
-        }
-    };
-    Ok(Target { backend, shown })
-}
-
-/// `--op-timeout`: above zero, and short enough that a stuck server is noticed.
-pub(super) fn op_timeout(text: &str) -> Result<std::time::Duration, SpecError> {
-    let d = crate::spec::units::parse_duration("op-timeout", text)?;
-    if d.is_zero() || d > std::time::Duration::from_secs(24 * 3600) {
-        return Err(SpecError::new(
-            "op-timeout",
-            text,
-            "a time from 1ms to 24h, e.g. 30s",
-        ));
-    }
-    Ok(d)
+    )?)
 }
 
 fn sqlite_settings(args: &OltpArgs) -> Result<SqliteSettings, SpecError> {
@@ -386,20 +280,6 @@ fn scale(args: &OltpArgs, mix: Mix) -> Result<u64, SpecError> {
     Ok(s)
 }
 
-/// Connects (an SQLite file read-only), or says in one line why not.
-pub(super) fn open(t: &Target, look_only: bool) -> Result<Box<dyn Conn>, AppError> {
-    let opened = if look_only {
-        t.backend.inspect(&interrupt::token())
-    } else {
-        t.backend.connect(&interrupt::token())
-    };
-    opened.map_err(|e| unreachable_target(t, e))
-}
-
-pub(super) fn unreachable_target(t: &Target, e: DbError) -> AppError {
-    AppError::Usage(format!("cannot connect to {}: {e}", t.shown))
-}
-
 /// What the database holds of the workload's tables, changing nothing.
 fn look(t: &Target, mix: Mix) -> Result<Found, AppError> {
     if t.backend.is_new_file() {
@@ -409,7 +289,7 @@ fn look(t: &Target, mix: Mix) -> Result<Found, AppError> {
             complete: false,
         });
     }
-    schema::found(&mut *open(t, true)?, mix.tables())
+    schema::found(&mut *t.open(true, &interrupt::token())?, mix.tables())
         .map_err(|e| AppError::Usage(format!("--target {}: {e}", t.shown)))
 }
 
@@ -492,7 +372,7 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
             // Shard databases not made yet hold nothing to look at; the run creates them.
             let missing = match &ts.databases {
                 Some(d) => shard_db::missing(&d.creator, &d.names, &interrupt::token())
-                    .map_err(|e| unreachable_target(&ts.shards[0], e))?,
+                    .map_err(|e| AppError::from(ts.shards[0].unreachable(e)))?,
                 None => Vec::new(),
             };
             for (i, t) in ts.shards.iter().enumerate() {
@@ -514,7 +394,7 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
         Backend::Sqlite { .. } => BTreeMap::new(),
         b => b
             .settings(&interrupt::token())
-            .map_err(|e| unreachable_target(first, e))?,
+            .map_err(|e| AppError::from(first.unreachable(e)))?,
     };
     let sqlite = first.backend.sqlite_settings();
     let mut run = args.run.clone();
@@ -602,7 +482,7 @@ fn tpcc_options(
     let constants = match phases {
         Phases::Run => {
             let t = &ts.shards[0];
-            let mut c = open(t, true)?;
+            let mut c = t.open(true, &interrupt::token())?;
             let text = schema::recorded(&mut *c, "tpcc_constants")
                 .map_err(|e| AppError::Usage(format!("--target {}: {e}", t.shown)))?
                 .unwrap_or_default();
@@ -692,7 +572,7 @@ pub fn steps(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
                     .databases
                     .as_ref()
                     .is_some_and(|d| d.names.get(i).is_some_and(|n| created.contains(n)));
-                let mut c = open(t, false)?;
+                let mut c = t.open(false, &interrupt::token())?;
                 let constants = load_constants(&args.run.seed)?;
                 let loaded = shards::load(&mut *c, mix, scale, &note, made, &constants)
                     .map_err(|e| e.message)

@@ -8,7 +8,6 @@
 
 use super::AppError;
 use super::build::{Defaults, build_spec};
-use super::oltp_cmd::{self, Target};
 use crate::cli::{GlobalArgs, OltpAction, ScanArgs};
 use crate::env::Environment;
 use crate::record::RunRecord;
@@ -21,6 +20,7 @@ use crate::sql::backend::Backend;
 use crate::sql::schema;
 use crate::sql::sql::{Conn, DbError, Dialect, count_tables};
 use crate::sql::sqlite::SqliteSettings;
+use crate::sql::target::{self, Target};
 use crate::workload::WorkloadSpec;
 use crate::workload::oltp::Phases;
 use crate::workload::scan::predicate::Predicate;
@@ -169,7 +169,7 @@ type Settings = (Vec<(String, String)>, Vec<Sweep<String>>);
 fn settings(items: &[String]) -> Result<Settings, SpecError> {
     let mut fixed = Vec::new();
     let mut swept = Vec::new();
-    for (name, value) in oltp_cmd::settings(items)? {
+    for (name, value) in target::settings(items)? {
         let values: Vec<String> = match parse_u64("set", &value, parse_count) {
             Ok(s) if s.is_swept() => s.values().iter().map(u64::to_string).collect(),
             _ if value.contains(',') => value.split(',').map(|v| v.trim().to_string()).collect(),
@@ -191,7 +191,7 @@ fn source(args: &ScanArgs, set: Vec<(String, String)>) -> Result<Source, AppErro
         synchronous: "normal".into(),
         page_size: Some(SQLITE_PAGE_SIZE),
     };
-    let op_timeout = oltp_cmd::op_timeout(&args.op_timeout)?;
+    let op_timeout = target::op_timeout(&args.op_timeout)?;
     match args.target.as_deref() {
         Some("native") => {
             if !set.is_empty() {
@@ -221,7 +221,7 @@ fn source(args: &ScanArgs, set: Vec<(String, String)>) -> Result<Source, AppErro
             })
         }
         Some(url) => Ok(Source::Database {
-            target: oltp_cmd::database(url, set, op_timeout, &sqlite)?,
+            target: target::database(url, set, op_timeout, &sqlite)?,
             temp_dir: None,
         }),
     }
@@ -380,7 +380,7 @@ fn look(
     tables: &[ScanTable],
     phases: Phases,
 ) -> Result<Found, AppError> {
-    let mut c = oltp_cmd::open(target, true)?;
+    let mut c = target.open(true, &interrupt::token())?;
     let what = |e: DbError| AppError::Usage(format!("--target {}: {e}", target.shown));
     refuse_foreign(target, &mut *c)?;
     let mut found = Found::default();
@@ -465,10 +465,10 @@ pub fn steps(g: &GlobalArgs, args: &ScanArgs) -> Result<(), AppError> {
                 refuse_full_disk(path, tables.values(), size)?;
             }
             if !target.backend.is_new_file() {
-                refuse_foreign(&target, &mut *oltp_cmd::open(&target, true)?)?;
+                refuse_foreign(&target, &mut *target.open(true, &interrupt::token())?)?;
             }
             interrupt::install();
-            let mut c = oltp_cmd::open(&target, false)?;
+            let mut c = target.open(false, &interrupt::token())?;
             if let Err(e) = load::load(&target.backend, &mut *c, tables.values(), size, &note) {
                 let _ = schema::drop_ours(&mut *c, &known_tables());
                 return Err(AppError::Failed(format!(
@@ -486,8 +486,8 @@ pub fn steps(g: &GlobalArgs, args: &ScanArgs) -> Result<(), AppError> {
                 ));
                 return Ok(());
             }
-            let ours = load::recorded_size(&mut *oltp_cmd::open(&target, true)?)
-                .map_err(|e| oltp_cmd::unreachable_target(&target, e))?
+            let ours = load::recorded_size(&mut *target.open(true, &interrupt::token())?)
+                .map_err(|e| AppError::from(target.unreachable(e)))?
                 .is_some();
             if !ours {
                 note(&format!(
@@ -496,7 +496,7 @@ pub fn steps(g: &GlobalArgs, args: &ScanArgs) -> Result<(), AppError> {
                 ));
                 return Ok(());
             }
-            let mut c = oltp_cmd::open(&target, false)?;
+            let mut c = target.open(false, &interrupt::token())?;
             schema::drop_ours(&mut *c, &known_tables()).map_err(|e| {
                 AppError::Failed(format!("cleanup failed on {}: {e}", target.shown))
             })?;

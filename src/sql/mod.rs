@@ -9,6 +9,8 @@
 //! - [`backend`]: which one a run uses, its settings, log counters and server CPU.
 //! - [`schema`]: tables, fast server-side loading, perflab's record of what it created.
 //! - [`shard_db`]: the databases `--shards N` makes on one server.
+//! - [`target`]: a `--target` URL read into a backend with its settings and op timeout, and
+//!   opened with one line that says why not.
 //!
 //! It sits below the workloads and above `target` (URLs, passwords, TLS).
 
@@ -21,6 +23,7 @@ pub mod shard_db;
 #[allow(clippy::module_inception)]
 pub mod sql;
 pub mod sqlite;
+pub mod target;
 
 use crate::target::TargetEntry;
 

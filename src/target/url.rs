@@ -973,6 +973,15 @@ pub fn redact_command_line(args: &[String]) -> Vec<String> {
     out
 }
 
+/// `scheme://user:password@host/...` with the password replaced by `***`: the parser's
+/// redaction where the URL parses, else a plain cut of the password.
+pub fn redact(url: &str) -> String {
+    match url.parse::<TargetUrl>() {
+        Ok(parsed) => parsed.redacted(),
+        Err(_) => redact_url_text(url),
+    }
+}
+
 /// One URL's text with its password(s) replaced by `***`, whether or not it parses.
 pub fn redact_url_text(u: &str) -> String {
     let (prefix, rest) = match u.find("://") {
