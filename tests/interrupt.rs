@@ -6,9 +6,7 @@ mod common;
 
 use common::servers::{MariaDbServer, PgServer};
 use common::{Results, json};
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
 
 /// Runs `perflab oltp` against `url`; once the run has started and measured a while, calls
@@ -19,31 +17,11 @@ fn interrupt_while_frozen(
     url: &str,
     freeze: impl FnOnce(),
 ) -> (Option<i32>, Duration) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_perflab"))
-        .args(["oltp", "--target", url, "--clients", "2", "--warmup", "0s"])
-        .args(["--duration", "120s"])
-        .arg("--results")
-        .arg(results.path())
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the perflab binary runs");
     // The progress line "perflab oltp: run ID (1 step)" comes once the bank is loaded and
     // the sessions are about to open.
-    let (tx, rx) = channel();
-    let stderr = child.stderr.take().expect("stderr is piped");
-    let reader = std::thread::spawn(move || {
-        let mut all = String::new();
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if line.contains("perflab oltp: run") {
-                let _ = tx.send(());
-            }
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
+    let args = ["oltp", "--target", url, "--clients", "2", "--warmup", "0s"];
+    let args = [&args[..], &["--duration", "120s"]].concat();
+    let (mut child, rx, reader) = common::spawn_watching(results, &args, "perflab oltp: run");
     if rx.recv_timeout(Duration::from_secs(120)).is_err() {
         let _ = child.kill();
         panic!(

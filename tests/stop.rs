@@ -11,48 +11,14 @@ use common::servers::{MariaDbServer, PgServer};
 use common::{Results, json};
 use perflab::sql::sql::{Conn, ServerTarget};
 use perflab::stop::Stop;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
+use std::process::{Child, Command};
+use std::sync::mpsc::Receiver;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// A bound that only a hang reaches: the token ends waits in about a second (the cancel's
 /// grace), and a loaded CI machine gets room. Far below the runs' 60 s op timeout.
 const ENDS_WITHIN: Duration = Duration::from_secs(10);
-
-/// perflab with `args`, its stderr read on a thread; the receiver hears once a line
-/// containing `marker` has been printed.
-fn start(
-    results: &Results,
-    args: &[&str],
-    marker: &str,
-) -> (Child, Receiver<()>, JoinHandle<String>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_perflab"))
-        .args(args)
-        .arg("--results")
-        .arg(results.path())
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the perflab binary runs");
-    let (tx, rx) = channel();
-    let stderr = child.stderr.take().expect("stderr is piped");
-    let marker = marker.to_string();
-    let reader = std::thread::spawn(move || {
-        let mut all = String::new();
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if line.contains(&marker) {
-                let _ = tx.send(());
-            }
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
-    (child, rx, reader)
-}
 
 /// Sends SIGINT and waits for the exit; returns the code, how long it took and the stderr.
 fn ctrl_c(child: &mut Child, reader: JoinHandle<String>) -> (Option<i32>, Duration, String) {
@@ -99,9 +65,14 @@ fn pg_perflab_active(pg: &PgServer) -> Vec<Vec<String>> {
     .expect("pg_stat_activity")
 }
 
-/// Waits up to 3 s for `check` to hold (the server takes a moment to end what was cancelled).
-fn eventually<T: std::fmt::Debug>(mut probe: impl FnMut() -> T, ok: impl Fn(&T) -> bool) -> T {
-    let until = Instant::now() + Duration::from_secs(3);
+/// Waits up to 3 s for `ok` to hold (the server takes a moment to end what was cancelled).
+fn eventually<T: std::fmt::Debug>(probe: impl FnMut() -> T, ok: impl Fn(&T) -> bool) -> T {
+    within(Duration::from_secs(3), probe, ok)
+}
+
+/// Probes every 100 ms until `ok` holds or `limit` has passed; returns the last probe.
+fn within<T>(limit: Duration, mut probe: impl FnMut() -> T, ok: impl Fn(&T) -> bool) -> T {
+    let until = Instant::now() + limit;
     loop {
         let v = probe();
         if ok(&v) || Instant::now() > until {
@@ -148,7 +119,7 @@ fn step_under_way(r: &Results, url: &str) -> (Child, JoinHandle<String>) {
         "0s",
     ];
     args.extend(["--duration", "120s", "--op-timeout", "60s"]);
-    let (mut child, rx, reader) = start(r, &args, "perflab oltp: run");
+    let (mut child, rx, reader) = common::spawn_watching(r, &args, "perflab oltp: run");
     wait_for(&rx, &mut child, "the run's start");
     std::thread::sleep(Duration::from_millis(1500));
     (child, reader)
@@ -202,15 +173,12 @@ fn ctrl_c_during_a_load_that_waits_on_a_postgresql_lock_saves_the_run_incomplete
         "60s",
     ];
     // Nothing is printed before the drop that waits: look on the server instead.
-    let (mut child, _rx, reader) = start(&r, &args, "perflab oltp: run");
-    let until = Instant::now() + Duration::from_secs(60);
-    let blocked = loop {
-        let rows = pg_perflab_active(&pg);
-        if rows.iter().any(|row| row[2] == "Lock") || Instant::now() > until {
-            break rows;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let (mut child, _rx, reader) = common::spawn_watching(&r, &args, "perflab oltp: run");
+    let blocked = within(
+        Duration::from_secs(60),
+        || pg_perflab_active(&pg),
+        |rows| rows.iter().any(|row| row[2] == "Lock"),
+    );
     assert!(
         blocked.iter().any(|row| row[2] == "Lock"),
         "the load should wait on the lock: {blocked:?}"
@@ -277,7 +245,7 @@ fn ctrl_c_ends_a_step_whose_transactions_wait_on_an_sqlite_lock() {
         "--duration",
         "120s",
     ];
-    let (mut child, rx, reader) = start(&r, &args, "perflab oltp: run");
+    let (mut child, rx, reader) = common::spawn_watching(&r, &args, "perflab oltp: run");
     wait_for(&rx, &mut child, "the run's start");
     std::thread::sleep(Duration::from_millis(1500));
     // Another connection takes the database's write lock and keeps it: every writer waits in
@@ -305,7 +273,7 @@ fn ctrl_c_kills_a_running_job_with_its_process_group() {
     let marker = format!("sleep {}", 3000 + std::process::id() % 1000);
     let script = format!("{marker} & {marker}; wait");
     let args = ["jobs", "--command", &script, "--shell", "--copies", "1"];
-    let (mut child, rx, reader) = start(&r, &args, "perflab jobs: run");
+    let (mut child, rx, reader) = common::spawn_watching(&r, &args, "perflab jobs: run");
     wait_for(&rx, &mut child, "the run's start");
     let running = eventually(
         || {

@@ -44,6 +44,7 @@
 use super::cancel::{Canceller, Waiting};
 use super::sql::{
     Conn, DbError, Dialect, ErrorKind, Param, ServerTarget, Stmt, answer_limit, is_timeout,
+    plain_name,
 };
 use crate::stop::Stop;
 use mysql::consts::CapabilityFlags;
@@ -383,17 +384,8 @@ pub fn connect_with(
 
 /// A variable name as given, checked to be a plain identifier (it is spliced into SQL).
 fn ident(name: &str) -> Result<&str, DbError> {
-    if !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
-    {
-        Ok(name)
-    } else {
-        Err(DbError::other(format!(
-            "SET SESSION {name:?}: not a variable name"
-        )))
-    }
+    plain_name(name)
+        .ok_or_else(|| DbError::other(format!("SET SESSION {name:?}: not a variable name")))
 }
 
 /// A value for `SET SESSION`: numbers and `DEFAULT` bare (MySQL refuses a quoted string for

@@ -24,7 +24,7 @@
 use super::cancel::{Canceller, Place, Socket, Waiting, postgres_cancel};
 use super::sql::{
     Conn, DbError, Dialect, ErrorKind, Param, SHUTDOWN_TIMEOUT, ServerTarget, Stmt, answer_limit,
-    is_timeout, numbered_placeholders,
+    is_timeout, numbered_placeholders, plain_name,
 };
 use crate::stop::Stop;
 use crate::target::url::TargetUrl;
@@ -370,17 +370,7 @@ fn negotiate_tls(mut tcp: TcpStream, host: &str, required: bool) -> Result<Strea
 
 /// A parameter name as given, checked to be a plain identifier (it is spliced into SQL).
 fn ident(name: &str) -> Result<&str, DbError> {
-    if !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
-    {
-        Ok(name)
-    } else {
-        Err(DbError::other(format!(
-            "--set {name:?}: not a parameter name"
-        )))
-    }
+    plain_name(name).ok_or_else(|| DbError::other(format!("--set {name:?}: not a parameter name")))
 }
 
 /// The recorded settings, as the server reports them for a session with `--set` applied.

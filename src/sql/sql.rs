@@ -94,6 +94,16 @@ pub fn answer_limit(
     }
 }
 
+/// `name` when it is a plain setting name (letters, digits, `_` and `.`) that can be spliced
+/// into a `SET` statement; None otherwise.
+pub fn plain_name(name: &str) -> Option<&str> {
+    let plain = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+    plain.then_some(name)
+}
+
 /// Whether an I/O error is a socket timeout (`SO_RCVTIMEO`/`SO_SNDTIMEO` expired).
 pub fn is_timeout(e: &std::io::Error) -> bool {
     matches!(

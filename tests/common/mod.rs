@@ -190,3 +190,42 @@ pub fn interrupt_and_wait(
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
+
+/// Starts the perflab binary with `args` on `results` (no colour, stdout discarded) and reads
+/// its stderr on a thread: the receiver hears once a line containing `marker` is printed, and
+/// the thread returns all of stderr when the process ends.
+pub fn spawn_watching(
+    results: &Results,
+    args: &[&str],
+    marker: &str,
+) -> (
+    std::process::Child,
+    std::sync::mpsc::Receiver<()>,
+    std::thread::JoinHandle<String>,
+) {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_perflab"))
+        .args(args)
+        .arg("--results")
+        .arg(results.path())
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the perflab binary runs");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let marker = marker.to_string();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains(&marker) {
+                let _ = tx.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    (child, rx, reader)
+}
