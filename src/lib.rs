@@ -30,6 +30,7 @@
 //! - [`workload`]: the registry of kinds and one folder per kind: what ops are issued; one
 //!   [`workload::Session`] per worker, or a [`workload::QueuedSession`] keeping several ops
 //!   in flight.
+//! - [`error`]: what a command fails with, and its exit code.
 //! - [`sql`]: the SQL clients every SQL workload shares (SQLite, PostgreSQL, MySQL).
 //! - [`target`]: URLs, passwords and TLS: what every client of a system under test shares.
 //! - [`analysis`]: peak, sweet spot, scaling, curves: statistics applied to a record's steps.
@@ -56,6 +57,7 @@ pub mod commands;
 pub mod compare;
 pub mod engine;
 pub mod env;
+pub mod error;
 pub mod export;
 pub mod record;
 pub mod report;

@@ -11,9 +11,8 @@
 //! workload ever runs, and no `perflab run`. Set `PROPTEST_CASES` to run more locally, e.g.
 //! `PROPTEST_CASES=20000 cargo test --test fuzz`.
 
-use clap::Parser;
 use perflab::archive::parse_record;
-use perflab::cli::{Cli, Command};
+use perflab::cli::{Command, Invocation, What, parse};
 use perflab::env::Environment;
 use perflab::record::RunRecord;
 use perflab::spec::Slo;
@@ -930,15 +929,15 @@ fn machine() -> Environment {
 }
 
 /// Whether an oltp command names a server (building its spec would connect to it).
-fn names_a_server(cli: &Cli) -> bool {
+fn names_a_server(cli: &Invocation) -> bool {
     let server = |t: &String| {
         t.parse::<TargetUrl>()
             .is_ok_and(|u| u.backend != perflab::target::url::Backend::Sqlite)
     };
-    match &cli.command {
-        Command::Oltp(a) => a.target.iter().any(server),
-        Command::Scan(a) => a.target.iter().any(server),
-        Command::Olap(a) => a.target.iter().any(server),
+    match &cli.what {
+        What::Kind(kind, args) if ["oltp", "scan", "olap"].contains(&kind.name()) => args
+            .get_many::<String>("target")
+            .is_some_and(|mut targets| targets.any(server)),
         _ => false,
     }
 }
@@ -986,18 +985,18 @@ proptest! {
     /// Workload command lines are parsed and their specs built, never run.
     #[test]
     fn workload_command_lines_build_or_fail_with_exit_code_2(argv in workload_command()) {
-        let cli = match Cli::try_parse_from(&argv) {
+        let cli = match parse(&argv) {
             Ok(cli) => cli,
             Err(e) => {
                 prop_assert!(clap_exit_code(&e) <= 2);
                 return Ok(());
             }
         };
-        prop_assert!(!matches!(cli.command, Command::Run(_)), "never the suite");
+        prop_assert!(!matches!(cli.what, What::Generic(Command::Run(_))), "never the suite");
         if names_a_server(&cli) {
             return Ok(());
         }
-        match perflab::commands::workload_spec(&cli.command, &machine()) {
+        match perflab::commands::workload_spec(&cli.what, &machine()) {
             Ok(Some(spec)) => {
                 prop_assert!(spec.warmup <= MAX_DURATION);
                 prop_assert!(spec.interval <= MAX_DURATION);
@@ -1081,15 +1080,15 @@ proptest! {
     #[test]
     fn archive_command_lines_exit_cleanly(argv in archive_command()) {
         // Belt and braces: only archive commands ever run here.
-        if let Ok(cli) = Cli::try_parse_from(&argv) {
+        if let Ok(cli) = parse(&argv) {
             prop_assert!(matches!(
-                cli.command,
-                Command::Runs
+                cli.what,
+                What::Generic(Command::Runs
                     | Command::Show(_)
                     | Command::Export(_)
                     | Command::Report(_)
                     | Command::Compare(_)
-                    | Command::Tag(_)
+                    | Command::Tag(_))
             ));
         }
         let out = perflab_binary(&argv[1..]);

@@ -4,11 +4,8 @@
 
 mod common;
 
-use clap::Parser;
 use common::{Results, stderr};
-use perflab::cli::{Cli, Command as Cmd};
 use perflab::env::Environment;
-use perflab::workload::WorkloadSpec;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -275,12 +272,8 @@ fn io_still_makes_its_own_files_in_an_existing_directory() {
 // ---------------------------------------------------------------------------------------
 // fio-style bare --direct.
 
-fn io_args(extra: &[&str]) -> Box<perflab::cli::IoArgs> {
-    let argv = ["perflab", "io"].iter().chain(extra);
-    match Cli::try_parse_from(argv).expect("parses").command {
-        Cmd::Io(a) => a,
-        _ => unreachable!(),
-    }
+fn io_args(extra: &[&str]) -> perflab::workload::io::args::IoArgs {
+    perflab::workload::kind::parse(&perflab::workload::io::KIND, extra).expect("parses")
 }
 
 #[test]
@@ -316,11 +309,11 @@ fn a_bare_direct_reaches_the_spec() {
     ] {
         let mut all = vec!["perflab", "io", "--path", &dir, "--size", "1m"];
         all.extend(&args);
-        let cli = Cli::try_parse_from(&all).expect("parses");
-        let spec = perflab::commands::workload_spec(&cli.command, &env)
+        let cli = perflab::cli::parse(&all).expect("parses");
+        let spec = perflab::commands::workload_spec(&cli.what, &env)
             .unwrap_or_else(|e| panic!("{args:?}: {e}"))
             .expect("a workload");
-        let WorkloadSpec::Io(io) = &spec.workload else {
+        let Some(io) = spec.workload.get::<perflab::workload::io::IoSpec>() else {
             panic!("not io")
         };
         assert_eq!(io.direct, want, "{args:?}");

@@ -13,8 +13,6 @@
 //! main ─► cluster::finish      MPI_Finalize, or MPI_Abort when this rank failed
 //! ```
 //!
-//! - [`launcher`]: what the environment says about a launcher, and the one line a build
-//!   without MPI prints when started by one.
 //! - [`comm`]: the few collective operations perflab needs, for one rank ([`comm::Local`])
 //!   or over MPI (`mpi_comm`, behind the `mpi` feature).
 //! - [`gate`]: a trial's meeting points and its end: agreement, release, gather.
@@ -28,7 +26,6 @@
 
 pub mod comm;
 pub mod gate;
-pub mod launcher;
 pub mod merge;
 #[cfg(feature = "mpi")]
 mod mpi_comm;
@@ -55,7 +52,7 @@ pub struct ClusterError(pub String);
 /// refusal without it. With no launcher, perflab is one rank alone and MPI is never touched.
 /// Waits for other ranks give up when `stop` (Ctrl-C's token) is set.
 pub fn init(stop: crate::stop::Stop) -> Result<(), ClusterError> {
-    let Some(expected) = launcher::expected_ranks() else {
+    let Some(expected) = crate::env::launcher::expected_ranks() else {
         return Ok(());
     };
     #[cfg(feature = "mpi")]
@@ -73,7 +70,9 @@ pub fn init(stop: crate::stop::Stop) -> Result<(), ClusterError> {
     #[cfg(not(feature = "mpi"))]
     {
         let _ = stop;
-        Err(ClusterError(launcher::not_built_with_mpi(expected)))
+        Err(ClusterError(crate::env::launcher::not_built_with_mpi(
+            expected,
+        )))
     }
 }
 

@@ -20,6 +20,7 @@
 //! installed ([`test_panic`]), and `PERFLAB_TEST_PANIC=worker` makes the null workload's
 //! sessions panic on their first op, so the integration tests can check both paths.
 
+pub use crate::error::{TEST_PANIC_VAR, test_panic_requested};
 use std::backtrace::Backtrace;
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -27,17 +28,9 @@ use std::panic::PanicHookInfo;
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// The environment variable of the deliberate panics, for tests only.
-pub const TEST_PANIC_VAR: &str = "PERFLAB_TEST_PANIC";
-
 /// Replaces the default panic output with perflab's (see the module doc).
 pub fn install() {
     std::panic::set_hook(Box::new(hook));
-}
-
-/// Whether the tests asked for a deliberate panic `where` (`main` or `worker`).
-pub fn test_panic_requested(place: &str) -> bool {
-    std::env::var_os(TEST_PANIC_VAR).is_some_and(|v| v == place)
 }
 
 /// Panics on purpose when `PERFLAB_TEST_PANIC=main` (for tests only).

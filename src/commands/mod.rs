@@ -4,101 +4,35 @@
 //! bug) is one line too, with its details in a file ([`crash`]).
 
 mod archive_cmds;
-mod build;
 mod compare_cmd;
 pub mod crash;
 mod info;
-mod io_build;
-mod jobs_cmd;
-mod kv_cmd;
-mod mail_cmd;
-mod olap_cmd;
-mod oltp_cmd;
 mod report_cmd;
-mod scan_cmd;
 mod suite_cmd;
 mod workload_cmd;
 
-pub use build::build_spec;
-
-use crate::archive::ArchiveError;
-use crate::cli::{Cli, Command};
+use crate::cli::{Command, Invocation, What};
 use crate::cluster::Ending;
 use crate::env::Environment;
+pub use crate::error::{AppError, EXIT_REGRESSION};
 use crate::run::RunError;
-use crate::run::RunSpec;
-use crate::run::interrupt::EXIT_INTERRUPTED;
-use crate::spec::SpecError;
-use clap::Parser;
+use crate::workload::RunSpec;
 use std::ffi::OsString;
 use std::process::ExitCode;
-
-/// Everything a command can fail with.
-#[derive(Debug, thiserror::Error)]
-pub enum AppError {
-    #[error(transparent)]
-    Spec(#[from] SpecError),
-    /// Bad usage outside one option's value; the message names the fix.
-    #[error("{0}")]
-    Usage(String),
-    #[error(transparent)]
-    Run(#[from] RunError),
-    #[error(transparent)]
-    Archive(#[from] ArchiveError),
-    /// Writing output failed.
-    #[error("{0}")]
-    Output(String),
-    /// The run finished but found what it was checking for broken (e.g. `--verify`).
-    #[error("{0}")]
-    Failed(String),
-    /// `compare --fail-on regression` found a candidate slower beyond the noise.
-    #[error("{0}")]
-    Regression(String),
-}
-
-impl From<crate::sql::target::TargetError> for AppError {
-    fn from(e: crate::sql::target::TargetError) -> Self {
-        AppError::Usage(e.0)
-    }
-}
-
-/// The exit code of `compare --fail-on regression` when a figure got worse.
-pub const EXIT_REGRESSION: u8 = 3;
-
-impl AppError {
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            AppError::Spec(_)
-            | AppError::Usage(_)
-            | AppError::Run(RunError::Power(_) | RunError::Refused(_)) => 2,
-            AppError::Run(RunError::Interrupted { .. }) => EXIT_INTERRUPTED,
-            AppError::Run(RunError::Archive(e)) | AppError::Archive(e) => match e {
-                ArchiveError::NotFound(_)
-                | ArchiveError::NotAFolder(_)
-                | ArchiveError::BadTag { .. }
-                | ArchiveError::Ambiguous { .. }
-                | ArchiveError::Empty => 2,
-                _ => 1,
-            },
-            AppError::Run(_) | AppError::Output(_) | AppError::Failed(_) => 1,
-            AppError::Regression(_) => EXIT_REGRESSION,
-        }
-    }
-}
 
 /// The whole program, from arguments to exit code.
 pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     crash::install();
     // For tests only: PERFLAB_TEST_PANIC=main panics here, through the hook just installed.
     crash::test_panic();
-    let cli = match Cli::try_parse_from(args) {
+    let cli = match crate::cli::parse(args) {
         Ok(cli) => cli,
         Err(e) => return clap_error(e),
     };
     // Before any thread starts: MPI's threads and ours must not race its initialization.
     if let Err(e) = crate::cluster::init(crate::run::interrupt::token()) {
         // Every rank would say the same: the first speaks.
-        if crate::cluster::launcher::launcher_rank() == 0 {
+        if crate::env::launcher::launcher_rank() == 0 {
             eprintln!("perflab: {e}");
         }
         return ExitCode::from(2);
@@ -145,27 +79,23 @@ fn ending(e: &AppError) -> Ending {
     }
 }
 
-fn dispatch(cli: Cli) -> Result<(), AppError> {
+fn dispatch(cli: Invocation) -> Result<(), AppError> {
     let g = &cli.global;
     if crate::cluster::size() > 1
-        && let Some(what) = once_only(&cli.command)
+        && let Some(what) = once_only(&cli.what)
     {
         return Err(AppError::Run(RunError::Refused(format!(
             "{what} is done once, not by every MPI rank: run it without mpirun"
         ))));
     }
-    match &cli.command {
+    let command = match &cli.what {
+        What::Kind(kind, args) => {
+            return kind.execute(args, &workload_cmd::Commands { global: g });
+        }
+        What::Generic(command) => command,
+    };
+    match command {
         Command::Run(args) => suite_cmd::run(g, args),
-        Command::Memory(args) => workload_cmd::memory(g, args),
-        Command::Cpu(args) => workload_cmd::cpu(g, args),
-        Command::Null(args) => workload_cmd::null(g, args),
-        Command::Io(args) => workload_cmd::io(g, args),
-        Command::Oltp(args) => workload_cmd::oltp(g, args),
-        Command::Kv(args) => workload_cmd::kv(g, args),
-        Command::Mail(args) => workload_cmd::mail(g, args),
-        Command::Scan(args) => scan_cmd::scan(g, args),
-        Command::Olap(args) => olap_cmd::olap(g, args),
-        Command::Jobs(args) => jobs_cmd::jobs(g, args),
         Command::Runs => archive_cmds::runs(g),
         Command::Show(args) => archive_cmds::show(g, args),
         Command::Export(args) => archive_cmds::export(g, args),
@@ -177,50 +107,27 @@ fn dispatch(cli: Cli) -> Result<(), AppError> {
     }
 }
 
-/// What a launcher must not start once per rank: the archive's commands, suites, and the
-/// prepare and cleanup of a shared database or cache (every rank would load or drop it).
-fn once_only(command: &Command) -> Option<&'static str> {
-    use crate::cli::{KvAction, OltpAction};
-    let setup = |a: OltpAction| matches!(a, OltpAction::Prepare | OltpAction::Cleanup);
-    match command {
-        Command::Oltp(a) if setup(a.action) => Some("oltp prepare or cleanup"),
-        Command::Scan(a) if setup(a.action) => Some("scan prepare or cleanup"),
-        Command::Olap(a) if setup(a.action) => Some("olap prepare or cleanup"),
-        Command::Kv(a) if matches!(a.action, KvAction::Prepare | KvAction::Cleanup) => {
-            Some("kv prepare or cleanup")
-        }
-        Command::Run(_) => Some("a suite"),
-        Command::Runs
-        | Command::Show(_)
-        | Command::Export(_)
-        | Command::Report(_)
-        | Command::Compare(_)
-        | Command::Tag(_)
-        | Command::Sysinfo
-        | Command::Targets => Some("this command"),
-        _ => None,
+/// What a launcher must not start once per rank: the archive's commands, suites, and what a
+/// kind says must be done once (the prepare and cleanup of a shared database or cache, which
+/// every rank would load or drop).
+fn once_only(what: &What) -> Option<&'static str> {
+    match what {
+        What::Kind(kind, args) => kind.once_only(args),
+        What::Generic(Command::Run(_)) => Some("a suite"),
+        What::Generic(_) => Some("this command"),
     }
 }
 
-/// The run specification a workload command (`memory`, `cpu`, `io`, `null`, `oltp`, `kv`) stands
-/// for, read and checked as the command would before running, but without running anything;
-/// `None` for the other commands. This is how `perflab run` validates a suite's entries before
-/// the first one runs. It writes nothing, but it reads the filesystem (io paths, SQLite files)
-/// and, for `oltp` with a server `--target`, connects to the server to look at its tables.
-pub fn workload_spec(command: &Command, env: &Environment) -> Result<Option<RunSpec>, AppError> {
-    Ok(Some(match command {
-        Command::Memory(a) => build::memory_spec(a, env)?,
-        Command::Cpu(a) => build::cpu_spec(a, env)?,
-        Command::Null(a) => build::null_spec(a)?,
-        Command::Io(a) => io_build::io_spec(a, env)?,
-        Command::Oltp(a) => oltp_cmd::oltp_spec(a, env)?,
-        Command::Kv(a) => kv_cmd::kv_spec(a)?,
-        Command::Mail(a) => mail_cmd::mail_spec(a)?,
-        Command::Scan(a) => scan_cmd::scan_spec(a, env)?,
-        Command::Olap(a) => olap_cmd::olap_spec(a, env)?,
-        Command::Jobs(a) => jobs_cmd::jobs_spec(a, env)?,
-        _ => return Ok(None),
-    }))
+/// The run specification a workload command stands for, read and checked as the command
+/// would before running, but without running anything; `None` for the other commands. This
+/// is how `perflab run` validates a suite's entries before the first one runs. It writes
+/// nothing, but it reads the filesystem (io paths, SQLite files) and, for a server
+/// `--target`, connects to the server to look at its tables.
+pub fn workload_spec(what: &What, env: &Environment) -> Result<Option<RunSpec>, AppError> {
+    match what {
+        What::Kind(kind, args) => kind.spec(args, env),
+        What::Generic(_) => Ok(None),
+    }
 }
 
 /// clap's errors span several lines; a usage error here is one line (with clap's tip, if any).
@@ -262,7 +169,7 @@ fn clap_error(e: clap::Error) -> ExitCode {
                 .find(|l| l.starts_with("tip:"))
                 .map(|t| format!("; {}", t.trim_start_matches("tip: ")));
             // Under a launcher every rank parsed the same arguments: the first one speaks.
-            if crate::cluster::launcher::launcher_rank() != 0 {
+            if crate::env::launcher::launcher_rank() != 0 {
                 return ExitCode::from(2);
             }
             eprintln!(

@@ -2,13 +2,12 @@
 
 use super::{AppError, print};
 use crate::archive::Archive;
-use crate::cli::{Cli, GlobalArgs, SuiteArgs};
+use crate::cli::{GlobalArgs, SuiteArgs};
 use crate::env::Environment;
 use crate::record::RunRecord;
 use crate::run::{self, RunError, RunOptions, interrupt};
 use crate::suite::{self, SUITES};
 use crate::ui::{Progress, balance, style};
-use clap::Parser;
 
 pub fn run(g: &GlobalArgs, args: &SuiteArgs) -> Result<(), AppError> {
     let env = Environment::collect();
@@ -28,7 +27,7 @@ pub fn run(g: &GlobalArgs, args: &SuiteArgs) -> Result<(), AppError> {
     let specs = entries
         .iter()
         .map(|e| {
-            let cli = Cli::try_parse_from(
+            let cli = crate::cli::parse(
                 std::iter::once("perflab".to_string()).chain(e.args.iter().cloned()),
             )
             .map_err(|err| {
@@ -38,7 +37,7 @@ pub fn run(g: &GlobalArgs, args: &SuiteArgs) -> Result<(), AppError> {
                     err.kind()
                 ))
             })?;
-            super::workload_spec(&cli.command, &env)?.ok_or_else(|| {
+            super::workload_spec(&cli.what, &env)?.ok_or_else(|| {
                 AppError::Usage(format!(
                     "suite entry '{}' is not a workload",
                     e.args.join(" ")

@@ -1,86 +1,45 @@
 //! The workload commands: one workload, one run, one record; what fails a finished run is its
 //! kind's rule (`crate::workload::kind`).
 
-use super::build::{cpu_spec, memory_spec, null_spec};
-use super::io_build::io_spec;
-use super::oltp_cmd;
 use super::{AppError, print};
 use crate::archive::Archive;
-use crate::cli::{
-    CpuArgs, GlobalArgs, IoArgs, KvAction, KvArgs, MemoryArgs, NullArgs, OltpAction, OltpArgs,
-};
+use crate::cli::GlobalArgs;
 use crate::env::Environment;
 use crate::record::RunRecord;
-use crate::run::RunSpec;
 use crate::run::{self, RunError, RunOptions, interrupt};
 use crate::ui::{Progress, show};
+use crate::workload::RunSpec;
+use crate::workload::kind::Host;
 
-pub fn memory(g: &GlobalArgs, args: &MemoryArgs) -> Result<(), AppError> {
-    let env = Environment::collect();
-    let spec = memory_spec(args, &env)?;
-    execute(g, &spec, env)
+/// The commands as a kind's command sees them ([`Host`]): runs archived and shown, and the
+/// user's global options.
+pub struct Commands<'a> {
+    pub global: &'a GlobalArgs,
 }
 
-pub fn cpu(g: &GlobalArgs, args: &CpuArgs) -> Result<(), AppError> {
-    let env = Environment::collect();
-    let spec = cpu_spec(args, &env)?;
-    execute(g, &spec, env)
-}
-
-pub fn io(g: &GlobalArgs, args: &IoArgs) -> Result<(), AppError> {
-    let env = Environment::collect();
-    let spec = io_spec(args, &env)?;
-    execute(g, &spec, env)
-}
-
-pub fn oltp(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
-    if matches!(args.action, OltpAction::Prepare | OltpAction::Cleanup) {
-        return oltp_cmd::steps(g, args);
+impl Host for Commands<'_> {
+    fn run(&self, spec: &RunSpec, env: Environment, print: bool) -> Result<RunRecord, AppError> {
+        run_record(self.global, spec, env, print)
     }
-    let env = Environment::collect();
-    let spec = oltp_cmd::oltp_spec(args, &env)?;
-    execute(g, &spec, env)
-}
 
-pub fn kv(g: &GlobalArgs, args: &KvArgs) -> Result<(), AppError> {
-    if matches!(args.action, KvAction::Prepare | KvAction::Cleanup) {
-        return super::kv_cmd::steps(g, args);
+    fn json(&self) -> bool {
+        self.global.json
     }
-    let env = Environment::collect();
-    let spec = super::kv_cmd::kv_spec(args)?;
-    execute(g, &spec, env)
-}
 
-pub fn mail(g: &GlobalArgs, args: &crate::cli::MailArgs) -> Result<(), AppError> {
-    let env = Environment::collect();
-    let spec = super::mail_cmd::mail_spec(args)?;
-    execute(g, &spec, env)
-}
+    fn quiet(&self) -> bool {
+        self.global.quiet
+    }
 
-pub fn null(g: &GlobalArgs, args: &NullArgs) -> Result<(), AppError> {
-    let spec = null_spec(args)?;
-    execute(g, &spec, Environment::collect())
-}
-
-/// Runs a spec, saving its record; prints the record (tables, or JSON with `--json`), also
-/// when the run stopped early, then reports why it stopped.
-fn execute(g: &GlobalArgs, spec: &RunSpec, env: Environment) -> Result<(), AppError> {
-    execute_record(g, spec, env).map(|_| ())
-}
-
-/// [`execute`], handing back the finished record.
-pub(super) fn execute_record(
-    g: &GlobalArgs,
-    spec: &RunSpec,
-    env: Environment,
-) -> Result<RunRecord, AppError> {
-    run_record(g, spec, env, true)
+    fn stop(&self) -> crate::stop::Stop {
+        interrupt::install();
+        interrupt::token()
+    }
 }
 
 /// Runs a spec, saving its record, and prints the record when `print` (a run that precedes
 /// the one a command is about, such as a scan's native ceiling under `--json`, does not:
 /// stdout holds one JSON document).
-pub(super) fn run_record(
+fn run_record(
     g: &GlobalArgs,
     spec: &RunSpec,
     env: Environment,

@@ -62,6 +62,7 @@ pub mod cpu;
 pub mod disk;
 pub mod hazard;
 pub mod kernel;
+pub mod launcher;
 pub mod machine;
 pub mod memory;
 pub mod os;

@@ -18,8 +18,7 @@ pub fn token() -> Stop {
     CTRL_C.clone()
 }
 
-/// Exit code after an interrupt (128 + SIGINT), as shells expect.
-pub const EXIT_INTERRUPTED: u8 = 130;
+pub use crate::error::EXIT_INTERRUPTED;
 
 /// Installs the handler. Safe to call more than once; later calls do nothing.
 pub fn install() {

@@ -17,8 +17,8 @@
 use super::runner::{RunError, Steps};
 use crate::record::levels::{LevelResult, LoadLevels};
 use crate::record::{StepResult, Warning};
-use crate::run::{Arrival, LoadSpec, RateScope, RunSpec, StopSpec};
 use crate::spec::{LevelsSpec, StepPoint, Sweep};
+use crate::workload::{Arrival, LoadSpec, RateScope, RunSpec, StopSpec};
 use serde_json::json;
 use std::time::Duration;
 

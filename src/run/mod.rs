@@ -21,10 +21,8 @@ pub mod recorder;
 pub mod runner;
 pub mod search;
 pub mod series;
-pub mod spec;
 pub mod trial;
 pub mod worker;
 
 pub use observer::{Observer, Silent};
 pub use runner::{NO_POWER, RunError, RunOptions, run};
-pub use spec::{Arrival, LoadSpec, RateScope, RunSpec, StopSpec};

@@ -1,7 +1,7 @@
 //! When each op should start: at once (closed loop, with optional think time) or on a
 //! schedule (open loop, uniform or Poisson gaps).
 
-use crate::run::Arrival;
+use crate::workload::Arrival;
 use crate::workload::rng::Rng;
 use std::time::{Duration, Instant};
 

@@ -3,18 +3,19 @@
 use super::observer::Observer;
 use super::trial::{TrialError, run_trial};
 use crate::analysis::analyze;
-use crate::archive::{Archive, ArchiveError};
+use crate::archive::Archive;
 use crate::env::Environment;
 use crate::env::power::PowerMeter;
+pub use crate::error::RunError;
 use crate::record::timestamp::{now_rfc3339, run_id};
 use crate::record::{
     CutShort, PowerDisclosure, RunRecord, Status, StepResult, StepSummary, Trial, Warning,
 };
-use crate::run::RunSpec;
 use crate::spec::StepPoint;
 use crate::spec::sweep::{grid, step_params};
 use crate::stats::estimate;
 use crate::workload::Context;
+use crate::workload::RunSpec;
 use crate::workload::ScaleOut;
 use std::time::SystemTime;
 
@@ -38,28 +39,6 @@ fn interrupted() -> &'static str {
         1 => INTERRUPTED,
         _ => INTERRUPTED_RANKS,
     }
-}
-
-/// Why a run stopped early. The record is saved in every case.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    #[error("interrupted; the {steps} finished step(s) are saved as run {id} (status incomplete)")]
-    Interrupted { id: String, steps: usize },
-    #[error("step {step} failed: {message} (run {id} saved with status failed)")]
-    Failed {
-        id: String,
-        step: usize,
-        message: String,
-    },
-    #[error(transparent)]
-    Archive(#[from] ArchiveError),
-    /// `--power-cmd` does not work; nothing ran.
-    #[error("{0}")]
-    Power(String),
-    /// The run cannot start as asked (a workload that does not run over MPI ranks); nothing
-    /// ran.
-    #[error("{0}")]
-    Refused(String),
 }
 
 /// The workload's preparation. Over MPI ranks, a shared system under test is prepared by

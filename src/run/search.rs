@@ -17,8 +17,8 @@
 use super::runner::{RunError, Steps};
 use crate::record::StepResult;
 use crate::record::search::{Probe, Search};
-use crate::run::{LoadSpec, RunSpec};
 use crate::spec::{Axis, SearchSpec, StepPoint, sweep::step_params};
+use crate::workload::{LoadSpec, RunSpec};
 use serde_json::json;
 
 /// Runs the search over `points`, the grid of the one swept option, in the order of its values.
@@ -44,7 +44,7 @@ pub(super) fn run(
     refresh(&summary, steps)?;
     let arrival = match &spec.load {
         LoadSpec::Offered { arrival, .. } | LoadSpec::Open { arrival, .. } => *arrival,
-        LoadSpec::Closed { .. } => crate::run::Arrival::Poisson,
+        LoadSpec::Closed { .. } => crate::workload::Arrival::Poisson,
     };
     let swept = vec![search.axis.to_string(), "load_pct".to_string()];
     let supported = find::<RunError>(points.len(), &search.loads_pct, |i, pct| {

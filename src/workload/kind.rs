@@ -2,16 +2,39 @@
 //! workload without naming it.
 //!
 //! Each kind lives in its folder and describes itself with a [`Kind`]; [`KINDS`] lists them,
-//! one line each. The commands, the terminal and the reports look a record's kind up by its
-//! `workload` name ([`by_name`]) and ask it: which targets it measures (`perflab targets`),
-//! what its workers are called (`copies`, `analysts`), and what makes a finished run fail.
+//! one line each. The command line takes each kind's subcommand from it ([`Kind::command`]),
+//! and the commands hand a kind's arguments back to it: for the run they stand for
+//! ([`Kind::spec`], which `perflab run` uses to check a suite before running it) or to carry
+//! out ([`Kind::execute`], which may prepare, clean up or run several specs through a
+//! [`Host`]). The terminal and the reports look a record's kind up by its `workload` name
+//! ([`by_name`]) and ask it: which targets it measures (`perflab targets`), what its workers
+//! are called (`copies`, `analysts`), and what makes a finished run fail.
 //!
-//! This is the registry's first part. Still outside the folders (see docs/architecture.md):
-//! the kinds' command-line arguments (`cli`), their command files (`commands/<kind>_cmd.rs`)
-//! and their tables and charts (`ui`, `report`).
+//! Still outside the folders (see docs/architecture.md): the kinds' own tables and charts
+//! (`ui`, `report`).
 
+use crate::env::Environment;
+use crate::error::AppError;
 use crate::record::RunRecord;
+use crate::stop::Stop;
 use crate::target::TargetEntry;
+use crate::workload::RunSpec;
+use clap::ArgMatches;
+
+/// What a kind's command asks of the commands above it: a run, archived and shown as every
+/// run is, and the user's global options.
+pub trait Host {
+    /// Runs `spec`, saves its record, prints it unless `print` is false (under `--json`,
+    /// stdout holds one record), and applies the kind's exit rule ([`Kind::failure`]).
+    fn run(&self, spec: &RunSpec, env: Environment, print: bool) -> Result<RunRecord, AppError>;
+    /// `--json`: records on stdout as JSON.
+    fn json(&self) -> bool;
+    /// `--quiet`: no progress on stderr.
+    fn quiet(&self) -> bool;
+    /// The process's Ctrl-C token, watching from now on: for the work a command does outside
+    /// a run (loading, dropping).
+    fn stop(&self) -> Stop;
+}
 
 /// What a kind of workload tells the layers above it.
 pub trait Kind: Sync {
@@ -34,21 +57,79 @@ pub trait Kind: Sync {
     fn failure(&self, _record: &RunRecord) -> Option<String> {
         None
     }
+    /// Its subcommand: what it does in one line and its arguments, the shared ones
+    /// ([`crate::workload::run_args::RunArgs`]) flattened in.
+    fn command(&self) -> clap::Command;
+    /// The run the arguments stand for, read and checked as [`Kind::execute`] would, without
+    /// running anything (it may read files and look at a server's tables); `None` when they
+    /// ask for something other than a run (`prepare`, `cleanup`).
+    fn spec(&self, args: &ArgMatches, env: &Environment) -> Result<Option<RunSpec>, AppError>;
+    /// What must be done once rather than by every MPI rank, if the arguments ask for it (the
+    /// prepare and cleanup of a shared database), named for the refusal.
+    fn once_only(&self, _args: &ArgMatches) -> Option<&'static str> {
+        None
+    }
+    /// Carries out the command: by default the run [`Kind::spec`] gives.
+    fn execute(&self, args: &ArgMatches, host: &dyn Host) -> Result<(), AppError> {
+        run_spec(self, args, host)
+    }
 }
 
-/// Every kind, in the order `perflab targets` lists their targets.
+/// The default of [`Kind::execute`]: the run `kind.spec` gives, if any.
+pub fn run_spec<K: Kind + ?Sized>(
+    kind: &K,
+    args: &ArgMatches,
+    host: &dyn Host,
+) -> Result<(), AppError> {
+    let env = Environment::collect();
+    match kind.spec(args, &env)? {
+        Some(spec) => host.run(&spec, env, true).map(|_| ()),
+        None => Ok(()),
+    }
+}
+
+/// A kind's arguments, read from the matches of its subcommand.
+pub fn args<T: clap::FromArgMatches>(matches: &ArgMatches) -> Result<T, AppError> {
+    T::from_arg_matches(matches).map_err(|e| AppError::Usage(e.to_string()))
+}
+
+/// A kind's arguments from a command line that follows its name (`["--kernel", "triad"]`),
+/// parsed as its subcommand parses them.
+pub fn parse<T: clap::FromArgMatches>(kind: &dyn Kind, argv: &[&str]) -> Result<T, AppError> {
+    let matches = kind
+        .command()
+        .try_get_matches_from(std::iter::once(kind.name()).chain(argv.iter().copied()))
+        .map_err(|e| AppError::Usage(e.to_string()))?;
+    args(&matches)
+}
+
+/// `clap::Command::new(name).about(about)` with the arguments `T` declares.
+pub fn subcommand<T: clap::Args>(name: &'static str, about: &'static str) -> clap::Command {
+    // After the arguments: their structs' doc comments would otherwise be the about line.
+    T::augment_args(clap::Command::new(name))
+        .about(about)
+        .long_about(None)
+}
+
+/// Every kind, in the order `perflab --help` lists their commands and `perflab targets`
+/// their targets.
 pub static KINDS: &[&dyn Kind] = &[
     &super::memory::KIND,
     &super::cpu::KIND,
     &super::io::KIND,
     &super::oltp::KIND,
     &super::kv::KIND,
+    &super::mail::KIND,
     &super::scan::KIND,
     &super::olap::KIND,
-    &super::mail::KIND,
     &super::jobs::KIND,
     &super::null::KIND,
 ];
+
+/// The kind whose subcommand is `name`.
+pub fn by_command(name: &str) -> Option<&'static dyn Kind> {
+    KINDS.iter().copied().find(|k| k.name() == name)
+}
 
 /// The kind a record's `workload` names.
 pub fn by_name(name: &str) -> Option<&'static dyn Kind> {

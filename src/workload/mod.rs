@@ -22,6 +22,7 @@
 //! - [`jobs`]: K copies of a command (or a batch of N jobs through K slots), pinned compact,
 //!   spread or not: jobs per hour against copies.
 
+pub mod build;
 pub mod cpu;
 pub mod io;
 pub mod jobs;
@@ -33,9 +34,12 @@ pub mod null;
 pub mod olap;
 pub mod oltp;
 pub mod rng;
+pub mod run_args;
+pub mod run_spec;
 pub mod scan;
 pub mod session;
 
+pub use run_spec::{Arrival, LoadSpec, RateScope, RunSpec, StopSpec};
 pub use session::{
     Failure, Figures, GroupTotals, OpError, OpOutcome, OpResult, Pump, QueuedSession, Session,
 };
@@ -71,7 +75,7 @@ impl Context {
 }
 
 /// What the runner needs from a workload.
-pub trait Workload {
+pub trait Workload: AsSpec {
     /// The workload family, as in the command (`memory`).
     fn name(&self) -> &'static str;
     /// The system under test, with secrets removed (`memory`, `sqlite:///tmp/x.db`).
@@ -166,41 +170,67 @@ pub enum ScaleOut {
 /// What [`Workload::prepare`] leaves for the run; dropping it cleans up.
 pub type Prepared = Box<dyn std::any::Any>;
 
-/// The registry of workloads, and what the record's `spec` holds.
-#[derive(Debug, Clone, Serialize)]
-#[serde(tag = "workload", rename_all = "snake_case")]
-pub enum WorkloadSpec {
-    Null(null::NullSpec),
-    Memory(memory::MemorySpec),
-    Cpu(cpu::CpuSpec),
-    Io(Box<io::IoSpec>),
-    IoSurface(io::surface::SurfaceSpec),
-    Oltp(Box<oltp::OltpSpec>),
-    Kv(Box<kv::KvSpec>),
-    Scan(Box<scan::ScanSpec>),
-    Olap(Box<olap::OlapSpec>),
-    Jobs(Box<jobs::JobsSpec>),
-    Mail(Box<mail::MailSpec>),
-}
+/// A kind's workload as a run holds it: what the runner drives, and what the record's `spec`
+/// says (the workload's own options, tagged with its name). Any kind's spec type fits; no
+/// layer needs a list of them.
+#[derive(Clone)]
+pub struct WorkloadSpec(Arc<dyn Workload + Send + Sync>);
 
 impl WorkloadSpec {
+    pub fn new(workload: impl Workload + Send + Sync + 'static) -> WorkloadSpec {
+        WorkloadSpec(Arc::new(workload))
+    }
+
     pub fn workload(&self) -> &dyn Workload {
-        match self {
-            WorkloadSpec::Null(w) => w,
-            WorkloadSpec::Memory(w) => w,
-            WorkloadSpec::Cpu(w) => w,
-            WorkloadSpec::Io(w) => w.as_ref(),
-            WorkloadSpec::IoSurface(w) => w,
-            WorkloadSpec::Oltp(w) => w.as_ref(),
-            WorkloadSpec::Kv(w) => w.as_ref(),
-            WorkloadSpec::Scan(w) => w.as_ref(),
-            WorkloadSpec::Olap(w) => w.as_ref(),
-            WorkloadSpec::Jobs(w) => w.as_ref(),
-            WorkloadSpec::Mail(w) => w.as_ref(),
-        }
+        self.0.as_ref()
     }
 
     pub fn axes(&self) -> Vec<&dyn Axis> {
         self.workload().axes()
+    }
+
+    /// The kind's own spec type, for the kind's code that built it.
+    pub fn get<T: 'static>(&self) -> Option<&T> {
+        self.0.as_any().downcast_ref()
+    }
+}
+
+impl std::fmt::Debug for WorkloadSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "WorkloadSpec({})", self.0.name())
+    }
+}
+
+/// `{"workload": NAME, ...its options}`, the shape records have always had.
+impl Serialize for WorkloadSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeMap};
+        let options = match self.0.to_json() {
+            Ok(serde_json::Value::Object(map)) => map,
+            Ok(_) => serde_json::Map::new(),
+            Err(e) => return Err(S::Error::custom(e)),
+        };
+        let mut map = serializer.serialize_map(Some(options.len() + 1))?;
+        map.serialize_entry("workload", self.0.name())?;
+        for (k, v) in &options {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+/// What every workload spec can do by being `Serialize`: show its options as JSON, and be
+/// looked at as itself by its kind's code.
+pub trait AsSpec {
+    fn to_json(&self) -> Result<serde_json::Value, serde_json::Error>;
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+impl<T: Serialize + 'static> AsSpec for T {
+    fn to_json(&self) -> Result<serde_json::Value, serde_json::Error> {
+        serde_json::to_value(self)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }

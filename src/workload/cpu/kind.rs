@@ -1,6 +1,15 @@
 //! The CPU kind in the registry.
 
+use super::args::CpuArgs;
+use crate::env::Environment;
+use crate::error::AppError;
 use crate::target::TargetEntry;
+use crate::workload::RunSpec;
+use crate::workload::kind::{args, subcommand};
+use clap::ArgMatches;
+
+/// What `perflab cpu --help` says it does.
+const ABOUT: &str = "CPU throughput: Mandelbrot fractals per second against threads";
 
 /// cpu, as the registry sees it.
 pub struct CpuKind;
@@ -17,5 +26,13 @@ impl crate::workload::kind::Kind for CpuKind {
             name: "cpu",
             description: "the processors: Mandelbrot fractals (half integer, half floating point)",
         }]
+    }
+
+    fn command(&self) -> clap::Command {
+        subcommand::<CpuArgs>("cpu", ABOUT)
+    }
+
+    fn spec(&self, m: &ArgMatches, env: &Environment) -> Result<Option<RunSpec>, AppError> {
+        Ok(Some(super::cmd::cpu_spec(&args(m)?, env)?))
     }
 }

@@ -6,6 +6,8 @@
 //! grow linearly with threads up to the number of idle cores; the per-thread figure and the
 //! scaling efficiency show where it stops.
 
+pub mod args;
+pub mod cmd;
 pub mod fractal;
 pub mod kind;
 

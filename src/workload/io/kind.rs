@@ -1,7 +1,16 @@
 //! The storage kind in the registry (IOzone's surface included).
 
+use super::args::IoArgs;
+use crate::env::Environment;
+use crate::error::AppError;
 use crate::record::RunRecord;
 use crate::target::TargetEntry;
+use crate::workload::RunSpec;
+use crate::workload::kind::{args, subcommand};
+use clap::ArgMatches;
+
+/// What `perflab io --help` says it does.
+const ABOUT: &str = "Storage I/O against files, directories or block devices (fio-class): IOPS, bandwidth and latency, ramps over files and queue depths, IOzone's surface";
 
 /// io, as the registry sees it.
 pub struct IoKind;
@@ -34,5 +43,13 @@ impl crate::workload::kind::Kind for IoKind {
                 record.id
             )
         })
+    }
+
+    fn command(&self) -> clap::Command {
+        subcommand::<IoArgs>("io", ABOUT)
+    }
+
+    fn spec(&self, m: &ArgMatches, env: &Environment) -> Result<Option<RunSpec>, AppError> {
+        Ok(Some(super::cmd::io_spec(&args(m)?, env)?))
     }
 }

@@ -18,6 +18,8 @@
 //! files, workers share files; with more files than workers, each worker drives several.
 
 pub mod analysis;
+pub mod args;
+pub mod cmd;
 pub mod distribution;
 pub mod kind;
 pub mod layout;

@@ -1,6 +1,15 @@
 //! The batch jobs kind in the registry.
 
+use super::args::JobsArgs;
+use crate::env::Environment;
+use crate::error::AppError;
 use crate::target::TargetEntry;
+use crate::workload::RunSpec;
+use crate::workload::kind::{Host, args, subcommand};
+use clap::ArgMatches;
+
+/// What `perflab jobs --help` says it does.
+const ABOUT: &str = "Batch jobs: K copies of a command at once (or a batch of N jobs through K slots), pinned compact, spread or not; jobs per hour, elapsed and CPU per job, and the throughput relative to one copy alone";
 
 /// jobs, as the registry sees it.
 pub struct JobsKind;
@@ -21,5 +30,17 @@ impl crate::workload::kind::Kind for JobsKind {
 
     fn workers(&self) -> &'static str {
         "copies"
+    }
+
+    fn command(&self) -> clap::Command {
+        subcommand::<JobsArgs>("jobs", ABOUT)
+    }
+
+    fn spec(&self, m: &ArgMatches, env: &Environment) -> Result<Option<RunSpec>, AppError> {
+        Ok(Some(super::cmd::jobs_spec(&args(m)?, env)?))
+    }
+
+    fn execute(&self, m: &ArgMatches, host: &dyn Host) -> Result<(), AppError> {
+        super::cmd::jobs(host, &args(m)?)
     }
 }

@@ -36,6 +36,8 @@
 //! `analysis.scaling` (speedup of the headline, jobs per hour): only the whole run sees both
 //! steps.
 
+pub mod args;
+pub mod cmd;
 pub mod command;
 pub mod kind;
 pub mod placement;

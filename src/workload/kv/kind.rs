@@ -1,6 +1,15 @@
 //! The key-value cache kind in the registry.
 
+use super::args::{KvAction, KvArgs};
+use crate::env::Environment;
+use crate::error::AppError;
 use crate::target::TargetEntry;
+use crate::workload::RunSpec;
+use crate::workload::kind::{Host, args, run_spec, subcommand};
+use clap::ArgMatches;
+
+/// What `perflab kv --help` says it does.
+const ABOUT: &str = "Key-value caches: memcached and Redis, gets and sets over a preloaded key space, pipelined, closed or open loop (memtier_benchmark's options); with no --target, a throwaway memcached";
 
 /// kv, as the registry sees it.
 pub struct KvKind;
@@ -23,5 +32,30 @@ impl crate::workload::kind::Kind for KvKind {
                 description: "a Redis, Valkey or KeyDB server, RESP2 or RESP3 with ?protocol=3 (password from the URL or REDISCLI_AUTH; rediss:// for TLS; several nodes of a Redis Cluster as shards)",
             },
         ]
+    }
+
+    fn command(&self) -> clap::Command {
+        subcommand::<KvArgs>("kv", ABOUT)
+    }
+
+    fn spec(&self, m: &ArgMatches, _env: &Environment) -> Result<Option<RunSpec>, AppError> {
+        let a: KvArgs = args(m)?;
+        if matches!(a.action, KvAction::Prepare | KvAction::Cleanup) {
+            return Ok(None);
+        }
+        Ok(Some(super::cmd::kv_spec(&a)?))
+    }
+
+    fn once_only(&self, m: &ArgMatches) -> Option<&'static str> {
+        let a: KvArgs = args(m).ok()?;
+        matches!(a.action, KvAction::Prepare | KvAction::Cleanup).then_some("kv prepare or cleanup")
+    }
+
+    fn execute(&self, m: &ArgMatches, host: &dyn Host) -> Result<(), AppError> {
+        let a: KvArgs = args(m)?;
+        if matches!(a.action, KvAction::Prepare | KvAction::Cleanup) {
+            return super::cmd::steps(host, &a);
+        }
+        run_spec(self, m, host)
     }
 }

@@ -27,7 +27,9 @@
 //! count, and every step breaks its requests down by shard. A cluster's map is read again
 //! before every step, so a step starts with the slots where they are.
 
+pub mod args;
 pub mod cluster;
+pub mod cmd;
 pub mod endpoint;
 pub mod keys;
 pub mod kind;

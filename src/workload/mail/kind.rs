@@ -1,8 +1,17 @@
 //! The mail kind in the registry.
 
+use super::args::MailArgs;
+use crate::env::Environment;
+use crate::error::AppError;
 use crate::record::RunRecord;
 use crate::target::TargetEntry;
+use crate::workload::RunSpec;
 use crate::workload::kind::warnings_with;
+use crate::workload::kind::{args, subcommand};
+use clap::ArgMatches;
+
+/// What `perflab mail --help` says it does.
+const ABOUT: &str = "Mail, SPECmail-style: users' SMTP/LMTP submissions, IMAP checks and syncs and POP3 sessions at the rate the user count implies in the peak hour; per-command response times, delivery time, every message accounted for, the quality of service per step; with no --target, a throwaway Dovecot";
 
 /// mail, as the registry sees it.
 pub struct MailKind;
@@ -30,5 +39,13 @@ impl crate::workload::kind::Kind for MailKind {
                 record.id
             )
         })
+    }
+
+    fn command(&self) -> clap::Command {
+        subcommand::<MailArgs>("mail", ABOUT)
+    }
+
+    fn spec(&self, m: &ArgMatches, _env: &Environment) -> Result<Option<RunSpec>, AppError> {
+        Ok(Some(super::cmd::mail_spec(&args(m)?)?))
     }
 }

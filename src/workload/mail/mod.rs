@@ -17,7 +17,9 @@
 //! - [`server`]: the throwaway Dovecot (with a self-signed certificate for `--tls` and
 //!   `--starttls`).
 
+pub mod args;
 pub mod audit;
+pub mod cmd;
 pub mod endpoint;
 pub mod imap;
 pub mod kind;

@@ -13,7 +13,9 @@
 //! Bandwidth kernels can share a run; `latency` and `lotto` each run on their own, because
 //! their figures mean different things.
 
+pub mod args;
 pub mod bandwidth;
+pub mod cmd;
 pub mod kind;
 pub mod latency;
 pub mod lotto;

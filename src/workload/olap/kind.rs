@@ -1,8 +1,18 @@
 //! The OLAP kind in the registry.
 
+use super::args::OlapArgs;
+use crate::env::Environment;
+use crate::error::AppError;
 use crate::record::RunRecord;
 use crate::target::TargetEntry;
+use crate::workload::RunSpec;
 use crate::workload::kind::wrong_answers;
+use crate::workload::kind::{Host, args, subcommand};
+use crate::workload::oltp::args::OltpAction;
+use clap::ArgMatches;
+
+/// What `perflab olap --help` says it does.
+const ABOUT: &str = "OLAP (the Essbase report's phases): a star schema loaded from flat files in parallel through the engine's bulk path, summary tables built, then roll-up, drill, slice and top-N queries as analysts are added; on SQLite (default), PostgreSQL or MySQL";
 
 /// olap, as the registry sees it.
 pub struct OlapKind;
@@ -45,5 +55,27 @@ impl crate::workload::kind::Kind for OlapKind {
                 record.id
             )
         })
+    }
+
+    fn command(&self) -> clap::Command {
+        subcommand::<OlapArgs>("olap", ABOUT)
+    }
+
+    fn spec(&self, m: &ArgMatches, env: &Environment) -> Result<Option<RunSpec>, AppError> {
+        let a: OlapArgs = args(m)?;
+        if matches!(a.action, OltpAction::Cleanup) {
+            return Ok(None);
+        }
+        Ok(Some(super::cmd::olap_spec(&a, env)?))
+    }
+
+    fn once_only(&self, m: &ArgMatches) -> Option<&'static str> {
+        let a: OlapArgs = args(m).ok()?;
+        matches!(a.action, OltpAction::Prepare | OltpAction::Cleanup)
+            .then_some("olap prepare or cleanup")
+    }
+
+    fn execute(&self, m: &ArgMatches, host: &dyn Host) -> Result<(), AppError> {
+        super::cmd::olap(host, &args(m)?)
     }
 }

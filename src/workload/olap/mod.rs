@@ -20,6 +20,8 @@
 //!
 //! The connection, URLs, passwords, TLS, `--set` and the safety rules are `oltp`'s.
 
+pub mod args;
+pub mod cmd;
 pub mod data;
 pub mod kind;
 pub mod queries;

@@ -1,8 +1,18 @@
 //! The OLTP kind in the registry.
 
+use super::args::{OltpAction, OltpArgs};
+use crate::env::Environment;
+use crate::error::AppError;
 use crate::record::RunRecord;
 use crate::target::TargetEntry;
+use crate::workload::RunSpec;
 use crate::workload::kind::warnings_with;
+use crate::workload::kind::{Host, args, run_spec, subcommand};
+use clap::ArgMatches;
+
+/// What `perflab oltp --help` says it does.
+const ABOUT: &str =
+    "OLTP: DebitCredit (TPC-B, pgbench-compatible) on a database; SQLite needs no server";
 
 /// oltp, as the registry sees it.
 pub struct OltpKind;
@@ -31,5 +41,31 @@ impl crate::workload::kind::Kind for OltpKind {
                 record.id
             )
         })
+    }
+
+    fn command(&self) -> clap::Command {
+        subcommand::<OltpArgs>("oltp", ABOUT)
+    }
+
+    fn spec(&self, m: &ArgMatches, env: &Environment) -> Result<Option<RunSpec>, AppError> {
+        let a: OltpArgs = args(m)?;
+        if matches!(a.action, OltpAction::Prepare | OltpAction::Cleanup) {
+            return Ok(None);
+        }
+        Ok(Some(super::cmd::oltp_spec(&a, env)?))
+    }
+
+    fn once_only(&self, m: &ArgMatches) -> Option<&'static str> {
+        let a: OltpArgs = args(m).ok()?;
+        matches!(a.action, OltpAction::Prepare | OltpAction::Cleanup)
+            .then_some("oltp prepare or cleanup")
+    }
+
+    fn execute(&self, m: &ArgMatches, host: &dyn Host) -> Result<(), AppError> {
+        let a: OltpArgs = args(m)?;
+        if matches!(a.action, OltpAction::Prepare | OltpAction::Cleanup) {
+            return super::cmd::steps(host, &a);
+        }
+        run_spec(self, m, host)
     }
 }

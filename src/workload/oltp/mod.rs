@@ -19,8 +19,10 @@
 //! (`server_cpu_per_txn`), and for SQLite the file's block device (`device_flushes_per_txn`):
 //! one log force per commit, or group commit.
 
+pub mod args;
 pub mod checks;
 pub mod client;
+pub mod cmd;
 pub mod debitcredit;
 pub mod kind;
 pub mod mix;

@@ -1,8 +1,15 @@
 //! The table scan kind in the registry.
 
+use super::args::ScanArgs;
+use crate::env::Environment;
+use crate::error::AppError;
 use crate::record::RunRecord;
 use crate::target::TargetEntry;
+use crate::workload::RunSpec;
 use crate::workload::kind::wrong_answers;
+use crate::workload::kind::{Host, args, subcommand};
+use crate::workload::oltp::args::OltpAction;
+use clap::ArgMatches;
 
 /// The databases the SQL kinds share, then the native ceiling.
 static SCAN_TARGETS: [TargetEntry; 4] = [
@@ -14,6 +21,9 @@ static SCAN_TARGETS: [TargetEntry; 4] = [
         description: "the native ceiling: perflab's own scan of the scan tables' rows from memory, every byte read",
     },
 ];
+
+/// What `perflab scan --help` says it does.
+const ABOUT: &str = "Table scans (Gray's study): tables of 10 B, 100 B, 1 KB and 8 KB rows, a trivial and a complex predicate, cold and warm, on SQLite (default), PostgreSQL or MySQL, beside perflab's own scan of the same rows in memory (the native ceiling)";
 
 /// scan, as the registry sees it.
 pub struct ScanKind;
@@ -42,5 +52,27 @@ impl crate::workload::kind::Kind for ScanKind {
                 record.id
             )
         })
+    }
+
+    fn command(&self) -> clap::Command {
+        subcommand::<ScanArgs>("scan", ABOUT)
+    }
+
+    fn spec(&self, m: &ArgMatches, env: &Environment) -> Result<Option<RunSpec>, AppError> {
+        let a: ScanArgs = args(m)?;
+        if matches!(a.action, OltpAction::Prepare | OltpAction::Cleanup) {
+            return Ok(None);
+        }
+        Ok(Some(super::cmd::scan_spec(&a, env)?))
+    }
+
+    fn once_only(&self, m: &ArgMatches) -> Option<&'static str> {
+        let a: ScanArgs = args(m).ok()?;
+        matches!(a.action, OltpAction::Prepare | OltpAction::Cleanup)
+            .then_some("scan prepare or cleanup")
+    }
+
+    fn execute(&self, m: &ArgMatches, host: &dyn Host) -> Result<(), AppError> {
+        super::cmd::scan(host, &args(m)?)
     }
 }

@@ -18,6 +18,8 @@
 //! The connection, URLs, passwords, TLS, `--set` and the safety rules are `oltp`'s
 //! ([`crate::workload::oltp`]): one connection interface for every database workload.
 
+pub mod args;
+pub mod cmd;
 pub mod kind;
 pub mod load;
 pub mod native;

@@ -7,12 +7,9 @@
 //! generated again from the seed perflab recorded beside them, for the answers); `cleanup`
 //! drops what perflab made.
 
-use super::AppError;
-use super::build::{Defaults, build_spec};
-use crate::cli::{GlobalArgs, OlapArgs, OltpAction};
+use super::args::OlapArgs;
 use crate::env::Environment;
-use crate::run::interrupt;
-use crate::run::{RateScope, RunSpec};
+use crate::error::AppError;
 use crate::spec::SpecError;
 use crate::spec::units::{format_bytes, parse_count};
 use crate::sql::backend::Backend;
@@ -21,8 +18,12 @@ use crate::sql::sql::{Conn, DbError};
 use crate::sql::sqlite::SqliteSettings;
 use crate::sql::target::{self, Target};
 use crate::workload::WorkloadSpec;
+use crate::workload::build::{Defaults, build_spec};
+use crate::workload::kind::Host;
 use crate::workload::olap::queries::QueryKind;
 use crate::workload::olap::{OlapSpec, Phase, WORKLOAD, schema};
+use crate::workload::oltp::args::OltpAction;
+use crate::workload::{RateScope, RunSpec};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -34,13 +35,13 @@ const SQLITE_BYTES_PER_ROW: f64 = 80.0;
 const MAX_ROWS: u64 = 1 << 36;
 
 /// `perflab olap`.
-pub fn olap(g: &GlobalArgs, args: &OlapArgs) -> Result<(), AppError> {
+pub fn olap(host: &dyn Host, args: &OlapArgs) -> Result<(), AppError> {
     if args.action == OltpAction::Cleanup {
-        return cleanup(g, args);
+        return cleanup(host, args);
     }
     let env = Environment::collect();
     let spec = olap_spec(args, &env)?;
-    super::workload_cmd::execute_record(g, &spec, env).map(|_| ())
+    host.run(&spec, env, true).map(|_| ())
 }
 
 fn count(option: &str, text: &str, max: u64, hint: &str) -> Result<u64, SpecError> {
@@ -121,7 +122,7 @@ fn look(t: &Target, phases: &[Phase]) -> Result<Option<(u64, u64)>, AppError> {
         }
         return Err(not_prepared(t));
     }
-    let mut c = t.open(true, &interrupt::token())?;
+    let mut c = t.open(true, &looking())?;
     let what = |e: DbError| AppError::Usage(format!("--target {}: {e}", t.shown));
     let found = meta::found(&mut *c, &schema::LOADED).map_err(what)?;
     let summaries_foreign = found.ours.is_none()
@@ -248,7 +249,7 @@ pub fn olap_spec(args: &OlapArgs, env: &Environment) -> Result<RunSpec, AppError
     let server_settings = match &t.backend {
         Backend::Sqlite { .. } => Default::default(),
         b => b
-            .settings(&interrupt::token())
+            .settings(&looking())
             .map_err(|e| AppError::from(t.unreachable(e)))?,
     };
     let sqlite = t.backend.sqlite_settings();
@@ -269,7 +270,7 @@ pub fn olap_spec(args: &OlapArgs, env: &Environment) -> Result<RunSpec, AppError
     spec.keep = args.keep || args.action == OltpAction::Prepare;
     Ok(build_spec(
         &args.run,
-        WorkloadSpec::Olap(Box::new(spec)),
+        WorkloadSpec::new(spec),
         &Defaults {
             threads: format!("1..{}:x2", cpus * 2),
             warmup: "1s",
@@ -280,7 +281,7 @@ pub fn olap_spec(args: &OlapArgs, env: &Environment) -> Result<RunSpec, AppError
 }
 
 /// `cleanup`: drop what perflab made, nothing else.
-fn cleanup(g: &GlobalArgs, args: &OlapArgs) -> Result<(), AppError> {
+fn cleanup(host: &dyn Host, args: &OlapArgs) -> Result<(), AppError> {
     let Some(_) = &args.target else {
         return Err(AppError::Usage(
             "olap cleanup needs --target, e.g. sqlite:///path/to/file.db".into(),
@@ -288,7 +289,7 @@ fn cleanup(g: &GlobalArgs, args: &OlapArgs) -> Result<(), AppError> {
     };
     let t = target(args, &temp_dir())?;
     let note = |text: &str| {
-        if !g.quiet {
+        if !host.quiet() {
             eprintln!("{text}");
         }
     };
@@ -299,7 +300,7 @@ fn cleanup(g: &GlobalArgs, args: &OlapArgs) -> Result<(), AppError> {
         ));
         return Ok(());
     }
-    let ours = meta::recorded(&mut *t.open(true, &interrupt::token())?, "workload")
+    let ours = meta::recorded(&mut *t.open(true, &host.stop())?, "workload")
         .map_err(|e| AppError::from(t.unreachable(e)))?;
     if ours.as_deref() != Some(WORKLOAD) {
         note(&format!(
@@ -308,7 +309,7 @@ fn cleanup(g: &GlobalArgs, args: &OlapArgs) -> Result<(), AppError> {
         ));
         return Ok(());
     }
-    let mut c: Box<dyn Conn> = t.open(false, &interrupt::token())?;
+    let mut c: Box<dyn Conn> = t.open(false, &host.stop())?;
     meta::drop_ours(&mut *c, &schema::known_tables())
         .map_err(|e| AppError::Failed(format!("cleanup failed on {}: {e}", t.shown)))?;
     note(&format!(
@@ -316,4 +317,10 @@ fn cleanup(g: &GlobalArgs, args: &OlapArgs) -> Result<(), AppError> {
         t.shown
     ));
     Ok(())
+}
+
+/// The token for looking at a server before a run (its tables, its settings): one nothing
+/// sets, since no Ctrl-C handler is installed yet and Ctrl-C still ends the process.
+fn looking() -> crate::stop::Stop {
+    crate::stop::Stop::new()
 }

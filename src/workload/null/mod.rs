@@ -2,6 +2,12 @@
 //! is perflab itself: timing, recording and the loop. Its figure is the harness overhead per op
 //! (docs/performance.md); tests use it to exercise the engine without any hardware.
 
+pub mod args;
+pub mod cmd;
+pub mod kind;
+
+pub use kind::KIND;
+
 use super::{OpError, OpOutcome, Session, SessionFactory, Workload};
 use crate::record::Headline;
 use crate::spec::{Axis, StepPoint, Sweep};
@@ -117,23 +123,5 @@ impl Session for NullSession {
             items: 1,
             ..Default::default()
         })
-    }
-}
-
-/// null, as the registry sees it.
-pub struct NullKind;
-
-pub static KIND: NullKind = NullKind;
-
-impl super::kind::Kind for NullKind {
-    fn name(&self) -> &'static str {
-        "null"
-    }
-
-    fn targets(&self) -> &'static [crate::target::TargetEntry] {
-        &[crate::target::TargetEntry {
-            name: "null",
-            description: "does nothing: measures perflab's own overhead per op",
-        }]
     }
 }

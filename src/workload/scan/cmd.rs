@@ -6,13 +6,10 @@
 //! memory), then the engine's, whose steps carry the ceiling's rows/s and the engine's share
 //! of it. `--native off` skips the first; `--target native` runs it alone.
 
-use super::AppError;
-use super::build::{Defaults, build_spec};
-use crate::cli::{GlobalArgs, OltpAction, ScanArgs};
+use super::args::ScanArgs;
 use crate::env::Environment;
+use crate::error::AppError;
 use crate::record::RunRecord;
-use crate::run::interrupt;
-use crate::run::{LoadSpec, RateScope, RunSpec};
 use crate::spec::sweep::{parse_names, parse_u64};
 use crate::spec::units::{format_bytes, parse_count, parse_size};
 use crate::spec::{SpecError, Sweep, Switch};
@@ -22,10 +19,14 @@ use crate::sql::sql::{Conn, DbError, Dialect, count_tables};
 use crate::sql::sqlite::SqliteSettings;
 use crate::sql::target::{self, Target};
 use crate::workload::WorkloadSpec;
+use crate::workload::build::{Defaults, build_spec};
+use crate::workload::kind::Host;
 use crate::workload::oltp::Phases;
+use crate::workload::oltp::args::OltpAction;
 use crate::workload::scan::predicate::Predicate;
 use crate::workload::scan::tables::{ScanTable, TableSize, known_tables};
 use crate::workload::scan::{Cache, Ceilings, ScanSpec, load, server};
+use crate::workload::{LoadSpec, RateScope, RunSpec};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -46,16 +47,16 @@ enum Source {
 }
 
 /// `perflab scan`.
-pub fn scan(g: &GlobalArgs, args: &ScanArgs) -> Result<(), AppError> {
+pub fn scan(host: &dyn Host, args: &ScanArgs) -> Result<(), AppError> {
     if matches!(args.action, OltpAction::Prepare | OltpAction::Cleanup) {
-        return steps(g, args);
+        return steps(host, args);
     }
     let env = Environment::collect();
     let mut spec = scan_spec(args, &env)?;
-    let native = match &spec.workload {
-        WorkloadSpec::Scan(scan) if scan.backend.is_some() && args.native == Switch::On => {
+    let native = match spec.workload.get::<ScanSpec>() {
+        Some(scan) if scan.backend.is_some() && args.native == Switch::On => {
             let mut native = spec.clone();
-            native.workload = WorkloadSpec::Scan(Box::new(scan.native()));
+            native.workload = WorkloadSpec::new(scan.native());
             // The ceiling runs at full speed: no schedule, no load levels.
             native.load = LoadSpec::Closed {
                 think: std::time::Duration::ZERO,
@@ -67,13 +68,15 @@ pub fn scan(g: &GlobalArgs, args: &ScanArgs) -> Result<(), AppError> {
     };
     if let Some(native) = native {
         // Under --json, stdout holds the engine's record alone; it names the ceiling's run.
-        let record = super::workload_cmd::run_record(g, &native, env.clone(), !g.json)?;
-        if let WorkloadSpec::Scan(scan) = &mut spec.workload {
+        let record = host.run(&native, env.clone(), !host.json())?;
+        if let Some(scan) = spec.workload.get::<ScanSpec>() {
+            let mut scan = scan.clone();
             scan.ceilings = ceilings(&record);
             scan.native_run = Some(record.id.clone());
+            spec.workload = WorkloadSpec::new(scan);
         }
     }
-    super::workload_cmd::execute_record(g, &spec, env).map(|_| ())
+    host.run(&spec, env, true).map(|_| ())
 }
 
 /// The native ceiling's rows/s by table, predicate and threads.
@@ -353,7 +356,7 @@ pub fn scan_spec(args: &ScanArgs, env: &Environment) -> Result<RunSpec, AppError
     };
     Ok(build_spec(
         &args.run,
-        WorkloadSpec::Scan(Box::new(spec)),
+        WorkloadSpec::new(spec),
         &Defaults {
             threads,
             warmup: "0s",
@@ -380,7 +383,7 @@ fn look(
     tables: &[ScanTable],
     phases: Phases,
 ) -> Result<Found, AppError> {
-    let mut c = target.open(true, &interrupt::token())?;
+    let mut c = target.open(true, &looking())?;
     let what = |e: DbError| AppError::Usage(format!("--target {}: {e}", target.shown));
     refuse_foreign(target, &mut *c)?;
     let mut found = Found::default();
@@ -430,7 +433,7 @@ fn try_swept_settings(target: &Target, swept: &[Sweep<String>]) -> Result<(), Ap
                 Backend::Postgres(_) => Backend::Postgres(t),
                 _ => Backend::Mysql(t),
             };
-            b.connect_session(&interrupt::token()).map_err(|e| {
+            b.connect_session(&looking()).map_err(|e| {
                 AppError::Usage(format!("--set {name}={v} on {}: {e}", target.shown))
             })?;
         }
@@ -439,7 +442,7 @@ fn try_swept_settings(target: &Target, swept: &[Sweep<String>]) -> Result<(), Ap
 }
 
 /// `prepare` and `cleanup`: load or drop the tables, no measurement.
-pub fn steps(g: &GlobalArgs, args: &ScanArgs) -> Result<(), AppError> {
+pub fn steps(host: &dyn Host, args: &ScanArgs) -> Result<(), AppError> {
     let (fixed, _) = settings(&args.set)?;
     let target = match source(args, fixed)? {
         Source::Database {
@@ -453,7 +456,7 @@ pub fn steps(g: &GlobalArgs, args: &ScanArgs) -> Result<(), AppError> {
         }
     };
     let note = |text: &str| {
-        if !g.quiet {
+        if !host.quiet() {
             eprintln!("{text}");
         }
     };
@@ -465,10 +468,9 @@ pub fn steps(g: &GlobalArgs, args: &ScanArgs) -> Result<(), AppError> {
                 refuse_full_disk(path, tables.values(), size)?;
             }
             if !target.backend.is_new_file() {
-                refuse_foreign(&target, &mut *target.open(true, &interrupt::token())?)?;
+                refuse_foreign(&target, &mut *target.open(true, &host.stop())?)?;
             }
-            interrupt::install();
-            let mut c = target.open(false, &interrupt::token())?;
+            let mut c = target.open(false, &host.stop())?;
             if let Err(e) = load::load(&target.backend, &mut *c, tables.values(), size, &note) {
                 let _ = schema::drop_ours(&mut *c, &known_tables());
                 return Err(AppError::Failed(format!(
@@ -486,7 +488,7 @@ pub fn steps(g: &GlobalArgs, args: &ScanArgs) -> Result<(), AppError> {
                 ));
                 return Ok(());
             }
-            let ours = load::recorded_size(&mut *target.open(true, &interrupt::token())?)
+            let ours = load::recorded_size(&mut *target.open(true, &host.stop())?)
                 .map_err(|e| AppError::from(target.unreachable(e)))?
                 .is_some();
             if !ours {
@@ -496,7 +498,7 @@ pub fn steps(g: &GlobalArgs, args: &ScanArgs) -> Result<(), AppError> {
                 ));
                 return Ok(());
             }
-            let mut c = target.open(false, &interrupt::token())?;
+            let mut c = target.open(false, &host.stop())?;
             schema::drop_ours(&mut *c, &known_tables()).map_err(|e| {
                 AppError::Failed(format!("cleanup failed on {}: {e}", target.shown))
             })?;
@@ -508,4 +510,10 @@ pub fn steps(g: &GlobalArgs, args: &ScanArgs) -> Result<(), AppError> {
         }
         _ => Ok(()),
     }
+}
+
+/// The token for looking at a server before a run (its tables, its settings): one nothing
+/// sets, since no Ctrl-C handler is installed yet and Ctrl-C still ends the process.
+fn looking() -> crate::stop::Stop {
+    crate::stop::Stop::new()
 }

@@ -1,10 +1,10 @@
 //! The run specification: the workload's spec and the options every workload shares
-//! (workers, phases, stop condition, load model, repeats). It lives here, beside the runner
-//! that reads it, because it holds a [`WorkloadSpec`]: `spec` below the workloads keeps only
-//! the vocabulary they share (units, sweeps, axes).
+//! (workers, phases, stop condition, load model, repeats). Each kind builds one from its
+//! arguments and the runner (`crate::run`) runs it; it lives with the kinds, since it holds a
+//! [`WorkloadSpec`]. `crate::spec` below keeps only the vocabulary (units, sweeps, axes).
 
+use super::WorkloadSpec;
 use crate::spec::{Axis, Sweep};
-use crate::workload::WorkloadSpec;
 use serde::Serialize;
 use std::time::Duration;
 

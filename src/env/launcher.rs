@@ -27,6 +27,13 @@ pub fn expected_ranks() -> Option<usize> {
         .filter(|&n| n > 1)
 }
 
+/// How many ranks the job has, as the launcher says: 1 without one. Once
+/// `crate::cluster::init` has joined the job this is its size, so the specs built from the
+/// command line (which sit below `cluster`) read it here.
+pub fn ranks() -> usize {
+    expected_ranks().unwrap_or(1)
+}
+
 /// This process's rank as the launcher numbered it (0 without a launcher).
 pub fn launcher_rank() -> usize {
     LAUNCHERS

@@ -11,14 +11,13 @@
 //! Dovecot a certificate. Every TLS connection is tried before the run, so a server that
 //! does not offer it is one line at the start.
 
-use super::AppError;
-use super::build::{Defaults, build_spec};
-use crate::cli::MailArgs;
-use crate::run::{Arrival, LoadSpec, RateScope, RunSpec};
+use super::args::MailArgs;
+use crate::error::AppError;
 use crate::spec::sweep::parse_u64;
 use crate::spec::units::{parse_count, parse_duration};
 use crate::spec::{SearchSpec, SpecError, Switch};
 use crate::workload::WorkloadSpec;
+use crate::workload::build::{Defaults, build_spec};
 use crate::workload::mail::MailSpec;
 use crate::workload::mail::endpoint::{Endpoint, Security};
 use crate::workload::mail::message::Sizes;
@@ -26,6 +25,7 @@ use crate::workload::mail::profile::Profile;
 use crate::workload::mail::server::Throwaway;
 use crate::workload::mail::session::Endpoints;
 use crate::workload::mail::smtp::Dialect;
+use crate::workload::{Arrival, LoadSpec, RateScope, RunSpec};
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::atomic::AtomicU64;
@@ -461,7 +461,7 @@ pub fn mail_spec(args: &MailArgs) -> Result<RunSpec, AppError> {
     };
     let mut run = build_spec(
         &args.run,
-        WorkloadSpec::Mail(Box::new(spec)),
+        WorkloadSpec::new(spec),
         &Defaults {
             threads: DEFAULT_THREADS.into(),
             warmup: "2s",

@@ -7,15 +7,16 @@
 //! `CLUSTER SLOTS`) become the shards. Several Redis servers that are not a cluster are
 //! refused: Redis clients shard only as a cluster.
 
-use super::AppError;
-use super::build::{Defaults, build_spec};
-use crate::cli::{GlobalArgs, KvAction, KvArgs};
-use crate::run::{RateScope, RunSpec};
+use super::args::KvAction;
+use super::args::KvArgs;
+use crate::error::AppError;
 use crate::spec::sweep::parse_u64;
 use crate::spec::units::{parse_count, parse_duration, parse_size};
 use crate::spec::{SpecError, Sweep};
 use crate::target::url::TargetUrl;
 use crate::workload::WorkloadSpec;
+use crate::workload::build::{Defaults, build_spec};
+use crate::workload::kind::Host;
 use crate::workload::kv::cluster;
 use crate::workload::kv::endpoint::{Control, Endpoint};
 use crate::workload::kv::keys::{KeyPattern, KeySpace, ValueSizes, Values};
@@ -25,6 +26,7 @@ use crate::workload::kv::server::Throwaway;
 use crate::workload::kv::session::Plan;
 use crate::workload::kv::shard::{Ketama, Router, ketama_name};
 use crate::workload::kv::{KvSpec, Phases};
+use crate::workload::{RateScope, RunSpec};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -537,7 +539,7 @@ pub fn kv_spec(args: &KvArgs) -> Result<RunSpec, AppError> {
     run.threads = Some(threads_text);
     Ok(build_spec(
         &run,
-        WorkloadSpec::Kv(Box::new(spec)),
+        WorkloadSpec::new(spec),
         &Defaults {
             threads: default_threads,
             warmup: "1s",
@@ -548,7 +550,7 @@ pub fn kv_spec(args: &KvArgs) -> Result<RunSpec, AppError> {
 }
 
 /// `prepare` and `cleanup`: set or delete every key, no measurement.
-pub fn steps(g: &GlobalArgs, args: &KvArgs) -> Result<(), AppError> {
+pub fn steps(host: &dyn Host, args: &KvArgs) -> Result<(), AppError> {
     if args.target.is_empty() {
         return Err(AppError::Usage(
             "kv prepare and cleanup need --target, e.g. memcached://127.0.0.1:11211 (a throwaway server is gone after its run)".into(),
@@ -558,11 +560,11 @@ pub fn steps(g: &GlobalArgs, args: &KvArgs) -> Result<(), AppError> {
     let srv = server(args, false, None)?;
     introduce_all(&srv.shards)?;
     let note = |text: &str| {
-        if !g.quiet {
+        if !host.quiet() {
             eprintln!("{text}");
         }
     };
-    crate::run::interrupt::install();
+
     let plan = plan(&srv, &s, args.verify);
     let command = if args.action == KvAction::Prepare {
         Command::Set
@@ -585,14 +587,8 @@ pub fn steps(g: &GlobalArgs, args: &KvArgs) -> Result<(), AppError> {
         plan.shown()
     ));
     let progress = |share: f64| note(&format!("  {:.0}%", share * 100.0));
-    let done = load::every_key(
-        &plan,
-        command,
-        s.op_timeout,
-        &progress,
-        &crate::run::interrupt::token(),
-    )
-    .map_err(|e| AppError::Failed(e.to_string()))?;
+    let done = load::every_key(&plan, command, s.op_timeout, &progress, &host.stop())
+        .map_err(|e| AppError::Failed(e.to_string()))?;
     match command {
         Command::Set if done.refused > 0 => Err(AppError::Failed(format!(
             "prepare: the server refused {} of {} sets, e.g. {}",

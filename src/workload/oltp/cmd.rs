@@ -1,12 +1,10 @@
 //! `perflab oltp [all|prepare|run|cleanup]`: DebitCredit or order entry on a database, in one
 //! go or in sysbench-style steps.
 
-use super::AppError;
-use super::build::{Defaults, build_spec};
-use crate::cli::{GlobalArgs, OltpAction, OltpArgs};
+use super::args::OltpAction;
+use super::args::OltpArgs;
 use crate::env::Environment;
-use crate::run::interrupt;
-use crate::run::{RateScope, RunSpec};
+use crate::error::AppError;
 use crate::spec::SpecError;
 use crate::spec::Sweep;
 use crate::spec::sweep::parse_u64;
@@ -19,8 +17,11 @@ use crate::sql::sqlite::SqliteSettings;
 use crate::sql::target::{Target, database, op_timeout, settings};
 use crate::target::url::TargetUrl;
 use crate::workload::WorkloadSpec;
+use crate::workload::build::{Defaults, build_spec};
+use crate::workload::kind::Host;
 use crate::workload::oltp::shards;
 use crate::workload::oltp::{Mix, OltpSpec, Phases, tpcc};
+use crate::workload::{RateScope, RunSpec};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -289,7 +290,7 @@ fn look(t: &Target, mix: Mix) -> Result<Found, AppError> {
             complete: false,
         });
     }
-    schema::found(&mut *t.open(true, &interrupt::token())?, mix.tables())
+    schema::found(&mut *t.open(true, &looking())?, mix.tables())
         .map_err(|e| AppError::Usage(format!("--target {}: {e}", t.shown)))
 }
 
@@ -371,7 +372,7 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
         _ => {
             // Shard databases not made yet hold nothing to look at; the run creates them.
             let missing = match &ts.databases {
-                Some(d) => shard_db::missing(&d.creator, &d.names, &interrupt::token())
+                Some(d) => shard_db::missing(&d.creator, &d.names, &looking())
                     .map_err(|e| AppError::from(ts.shards[0].unreachable(e)))?,
                 None => Vec::new(),
             };
@@ -393,7 +394,7 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
     let server_settings: BTreeMap<String, String> = match settings_from {
         Backend::Sqlite { .. } => BTreeMap::new(),
         b => b
-            .settings(&interrupt::token())
+            .settings(&looking())
             .map_err(|e| AppError::from(first.unreachable(e)))?,
     };
     let sqlite = first.backend.sqlite_settings();
@@ -424,7 +425,7 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
     };
     Ok(build_spec(
         &run,
-        WorkloadSpec::Oltp(Box::new(spec)),
+        WorkloadSpec::new(spec),
         &Defaults {
             threads: "1,2,4".into(),
             warmup: "1s",
@@ -441,7 +442,7 @@ fn tpcc_options(
     ts: &Targets,
     phases: Phases,
     loaded: u64,
-    run: &mut crate::cli::RunArgs,
+    run: &mut crate::workload::run_args::RunArgs,
 ) -> Result<tpcc::TpccOptions, AppError> {
     let mode = tpcc_mode(args)?;
     // `oltp run` without a count works on every warehouse prepared.
@@ -482,7 +483,7 @@ fn tpcc_options(
     let constants = match phases {
         Phases::Run => {
             let t = &ts.shards[0];
-            let mut c = t.open(true, &interrupt::token())?;
+            let mut c = t.open(true, &looking())?;
             let text = schema::recorded(&mut *c, "tpcc_constants")
                 .map_err(|e| AppError::Usage(format!("--target {}: {e}", t.shown)))?
                 .unwrap_or_default();
@@ -528,7 +529,7 @@ fn load_constants(seed: &str) -> Result<tpcc::input::Constants, SpecError> {
 }
 
 /// `prepare` and `cleanup`: load or drop the tables of every shard, no measurement.
-pub fn steps(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
+pub fn steps(host: &dyn Host, args: &OltpArgs) -> Result<(), AppError> {
     let mix = mix(args)?;
     let ts = targets(args)?;
     if ts.temp_dir.is_some() {
@@ -537,7 +538,7 @@ pub fn steps(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
         ));
     }
     let note = |text: &str| {
-        if !g.quiet {
+        if !host.quiet() {
             eprintln!("{text}");
         }
     };
@@ -545,20 +546,17 @@ pub fn steps(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
         OltpAction::Prepare => {
             let scale = scale(args, mix)?;
             let created = match &ts.databases {
-                Some(d) => {
-                    shard_db::ensure(&d.creator, &d.names, &interrupt::token()).map_err(|e| {
-                        AppError::Usage(format!(
-                            "cannot create the shard databases on {}: {e}",
-                            ts.shards[0].shown
-                        ))
-                    })?
-                }
+                Some(d) => shard_db::ensure(&d.creator, &d.names, &host.stop()).map_err(|e| {
+                    AppError::Usage(format!(
+                        "cannot create the shard databases on {}: {e}",
+                        ts.shards[0].shown
+                    ))
+                })?,
                 None => Vec::new(),
             };
             for t in &ts.shards {
                 refuse_foreign(t, mix)?;
             }
-            interrupt::install();
             for (i, t) in ts.shards.iter().enumerate() {
                 if ts.shards.len() > 1 {
                     note(&format!(
@@ -572,7 +570,7 @@ pub fn steps(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
                     .databases
                     .as_ref()
                     .is_some_and(|d| d.names.get(i).is_some_and(|n| created.contains(n)));
-                let mut c = t.open(false, &interrupt::token())?;
+                let mut c = t.open(false, &host.stop())?;
                 let constants = load_constants(&args.run.seed)?;
                 let loaded = shards::load(&mut *c, mix, scale, &note, made, &constants)
                     .map_err(|e| e.message)
@@ -594,7 +592,7 @@ pub fn steps(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
         OltpAction::Cleanup => {
             for (i, t) in ts.shards.iter().enumerate() {
                 let dbs = ts.databases.as_ref().map(|d| (d, i));
-                let dropped = shards::clear(&t.backend, dbs, &interrupt::token())
+                let dropped = shards::clear(&t.backend, dbs, &host.stop())
                     .map_err(|e| AppError::Failed(format!("cleanup failed on {}: {e}", t.shown)))?;
                 note(&if dropped {
                     format!("cleanup: dropped perflab's tables from {}", t.shown)
@@ -606,4 +604,10 @@ pub fn steps(g: &GlobalArgs, args: &OltpArgs) -> Result<(), AppError> {
         }
         _ => Ok(()),
     }
+}
+
+/// The token for looking at a server before a run (its tables, its settings): one nothing
+/// sets, since no Ctrl-C handler is installed yet and Ctrl-C still ends the process.
+fn looking() -> crate::stop::Stop {
+    crate::stop::Stop::new()
 }

@@ -1,17 +1,13 @@
-//! Arguments to a validated [`RunSpec`]: units and sweeps read, defaults that depend on the
+//! The shared options to a validated [`RunSpec`], given a kind's workload and defaults: units and sweeps read, defaults that depend on the
 //! machine filled in, impossible requests refused with a line that names the fix.
 
-use crate::cli::{CpuArgs, MemoryArgs, NullArgs, RunArgs};
+use super::run_args::RunArgs;
 use crate::env::Environment;
-use crate::run::{LoadSpec, RunSpec, StopSpec};
-use crate::spec::sweep::{parse_names, parse_numeric, parse_u64};
-use crate::spec::units::{format_bytes, parse_count, parse_duration, parse_rate, parse_size};
+use crate::spec::sweep::{parse_numeric, parse_u64};
+use crate::spec::units::{parse_count, parse_duration, parse_rate};
 use crate::spec::{SpecError, Sweep};
 use crate::workload::WorkloadSpec;
-use crate::workload::cpu::CpuSpec;
-use crate::workload::cpu::fractal::{DEFAULT_MAX_ITER, DEFAULT_SIDE};
-use crate::workload::memory::{KernelClass, LOADS_PER_OP, MemoryKernel, MemorySpec};
-use crate::workload::null::NullSpec;
+use crate::workload::{LoadSpec, RunSpec, StopSpec};
 
 /// More threads than this is a typo, not a test.
 const MAX_THREADS: u64 = 4096;
@@ -23,8 +19,6 @@ const MAX_STEPS: usize = 10_000;
 /// reports draw one curve per combination of all but the innermost, and [`MAX_STEPS`] bounds
 /// the grid.
 const MAX_SWEPT: usize = 6;
-/// Share of available memory a memory test may take.
-const MEMORY_SHARE: f64 = 0.8;
 
 /// Defaults a workload gives the shared options.
 pub struct Defaults {
@@ -33,7 +27,7 @@ pub struct Defaults {
     pub duration: &'static str,
     /// What `--rate` counts when `--rate-scope` is not given: all workers together, or each
     /// (OLTP's stabilized load is a rate per user).
-    pub rate_scope: crate::run::RateScope,
+    pub rate_scope: crate::workload::RateScope,
 }
 
 /// The shared options plus a workload: the run specification.
@@ -84,11 +78,11 @@ pub fn build_spec(
         levels: None,
         search: None,
         active_ranks: active_ranks(args)?,
-        per_rank: args.rate_scope == Some(crate::run::RateScope::Rank),
+        per_rank: args.rate_scope == Some(crate::workload::RateScope::Rank),
     };
     let swept = grid(&spec)?;
     if let Some(text) = &args.load_levels {
-        if crate::cluster::size() > 1 {
+        if crate::env::launcher::ranks() > 1 {
             return Err(SpecError::new(
                 "load-levels",
                 text,
@@ -167,12 +161,12 @@ fn stop(args: &RunArgs, defaults: &Defaults) -> Result<StopSpec, SpecError> {
 /// The load model: open loop at `--rate`, else closed with `--think` between ops.
 fn load(args: &RunArgs, defaults: &Defaults) -> Result<LoadSpec, SpecError> {
     if let Some(scope) = args.rate_scope
-        && scope != crate::run::RateScope::Rank
+        && scope != crate::workload::RateScope::Rank
         && args.rate.is_none()
     {
         return Err(SpecError::new(
             "rate-scope",
-            if scope == crate::run::RateScope::Total {
+            if scope == crate::workload::RateScope::Total {
                 "total"
             } else {
                 "worker"
@@ -223,7 +217,7 @@ fn grid(spec: &RunSpec) -> Result<Vec<&'static str>, SpecError> {
 /// `--active-ranks` against the ranks the launcher started: `None` with one rank (and then
 /// the option is refused: there is nothing to divide).
 fn active_ranks(args: &RunArgs) -> Result<Option<Sweep<u64>>, SpecError> {
-    let ranks = crate::cluster::size() as u64;
+    let ranks = crate::env::launcher::ranks() as u64;
     let text = match (&args.active_ranks, ranks) {
         (Some(t), 1) => {
             return Err(SpecError::new(
@@ -293,7 +287,7 @@ fn with_levels(
     Ok(spec)
 }
 
-fn all_threads(env: &Environment) -> u64 {
+pub fn all_threads(env: &Environment) -> u64 {
     env.cpu
         .logical_cpus
         .map(u64::from)
@@ -302,7 +296,7 @@ fn all_threads(env: &Environment) -> u64 {
 }
 
 /// `1,N` for the machine's N logical CPUs (just `1` on one CPU).
-fn one_and_all(env: &Environment) -> String {
+pub fn one_and_all(env: &Environment) -> String {
     match all_threads(env) {
         1 => "1".into(),
         n => format!("1,{n}"),
@@ -310,252 +304,6 @@ fn one_and_all(env: &Environment) -> String {
 }
 
 /// Power of two at or above `n`.
-fn pow2_at_least(n: u64) -> u64 {
+pub fn pow2_at_least(n: u64) -> u64 {
     n.max(1).next_power_of_two()
-}
-
-pub fn memory_spec(args: &MemoryArgs, env: &Environment) -> Result<RunSpec, SpecError> {
-    let kernel = parse_names("kernel", &args.kernel, MemoryKernel::parse)?;
-    let class = MemorySpec::class(&kernel)?;
-    let llc = env.llc_total_bytes().filter(|&b| b > 0);
-    let default_size = match class {
-        // STREAM's rule: each array at least four times the last-level cache.
-        KernelClass::Bandwidth => pow2_at_least(llc.map_or(256 << 20, |c| 4 * c))
-            .max(64 << 20)
-            .to_string(),
-        KernelClass::Latency => format!(
-            "16k..{}:x2",
-            pow2_at_least(llc.map_or(128 << 20, |c| 4 * c)).max(1 << 20)
-        ),
-        KernelClass::Lotto => "1g".into(),
-    };
-    let size_bytes = parse_u64(
-        "size",
-        args.size.as_deref().unwrap_or(&default_size),
-        parse_size,
-    )?
-    .named("size_bytes");
-    let threads_default = match class {
-        KernelClass::Bandwidth => one_and_all(env),
-        KernelClass::Latency => "1".into(),
-        KernelClass::Lotto => format!("1..{}", all_threads(env)),
-    };
-    let spec = build_spec(
-        &args.run,
-        WorkloadSpec::Memory(MemorySpec {
-            kernel,
-            size_bytes: size_bytes.clone(),
-            loads_per_op: LOADS_PER_OP,
-        }),
-        &Defaults {
-            threads: threads_default,
-            warmup: "1s",
-            duration: "5s",
-            rate_scope: crate::run::RateScope::Total,
-        },
-    )?;
-    check_memory(&spec, &size_bytes, class, env)?;
-    Ok(spec)
-}
-
-/// Refuses a memory test that would not fit in available memory.
-fn check_memory(
-    spec: &RunSpec,
-    size: &Sweep<u64>,
-    class: KernelClass,
-    env: &Environment,
-) -> Result<(), SpecError> {
-    let WorkloadSpec::Memory(m) = &spec.workload else {
-        return Ok(());
-    };
-    let max_threads = spec.threads.values().iter().copied().max().unwrap_or(1);
-    let arrays = m
-        .kernel
-        .values()
-        .iter()
-        .map(|k| k.arrays())
-        .max()
-        .unwrap_or(1);
-    for &bytes in size.values() {
-        if bytes == 0 {
-            return Err(SpecError::new(
-                "size",
-                "0",
-                "give a size above zero, e.g. 64m",
-            ));
-        }
-        if class == KernelClass::Bandwidth && bytes / 8 < max_threads {
-            return Err(SpecError::new(
-                "size",
-                &bytes.to_string(),
-                "each thread needs at least one element; give a larger --size",
-            ));
-        }
-        if class == KernelClass::Latency && bytes < 4096 {
-            return Err(SpecError::new(
-                "size",
-                &bytes.to_string(),
-                "a latency working set is at least 4k",
-            ));
-        }
-        let needed = match class {
-            KernelClass::Bandwidth => bytes.saturating_mul(arrays),
-            _ => bytes.saturating_mul(max_threads),
-        };
-        if let Some(available) = env.memory.available_bytes
-            && needed as f64 > available as f64 * MEMORY_SHARE
-        {
-            return Err(SpecError::new(
-                "size",
-                &format_bytes(bytes),
-                &format!(
-                    "needs {} but only {} of memory is available; lower --size or --threads",
-                    format_bytes(needed),
-                    format_bytes(available)
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
-pub fn cpu_spec(args: &CpuArgs, env: &Environment) -> Result<RunSpec, SpecError> {
-    let side = parse_u64(
-        "side",
-        args.side.as_deref().unwrap_or(&DEFAULT_SIDE.to_string()),
-        parse_count,
-    )?;
-    let max_iter = parse_u64(
-        "max-iter",
-        args.max_iter
-            .as_deref()
-            .unwrap_or(&DEFAULT_MAX_ITER.to_string()),
-        parse_count,
-    )?;
-    if side.values().iter().any(|&s| !(2..=16384).contains(&s)) {
-        return Err(SpecError::new(
-            "side",
-            args.side.as_deref().unwrap_or(""),
-            "give a side between 2 and 16384 pixels",
-        ));
-    }
-    if max_iter
-        .values()
-        .iter()
-        .any(|&m| !(1..=1_000_000).contains(&m))
-    {
-        return Err(SpecError::new(
-            "max-iter",
-            args.max_iter.as_deref().unwrap_or(""),
-            "give between 1 and 1000000 iterations",
-        ));
-    }
-    build_spec(
-        &args.run,
-        WorkloadSpec::Cpu(CpuSpec { side, max_iter }),
-        &Defaults {
-            threads: format!("1..{}", all_threads(env)),
-            warmup: "1s",
-            duration: "5s",
-            rate_scope: crate::run::RateScope::Total,
-        },
-    )
-}
-
-pub fn null_spec(args: &NullArgs) -> Result<RunSpec, SpecError> {
-    let spin = parse_numeric(
-        "spin",
-        &args.spin,
-        |s| parse_duration("spin", s),
-        |d| d.as_nanos() as f64,
-        |f| std::time::Duration::from_nanos(f as u64),
-    )?;
-    let spin_ns = spin.map(|d| d.as_nanos() as u64).named("spin_ns");
-    let fail_every = parse_count("fail-every", &args.fail_every)?;
-    build_spec(
-        &args.run,
-        WorkloadSpec::Null(NullSpec {
-            spin_ns,
-            fail_every,
-            test_panic: super::crash::test_panic_requested("worker"),
-            test_panic_open: super::crash::test_panic_requested("open"),
-        }),
-        &Defaults {
-            threads: "1".into(),
-            warmup: "1s",
-            duration: "5s",
-            rate_scope: crate::run::RateScope::Total,
-        },
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cli::{Cli, Command};
-    use clap::Parser;
-
-    fn env() -> Environment {
-        let mut e = Environment::default();
-        e.cpu.logical_cpus = Some(2);
-        e.memory.available_bytes = Some(8 << 30);
-        e
-    }
-
-    fn memory(args: &[&str]) -> Result<RunSpec, SpecError> {
-        let cli = Cli::try_parse_from(["perflab", "memory"].iter().chain(args)).unwrap();
-        let Command::Memory(m) = cli.command else {
-            unreachable!()
-        };
-        memory_spec(&m, &env())
-    }
-
-    #[test]
-    fn memory_defaults_follow_the_machine() {
-        let s = memory(&[]).unwrap();
-        assert_eq!(s.threads.values(), &[1, 2]);
-        let s = memory(&["--kernel", "latency"]).unwrap();
-        assert_eq!(s.threads.values(), &[1]);
-    }
-
-    #[test]
-    fn bad_requests_name_the_fix() {
-        let e = memory(&["--kernel", "triad,latency"]).unwrap_err();
-        assert!(e.to_string().contains("separately"), "{e}");
-        let e = memory(&["--size", "64g"]).unwrap_err();
-        assert!(e.to_string().contains("lower --size"), "{e}");
-        let e = memory(&["--threads", "0"]).unwrap_err();
-        assert!(e.to_string().contains("between 1 and"), "{e}");
-        // Four swept options make a grid (up to six do; the seventh is refused: tests/scan.rs).
-        assert!(
-            memory(&[
-                "--kernel",
-                "triad,copy",
-                "--threads",
-                "1,2",
-                "--size",
-                "1m,2m",
-                "--rate",
-                "1/s,2/s",
-            ])
-            .is_ok()
-        );
-        let e = memory(&["--duration", "1ms"]).unwrap_err();
-        assert!(e.to_string().contains("at least 10ms"), "{e}");
-    }
-
-    #[test]
-    fn grids_of_more_than_ten_thousand_steps_are_refused() {
-        let null = |args: &[&str]| {
-            let cli = Cli::try_parse_from(["perflab", "null"].iter().chain(args)).unwrap();
-            let Command::Null(n) = cli.command else {
-                unreachable!()
-            };
-            null_spec(&n)
-        };
-        // 4000 x 4000 steps: the grid alone would take gigabytes.
-        let e = null(&["--threads", "1..4000", "--spin", "1ns..4000ns"]).unwrap_err();
-        assert!(e.to_string().contains("16000000 steps"), "{e}");
-        assert!(null(&["--threads", "1..100", "--spin", "1ns..100ns"]).is_ok());
-    }
 }

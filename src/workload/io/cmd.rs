@@ -1,23 +1,25 @@
 //! `perflab io` arguments to a validated [`RunSpec`]: the options read, the engine probed,
 //! the paths checked for safety and space — all before anything is written.
 
-use super::AppError;
-use super::build::{Defaults, build_spec};
-use crate::cli::{IoArgs, IoMode, RunArgs};
+use super::args::IoArgs;
+use super::args::IoMode;
 use crate::engine::{EngineKind, probe_uring};
 use crate::env::Environment;
-use crate::run::RunSpec;
+use crate::error::AppError;
 use crate::spec::SpecError;
 use crate::spec::Sweep;
 use crate::spec::sweep::{parse_names, parse_u64};
 use crate::spec::units::{format_bytes, parse_count, parse_duration, parse_size};
 use crate::stats::steady::SteadyCriteria;
+use crate::workload::RunSpec;
 use crate::workload::WorkloadSpec;
+use crate::workload::build::{Defaults, build_spec};
 use crate::workload::io::IoSpec;
 use crate::workload::io::distribution::Distribution;
 use crate::workload::io::layout::{Layout, PlanRequest};
 use crate::workload::io::pattern::Rw;
 use crate::workload::io::surface::SurfaceSpec;
+use crate::workload::run_args::RunArgs;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -225,12 +227,12 @@ pub fn io_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
     };
     let spec = build_spec(
         &run_args,
-        WorkloadSpec::Io(Box::new(spec)),
+        WorkloadSpec::new(spec),
         &Defaults {
             threads: "1".into(),
             warmup: "1s",
             duration: "5s",
-            rate_scope: crate::run::RateScope::Total,
+            rate_scope: crate::workload::RateScope::Total,
         },
     )?;
     Ok(spec)
@@ -355,7 +357,7 @@ fn surface_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
     }
     build_spec(
         &run,
-        WorkloadSpec::IoSurface(SurfaceSpec {
+        WorkloadSpec::new(SurfaceSpec {
             file_bytes,
             record_bytes,
             workdir,
@@ -365,7 +367,7 @@ fn surface_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
             threads: "1".into(),
             warmup: "0s",
             duration: "5s",
-            rate_scope: crate::run::RateScope::Total,
+            rate_scope: crate::workload::RateScope::Total,
         },
     )
     .map_err(AppError::from)
@@ -515,12 +517,8 @@ mod tests {
 
     #[test]
     fn byte_rates_become_io_rates_at_the_mean_block_size() {
-        use crate::cli::{Cli, Command};
-        use clap::Parser;
-        let cli = Cli::try_parse_from(["perflab", "io", "--rate", "8MB/s,1000/s"]).unwrap();
-        let Command::Io(args) = cli.command else {
-            panic!("not io")
-        };
+        let args: super::IoArgs =
+            crate::workload::kind::parse(&super::super::KIND, &["--rate", "8MB/s,1000/s"]).unwrap();
         let out = with_byte_rates(&args.run, &[(4096, 1), (12288, 1)]).unwrap();
         // Mean block 8192 bytes: 8 MB/s is 976.5625 I/Os per second; I/O rates pass through.
         assert_eq!(out.rate.as_deref(), Some("976.5625/s,1000/s"));

@@ -6,18 +6,20 @@
 //! placement. A run in which any job failed exits 1 (its record has each failure's exit
 //! status and the end of its stderr).
 
-use super::build::{Defaults, build_spec};
-use super::{AppError, workload_cmd};
-use crate::cli::{GlobalArgs, JobsArgs, RunArgs};
+use super::args::JobsArgs;
 use crate::env::Environment;
-use crate::run::{Arrival, RateScope, RunSpec};
+use crate::error::AppError;
 use crate::spec::SpecError;
 use crate::spec::sweep::parse_u64;
 use crate::spec::units::parse_count;
 use crate::workload::WorkloadSpec;
+use crate::workload::build::{Defaults, build_spec};
 use crate::workload::jobs::JobsSpec;
 use crate::workload::jobs::command::{self, JobCommand};
 use crate::workload::jobs::placement::Placement;
+use crate::workload::kind::Host;
+use crate::workload::run_args::RunArgs;
+use crate::workload::{Arrival, RateScope, RunSpec};
 
 /// More copies than this is a typo (the threads limit of every workload).
 const MAX_COPIES: u64 = 4096;
@@ -25,10 +27,10 @@ const MAX_COPIES: u64 = 4096;
 const MAX_JOBS: u64 = 10_000_000;
 
 /// `perflab jobs`.
-pub fn jobs(g: &GlobalArgs, args: &JobsArgs) -> Result<(), AppError> {
+pub fn jobs(host: &dyn Host, args: &JobsArgs) -> Result<(), AppError> {
     let env = Environment::collect();
     let spec = jobs_spec(args, &env)?;
-    let record = workload_cmd::execute_record(g, &spec, env)?;
+    let record = host.run(&spec, env, true)?;
     let failed: u64 = record.steps.iter().map(|s| s.summary.errors).sum();
     if failed > 0 {
         let first = record
@@ -125,7 +127,7 @@ pub fn jobs_spec(args: &JobsArgs, env: &Environment) -> Result<RunSpec, AppError
     };
     Ok(build_spec(
         &run,
-        WorkloadSpec::Jobs(Box::new(spec)),
+        WorkloadSpec::new(spec),
         &Defaults {
             threads: "1".into(),
             warmup: "0s",

@@ -1,0 +1,52 @@
+//! `perflab olap`: its command-line arguments (clap), beside the shared ones.
+
+use crate::workload::oltp::args::OltpAction;
+use crate::workload::run_args::RunArgs;
+use clap::Args;
+use std::path::PathBuf;
+
+/// `perflab olap` (docs/options.md). Loaders and analysts each have their own connection.
+#[derive(Debug, Args)]
+pub struct OlapArgs {
+    /// `all` (load, aggregate, query, drop: the default), `prepare` (the load and aggregate
+    /// phases, timed, and keep the tables), `run` (the query phase against prepared tables) or
+    /// `cleanup` (drop what perflab made)
+    #[arg(value_enum, default_value = "all")]
+    pub action: OltpAction,
+    /// The database: sqlite:///path/to/file.db (default: a temporary file),
+    /// postgres://user[:password]@host[:port]/database or mysql://...
+    #[arg(long, value_name = "URL")]
+    pub target: Option<String>,
+    /// Rows of the fact table (sales)
+    #[arg(long, value_name = "N", default_value = "1m")]
+    pub rows: String,
+    /// Flat files the sales are split over (each dimension has one more)
+    #[arg(long, value_name = "N", default_value = "8")]
+    pub files: String,
+    /// Workers of the load and aggregate phases, each with its own connection (default: one
+    /// per CPU)
+    #[arg(long, value_name = "N")]
+    pub loaders: Option<String>,
+    /// Write the flat files here and keep them (default: a temporary directory, removed
+    /// afterwards); perflab creates the directory and will not overwrite files in it
+    #[arg(long, value_name = "DIR")]
+    pub files_dir: Option<PathBuf>,
+    /// The query mix: kinds and weights, from rollup, drill, slice and topn
+    #[arg(
+        long,
+        value_name = "KIND=W,..",
+        default_value = "rollup=1,drill=1,slice=1,topn=1"
+    )]
+    pub mix: String,
+    /// Servers: a session parameter on every connection, e.g. work_mem=64MB; repeatable
+    #[arg(long, value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// Keep the tables after `all` (drop them later with `cleanup`)
+    #[arg(long)]
+    pub keep: bool,
+    /// Servers: an answer not received in this long fails its query (counted as an error)
+    #[arg(long, value_name = "TIME", default_value = "10m")]
+    pub op_timeout: String,
+    #[command(flatten)]
+    pub run: RunArgs,
+}

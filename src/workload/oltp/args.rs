@@ -1,0 +1,75 @@
+//! `perflab oltp`: its command-line arguments (clap), beside the shared ones.
+
+use crate::workload::run_args::RunArgs;
+use clap::{Args, ValueEnum};
+
+/// OLTP options (docs/options.md maps them to pgbench's and sysbench's).
+#[derive(Debug, Args)]
+pub struct OltpArgs {
+    /// `all` (load, run, drop: the default), `prepare` (load and keep), `run` (against a
+    /// prepared bank) or `cleanup` (drop what prepare made), as sysbench's steps
+    #[arg(value_enum, default_value = "all")]
+    pub action: OltpAction,
+    /// The transactions: debitcredit (TPC-B, pgbench's tpcb-like), orderentry (customers,
+    /// orders and order lines, 90/10 read/write by statements) or tpcc (TPC-C-style order
+    /// processing: new-order, payment, order-status, delivery, stock-level; NOPM)
+    #[arg(long, default_value = "debitcredit")]
+    pub workload: String,
+    /// tpcc: warehouses (the database holds the largest; each step works on the first N);
+    /// sweeps. Same as --scale for tpcc
+    #[arg(long, value_name = "N|SWEEP")]
+    pub warehouses: Option<String>,
+    /// tpcc: throughput (no keying or think times, terminals as fast as they go) or spec
+    /// (10 terminals per warehouse with the specification's keying and think times; the
+    /// clients follow from --warehouses)
+    #[arg(long, value_name = "throughput|spec")]
+    pub mode: Option<String>,
+    /// tpcc spec mode: multiply the keying and think times (a run with anything but 1 is
+    /// not valid by the specification's rules, and its record says so)
+    #[arg(long, value_name = "F")]
+    pub wait_factor: Option<String>,
+    /// The database: sqlite:///path/to/file.db (default: a temporary file),
+    /// postgres://user[:password]@host[:port]/database or mysql://... (MySQL and MariaDB);
+    /// passwords also from PGPASSWORD, ~/.pgpass, MYSQL_PWD, ~/.my.cnf. Repeat for shards:
+    /// user i works on shard i mod N
+    #[arg(long, value_name = "URL")]
+    pub target: Vec<String>,
+    /// Shards from one --target: SQLite files FILE-1.db ... FILE-N.db, or databases DB_1 ...
+    /// DB_N on the server (made where missing, dropped if perflab made them)
+    #[arg(long, value_name = "N")]
+    pub shards: Option<String>,
+    /// debitcredit: branches, 100,000 accounts and 10 tellers each (pgbench --scale);
+    /// orderentry: thousands of customers, 10 orders of 5 lines each
+    #[arg(long, value_name = "N", default_value = "1")]
+    pub scale: String,
+    /// Reads only: the account lookup (pgbench --select-only), or order lookups
+    #[arg(long)]
+    pub select_only: bool,
+    /// SQLite journal_mode: wal, delete, truncate, persist, memory, off
+    #[arg(long, value_name = "MODE", default_value = "wal")]
+    pub sqlite_journal_mode: String,
+    /// SQLite synchronous: full, normal, off, extra
+    #[arg(long, value_name = "MODE", default_value = "full")]
+    pub sqlite_synchronous: String,
+    /// Servers: set a session parameter on every connection, e.g. synchronous_commit=off
+    /// (PostgreSQL) or innodb_lock_wait_timeout=5 (MySQL); repeatable
+    #[arg(long, visible_alias = "pg-set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// Keep the bank after `all` (drop it later with `cleanup`)
+    #[arg(long)]
+    pub keep: bool,
+    /// Servers: a statement unanswered this long fails its transaction as a timeout
+    /// (counted apart, in timeouts_per_client) and the connection is re-opened
+    #[arg(long, value_name = "TIME", default_value = "30s")]
+    pub op_timeout: String,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OltpAction {
+    All,
+    Prepare,
+    Run,
+    Cleanup,
+}
