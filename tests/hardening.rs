@@ -168,7 +168,7 @@ fn a_panic_on_a_worker_fails_the_step_and_saves_the_record() {
         .collect();
     assert_eq!(bug.len(), 1, "one bug line: {err}");
     assert!(
-        bug[0].contains("(PERFLAB_TEST_PANIC=worker) at src/workload/null.rs:"),
+        bug[0].contains("(PERFLAB_TEST_PANIC=worker) at src/workload/null/mod.rs:"),
         "{err}"
     );
     let details = std::fs::read_to_string(details_path(bug[0])).expect("the crash file");
