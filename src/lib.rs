@@ -4,10 +4,10 @@
 //! # Map
 //!
 //! ```text
-//! commands ──► run::RunSpec ──► run::run ──► for each step: run::trial
-//!  (clap via cli,                 (sweep,        workers { pacer ► Session::execute
-//!   validate,                      record,                  ► run::recorder }
-//!   defaults from env)             archive)      merge ► record::Trial
+//! commands ──► Kind ──► RunSpec ──► run::run ──► for each step: run::trial
+//!  (cli::parse:  (its args,            (sweep,        workers { pacer ► Session::execute
+//!   generic +     validated, defaults   record,                  ► run::recorder }
+//!   the kinds')   from env)             archive)      merge ► record::Trial
 //!                                      │
 //!                                      ▼
 //!                     archive (run.json + SQLite index) ──► ui / export / report / compare
@@ -16,21 +16,24 @@
 //! The modules, from the top layer down (a module imports only from those below it;
 //! `docs/architecture.md` declares the order and `tests/layers.rs` keeps it):
 //!
-//! - [`commands`]: one file per command; turns arguments into a validated [`run::RunSpec`].
-//! - [`cli`]: clap definitions only.
+//! - [`commands`]: the generic commands, one file each; a kind's command goes to its kind.
+//! - [`cli`]: the command line: the generic commands and the kinds' subcommands.
 //! - [`suite`]: named lists of runs (`perflab run`).
 //! - [`report`]: records as self-contained HTML (or Markdown + SVG): curves, hockey sticks,
 //!   time series, latency spectra, heatmaps, the landscape of several runs.
 //! - [`ui`]: progress, tables, `show`, the balance sheet, warnings.
 //! - [`compare`]: runs set side by side, step by step: ratios, verdicts, what else differed.
 //! - [`export`]: one file per output format.
-//! - [`run`]: the run's specification, the sweep, trials, worker threads, load models, Ctrl-C.
+//! - [`run`]: the sweep, trials, worker threads, load models, Ctrl-C.
 //! - [`cluster`]: scale-out over MPI: ranks meeting at every phase, their trials merged
 //!   exactly on rank 0.
-//! - [`workload`]: the registry of kinds and one folder per kind: what ops are issued; one
+//! - [`workload`]: the registry of kinds and one folder per kind (arguments, spec, setup,
+//!   sessions, tables, findings, charts), and [`workload::RunSpec`]: what ops are issued; one
 //!   [`workload::Session`] per worker, or a [`workload::QueuedSession`] keeping several ops
 //!   in flight.
 //! - [`error`]: what a command fails with, and its exit code.
+//! - [`present`]: text tables, SVG charts and breakdowns, which the kinds and the renderers
+//!   share.
 //! - [`sql`]: the SQL clients every SQL workload shares (SQLite, PostgreSQL, MySQL).
 //! - [`target`]: URLs, passwords and TLS: what every client of a system under test shares.
 //! - [`analysis`]: peak, sweet spot, scaling, curves: statistics applied to a record's steps.
@@ -59,6 +62,7 @@ pub mod engine;
 pub mod env;
 pub mod error;
 pub mod export;
+pub mod present;
 pub mod record;
 pub mod report;
 pub mod run;

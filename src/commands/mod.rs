@@ -1,4 +1,5 @@
-//! One file per command. [`main_with_args`] parses, dispatches, and turns any error into one
+//! The generic commands, one file each; a workload kind's command goes to the kind
+//! (`crate::workload::kind`). [`main_with_args`] parses, dispatches, and turns any error into one
 //! line on stderr and an exit code: 0 done, 1 the run failed, 2 bad usage or refused,
 //! 3 a comparison found a regression (`--fail-on regression`), 130 interrupted. A panic (a
 //! bug) is one line too, with its details in a file ([`crash`]).

@@ -35,7 +35,7 @@ pub fn report(g: &GlobalArgs, args: &ReportArgs) -> Result<(), AppError> {
     });
     if args.landscape && !g.quiet {
         let (t, note) = report::landscape::table(&records);
-        let mut text = crate::ui::table::Table::new(t.head.clone());
+        let mut text = crate::present::table::Table::new(t.head.clone());
         for row in t.rows {
             text.row(row);
         }

@@ -5,7 +5,8 @@
 use super::{Block, Document, Options, Section, Table, figures, landscape};
 use crate::analysis::{self, curve};
 use crate::record::{Analysis, RunRecord};
-use crate::ui::{balance, io_report, show as text, sysinfo};
+use crate::ui::{balance, show as text, sysinfo};
+use crate::workload::kind;
 
 /// Warnings listed per run; a 1,000-step run on a busy host can have one per step.
 const MAX_WARNINGS: usize = 12;
@@ -167,7 +168,7 @@ fn run_section(r: &RunRecord, options: &Options, shared: bool) -> Section {
         r.status.as_str()
     )));
     blocks.push(Block::Paragraph(format!("$ {}", r.command.join(" "))));
-    let mut found = crate::ui::mail_report::findings(r);
+    let mut found = kind::of(r).map(|k| k.findings(r)).unwrap_or_default();
     found.extend(text::findings(r, &a));
     if !found.is_empty() {
         blocks.push(Block::Findings(found));
@@ -207,11 +208,7 @@ fn run_section(r: &RunRecord, options: &Options, shared: bool) -> Section {
             Some("steps".into()),
             &text::steps_table(r),
         )));
-        for (title, t) in io_report::tables(r) {
-            blocks.push(Block::Table(Table::from_ui(Some(title.into()), &t)));
-        }
-        if let Some(t) = crate::ui::mail_report::table(r) {
-            let title = crate::ui::mail_report::TITLE.to_string();
+        for (title, t) in kind::tables_of(r) {
             blocks.push(Block::Table(Table::from_ui(Some(title), &t)));
         }
         if let Some((title, t, overall)) = crate::ui::levels::table(r) {

@@ -14,11 +14,12 @@
 use super::Figure;
 use super::Options;
 use super::downsample::downsample;
-use super::svg::{Axis, Heatmap, LineChart, Marker, Point, Rule, Scale, Series, Style};
 use crate::analysis::curve::{self, Curve, param_f64};
+use crate::present::svg::{Axis, Heatmap, LineChart, Marker, Point, Rule, Scale, Series, Style};
 use crate::record::histogram::{LatencyHistogram, decode, new_histogram};
 use crate::record::{Analysis, RunRecord, StepResult};
 use crate::ui::format::{self, metric, param};
+use crate::workload::kind;
 
 /// Series with more curves than this are cut to this many (a legend past it is unreadable).
 const MAX_SERIES: usize = 10;
@@ -40,7 +41,7 @@ pub fn for_run(r: &RunRecord, a: &Analysis, options: &Options) -> Vec<Figure> {
         out.extend(heatmaps(r));
         out.extend(hockey_sticks(r, a, &curves, options));
     }
-    out.extend(super::mail::figures(r));
+    out.extend(kind::of(r).map(|k| k.figures(r)).unwrap_or_default());
     out.extend(timeline(r));
     out.extend(spectrum(r, a));
     out.extend(group_spectrum(r, a));
@@ -960,7 +961,7 @@ fn spectrum(r: &RunRecord, a: &Analysis) -> Option<Figure> {
                     tip: format!(
                         "{label}: {} at {}",
                         format::ns(v),
-                        super::svg::nines_label(q)
+                        crate::present::svg::nines_label(q)
                     ),
                 })
                 .collect(),
@@ -1028,7 +1029,7 @@ fn group_spectrum(r: &RunRecord, a: &Analysis) -> Option<Figure> {
                 tip: format!(
                     "{name}: {} at {}",
                     format::ns(v as f64),
-                    super::svg::nines_label(q)
+                    crate::present::svg::nines_label(q)
                 ),
             })
             .collect();

@@ -6,7 +6,7 @@ use super::{Block, Document, Figure, Section, Table};
 
 /// Escapes text for HTML element content and attribute values (the SVG module's escaping:
 /// the same five characters matter in both).
-pub use super::svg::escape;
+pub use crate::present::svg::escape;
 
 const STYLE: &str = r#"
 :root { color-scheme: light; --ink: #1d2430; --muted: #5b6473; --rule: #d9dee5; --band: #f5f7fa; --warn: #8a4b00; --warnbg: #fff6e5; }

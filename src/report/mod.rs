@@ -9,7 +9,7 @@
 //! - [`Document`] is the report as content (sections of headings, text, figures, tables), so
 //!   HTML and Markdown say the same things.
 //! - [`build`] decides what a record shows; [`comparison`] what a comparison shows;
-//!   [`figures`] turns records into charts, [`mail`] mail's (users, delivery time, QoS);
+//!   [`figures`] turns records into charts, and asks the record's kind for its own;
 //!   [`landscape`] is the seed reports' table of runs ranked by their headline figure;
 //!   [`downsample`] keeps long time series drawable (min and max kept).
 //! - [`html`] and [`markdown`] render a document. Output depends only on the records and the
@@ -23,9 +23,7 @@ pub mod downsample;
 pub mod figures;
 pub mod html;
 pub mod landscape;
-pub mod mail;
 pub mod markdown;
-pub mod svg;
 
 use crate::record::RunRecord;
 use crate::spec::Slo;
@@ -78,15 +76,7 @@ pub enum Block {
     },
 }
 
-/// A chart: its SVG and what it shows.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Figure {
-    /// A file-name stem, unique in the document (Markdown writes `<name>.svg`).
-    pub name: String,
-    pub caption: String,
-    /// One `<svg>` element.
-    pub svg: String,
-}
+pub use crate::present::Figure;
 
 /// A table of text cells.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -98,7 +88,7 @@ pub struct Table {
 
 impl Table {
     /// From the terminal's table, so both show the same columns.
-    pub fn from_ui(caption: Option<String>, t: &crate::ui::table::Table) -> Table {
+    pub fn from_ui(caption: Option<String>, t: &crate::present::table::Table) -> Table {
         Table {
             caption,
             head: t.header().to_vec(),
@@ -108,7 +98,7 @@ impl Table {
 
     /// Whether column `i` holds numbers (right-aligned).
     pub fn numeric(&self, i: usize) -> bool {
-        crate::ui::table::is_numeric_column(&self.rows, i)
+        crate::present::table::is_numeric_column(&self.rows, i)
     }
 }
 

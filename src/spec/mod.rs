@@ -1,9 +1,8 @@
-//! The validated, serializable run specification.
+//! The vocabulary of a run's specification, which every layer shares.
 //!
-//! The command line (or a suite) fills a [`RunSpec`]; nothing here touches a device, a
-//! network or a thread. `units` reads values with units, `sweep` reads lists and ranges, and
-//! `run_spec` holds the options every workload shares (threads, phases, load model, repeats),
-//! `levels` the graduated load levels of SPECpower's method, `search` the search for the
+//! The kinds fill a `crate::workload::RunSpec` with it; nothing here touches a device, a
+//! network or a thread. `units` reads values with units, `sweep` reads lists and ranges,
+//! `numbers` writes numbers for people, `levels` the graduated load levels of SPECpower's method, `search` the search for the
 //! largest value of an option that passes its checks (SPECmail's users supported).
 //! Each workload's own options live beside the workload, in `crate::workload`.
 

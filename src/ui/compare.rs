@@ -3,8 +3,8 @@
 
 use super::format::{metric, sig3};
 use super::style;
-use super::table::Table;
 use crate::compare::{PairComparison, Report, Row};
+use crate::present::table::Table;
 use crate::stats::compare::Verdict;
 
 /// Differences beyond this many are counted, not listed (`--json` has them all).

@@ -3,7 +3,7 @@
 //! overall figure.
 
 use super::format::{ns, rate, sig3};
-use super::table::Table;
+use crate::present::table::Table;
 use crate::record::RunRecord;
 use crate::record::levels::LoadLevels;
 

@@ -2,8 +2,8 @@
 //! (the sampler's summary, first repeat), and one line per step saying what limited it.
 
 use super::format::{bytes_per_sec, count, rate};
-use super::table::Table;
 use crate::env::resources::ResourceSummary;
+use crate::present::table::Table;
 use crate::record::RunRecord;
 
 /// The table's title.

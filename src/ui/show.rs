@@ -1,9 +1,11 @@
 //! A record as tables for people: a header, one row per step, the sweep's analysis, warnings.
 
 use super::format::{self, header, metric, ns};
-use super::table::Table;
 use crate::archive::RunSummary;
+use crate::present::mean_figure;
+use crate::present::table::Table;
 use crate::record::{Analysis, RunRecord, StepResult, Trial};
+use crate::workload::kind;
 
 /// Under MPI: the ranks, their hosts, the library, how the load was divided and how closely
 /// the ranks started (`MPI: 4 ranks on 2 hosts (a, b) · Open MPI v4.1.4 · ...`).
@@ -62,15 +64,21 @@ pub fn render(r: &RunRecord) -> String {
     } else {
         out.push('\n');
         out.push_str(&steps_table(r).render());
-        if super::jobs_report::is_jobs(r) {
-            // A jobs run's kinds (its commands) and copies have tables of their own.
-            out.push_str(&super::jobs_report::render(r));
-        } else {
-            out.push_str(&super::io_report::render(r));
+        // The kind's own tables (breakdowns, copies, quality of service) and findings.
+        for (title, t) in kind::tables_of(r) {
+            out.push_str(&format!("\n{title}:\n"));
+            out.push_str(&t.render());
+        }
+        let own = kind::of(r).map(|k| k.findings(r)).unwrap_or_default();
+        if !own.is_empty() {
+            out.push('\n');
+        }
+        for line in own {
+            out.push_str(&line);
+            out.push('\n');
         }
         out.push_str(&super::resources::render(r));
         out.push_str(&super::levels::render(r));
-        out.push_str(&super::mail_report::render(r));
         out.push_str(&analysis_lines(r));
         let checks = check_lines(r);
         if !checks.is_empty() {
@@ -179,10 +187,8 @@ pub fn describe_spec(spec: &serde_json::Value) -> String {
         .and_then(|v| v.as_f64())
         .unwrap_or(0.0);
     let stop = match (spec.pointer("/stop/duration_ns"), spec.pointer("/stop/ops")) {
-        // Steps of fixed work: no time limit; the work is the jobs.
-        _ if spec.get("workload").and_then(|w| w.as_str()) == Some("jobs") => {
-            super::jobs_report::describe(spec)
-        }
+        // Steps of fixed work (jobs): no time limit; the kind says what the work is.
+        _ if let Some(work) = work_of(spec) => work,
         (Some(d), _) => format!("{} per step", ns(d.as_f64().unwrap_or(0.0))),
         (_, Some(o)) => format!("{} ops per step", o),
         _ => String::new(),
@@ -348,16 +354,6 @@ pub fn steps_table(r: &RunRecord) -> Table {
     t
 }
 
-/// A named figure of a step: the mean over its trials that have it.
-pub fn mean_figure(s: &StepResult, name: &str) -> Option<f64> {
-    let v: Vec<f64> = s
-        .trials
-        .iter()
-        .filter_map(|t| t.figures.get(name).copied())
-        .collect();
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-}
-
 /// Latency columns of a step: from its single trial, or the mean over repeats.
 fn merged_latency(s: &StepResult) -> (String, String, String, String, String, String) {
     let mean_of = |f: &dyn Fn(&Trial) -> f64| {
@@ -450,14 +446,12 @@ pub fn findings(r: &RunRecord, a: &Analysis) -> Vec<String> {
             )
         })
         .collect();
-    if super::jobs_report::is_jobs(r) {
-        // The same scaling, said in copies.
-        out.extend(super::jobs_report::findings(r));
+    if let Some(own) = kind::of(r).and_then(|k| k.scaling(r)) {
+        // The same scaling, in the kind's words (jobs: copies and batches).
+        out.extend(own);
     } else if !scaling.is_empty() {
         out.push(format!("scaling: {}", scaling.join(", ")));
     }
-    out.extend(ceiling_finding(r));
-    out.extend(fixed_work_finding(r));
     let workers = crate::workload::kind::workers_of(r);
     for c in &a.curves {
         // The curve's axis in the kind's words (`analysts`, `copies`).
@@ -501,94 +495,6 @@ pub fn findings(r: &RunRecord, a: &Analysis) -> Vec<String> {
         }
     }
     out
-}
-
-/// Scans: how much of the machine the engine uses, "of the native ceiling (1 thread, warm):
-/// trivial ten 4%, thousand 23%; complex ten 7%", from the steps' `native_pct` at the fewest
-/// threads, warm where there are warm steps.
-fn ceiling_finding(r: &RunRecord) -> Option<String> {
-    let param = |s: &StepResult, k: &str| s.params.get(k).cloned().unwrap_or_default();
-    let with: Vec<&StepResult> = r
-        .steps
-        .iter()
-        .filter(|s| mean_figure(s, "native_pct").is_some())
-        .collect();
-    let threads = with
-        .iter()
-        .filter_map(|s| param(s, "threads").as_u64())
-        .min()?;
-    let warm = with.iter().any(|s| param(s, "cache") == "warm");
-    let chosen: Vec<&&StepResult> = with
-        .iter()
-        .filter(|s| param(s, "threads").as_u64() == Some(threads))
-        .filter(|s| !warm || param(s, "cache") == "warm")
-        .collect();
-    let mut predicates: Vec<String> = Vec::new();
-    for s in &chosen {
-        let p = param(s, "predicate")
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        if !predicates.contains(&p) {
-            predicates.push(p);
-        }
-    }
-    let parts: Vec<String> = predicates
-        .iter()
-        .map(|p| {
-            let per: Vec<String> = chosen
-                .iter()
-                .filter(|s| param(s, "predicate").as_str() == Some(p.as_str()))
-                .map(|s| {
-                    format!(
-                        "{} {:.0}%",
-                        param(s, "table").as_str().unwrap_or("?"),
-                        mean_figure(s, "native_pct").unwrap_or(0.0)
-                    )
-                })
-                .collect();
-            format!("{p} {}", per.join(", "))
-        })
-        .collect();
-    Some(format!(
-        "of the native ceiling (perflab's scan of the same rows from memory; {}{}): {}",
-        if threads == 1 {
-            "1 thread".to_string()
-        } else {
-            format!("{threads} threads")
-        },
-        if warm { ", warm" } else { "" },
-        parts.join("; ")
-    ))
-}
-
-/// Steps of fixed work (OLAP's load and aggregate phases), which are not points of a curve:
-/// how long each took, "load 0.42 s (2.39M rows/s, 2 workers, 58.6 MB/s of files); aggregate
-/// 2.65 s (1.13M rows/s, 2 workers)".
-fn fixed_work_finding(r: &RunRecord) -> Option<String> {
-    let parts: Vec<String> = r
-        .steps
-        .iter()
-        .filter_map(|s| {
-            let seconds = mean_figure(s, "seconds")?;
-            let name = s.params.get("phase")?.as_str()?;
-            let n = s.trials.len().max(1) as f64;
-            let workers = s.trials.first().map_or(0, |t| t.workers);
-            let rows = mean_figure(s, "rows_per_sec").unwrap_or(0.0);
-            let bytes = s.trials.iter().map(|t| t.bytes_per_sec).sum::<f64>() / n;
-            let files = if bytes > 0.0 {
-                format!(", {} of files", format::bytes_per_sec(bytes))
-            } else {
-                String::new()
-            };
-            Some(format!(
-                "{name} {seconds:.2} s ({} rows/s, {workers} worker{}{files})",
-                format::count(rows),
-                if workers == 1 { "" } else { "s" }
-            ))
-        })
-        .collect();
-    (!parts.is_empty()).then(|| format!("time to finish: {}", parts.join("; ")))
 }
 
 /// `σ 0.031 [0.020, 0.042], κ 0.0012 [...], γ 1.02k/s; R² 0.998; peak at 28 threads, 12.3k/s
@@ -693,4 +599,9 @@ pub fn render_targets(targets: &[TargetRow]) -> String {
         ]);
     }
     t.render()
+}
+/// How much work a step of the spec's kind is, when its kind says (jobs' batches).
+fn work_of(spec: &serde_json::Value) -> Option<String> {
+    let name = spec.get("workload")?.as_str()?;
+    kind::by_name(name)?.describe_work(spec)
 }

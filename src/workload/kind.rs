@@ -10,11 +10,13 @@
 //! ([`by_name`]) and ask it: which targets it measures (`perflab targets`), what its workers
 //! are called (`copies`, `analysts`), and what makes a finished run fail.
 //!
-//! Still outside the folders (see docs/architecture.md): the kinds' own tables and charts
-//! (`ui`, `report`).
+//! The terminal and the reports ask it how a record looks: its tables, findings, charts and
+//! balance-sheet line, made of the shared parts in `crate::present`.
 
 use crate::env::Environment;
 use crate::error::AppError;
+use crate::present::breakdown::{self, TRANSACTIONS, Words};
+use crate::present::{Figure, table::Table};
 use crate::record::RunRecord;
 use crate::stop::Stop;
 use crate::target::TargetEntry;
@@ -72,6 +74,61 @@ pub trait Kind: Sync {
     /// Carries out the command: by default the run [`Kind::spec`] gives.
     fn execute(&self, args: &ArgMatches, host: &dyn Host) -> Result<(), AppError> {
         run_spec(self, args, host)
+    }
+
+    // How its records look: `perflab show` and the reports lay these out.
+
+    /// What it calls its groups of ops and their rates in the breakdown tables.
+    fn words(&self) -> Words {
+        TRANSACTIONS
+    }
+    /// Its tables after the steps table, each with its title: by default the breakdowns by
+    /// group, shard, rank, direction and device that have rows.
+    fn tables(&self, record: &RunRecord) -> Vec<(String, Table)> {
+        breakdowns(record, self.words())
+    }
+    /// Its own findings, before the shared ones (peak, sweet spot, scaling).
+    fn findings(&self, _record: &RunRecord) -> Vec<String> {
+        Vec::new()
+    }
+    /// The scaling finding in its own words, instead of the shared `scaling:` line.
+    fn scaling(&self, _record: &RunRecord) -> Option<Vec<String>> {
+        None
+    }
+    /// How much work a step is when neither a time nor a count of ops says it (jobs: one job
+    /// per copy, or a batch), for the record's header line.
+    fn describe_work(&self, _spec: &serde_json::Value) -> Option<String> {
+        None
+    }
+    /// Its own charts in a report, after the shared ones.
+    fn figures(&self, _record: &RunRecord) -> Vec<Figure> {
+        Vec::new()
+    }
+    /// Its line in the balance sheet `perflab run` ends with, given the suite's other
+    /// records; `None`: the shared line (its best headline figure).
+    fn balance_line(&self, _record: &RunRecord, _suite: &[RunRecord]) -> Option<String> {
+        None
+    }
+}
+
+/// The breakdown tables of a record that have rows, titled, in a kind's words.
+pub fn breakdowns(record: &RunRecord, words: Words) -> Vec<(String, Table)> {
+    breakdown::tables(record, words)
+        .into_iter()
+        .map(|(title, t)| (title.to_string(), t))
+        .collect()
+}
+
+/// A record's kind, if this perflab knows it (a record from a newer one may name another).
+pub fn of(record: &RunRecord) -> Option<&'static dyn Kind> {
+    by_name(&record.workload)
+}
+
+/// A record's own tables: its kind's, or the breakdowns for a kind this perflab does not know.
+pub fn tables_of(record: &RunRecord) -> Vec<(String, Table)> {
+    match of(record) {
+        Some(kind) => kind.tables(record),
+        None => breakdowns(record, TRANSACTIONS),
     }
 }
 

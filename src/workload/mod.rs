@@ -3,10 +3,12 @@
 //! A workload's specification type *is* the workload: it holds the workload's own options
 //! (some of them [`Sweep`]s) and implements [`Workload`], which tells the runner which options
 //! sweep, how to open one [`Session`] per worker for a step, and which figure ranks the steps.
-//! [`kind`] is the registry of kinds the layers above ask (targets, what workers are called,
-//! what fails a run); [`WorkloadSpec`] is the record's `spec` and the runner's way in. Adding
-//! a workload today is a folder, a line in each, and its command and presentation outside
-//! the folder (docs/architecture.md says what remains).
+//! [`kind`] is the registry the layers above ask: each kind's subcommand, spec, setup
+//! actions, exit rule, tables, findings, charts and balance-sheet line. [`WorkloadSpec`] is
+//! any kind's spec behind one type (the record's `spec`, the runner's way in), and
+//! [`RunSpec`] adds the options every kind shares ([`run_args`], read by [`build`]). Adding a
+//! workload is a folder and a line in [`kind::KINDS`] (docs/architecture.md works through
+//! `null`).
 //!
 //! - [`null`]: does nothing, to measure the harness itself.
 //! - [`memory`]: STREAM bandwidth kernels, pointer-chase latency, the "lotto" test.

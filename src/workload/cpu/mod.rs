@@ -7,6 +7,7 @@
 //! scaling efficiency show where it stops.
 
 pub mod args;
+pub mod balance;
 pub mod cmd;
 pub mod fractal;
 pub mod kind;

@@ -52,4 +52,8 @@ impl crate::workload::kind::Kind for IoKind {
     fn spec(&self, m: &ArgMatches, env: &Environment) -> Result<Option<RunSpec>, AppError> {
         Ok(Some(super::cmd::io_spec(&args(m)?, env)?))
     }
+
+    fn balance_line(&self, record: &RunRecord, _suite: &[RunRecord]) -> Option<String> {
+        Some(super::balance::line(record))
+    }
 }

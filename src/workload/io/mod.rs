@@ -19,6 +19,7 @@
 
 pub mod analysis;
 pub mod args;
+pub mod balance;
 pub mod cmd;
 pub mod distribution;
 pub mod kind;

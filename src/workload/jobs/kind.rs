@@ -3,6 +3,8 @@
 use super::args::JobsArgs;
 use crate::env::Environment;
 use crate::error::AppError;
+use crate::present::table::Table;
+use crate::record::RunRecord;
 use crate::target::TargetEntry;
 use crate::workload::RunSpec;
 use crate::workload::kind::{Host, args, subcommand};
@@ -42,5 +44,19 @@ impl crate::workload::kind::Kind for JobsKind {
 
     fn execute(&self, m: &ArgMatches, host: &dyn Host) -> Result<(), AppError> {
         super::cmd::jobs(host, &args(m)?)
+    }
+
+    /// Its commands and copies; no breakdown by group (its groups are those).
+    fn tables(&self, record: &RunRecord) -> Vec<(String, Table)> {
+        super::present::tables(record)
+    }
+
+    /// Throughput relative to one copy, and the time to finish a batch.
+    fn scaling(&self, record: &RunRecord) -> Option<Vec<String>> {
+        Some(super::present::findings(record))
+    }
+
+    fn describe_work(&self, spec: &serde_json::Value) -> Option<String> {
+        Some(super::present::describe(spec))
     }
 }

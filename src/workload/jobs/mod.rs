@@ -41,6 +41,7 @@ pub mod cmd;
 pub mod command;
 pub mod kind;
 pub mod placement;
+pub mod present;
 
 pub use kind::KIND;
 

@@ -3,6 +3,8 @@
 use super::args::{KvAction, KvArgs};
 use crate::env::Environment;
 use crate::error::AppError;
+use crate::present::breakdown::Words;
+use crate::record::RunRecord;
 use crate::target::TargetEntry;
 use crate::workload::RunSpec;
 use crate::workload::kind::{Host, args, run_spec, subcommand};
@@ -57,5 +59,18 @@ impl crate::workload::kind::Kind for KvKind {
             return super::cmd::steps(host, &a);
         }
         run_spec(self, m, host)
+    }
+
+    fn balance_line(&self, record: &RunRecord, _suite: &[RunRecord]) -> Option<String> {
+        Some(super::balance::line(record))
+    }
+
+    fn words(&self) -> Words {
+        Words {
+            title: "by command (response times)",
+            group: "command",
+            group_rate: "req/s",
+            shard_rate: "req/s",
+        }
     }
 }

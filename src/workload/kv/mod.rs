@@ -28,6 +28,7 @@
 //! before every step, so a step starts with the slots where they are.
 
 pub mod args;
+pub mod balance;
 pub mod cluster;
 pub mod cmd;
 pub mod endpoint;

@@ -3,9 +3,12 @@
 use super::args::MailArgs;
 use crate::env::Environment;
 use crate::error::AppError;
+use crate::present::breakdown::Words;
+use crate::present::{Figure, table::Table};
 use crate::record::RunRecord;
 use crate::target::TargetEntry;
 use crate::workload::RunSpec;
+use crate::workload::kind::breakdowns;
 use crate::workload::kind::warnings_with;
 use crate::workload::kind::{args, subcommand};
 use clap::ArgMatches;
@@ -47,5 +50,29 @@ impl crate::workload::kind::Kind for MailKind {
 
     fn spec(&self, m: &ArgMatches, _env: &Environment) -> Result<Option<RunSpec>, AppError> {
         Ok(Some(super::cmd::mail_spec(&args(m)?)?))
+    }
+
+    fn words(&self) -> Words {
+        Words {
+            title: "by session kind (response times, from the intended start)",
+            group: "session",
+            group_rate: "sessions/s",
+            shard_rate: "tx/s",
+        }
+    }
+
+    /// The breakdowns, then the quality of service by step.
+    fn tables(&self, record: &RunRecord) -> Vec<(String, Table)> {
+        let mut out = breakdowns(record, self.words());
+        out.extend(super::present::table(record).map(|t| (super::present::TITLE.to_string(), t)));
+        out
+    }
+
+    fn findings(&self, record: &RunRecord) -> Vec<String> {
+        super::present::findings(record)
+    }
+
+    fn figures(&self, record: &RunRecord) -> Vec<Figure> {
+        super::figures::figures(record)
     }
 }

@@ -3,6 +3,7 @@
 use super::args::MemoryArgs;
 use crate::env::Environment;
 use crate::error::AppError;
+use crate::record::RunRecord;
 use crate::target::TargetEntry;
 use crate::workload::RunSpec;
 use crate::workload::kind::{args, subcommand};
@@ -34,5 +35,9 @@ impl crate::workload::kind::Kind for MemoryKind {
 
     fn spec(&self, m: &ArgMatches, env: &Environment) -> Result<Option<RunSpec>, AppError> {
         Ok(Some(super::cmd::memory_spec(&args(m)?, env)?))
+    }
+
+    fn balance_line(&self, record: &RunRecord, _suite: &[RunRecord]) -> Option<String> {
+        Some(super::balance::line(record))
     }
 }

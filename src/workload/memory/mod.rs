@@ -14,6 +14,7 @@
 //! their figures mean different things.
 
 pub mod args;
+pub mod balance;
 pub mod bandwidth;
 pub mod cmd;
 pub mod kind;

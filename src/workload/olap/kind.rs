@@ -78,4 +78,10 @@ impl crate::workload::kind::Kind for OlapKind {
     fn execute(&self, m: &ArgMatches, host: &dyn Host) -> Result<(), AppError> {
         super::cmd::olap(host, &args(m)?)
     }
+
+    fn findings(&self, record: &RunRecord) -> Vec<String> {
+        super::present::fixed_work_finding(record)
+            .into_iter()
+            .collect()
+    }
 }

@@ -24,6 +24,7 @@ pub mod args;
 pub mod cmd;
 pub mod data;
 pub mod kind;
+pub mod present;
 pub mod queries;
 pub mod schema;
 pub mod session;

@@ -68,4 +68,8 @@ impl crate::workload::kind::Kind for OltpKind {
         }
         run_spec(self, m, host)
     }
+
+    fn balance_line(&self, record: &RunRecord, _suite: &[RunRecord]) -> Option<String> {
+        Some(super::balance::line(record))
+    }
 }

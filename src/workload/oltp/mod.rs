@@ -20,6 +20,7 @@
 //! one log force per commit, or group commit.
 
 pub mod args;
+pub mod balance;
 pub mod checks;
 pub mod client;
 pub mod cmd;

@@ -75,4 +75,14 @@ impl crate::workload::kind::Kind for ScanKind {
     fn execute(&self, m: &ArgMatches, host: &dyn Host) -> Result<(), AppError> {
         super::cmd::scan(host, &args(m)?)
     }
+
+    fn balance_line(&self, record: &RunRecord, suite: &[RunRecord]) -> Option<String> {
+        Some(super::balance::line(record, suite))
+    }
+
+    fn findings(&self, record: &RunRecord) -> Vec<String> {
+        super::present::ceiling_finding(record)
+            .into_iter()
+            .collect()
+    }
 }

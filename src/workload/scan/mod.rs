@@ -19,11 +19,13 @@
 //! ([`crate::workload::oltp`]): one connection interface for every database workload.
 
 pub mod args;
+pub mod balance;
 pub mod cmd;
 pub mod kind;
 pub mod load;
 pub mod native;
 pub mod predicate;
+pub mod present;
 pub mod server;
 pub mod session;
 pub mod tables;

@@ -2,10 +2,10 @@
 //! users, the load share, sessions per hour, delivery time and the quality-of-service
 //! verdict; for a `--search-users` run, the users supported and how the search got there.
 
-use super::format::{count, ns, sig3};
-use super::show::mean_figure;
-use super::table::Table;
+use crate::present::mean_figure;
+use crate::present::table::Table;
 use crate::record::{RunRecord, StepResult};
+use crate::spec::numbers::{count, ns, sig3};
 
 pub const TITLE: &str = "quality of service by step (SPECmail-style: every command within its limit for 95%, delivery within its limit for 95%, under 1% errors)";
 
@@ -16,11 +16,6 @@ pub fn users_text(v: f64) -> String {
     } else {
         sig3(v)
     }
-}
-
-/// Whether the record is a mail run.
-pub fn is_mail(r: &RunRecord) -> bool {
-    r.workload == "mail"
 }
 
 /// The step's verdict: `pass`, `FAIL` or `-` without a `mail_qos` check.
@@ -47,7 +42,7 @@ pub fn load_pct(s: &StepResult) -> f64 {
 
 /// The table, or nothing for a run that is not mail's.
 pub fn table(r: &RunRecord) -> Option<Table> {
-    if !is_mail(r) || r.steps.is_empty() {
+    if r.steps.is_empty() {
         return None;
     }
     let mut t = Table::new(
@@ -90,9 +85,6 @@ pub fn table(r: &RunRecord) -> Option<Table> {
 /// The headline findings: the users supported (a search), or the largest step that passed
 /// its quality of service (a sweep with `--qos`).
 pub fn findings(r: &RunRecord) -> Vec<String> {
-    if !is_mail(r) {
-        return Vec::new();
-    }
     let step = |i: usize| r.steps.iter().find(|s| s.index == i);
     let rate = |s: &StepResult| {
         mean_figure(s, "sessions_per_hour")
@@ -153,17 +145,4 @@ pub fn findings(r: &RunRecord) -> Vec<String> {
         )],
         None => vec!["no step met the quality of service".into()],
     }
-}
-
-/// The table and findings as text.
-pub fn render(r: &RunRecord) -> String {
-    let Some(t) = table(r) else {
-        return String::new();
-    };
-    let mut out = format!("\n{TITLE}:\n{}", t.render());
-    for line in findings(r) {
-        out.push_str(&line);
-        out.push('\n');
-    }
-    out
 }

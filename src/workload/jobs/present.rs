@@ -1,28 +1,18 @@
-//! The jobs workload's parts of a report: each copy's jobs, CPUs, elapsed time and CPU
+//! The jobs kind's own tables and findings (terminal and reports): each copy's jobs, CPUs, elapsed time and CPU
 //! time (the record's `copy` groups and `copy_<n>_*` figures), and the findings a batch
 //! reader looks for: throughput relative to one copy alone, and the time to finish a batch.
 
-use super::format::{metric, ns, rate};
-use super::table::Table;
+use crate::present::table::Table;
 use crate::record::RunRecord;
+use crate::spec::numbers::{metric, ns, rate};
 
-/// Whether a record is a jobs run.
-pub fn is_jobs(r: &RunRecord) -> bool {
-    r.workload == "jobs"
-}
-
-/// The per-command and per-copy tables, or nothing for other workloads.
-pub fn render(r: &RunRecord) -> String {
-    if !is_jobs(r) {
-        return String::new();
-    }
-    let mut out = by_command(r);
-    out.push_str(&by_copy(r));
-    out
+/// The per-command and per-copy tables that have rows, each with its title.
+pub fn tables(r: &RunRecord) -> Vec<(String, Table)> {
+    [by_command(r), by_copy(r)].into_iter().flatten().collect()
 }
 
 /// A mixed batch's jobs by command (the `kind` groups): elapsed time per job of each.
-fn by_command(r: &RunRecord) -> String {
+fn by_command(r: &RunRecord) -> Option<(String, Table)> {
     let mut t = Table::new(
         [
             "step", "command", "jobs", "jobs/s", "mean", "p50", "p99", "max", "errors",
@@ -54,14 +44,11 @@ fn by_command(r: &RunRecord) -> String {
             ]);
         }
     }
-    if t.is_empty() {
-        return String::new();
-    }
-    format!("\nby command (elapsed per job):\n{}", t.render())
+    (!t.is_empty()).then(|| ("by command (elapsed per job)".to_string(), t))
 }
 
 /// Each copy's jobs, CPU, elapsed time and largest RSS.
-fn by_copy(r: &RunRecord) -> String {
+fn by_copy(r: &RunRecord) -> Option<(String, Table)> {
     let mut t = Table::new(
         [
             "step", "copies", "copy", "pinned", "jobs", "elapsed", "CPU", "max RSS", "errors",
@@ -91,13 +78,13 @@ fn by_copy(r: &RunRecord) -> String {
             ]);
         }
     }
-    if t.is_empty() {
-        return String::new();
-    }
-    format!(
-        "\neach copy (elapsed and CPU: its jobs together; CPU: user + system, from wait4):\n{}",
-        t.render()
-    )
+    (!t.is_empty()).then(|| {
+        (
+            "each copy (elapsed and CPU: its jobs together; CPU: user + system, from wait4)"
+                .to_string(),
+            t,
+        )
+    })
 }
 
 /// "throughput relative to 1 copy: 2 copies 1.96x (98% per copy), ..." from the analysis'

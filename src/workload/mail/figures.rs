@@ -3,12 +3,12 @@
 //! the delivery limit drawn in. Steps at 80% or 120% of a user count's load (a search's
 //! qualification) are series of their own.
 
-use super::Figure;
-use super::svg::{Axis, LineChart, Marker, Point, Rule, Scale, Series, Style};
+use super::present::{load_pct, users, users_text};
+use crate::present::Figure;
+use crate::present::mean_figure;
+use crate::present::svg::{Axis, LineChart, Marker, Point, Rule, Scale, Series, Style};
 use crate::record::{RunRecord, StepResult};
-use crate::ui::format::{count, ns};
-use crate::ui::mail_report::{load_pct, users, users_text};
-use crate::ui::show::mean_figure;
+use crate::spec::numbers::{count, ns};
 
 fn verdict(s: &StepResult) -> Option<bool> {
     s.checks
@@ -113,9 +113,6 @@ fn chart(title: &str, x: Axis, y: Axis, series: Vec<Series>) -> LineChart {
 
 /// The charts, or none for a run that is not mail's or has fewer than two user counts.
 pub fn figures(r: &RunRecord) -> Vec<Figure> {
-    if r.workload != "mail" {
-        return Vec::new();
-    }
     let mut distinct: Vec<f64> = r.steps.iter().filter_map(users).collect();
     distinct.sort_by(f64::total_cmp);
     distinct.dedup();

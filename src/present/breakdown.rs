@@ -1,24 +1,35 @@
-//! The breakdowns of a report: each step's figures by transaction type (OLTP), session kind
-//! and command (mail), by MPI rank,
-//! by direction, block size and file (storage), and what the block devices themselves counted over the
-//! same time.
+//! The breakdowns of a step: its figures by group of ops (transaction type, cache command,
+//! mail session kind), by command, by shard, by MPI rank, by direction, block size and file
+//! (storage), and what the block devices themselves counted over the same time. Every kind
+//! with groups uses them, in its own words ([`Words`]).
 
-use super::format::{bytes_per_sec, ns, rate, sig3};
 use super::table::Table;
 use crate::record::{GroupResult, RunRecord};
+use crate::spec::numbers::{bytes_per_sec, ns, rate, sig3};
 
-/// The tables as text, or nothing when the record has no groups or devices.
-pub fn render(r: &RunRecord) -> String {
-    let mut out = String::new();
-    for (title, t) in tables(r) {
-        out.push_str(&format!("\n{title}:\n"));
-        out.push_str(&t.render());
-    }
-    out
+/// What a kind calls its groups of ops and their rates.
+#[derive(Debug, Clone, Copy)]
+pub struct Words {
+    /// The title of the groups' table.
+    pub title: &'static str,
+    /// What a group of ops is (`type`, `command`, `session`).
+    pub group: &'static str,
+    /// The unit of a group's rate (`tx/s`, `req/s`, `sessions/s`).
+    pub group_rate: &'static str,
+    /// The unit of a shard's rate.
+    pub shard_rate: &'static str,
 }
 
+/// Transactions by type: OLTP's words, and the default.
+pub const TRANSACTIONS: Words = Words {
+    title: "by transaction type (response times)",
+    group: "type",
+    group_rate: "tx/s",
+    shard_rate: "tx/s",
+};
+
 /// The breakdown tables that have rows, each with its title.
-pub fn tables(r: &RunRecord) -> Vec<(&'static str, Table)> {
+pub fn tables(r: &RunRecord, words: Words) -> Vec<(&'static str, Table)> {
     let mut groups = Table::new(
         [
             "step", "group", "IO/s", "bytes/s", "mean", "p50", "p99", "max", "errors", "",
@@ -26,18 +37,11 @@ pub fn tables(r: &RunRecord) -> Vec<(&'static str, Table)> {
         .map(String::from)
         .to_vec(),
     );
-    // OLTP: response times by transaction type and by shard, where a step had several.
-    // Caches name their kinds commands, and count requests.
-    let cache = r.workload == "kv";
-    // Mail's ops are sessions of a kind; its commands are groups of their own.
-    let mail = r.workload == "mail";
-    let mut kinds = match (cache, mail) {
-        (true, _) => breakdown_table("command", "req/s"),
-        (_, true) => breakdown_table("session", "sessions/s"),
-        _ => breakdown_table("type", "tx/s"),
-    };
+    // Response times by group (transaction type, cache command, mail session) and by shard,
+    // where a step had several; mail's commands are groups of their own.
+    let mut kinds = breakdown_table(words.group, words.group_rate);
     let mut commands = breakdown_table("command", "cmd/s");
-    let mut shards = breakdown_table("shard", if cache { "req/s" } else { "tx/s" });
+    let mut shards = breakdown_table("shard", words.shard_rate);
     let mut ranks = breakdown_table("rank", "ops/s");
     let mut devices = Table::new(
         [
@@ -99,14 +103,7 @@ pub fn tables(r: &RunRecord) -> Vec<(&'static str, Table)> {
         }
     }
     [
-        (
-            match (cache, mail) {
-                (true, _) => "by command (response times)",
-                (_, true) => "by session kind (response times, from the intended start)",
-                _ => "by transaction type (response times)",
-            },
-            kinds,
-        ),
+        (words.title, kinds),
         ("by command (response times)", commands),
         ("by shard (response times)", shards),
         ("by MPI rank (response times)", ranks),
