@@ -28,6 +28,9 @@ pub enum AppError {
     /// The run finished but found what it was checking for broken (e.g. `--verify`).
     #[error("{0}")]
     Failed(String),
+    /// Ctrl-C stopped a command's work outside a run (a prepare, a cleanup): what it was doing.
+    #[error("interrupted (Ctrl-C): {0}")]
+    Interrupted(String),
     /// `compare --fail-on regression` found a candidate slower beyond the noise.
     #[error("{0}")]
     Regression(String),
@@ -48,7 +51,9 @@ impl AppError {
             AppError::Spec(_)
             | AppError::Usage(_)
             | AppError::Run(RunError::Power(_) | RunError::Refused(_)) => 2,
-            AppError::Run(RunError::Interrupted { .. }) => EXIT_INTERRUPTED,
+            AppError::Run(RunError::Interrupted { .. }) | AppError::Interrupted(_) => {
+                EXIT_INTERRUPTED
+            }
             AppError::Run(RunError::Archive(e)) | AppError::Archive(e) => match e {
                 ArchiveError::NotFound(_)
                 | ArchiveError::NotAFolder(_)

@@ -78,7 +78,7 @@ fn json_output_is_the_record() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let rec = json(&o);
-    assert_eq!(rec["schema_version"], 1);
+    assert_eq!(rec["schema_version"], 2);
     assert_eq!(rec["status"], "complete");
     let trial = &rec["steps"][0]["trials"][0];
     assert_eq!(trial["ops"], 10_000, "--ops counts exactly");
@@ -108,6 +108,12 @@ fn failed_ops_are_counted_not_hidden() {
     let trial = &rec["steps"][0]["trials"][0];
     assert_eq!(trial["errors"], 100);
     assert_eq!(trial["ops"], 900);
+    // Counted by kind too, in the trial and the step: null's failures are not sorted further.
+    assert_eq!(trial["errors_by_kind"], serde_json::json!({ "other": 100 }));
+    assert_eq!(
+        rec["steps"][0]["summary"]["errors_by_kind"],
+        serde_json::json!({ "other": 100 })
+    );
     assert!(
         trial["error_samples"][0]
             .as_str()

@@ -380,6 +380,8 @@ fn a_scan_perflab_gave_up_on_stops_on_the_server_too() {
     let v = json(&o);
     let t = &v["steps"][0]["trials"][0];
     assert!(t["errors"].as_u64().unwrap() > 0, "{t}");
+    // Counted as what they were: timeouts.
+    assert_eq!(t["errors_by_kind"]["timeout"], t["errors"], "{t}");
     // The server gave up the scans as well: nothing of perflab's runs there, and the tables
     // could be dropped (a scan still running would have held the drop back).
     let active = Command::new(&psql_bin)

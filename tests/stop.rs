@@ -191,6 +191,45 @@ fn ctrl_c_during_a_load_that_waits_on_a_postgresql_lock_saves_the_run_incomplete
     assert_eq!(v["cut_short"]["reason"], "interrupted (Ctrl-C)", "{v}");
 }
 
+#[test]
+fn ctrl_c_during_a_cleanup_that_waits_on_a_postgresql_lock_exits_130() {
+    let Some(pg) = PgServer::start() else {
+        return;
+    };
+    let url = pg.url();
+    let r = Results::new("stop-pg-cleanup");
+    let prepared = common::run(&r, &["oltp", "prepare", "--target", &url]);
+    assert!(prepared.status.success(), "{}", common::stderr(&prepared));
+    // Dropping the tables waits for this lock.
+    let mut holder = pg_hold_accounts(&url);
+    let (mut child, _rx, reader) =
+        common::spawn_watching(&r, &["oltp", "cleanup", "--target", &url], "cleanup:");
+    let blocked = within(
+        Duration::from_secs(60),
+        || pg_perflab_active(&pg),
+        |rows| rows.iter().any(|row| row[2] == "Lock"),
+    );
+    assert!(
+        blocked.iter().any(|row| row[2] == "Lock"),
+        "the cleanup should wait on the lock: {blocked:?}"
+    );
+    let (code, took, err) = ctrl_c(&mut child, reader);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < ENDS_WITHIN, "took {took:?}");
+    assert!(err.contains("interrupted"), "{err}");
+    let left = eventually(|| pg_perflab_active(&pg), |rows| rows.is_empty());
+    assert!(left.is_empty(), "still running on the server: {left:?}");
+    holder.batch("ROLLBACK").unwrap();
+    // Nothing was dropped halfway: the cleanup runs to its end once the lock is gone.
+    let cleaned = common::run(&r, &["oltp", "cleanup", "--target", &url]);
+    assert!(cleaned.status.success(), "{}", common::stderr(&cleaned));
+    assert!(
+        common::stderr(&cleaned).contains("dropped perflab's tables"),
+        "{}",
+        common::stderr(&cleaned)
+    );
+}
+
 /// Statements of other sessions on MariaDB that wait (perflab's, since the holder is idle).
 fn mysql_waiting(db: &MariaDbServer) -> Vec<Vec<String>> {
     let mut c = perflab::sql::mysql::connect(&target(&db.url()), &Stop::new()).expect("connects");

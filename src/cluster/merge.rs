@@ -88,6 +88,10 @@ pub fn merge(mut parts: Vec<RankPart>, fixed: bool) -> Trial {
     out.schedule = merge_schedules(&trials);
     out.figures = mean_figures(&trials);
     out.error_samples = error_samples(&active);
+    out.errors_by_kind = trials.iter().fold(Default::default(), |mut all, t| {
+        crate::record::errors::add(&mut all, &t.errors_by_kind);
+        all
+    });
     out.series = merge_series(&trials);
     let all_ops: u64 = trials.iter().map(|t| t.ops + t.errors).sum();
     let cpu_ns: f64 = trials

@@ -74,7 +74,9 @@ fn rank_prefix() -> String {
 /// happened here alone (a path missing on this host only), while the others wait.
 fn ending(e: &AppError) -> Ending {
     match e {
-        AppError::Run(RunError::Interrupted { .. }) => Ending::Interrupted,
+        AppError::Run(RunError::Interrupted { .. }) | AppError::Interrupted(_) => {
+            Ending::Interrupted
+        }
         AppError::Run(RunError::Failed { .. } | RunError::Refused(_)) => Ending::Together,
         _ => Ending::Alone,
     }
@@ -91,7 +93,17 @@ fn dispatch(cli: Invocation) -> Result<(), AppError> {
     }
     let command = match &cli.what {
         What::Kind(kind, args) => {
-            return kind.execute(args, &workload_cmd::Commands { global: g });
+            // Whatever a Ctrl-C cut short (a statement cancelled, a load abandoned) ends as
+            // an interruption, exit 130, not as the failure it caused.
+            return kind
+                .execute(args, &workload_cmd::Commands { global: g })
+                .map_err(|e| match e {
+                    AppError::Run(RunError::Interrupted { .. }) | AppError::Interrupted(_) => e,
+                    e if crate::run::interrupt::token().is_set() => {
+                        AppError::Interrupted(e.to_string())
+                    }
+                    e => e,
+                });
         }
         What::Generic(command) => command,
     };

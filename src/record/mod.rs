@@ -8,9 +8,11 @@
 //! - [`levels`]: the load-level summary of a `--load-levels` run (SPECpower's method).
 //! - [`search`]: the summary of a `--search-users` run (SPECmail's users supported).
 //! - [`cluster`]: the ranks of a scale-out run.
+//! - [`errors`]: the kinds of failure an op can meet, as the record counts them.
 //! - [`timestamp`]: the record's times (RFC 3339).
 
 pub mod cluster;
+pub mod errors;
 pub mod histogram;
 pub mod levels;
 pub mod search;
@@ -18,4 +20,5 @@ pub mod timestamp;
 pub mod types;
 
 pub use cluster::{ClusterInfo, RankInfo};
+pub use errors::{ErrorKind, ErrorsByKind};
 pub use types::*;

@@ -6,8 +6,10 @@ pub use crate::stats::Estimate;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Bumped when a field changes meaning or disappears (adding a field does not bump it).
-pub const SCHEMA_VERSION: u32 = 1;
+/// Bumped when a field changes meaning or disappears, or a reader needs to know a field is
+/// there: 2 added `errors_by_kind` to trials and step summaries (records of version 1 load,
+/// with it empty).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// One run: its specification, the machine, and one entry per step of the sweep.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -242,6 +244,9 @@ pub struct Trial {
     pub figures: BTreeMap<String, f64>,
     /// What the machine and perflab itself did during the measure phase.
     pub resources: Resources,
+    /// The failed ops by kind (`timeout`, `reset`, `wrong_answer`...); empty without errors,
+    /// and in records of schema 1.
+    pub errors_by_kind: super::ErrorsByKind,
     /// The first few distinct error messages.
     pub error_samples: Vec<String>,
     /// How long the failed ops took, from their intended start (none failed: absent).
@@ -410,6 +415,9 @@ pub struct StepSummary {
     pub latency_mean_ns: Estimate,
     pub latency_p99_ns: Estimate,
     pub errors: u64,
+    /// The errors by kind over the repeats (`timeout`, `reset`, `wrong_answer`...); empty
+    /// without errors, and in records of schema 1.
+    pub errors_by_kind: super::ErrorsByKind,
 }
 
 /// What the sweep as a whole shows.

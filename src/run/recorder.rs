@@ -10,6 +10,7 @@
 //! into its series for good (and frees its histogram) once every worker is past it; an op that
 //! takes many intervals holds its interval open until it ends.
 
+use crate::record::ErrorKind;
 use crate::record::histogram::{LatencyHistogram, new_histogram};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
@@ -80,6 +81,8 @@ pub struct WorkerTotals {
     pub window: Duration,
     pub lag: Lag,
     pub error_samples: Vec<String>,
+    /// The failed ops by kind, indexed by `ErrorKind::index`.
+    pub errors_by_kind: ErrorCounts,
     /// How long the failed ops took (from the intended start), if any failed: a timeout
     /// after 5 s and an instant refusal are both errors, and only this tells them apart.
     pub error_latency: Option<LatencyHistogram>,
@@ -102,8 +105,12 @@ pub struct Recorder {
     last_end: Instant,
     lag: Lag,
     error_samples: Vec<String>,
+    errors_by_kind: ErrorCounts,
     error_latency: Option<LatencyHistogram>,
 }
+
+/// Failed ops by kind, indexed by `ErrorKind::index` (an array: no allocation per error).
+pub type ErrorCounts = [u64; ErrorKind::ALL.len()];
 
 impl Recorder {
     /// Starts recording. `measure_start` is shared by all workers so their intervals line up;
@@ -146,6 +153,7 @@ impl Recorder {
             last_end: now,
             lag: Lag::default(),
             error_samples: Vec::new(),
+            errors_by_kind: [0; ErrorKind::ALL.len()],
             error_latency: None,
         }
     }
@@ -176,7 +184,14 @@ impl Recorder {
 
     /// Records a failed op: counted, its message sampled, its time in the errors' own
     /// histogram (not the response-time one, which is for ops that did their work).
-    pub fn record_error(&mut self, intended: Instant, start: Instant, end: Instant, message: &str) {
+    pub fn record_error(
+        &mut self,
+        intended: Instant,
+        start: Instant,
+        end: Instant,
+        kind: ErrorKind,
+        message: &str,
+    ) {
         if self.open_loop {
             self.record_schedule(intended, start, end);
         }
@@ -184,6 +199,7 @@ impl Recorder {
             .get_or_insert_with(new_histogram)
             .saturating_record(end.saturating_duration_since(intended).as_nanos() as u64);
         self.interval_counts.errors += 1;
+        self.errors_by_kind[kind.index()] += 1;
         if self.error_samples.len() < ERROR_SAMPLES
             && !self.error_samples.iter().any(|m| m == message)
         {
@@ -207,8 +223,9 @@ impl Recorder {
 
     /// Records a failure found outside any op (a verify pass after the measure phase): an
     /// error with its message, in the last interval, leaving the op window as it is.
-    pub fn record_failure(&mut self, message: &str) {
+    pub fn record_failure(&mut self, kind: ErrorKind, message: &str) {
         self.interval_counts.errors += 1;
+        self.errors_by_kind[kind.index()] += 1;
         if self.error_samples.len() < ERROR_SAMPLES
             && !self.error_samples.iter().any(|m| m == message)
         {
@@ -278,6 +295,7 @@ impl Recorder {
             window: self.last_end.saturating_duration_since(self.window_start),
             lag: self.lag,
             error_samples: std::mem::take(&mut self.error_samples),
+            errors_by_kind: self.errors_by_kind,
             error_latency: self.error_latency.take(),
         }
     }
@@ -302,8 +320,8 @@ mod tests {
         r.record(t0, t0, t0 + ms(10), 1, 8);
         r.record(t0 + ms(10), t0 + ms(10), t0 + ms(20), 1, 8);
         r.record(t0 + ms(20), t0 + ms(20), t0 + ms(150), 1, 8); // crosses into interval 1
-        r.record_error(t0, t0 + ms(150), t0 + ms(160), "boom");
-        r.record_error(t0, t0 + ms(160), t0 + ms(170), "boom");
+        r.record_error(t0, t0 + ms(150), t0 + ms(160), ErrorKind::Timeout, "boom");
+        r.record_error(t0, t0 + ms(160), t0 + ms(170), ErrorKind::Timeout, "boom");
         let totals = r.finish();
         let all: Vec<_> = rx.try_iter().collect();
         // First the announcement: starting at interval 0, no figures.
@@ -333,7 +351,13 @@ mod tests {
         let ms = Duration::from_millis;
         let mut r = Recorder::new(tx, true, t0, ms(1000), t0);
         r.record(t0, t0, t0 + ms(1), 1, 0);
-        r.record_error(t0 + ms(1), t0 + ms(1), t0 + ms(6), "refused");
+        r.record_error(
+            t0 + ms(1),
+            t0 + ms(1),
+            t0 + ms(6),
+            ErrorKind::Refused,
+            "refused",
+        );
         r.record_missed(t0 + ms(700), t0 + ms(1000));
         let totals = r.finish();
         let report = rx.try_iter().find(|r| !r.is_empty()).unwrap();

@@ -56,13 +56,13 @@ fn prepare(
         (ScaleOut::SharedTarget, false) => Ok(Box::new(()) as crate::workload::Prepared),
         _ => workload.prepare(ctx, &|text| observer.note(text)),
     };
-    let outcome = mine.as_ref().map(|_| ()).map_err(|e| e.0.clone());
+    let outcome = mine.as_ref().map(|_| ()).map_err(|e| e.message.clone());
     let agreed = crate::cluster::gate::Gate::new().meet(outcome);
     match agreed {
         Ok(()) => mine,
-        Err(crate::cluster::gate::Halt::Failed(m)) => Err(crate::workload::OpError(m)),
+        Err(crate::cluster::gate::Halt::Failed(m)) => Err(crate::workload::OpError::other(m)),
         Err(crate::cluster::gate::Halt::Interrupted) => {
-            Err(crate::workload::OpError("interrupted (Ctrl-C)".into()))
+            Err(crate::workload::OpError::other("interrupted (Ctrl-C)"))
         }
     }
 }
@@ -161,10 +161,10 @@ pub fn run(
         Err(e) => {
             record.cut_short = Some(CutShort {
                 phase: "prepare".into(),
-                reason: e.0.clone(),
+                reason: e.message.clone(),
                 ..Default::default()
             });
-            return Err(stop(&mut record, archive, observer, Some((0, e.0))));
+            return Err(stop(&mut record, archive, observer, Some((0, e.message))));
         }
     };
     let planned = match (&spec.levels, &spec.search) {
@@ -438,6 +438,10 @@ fn summarize(trials: &[Trial], headline: &str) -> StepSummary {
         latency_mean_ns: of(&|t| t.latency.mean_ns),
         latency_p99_ns: of(&|t| t.latency.p99_ns as f64),
         errors: trials.iter().map(|t| t.errors).sum(),
+        errors_by_kind: trials.iter().fold(Default::default(), |mut all, t| {
+            crate::record::errors::add(&mut all, &t.errors_by_kind);
+            all
+        }),
     }
 }
 
@@ -529,10 +533,15 @@ fn step_warnings(step: &StepResult) -> Vec<Warning> {
             .next()
             .cloned()
             .unwrap_or_default();
+        // "(2 timeout, 1 reset)" when the ops were not all of one kind left unsorted.
+        let kinds = match &step.summary.errors_by_kind {
+            k if k.is_empty() || k.keys().eq(["other"]) => String::new(),
+            k => format!(" ({})", crate::record::errors::describe(k)),
+        };
         out.push(Warning {
             code: "errors".into(),
             message: format!(
-                "step {} had {} failed ops, e.g. {sample}",
+                "step {} had {} failed ops{kinds}, e.g. {sample}",
                 step.index, step.summary.errors
             ),
             step: Some(step.index),

@@ -136,7 +136,7 @@ impl TrialPlan {
             .wrapping_add(u64::from(repeat).wrapping_mul(0x2545_f491_4f6c_dd1d));
         let factory = workload
             .sessions(point, seed, ctx)
-            .map_err(|e| TrialError::failed("open", e.0))?;
+            .map_err(|e| TrialError::failed("open", e.message))?;
         let (target_rate, open) = match (workload.offered_rate(point), &spec.load) {
             // The workload's own load (mail's users): the whole run's, shared as --rate is.
             (Some(r), load) => {
@@ -352,8 +352,8 @@ impl Crew {
             .into_iter()
             .map(|h| {
                 h.join().unwrap_or_else(|_| {
-                    Err(crate::workload::OpError(
-                        "a worker panicked (a bug in perflab; see the line above)".into(),
+                    Err(crate::workload::OpError::other(
+                        "a worker panicked (a bug in perflab; see the line above)",
                     ))
                 })
             })
@@ -523,7 +523,7 @@ fn local_trial(
     let outputs = results
         .into_iter()
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| TrialError::failed("measure", e.0))?;
+        .map_err(|e| TrialError::failed("measure", e.message))?;
     Ok(assemble(
         plan,
         plan.repeat,
@@ -566,7 +566,7 @@ fn setup_error(results: Vec<WorkerResult>) -> TrialError {
     let message = results
         .into_iter()
         .find_map(Result::err)
-        .map(|e| e.0)
+        .map(|e| e.message)
         .unwrap_or_else(|| "a session did not open".into());
     TrialError::failed("open", message)
 }
@@ -709,6 +709,12 @@ fn assemble(
             error_samples.push(m.clone());
         }
     }
+    let mut errors_by_kind = [0u64; crate::record::ErrorKind::ALL.len()];
+    for t in &totals {
+        for (sum, n) in errors_by_kind.iter_mut().zip(t.errors_by_kind) {
+            *sum += n;
+        }
+    }
     let mut error_latency: Option<LatencyHistogram> = None;
     for h in totals.iter().filter_map(|t| t.error_latency.as_ref()) {
         // Same bounds and precision everywhere, so adding cannot fail.
@@ -756,6 +762,7 @@ fn assemble(
             }),
             series: sampled.points,
         },
+        errors_by_kind: crate::record::errors::by_kind(&errors_by_kind),
         error_samples,
         error_latency: error_latency.as_ref().map(summarize),
         error_latency_hdr: error_latency.as_ref().map(encode),

@@ -5,6 +5,7 @@
 //! per op in a closed loop (the end of one op is the start of the next), one histogram update.
 
 use super::pacer::{Pacer, wait_until};
+use crate::record::ErrorKind;
 use crate::record::histogram::new_histogram;
 use crate::run::recorder::{IntervalReport, Recorder, WorkerTotals};
 use crate::workload::{
@@ -302,7 +303,7 @@ fn measure(
                 kinds.record(o.kind, now.saturating_duration_since(intended), o.bytes);
             }
             Err(e) => {
-                rec.record_error(intended, start, now, &e.0);
+                rec.record_error(intended, start, now, e.kind, &e.message);
                 kinds.record_error(session.last_kind());
             }
         }
@@ -435,8 +436,8 @@ impl Pump for Closed<'_> {
     fn done(&mut self, intended: Instant, start: Instant, end: Instant, outcome: OpResult<'_>) {
         self.inner.done(intended, start, end, outcome);
     }
-    fn fail(&mut self, message: &str) {
-        self.inner.fail(message);
+    fn fail(&mut self, cause: ErrorKind, message: &str) {
+        self.inner.fail(cause, message);
     }
     fn measuring(&self) -> bool {
         self.inner.measuring()
@@ -482,7 +483,7 @@ impl Pump for WarmPump<'_> {
         self.pacer.is_open()
     }
     fn done(&mut self, _: Instant, _: Instant, _: Instant, _: OpResult<'_>) {}
-    fn fail(&mut self, _: &str) {}
+    fn fail(&mut self, _: ErrorKind, _: &str) {}
     fn measuring(&self) -> bool {
         false
     }
@@ -555,13 +556,14 @@ impl Pump for MeasurePump<'_> {
                 }
             }
             Err(f) => {
-                self.rec.record_error(intended, start, end, f.message);
+                self.rec
+                    .record_error(intended, start, end, f.cause, f.message);
                 self.kinds.record_error(f.kind);
             }
         }
     }
 
-    fn fail(&mut self, message: &str) {
-        self.rec.record_failure(message);
+    fn fail(&mut self, cause: ErrorKind, message: &str) {
+        self.rec.record_failure(cause, message);
     }
 }

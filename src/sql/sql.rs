@@ -40,6 +40,16 @@ pub struct DbError {
 }
 
 impl DbError {
+    /// The kind of failure an op that met this error counts as.
+    pub fn op_kind(&self) -> crate::record::ErrorKind {
+        match self.kind {
+            ErrorKind::Conflict => crate::record::ErrorKind::Conflict,
+            ErrorKind::Broken => crate::record::ErrorKind::Reset,
+            ErrorKind::TimedOut => crate::record::ErrorKind::Timeout,
+            ErrorKind::Other => crate::record::ErrorKind::Server,
+        }
+    }
+
     pub fn other(message: impl Into<String>) -> Self {
         DbError {
             kind: ErrorKind::Other,

@@ -223,15 +223,22 @@ pub fn targets() -> Vec<(&'static TargetEntry, Vec<&'static str>)> {
     out
 }
 
-/// Errors of trials where the engine gave a wrong answer (a scan's or a query's check),
-/// counted by the trials whose error samples say so.
+/// Ops where the engine gave a wrong answer (a scan's or a query's check): counted by kind
+/// since schema 2; in older records, the errors of trials whose samples say so.
 pub fn wrong_answers(record: &RunRecord) -> u64 {
     record
         .steps
         .iter()
         .flat_map(|s| &s.trials)
-        .filter(|t| t.error_samples.iter().any(|e| e.contains("wrong answer")))
-        .map(|t| t.errors)
+        .map(|t| match t.errors_by_kind.is_empty() {
+            false => t
+                .errors_by_kind
+                .get(crate::record::ErrorKind::WrongAnswer.as_str())
+                .copied()
+                .unwrap_or(0),
+            true if t.error_samples.iter().any(|e| e.contains("wrong answer")) => t.errors,
+            true => 0,
+        })
         .sum()
 }
 

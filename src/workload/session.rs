@@ -11,6 +11,7 @@
 //! completion. The runner drives it through a [`Pump`], which decides when an op may start
 //! (closed loop, `--ops` quota, open-loop schedule) and records each completion.
 
+use crate::record::ErrorKind;
 use crate::record::histogram::LatencyHistogram;
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -27,10 +28,38 @@ pub struct OpOutcome {
     pub kind: &'static str,
 }
 
-/// A failed op. Counted as an error in the step; the message of the first few is kept.
+/// A failed op: what kind of failure it was (counted by kind in the step) and the message
+/// (the first few distinct ones are kept).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct OpError(pub String);
+#[error("{message}")]
+pub struct OpError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl OpError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> OpError {
+        OpError {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// A statement that failed, as its error says (a conflict, a broken connection, a
+    /// timeout, the server's refusal), with `context` before the server's message.
+    pub fn db(context: &str, e: &crate::sql::sql::DbError) -> OpError {
+        let message = match context {
+            "" => e.message.clone(),
+            c => format!("{c}: {e}"),
+        };
+        OpError::new(e.op_kind(), message)
+    }
+
+    /// A failure the workload does not sort further.
+    pub fn other(message: impl Into<String>) -> OpError {
+        OpError::new(ErrorKind::Other, message)
+    }
+}
 
 /// Per-worker figures a session reports at the end of a step, by name with a unit suffix
 /// (`alloc_ns`, `checksum`); the runner averages them over workers.
@@ -128,7 +157,7 @@ pub trait Pump {
     fn done(&mut self, intended: Instant, start: Instant, end: Instant, outcome: OpResult<'_>);
     /// Records a failure found outside an op (a verify pass after the run): an error with
     /// its message, not an op.
-    fn fail(&mut self, message: &str);
+    fn fail(&mut self, cause: ErrorKind, message: &str);
     /// In an open loop, when the next op is due: a session may wait for completions until
     /// then, not longer. None in a closed loop.
     fn next_due(&self) -> Option<Instant> {
@@ -154,13 +183,19 @@ pub type OpResult<'a> = Result<OpOutcome, Failure<'a>>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Failure<'a> {
     pub kind: &'static str,
+    /// What kind of failure it was.
+    pub cause: ErrorKind,
     pub message: &'a str,
 }
 
 impl<'a> Failure<'a> {
     /// A failure of a workload with one kind of op.
-    pub fn new(message: &'a str) -> Self {
-        Failure { kind: "", message }
+    pub fn new(cause: ErrorKind, message: &'a str) -> Self {
+        Failure {
+            kind: "",
+            cause,
+            message,
+        }
     }
 }
 

@@ -301,12 +301,12 @@ impl FractalSession {
     /// views drawn from the sequence fixed by `seed`.
     pub fn new(side: usize, max_iter: u32, seed: u64) -> Result<Self, OpError> {
         if !(2..=MAX_SIDE).contains(&side) {
-            return Err(OpError(format!(
+            return Err(OpError::other(format!(
                 "fractal side {side} is out of range: use 2..={MAX_SIDE} (default {DEFAULT_SIDE})"
             )));
         }
         if !(1..=MAX_MAX_ITER).contains(&max_iter) {
-            return Err(OpError(format!(
+            return Err(OpError::other(format!(
                 "fractal max_iter {max_iter} is out of range: use 1..={MAX_MAX_ITER} (default \
                  {DEFAULT_MAX_ITER})"
             )));
@@ -501,14 +501,14 @@ mod tests {
         assert!(
             FractalSession::new(1, 100, 0)
                 .unwrap_err()
-                .0
+                .message
                 .contains("2..=")
         );
         assert!(FractalSession::new(MAX_SIDE + 1, 100, 0).is_err());
         assert!(
             FractalSession::new(64, 0, 0)
                 .unwrap_err()
-                .0
+                .message
                 .contains("1..=")
         );
         assert!(FractalSession::new(DEFAULT_SIDE, DEFAULT_MAX_ITER, 0).is_ok());

@@ -174,7 +174,7 @@ impl Workload for IoSpec {
 
     fn prepare(&self, ctx: &Context, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
         let prepared =
-            layout::prepare(self, &ctx.stop, note).map_err(|e| OpError(e.to_string()))?;
+            layout::prepare(self, &ctx.stop, note).map_err(|e| OpError::other(e.to_string()))?;
         Ok(Box::new(prepared))
     }
 

@@ -19,6 +19,7 @@ use super::layout::FileSpec;
 use super::pattern::{Io, Pattern};
 use super::verify::{self, BlockId};
 use crate::engine::{self, Completion, Engine, EngineConfig, EngineKind, Op, Request, sys};
+use crate::record::ErrorKind;
 use crate::record::histogram::{LatencyHistogram, new_histogram};
 use crate::spec::StepPoint;
 use crate::workload::rng::Rng;
@@ -182,7 +183,7 @@ impl IoSession {
                 len,
                 &spec.distribution,
             )
-            .map_err(|e| OpError(format!("{}: {e}; raise --size", f.path.display())))?;
+            .map_err(|e| OpError::other(format!("{}: {e}; raise --size", f.path.display())))?;
             let writes = plan.rw.writes();
             let file = sys::open_options(spec.direct)
                 .read(true)
@@ -215,7 +216,7 @@ impl IoSession {
                 files,
             },
         )
-        .map_err(|e| OpError(e.to_string()))?;
+        .map_err(|e| OpError::other(e.to_string()))?;
         let mut rng = Rng::new(plan.seed ^ (worker as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
         // Writes carry incompressible data, as fio's do by default.
         for slot in 0..total_depth {
@@ -455,7 +456,7 @@ impl IoSession {
         self.stamp_pending();
         self.engine
             .submit(wait, &mut self.completions)
-            .map_err(|e| OpError(format!("the I/O engine failed: {e}")))
+            .map_err(|e| OpError::other(format!("the I/O engine failed: {e}")))
     }
 
     /// Accounts one completion; `Err` only for a full disk, which ends the step.
@@ -480,10 +481,13 @@ impl IoSession {
                     if sys::is_no_space(&e) {
                         return Err(self.full(s, &e));
                     }
-                    pump.fail(&format!(
-                        "sync of {} failed: {e}",
-                        self.streams[s].file.path.display()
-                    ));
+                    pump.fail(
+                        ErrorKind::Io,
+                        &format!(
+                            "sync of {} failed: {e}",
+                            self.streams[s].file.path.display()
+                        ),
+                    );
                 }
                 return Ok(());
             }
@@ -566,7 +570,12 @@ impl IoSession {
                     ..Default::default()
                 }),
             ),
-            Some(m) => pump.done(slot.intended, slot.start, end, Err(Failure::new(m))),
+            Some(m) => pump.done(
+                slot.intended,
+                slot.start,
+                end,
+                Err(Failure::new(ErrorKind::Io, m)),
+            ),
         }
         Ok(())
     }
@@ -581,7 +590,7 @@ impl IoSession {
     }
 
     fn full(&self, s: usize, e: &std::io::Error) -> OpError {
-        OpError(format!(
+        OpError::other(format!(
             "the disk under {} is full ({e}); the step ends and the test files are removed. Lower --size or --files",
             self.streams[s].file.path.display()
         ))
@@ -629,7 +638,7 @@ impl IoSession {
                 }
                 self.engine
                     .submit(1, &mut self.completions)
-                    .map_err(|e| OpError(format!("verify pass: {e}")))?;
+                    .map_err(|e| OpError::other(format!("verify pass: {e}")))?;
                 let done: Vec<Completion> = self.completions.drain(..).collect();
                 for c in done {
                     let Some(i) = waiting.iter().position(|w| w.0 == c.slot) else {
@@ -641,16 +650,19 @@ impl IoSession {
                     let path = self.streams[s].file.path.display().to_string();
                     let expected = self.block_id(s, offset, encoded);
                     if let Some(e) = c.error() {
-                        pump.fail(&format!("verify read at offset {offset} of {path}: {e}"));
+                        pump.fail(
+                            ErrorKind::Io,
+                            &format!("verify read at offset {offset} of {path}: {e}"),
+                        );
                     } else if c.result as u64 != block {
-                        pump.fail(&format!(
+                        pump.fail(ErrorKind::Io, &format!(
                             "verify read at offset {offset} of {path}: short read, {} of {block} bytes",
                             c.result
                         ));
                     } else if let Err(bad) =
                         verify::check(&self.engine.buf(slot)[..block as usize], expected)
                     {
-                        pump.fail(&format!("{path}: {bad}"));
+                        pump.fail(ErrorKind::WrongAnswer, &format!("{path}: {bad}"));
                     }
                 }
             }
@@ -672,18 +684,18 @@ fn share(file: usize, files: usize, worker: usize, workers: usize) -> (bool, usi
 
 fn open_error(path: &std::path::Path, direct: bool, e: &std::io::Error) -> OpError {
     if direct && e.raw_os_error() == Some(libc::EINVAL) {
-        OpError(format!(
+        OpError::other(format!(
             "{}: the filesystem does not support O_DIRECT; use --direct 0",
             path.display()
         ))
     } else {
-        OpError(format!("cannot open {}: {e}", path.display()))
+        OpError::other(format!("cannot open {}: {e}", path.display()))
     }
 }
 
 impl Session for IoSession {
     fn execute(&mut self) -> Result<OpOutcome, OpError> {
-        Err(OpError("an I/O session runs only as a queue".into()))
+        Err(OpError::other("an I/O session runs only as a queue"))
     }
 
     fn as_queued(&mut self) -> Option<&mut dyn QueuedSession> {
@@ -755,7 +767,7 @@ impl QueuedSession for IoSession {
                 self.stamp_pending();
                 self.engine
                     .submit_within(until, &mut self.completions)
-                    .map_err(|e| OpError(format!("the I/O engine failed: {e}")))?;
+                    .map_err(|e| OpError::other(format!("the I/O engine failed: {e}")))?;
             }
         }
         let end = Instant::now();

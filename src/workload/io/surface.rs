@@ -105,14 +105,15 @@ impl Workload for SurfaceSpec {
     }
 
     fn prepare(&self, _ctx: &Context, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
-        std::fs::create_dir(&self.workdir)
-            .map_err(|e| OpError(format!("cannot create {}: {e}", self.workdir.display())))?;
+        std::fs::create_dir(&self.workdir).map_err(|e| {
+            OpError::other(format!("cannot create {}: {e}", self.workdir.display()))
+        })?;
         let cleanup = Cleanup::new(vec![self.file()], vec![self.workdir.clone()], self.keep);
         std::fs::write(
             self.workdir.join(MARKER),
             "# created by perflab for an io surface test; removed after the run unless --keep\nsurface.dat\n",
         )
-        .map_err(|e| OpError(format!("cannot write in {}: {e}", self.workdir.display())))?;
+        .map_err(|e| OpError::other(format!("cannot write in {}: {e}", self.workdir.display())))?;
         if self.keep {
             note(&format!("keeping {} (--keep)", self.workdir.display()));
         }
@@ -156,7 +157,7 @@ impl SurfaceSession {
 
 impl Session for SurfaceSession {
     fn execute(&mut self) -> Result<OpOutcome, OpError> {
-        let err = |e: std::io::Error| OpError(format!("{}: {e}", self.path.display()));
+        let err = |e: std::io::Error| OpError::other(format!("{}: {e}", self.path.display()));
         // A new file for the write test, as IOzone's write measures creating the file.
         let _ = std::fs::remove_file(&self.path);
         let mut f = File::options()
@@ -167,7 +168,7 @@ impl Session for SurfaceSession {
             .map_err(err)?;
         for (test, name) in TESTS.iter().enumerate() {
             self.pass(test, &mut f)
-                .map_err(|e| OpError(format!("{name} {}: {e}", self.path.display())))?;
+                .map_err(|e| OpError::other(format!("{name} {}: {e}", self.path.display())))?;
         }
         Ok(OpOutcome {
             bytes: self.file * TESTS.len() as u64,

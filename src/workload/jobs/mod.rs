@@ -431,7 +431,7 @@ impl JobSession {
         // Pin this thread before any spawn: each child inherits the mask at fork.
         if !cpus.is_empty() {
             crate::engine::process::pin_current_thread(&cpus).map_err(|e| {
-                OpError(format!(
+                OpError::other(format!(
                     "cannot pin copy {} to CPU {}: {e}",
                     copy + 1,
                     placement::format_list(&cpus)
@@ -440,7 +440,7 @@ impl JobSession {
         }
         let tag = format!("{copy}-{}", NEXT_FILE.fetch_add(1, Ordering::Relaxed));
         let runner = Runner::new(temp_dir, &tag).map_err(|e| {
-            OpError(format!(
+            OpError::other(format!(
                 "cannot make a file for the jobs' stderr in {}: {e} (set TMPDIR to a writable folder)",
                 temp_dir.display()
             ))
@@ -494,25 +494,24 @@ impl Session for JobSession {
     fn execute(&mut self) -> Result<OpOutcome, OpError> {
         let job = self
             .claim()
-            .ok_or_else(|| OpError("no job left to run (a bug in perflab)".into()))?;
+            .ok_or_else(|| OpError::other("no job left to run (a bug in perflab)"))?;
         self.claimed.set(None);
         let plan = Arc::clone(&self.plan);
         let cmd = &plan.commands[plan.order[job]];
         self.last_kind = cmd.name;
         let run = self.runner.run(&cmd.argv, &self.stop).map_err(|e| {
             self.tally.failed += 1;
-            OpError(format!("{}: could not run {}: {e}", cmd.name, cmd.argv[0]))
+            OpError::other(format!("{}: could not run {}: {e}", cmd.name, cmd.argv[0]))
         })?;
         let t = &mut self.tally;
         t.cpu_all += run.usage.cpu();
         t.max_rss_bytes = t.max_rss_bytes.max(run.usage.max_rss_bytes);
         if !run.exit.success() {
             t.failed += 1;
-            return Err(OpError(command::failure(
-                cmd.name,
-                run.exit,
-                &self.runner.stderr_tail(),
-            )));
+            return Err(OpError::new(
+                crate::record::ErrorKind::ExitStatus,
+                command::failure(cmd.name, run.exit, &self.runner.stderr_tail()),
+            ));
         }
         t.ok += 1;
         t.elapsed += run.elapsed;

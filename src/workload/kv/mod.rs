@@ -141,7 +141,7 @@ impl KvSpec {
         };
         let (nodes, map) =
             cluster::refresh(&plan.shards, plan.op_timeout.min(Duration::from_secs(5)))
-                .map_err(|e| OpError(format!("reading the cluster's slots: {e}")))?;
+                .map_err(|e| OpError::other(format!("reading the cluster's slots: {e}")))?;
         if nodes.len() != plan.shards.len() || &map != old {
             let next = plan.clone_with_shards(nodes, shard::Router::Cluster(map));
             *self.plan.lock().unwrap_or_else(|e| e.into_inner()) = next;
@@ -161,9 +161,9 @@ impl KvSpec {
         ));
         let say = |share: f64| note(&format!("prepare: {:.0}%", share * 100.0));
         let loaded = load::every_key(&plan, Command::Set, plan.op_timeout, &say, stop)
-            .map_err(|e| OpError(format!("loading failed: {e}")))?;
+            .map_err(|e| OpError::other(format!("loading failed: {e}")))?;
         if loaded.refused > 0 {
-            return Err(OpError(format!(
+            return Err(OpError::other(format!(
                 "loading failed: the server refused {} of {} sets, e.g. {}; give it more memory or load fewer keys (--key-maximum)",
                 loaded.refused,
                 loaded.keys,
@@ -173,7 +173,7 @@ impl KvSpec {
         let after = self.stat_numbers();
         let evicted = counter(&after, "server_evictions") - counter(&before, "server_evictions");
         if evicted > 0.0 {
-            return Err(OpError(format!(
+            return Err(OpError::other(format!(
                 "loading evicted {evicted:.0} items: the key space ({}) does not fit in the server's memory; {}",
                 crate::spec::units::format_bytes(self.value_bytes),
                 if self.throwaway {
@@ -201,7 +201,7 @@ impl KvSpec {
             }
         ));
         if self.throwaway && items.is_finite() && (items as u64) != loaded.keys {
-            return Err(OpError(format!(
+            return Err(OpError::other(format!(
                 "after loading, memcached holds {items:.0} items, not the {} perflab set",
                 loaded.keys
             )));
@@ -385,7 +385,7 @@ impl Workload for KvSpec {
             let want = threads.at(point) as u32;
             let mut s = server.lock().unwrap_or_else(|e| e.into_inner());
             if s.threads != want {
-                s.restart(want).map_err(OpError)?;
+                s.restart(want).map_err(OpError::other)?;
                 let endpoint = s.endpoint(self.protocol == Protocol::MemcacheMeta);
                 drop(s);
                 {

@@ -46,6 +46,7 @@ use super::keys::{KeyPattern, KeyPicker, KeySpace, ValueSizes, Values};
 use super::protocol::{Command, Parsed, Protocol, Reply};
 use super::shard::Router;
 use crate::engine::poll::{Interest, Poller};
+use crate::record::ErrorKind;
 use crate::record::histogram::{LatencyHistogram, new_histogram};
 use crate::workload::rng::Rng;
 use crate::workload::{
@@ -298,7 +299,7 @@ impl KvSession {
     ) -> Result<KvSession, OpError> {
         let shards = plan.shards.len();
         let poller = Poller::new((clients * shards).max(1) * 2)
-            .map_err(|e| OpError(format!("cannot create an epoll instance: {e}")))?;
+            .map_err(|e| OpError::other(format!("cannot create an epoll instance: {e}")))?;
         let now = Instant::now();
         let mut conns = Vec::with_capacity(clients * shards);
         let mut rooms = Vec::with_capacity(shards);
@@ -308,13 +309,13 @@ impl KvSession {
                 let c = conns.len();
                 let stream = endpoint
                     .connect(plan.connect_timeout())
-                    .map_err(|e| OpError(e.to_string()))?;
+                    .map_err(|e| OpError::other(e.to_string()))?;
                 stream
                     .set_nonblocking(true)
-                    .map_err(|e| OpError(format!("{}: {e}", endpoint.shown)))?;
+                    .map_err(|e| OpError::other(format!("{}: {e}", endpoint.shown)))?;
                 poller
                     .add(&stream, c as u64, Interest::READ_WRITE)
-                    .map_err(|e| OpError(format!("epoll: {e}")))?;
+                    .map_err(|e| OpError::other(format!("epoll: {e}")))?;
                 let mut conn = Conn::new(s, Some(stream), now);
                 conn.in_room = true;
                 room.push_back(c);
@@ -322,7 +323,8 @@ impl KvSession {
             }
             rooms.push(room);
         }
-        let picker = KeyPicker::new(&plan.pattern, &plan.keys, worker, workers).map_err(OpError)?;
+        let picker =
+            KeyPicker::new(&plan.pattern, &plan.keys, worker, workers).map_err(OpError::other)?;
         let set_below = share_threshold(plan.set_share);
         let slots = match &plan.router {
             Router::Cluster(map) => Some(map.clone()),
@@ -492,7 +494,7 @@ impl KvSession {
                 match stream.flush() {
                     Err(e) if e.kind() != io::ErrorKind::WouldBlock => {
                         let m = format!("sending to the server failed: {e}");
-                        self.fail(c, &m, pump);
+                        self.fail(c, ErrorKind::Reset, &m, pump);
                     }
                     _ => {}
                 }
@@ -511,7 +513,12 @@ impl KvSession {
         while conn.sent < conn.out.len() {
             match stream.write(&conn.out[conn.sent..]) {
                 Ok(0) => {
-                    self.fail(c, "the server closed the connection", pump);
+                    self.fail(
+                        c,
+                        ErrorKind::Reset,
+                        "the server closed the connection",
+                        pump,
+                    );
                     return;
                 }
                 Ok(n) => conn.sent += n,
@@ -519,7 +526,7 @@ impl KvSession {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
                     let m = format!("sending to the server failed: {e}");
-                    self.fail(c, &m, pump);
+                    self.fail(c, ErrorKind::Reset, &m, pump);
                     return;
                 }
             }
@@ -540,7 +547,12 @@ impl KvSession {
             let short_read_drains = stream.short_read_drains();
             match stream.read(&mut conn.input[conn.tail..]) {
                 Ok(0) => {
-                    self.fail(c, "the server closed the connection", pump);
+                    self.fail(
+                        c,
+                        ErrorKind::Reset,
+                        "the server closed the connection",
+                        pump,
+                    );
                     return;
                 }
                 Ok(n) => {
@@ -559,7 +571,7 @@ impl KvSession {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
                     let m = format!("receiving from the server failed: {e}");
-                    self.fail(c, &m, pump);
+                    self.fail(c, ErrorKind::Reset, &m, pump);
                     return;
                 }
             }
@@ -578,7 +590,7 @@ impl KvSession {
             }
             let Some(&p) = conn.pending.front() else {
                 let m = format!("the server sent {available} bytes nobody asked for");
-                self.fail(c, &m, pump);
+                self.fail(c, ErrorKind::Protocol, &m, pump);
                 return false;
             };
             if available < conn.need {
@@ -636,7 +648,7 @@ impl KvSession {
                 }
                 Parsed::Invalid(m) => {
                     let m = format!("a reply that makes no sense: {m}");
-                    self.fail(c, &m, pump);
+                    self.fail(c, ErrorKind::Protocol, &m, pump);
                     return false;
                 }
             }
@@ -662,7 +674,7 @@ impl KvSession {
                 p.command.name(),
                 key_text(&self.plan, p.key)
             );
-            self.fail_request(p, self.conns[c].shard, &m, pump);
+            self.fail_request(p, self.conns[c].shard, ErrorKind::Server, &m, pump);
             return;
         };
         if p.redirects >= MAX_REDIRECTS {
@@ -671,7 +683,7 @@ impl KvSession {
                 p.command.name(),
                 key_text(&self.plan, p.key)
             );
-            self.fail_request(p, s, &m, pump);
+            self.fail_request(p, s, ErrorKind::Server, &m, pump);
             return;
         }
         if self.measuring {
@@ -692,7 +704,7 @@ impl KvSession {
                 key_text(&self.plan, p.key),
                 self.plan.shards[s].shown
             );
-            self.fail_request(p, s, &m, pump);
+            self.fail_request(p, s, ErrorKind::Server, &m, pump);
             return;
         }
         let plan = &*self.plan;
@@ -733,7 +745,14 @@ impl KvSession {
     }
 
     /// Reports request `p` (no longer in flight) as failed.
-    fn fail_request(&mut self, p: Pending, shard: usize, message: &str, pump: &mut dyn Pump) {
+    fn fail_request(
+        &mut self,
+        p: Pending,
+        shard: usize,
+        cause: ErrorKind,
+        message: &str,
+        pump: &mut dyn Pump,
+    ) {
         if self.measuring
             && let Some(g) = self.by_shard.get_mut(shard)
         {
@@ -745,13 +764,14 @@ impl KvSession {
             Instant::now(),
             Err(Failure {
                 kind: p.command.name(),
+                cause,
                 message,
             }),
         );
     }
 
     /// Closes connection `c`, failing every request on it, and schedules its reconnection.
-    fn fail(&mut self, c: usize, message: &str, pump: &mut dyn Pump) {
+    fn fail(&mut self, c: usize, cause: ErrorKind, message: &str, pump: &mut dyn Pump) {
         let end = Instant::now();
         let conn = &mut self.conns[c];
         if let Some(stream) = conn.stream.take() {
@@ -773,6 +793,7 @@ impl KvSession {
                 end,
                 Err(Failure {
                     kind: p.command.name(),
+                    cause,
                     message,
                 }),
             );
@@ -813,7 +834,7 @@ impl KvSession {
             match opened {
                 Ok(stream) => {
                     if let Err(e) = self.poller.add(&stream, c as u64, Interest::READ_WRITE) {
-                        pump.fail(&format!("epoll: {e}"));
+                        pump.fail(ErrorKind::Other, &format!("epoll: {e}"));
                         i += 1;
                         continue;
                     }
@@ -827,7 +848,7 @@ impl KvSession {
                     self.down.swap_remove(i);
                 }
                 Err(e) => {
-                    pump.fail(&format!("reconnecting: {e}"));
+                    pump.fail(ErrorKind::Refused, &format!("reconnecting: {e}"));
                     let conn = &mut self.conns[c];
                     conn.retry_at = Instant::now() + conn.backoff;
                     conn.backoff = (conn.backoff * 2).min(BACKOFF_MAX);
@@ -853,7 +874,7 @@ impl KvSession {
                     "no answer within {} (--op-timeout)",
                     crate::spec::units::format_duration(limit)
                 );
-                self.fail(c, &m, pump);
+                self.fail(c, ErrorKind::Timeout, &m, pump);
             }
         }
     }
@@ -916,20 +937,26 @@ fn complete(
             kind,
         })
     };
-    let outcome: Result<OpOutcome, String> = match (p.command, reply) {
+    let outcome: Result<OpOutcome, (ErrorKind, String)> = match (p.command, reply) {
         (Command::Get, Reply::Hit { value }) => {
             let got = &input[value];
             if got.len() != p.size as usize {
-                Err(format!(
-                    "get {} returned {} bytes; perflab sets {} for this key",
-                    key_text(plan, p.key),
-                    got.len(),
-                    p.size
+                Err((
+                    ErrorKind::WrongAnswer,
+                    format!(
+                        "get {} returned {} bytes; perflab sets {} for this key",
+                        key_text(plan, p.key),
+                        got.len(),
+                        p.size
+                    ),
                 ))
             } else if plan.verify && got != plan.values.of(p.key, p.size) {
-                Err(format!(
-                    "get {} returned bytes that differ from what perflab set",
-                    key_text(plan, p.key)
+                Err((
+                    ErrorKind::WrongAnswer,
+                    format!(
+                        "get {} returned bytes that differ from what perflab set",
+                        key_text(plan, p.key)
+                    ),
                 ))
             } else {
                 if measuring {
@@ -953,13 +980,19 @@ fn complete(
             ok(p.size as usize)
         }
         (Command::Delete, Reply::Done | Reply::Miss) => ok(0),
-        (_, Reply::Refused { message }) => Err(format!(
-            "{} {}: {}",
-            kind,
-            key_text(plan, p.key),
-            String::from_utf8_lossy(&input[message]).trim()
+        (_, Reply::Refused { message }) => Err((
+            ErrorKind::Server,
+            format!(
+                "{} {}: {}",
+                kind,
+                key_text(plan, p.key),
+                String::from_utf8_lossy(&input[message]).trim()
+            ),
         )),
-        (_, other) => Err(format!("{kind}: an answer that does not fit: {other:?}")),
+        (_, other) => Err((
+            ErrorKind::Protocol,
+            format!("{kind}: an answer that does not fit: {other:?}"),
+        )),
     };
     // The shard's share, timed as the runner times the step: from the intended start in an
     // open loop, from the actual one in a closed loop.
@@ -977,12 +1010,13 @@ fn complete(
     }
     match outcome {
         Ok(o) => pump.done(p.intended, p.start, end, Ok(o)),
-        Err(message) => pump.done(
+        Err((cause, message)) => pump.done(
             p.intended,
             p.start,
             end,
             Err(Failure {
                 kind,
+                cause,
                 message: &message,
             }),
         ),
@@ -1017,7 +1051,7 @@ impl QueuedSession for KvSession {
                         n += 1;
                     }
                 })
-                .map_err(|e| OpError(format!("epoll_wait failed: {e}")))?;
+                .map_err(|e| OpError::other(format!("epoll_wait failed: {e}")))?;
             for &(token, readable, writable) in &ready[..n] {
                 let c = token as usize;
                 if writable {
@@ -1043,7 +1077,7 @@ impl QueuedSession for KvSession {
 
 impl Session for KvSession {
     fn execute(&mut self) -> Result<OpOutcome, OpError> {
-        Err(OpError("a kv session runs queued".into()))
+        Err(OpError::other("a kv session runs queued"))
     }
 
     fn as_queued(&mut self) -> Option<&mut dyn QueuedSession> {

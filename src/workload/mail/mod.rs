@@ -516,10 +516,10 @@ impl Workload for MailSpec {
         seed: u64,
         _ctx: &Context,
     ) -> Result<SessionFactory, OpError> {
-        self.revive().map_err(OpError)?;
+        self.revive().map_err(OpError::other)?;
         let users = self.users_at(point);
         let plan = Arc::new(self.plan(users, seed));
-        let watchers = Watchers::start(&plan).map_err(OpError)?;
+        let watchers = Watchers::start(&plan).map_err(OpError::other)?;
         *lock(&self.step) = Some(StepState {
             plan: Arc::clone(&plan),
             watchers: Some(watchers),
@@ -555,7 +555,7 @@ impl Workload for MailSpec {
             let stop = move || token.is_set();
             let bytes = s
                 .populate(&users, per_user, &self.sizes, self.seed, &progress, &stop)
-                .map_err(OpError)?;
+                .map_err(OpError::other)?;
             note(&format!(
                 "mail: {} messages, {} in {:.1}s",
                 users.len() as u64 * u64::from(per_user),
@@ -579,7 +579,7 @@ impl Workload for MailSpec {
                     }
                 }
             })
-            .map_err(|e| OpError(format!("cannot start the server's supervisor: {e}")))?;
+            .map_err(|e| OpError::other(format!("cannot start the server's supervisor: {e}")))?;
         Ok(Box::new(Supervisor {
             stop,
             handle: Some(handle),

@@ -24,6 +24,7 @@ use super::pop3::Pop3Client;
 use super::profile::{Kind, Profile};
 use super::smtp::{Delivery, Dialect, SmtpClient};
 use super::wire::MailError;
+use crate::record::ErrorKind;
 use crate::record::histogram::new_histogram;
 use crate::workload::rng::Rng;
 use crate::workload::{Figures, GroupTotals, OpError, OpOutcome, Session};
@@ -150,7 +151,16 @@ pub struct MailSession {
 
 /// How a session failed: the command and the error.
 fn failed(command: &str, e: &MailError) -> OpError {
-    OpError(format!("{command}: {e}"))
+    let kind = match e {
+        _ if e.is_timeout() => ErrorKind::Timeout,
+        MailError::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+            ErrorKind::Refused
+        }
+        MailError::Io(_) => ErrorKind::Reset,
+        MailError::Refused(_) => ErrorKind::Server,
+        MailError::Protocol(_) => ErrorKind::Protocol,
+    };
+    OpError::new(kind, format!("{command}: {e}"))
 }
 
 impl MailSession {
@@ -371,11 +381,15 @@ impl MailSession {
             .iter()
             .find(|d| matches!(d, Delivery::Refused(_)))
         {
-            return Err(OpError(format!("smtp_data: refused: {why}")));
+            return Err(OpError::new(
+                ErrorKind::Server,
+                format!("smtp_data: refused: {why}"),
+            ));
         }
         if deliveries.contains(&Delivery::InDoubt) {
-            return Err(OpError(
-                "smtp_data: the connection broke before the server answered".into(),
+            return Err(OpError::new(
+                ErrorKind::InDoubt,
+                "smtp_data: the connection broke before the server answered",
             ));
         }
         Ok(())

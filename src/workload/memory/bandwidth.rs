@@ -67,7 +67,7 @@ impl AlignedArray {
         let padded = len + (LANES - 1);
         let mut buf = Vec::new();
         buf.try_reserve_exact(padded).map_err(|e| {
-            OpError(format!(
+            OpError::other(format!(
                 "cannot allocate bandwidth array {what} of {} bytes ({e}): use fewer elements",
                 padded.saturating_mul(8)
             ))
@@ -143,7 +143,7 @@ impl BandwidthKernel {
             .into_iter()
             .find(|k| k.name().eq_ignore_ascii_case(name))
             .ok_or_else(|| {
-                OpError(format!(
+                OpError::other(format!(
                     "unknown bandwidth kernel {name:?}: use one of read, write, copy, scale, add, triad"
                 ))
             })
@@ -188,8 +188,8 @@ impl BandwidthSession {
     /// Arrays of `elements` `f64` each for `kernel`, initialised (and so first touched) here.
     pub fn new(kernel: BandwidthKernel, elements: usize) -> Result<Self, OpError> {
         if elements == 0 {
-            return Err(OpError(
-                "bandwidth elements must be > 0: give the array length in f64 elements".into(),
+            return Err(OpError::other(
+                "bandwidth elements must be > 0: give the array length in f64 elements",
             ));
         }
         let fits = elements
@@ -198,7 +198,7 @@ impl BandwidthSession {
             .and_then(|b| b.checked_mul(kernel.arrays()))
             .is_some_and(|b| b <= isize::MAX as usize);
         if !fits {
-            return Err(OpError(format!(
+            return Err(OpError::other(format!(
                 "bandwidth elements {elements} is too large for the address space: use fewer elements"
             )));
         }
@@ -413,15 +413,15 @@ mod tests {
             Ok(BandwidthKernel::Triad)
         );
         let err = BandwidthKernel::from_name("daxpy").unwrap_err();
-        assert!(err.0.contains("triad"), "{err}");
+        assert!(err.message.contains("triad"), "{err}");
     }
 
     #[test]
     fn zero_or_huge_elements_is_an_error() {
         let err = BandwidthSession::new(BandwidthKernel::Copy, 0).unwrap_err();
-        assert!(err.0.contains("> 0"), "{err}");
+        assert!(err.message.contains("> 0"), "{err}");
         let err = BandwidthSession::new(BandwidthKernel::Triad, usize::MAX / 4).unwrap_err();
-        assert!(err.0.contains("fewer elements"), "{err}");
+        assert!(err.message.contains("fewer elements"), "{err}");
     }
 
     #[test]

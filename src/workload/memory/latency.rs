@@ -57,19 +57,19 @@ impl LatencySession {
     /// cycle fixed by `seed`, following `loads_per_op` loads per op.
     pub fn new(working_set_bytes: usize, loads_per_op: usize, seed: u64) -> Result<Self, OpError> {
         if working_set_bytes < MIN_WORKING_SET_BYTES {
-            return Err(OpError(format!(
+            return Err(OpError::other(format!(
                 "latency working set of {working_set_bytes} bytes is too small: use at least \
                  {MIN_WORKING_SET_BYTES} bytes (two 64-byte slots)"
             )));
         }
         if loads_per_op == 0 {
-            return Err(OpError(
-                "latency loads per op must be > 0: use e.g. 10000 (about 1 µs-1 ms per op)".into(),
+            return Err(OpError::other(
+                "latency loads per op must be > 0: use e.g. 10000 (about 1 µs-1 ms per op)",
             ));
         }
         let n = working_set_bytes / SLOT_BYTES;
         let Ok(n32) = u32::try_from(n) else {
-            return Err(OpError(format!(
+            return Err(OpError::other(format!(
                 "latency working set of {working_set_bytes} bytes has more than 2^32 slots: use \
                  at most {} bytes",
                 u32::MAX as u64 * SLOT_BYTES as u64
@@ -81,7 +81,7 @@ impl LatencySession {
         let mut rng = Rng::new(seed);
         let mut slots = Vec::new();
         slots.try_reserve_exact(n).map_err(|e| {
-            OpError(format!(
+            OpError::other(format!(
                 "cannot allocate latency working set of {working_set_bytes} bytes ({e}): use a \
                  smaller working set"
             ))
@@ -222,9 +222,9 @@ mod tests {
     #[test]
     fn bad_parameters_are_errors() {
         let e = LatencySession::new(64, 10, 1).unwrap_err();
-        assert!(e.0.contains("at least 128"), "{e}");
+        assert!(e.message.contains("at least 128"), "{e}");
         let e = LatencySession::new(4096, 0, 1).unwrap_err();
-        assert!(e.0.contains("> 0"), "{e}");
+        assert!(e.message.contains("> 0"), "{e}");
         assert!(LatencySession::new(usize::MAX, 1, 1).is_err());
     }
 }

@@ -172,7 +172,7 @@ impl LottoSession {
     /// tickets from `seed`, timing it for the `alloc_ns` figure.
     pub fn new(table_bytes: usize, seed: u64) -> Result<Self, OpError> {
         if table_bytes < MIN_TABLE_BYTES {
-            return Err(OpError(format!(
+            return Err(OpError::other(format!(
                 "lotto table of {table_bytes} bytes is too small: use at least {MIN_TABLE_BYTES} \
                  bytes (one block of {BLOCK_TICKETS} tickets)"
             )));
@@ -182,7 +182,7 @@ impl LottoSession {
         let start = Instant::now();
         let mut tickets = Vec::new();
         tickets.try_reserve_exact(count).map_err(|e| {
-            OpError(format!(
+            OpError::other(format!(
                 "cannot allocate lotto table of {table_bytes} bytes ({e}): use a smaller table"
             ))
         })?;
@@ -378,6 +378,6 @@ mod tests {
     #[test]
     fn too_small_table_is_an_error() {
         let e = LottoSession::new(MIN_TABLE_BYTES - 1, 1).unwrap_err();
-        assert!(e.0.contains("at least 65536"), "{e}");
+        assert!(e.message.contains("at least 65536"), "{e}");
     }
 }

@@ -116,7 +116,7 @@ impl Session for NullSession {
             }
         }
         if self.fail_every > 0 && self.done.is_multiple_of(self.fail_every) {
-            return Err(OpError("null: deliberate failure (--fail-every)".into()));
+            return Err(OpError::other("null: deliberate failure (--fail-every)"));
         }
         Ok(OpOutcome {
             bytes: 0,

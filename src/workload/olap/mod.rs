@@ -167,7 +167,7 @@ impl OlapSpec {
         self.state()
             .truth
             .clone()
-            .ok_or_else(|| OpError("the truth was not computed (prepare did not run)".into()))
+            .ok_or_else(|| OpError::other("the truth was not computed (prepare did not run)"))
     }
 
     fn conn(&self) -> Result<Box<dyn crate::sql::sql::Conn>, OpError> {
@@ -175,7 +175,7 @@ impl OlapSpec {
         let mut c = self
             .backend
             .connect(&stop)
-            .map_err(|e| OpError(e.message))?;
+            .map_err(|e| OpError::db("", &e))?;
         c.set_answer_timeout(None);
         Ok(c)
     }
@@ -187,11 +187,11 @@ impl OlapSpec {
             None => self.temp_dir.join("files"),
         };
         std::fs::create_dir_all(&dir)
-            .map_err(|e| OpError(format!("cannot create {}: {e}", dir.display())))?;
+            .map_err(|e| OpError::other(format!("cannot create {}: {e}", dir.display())))?;
         let plan = data::plan_files(&dir, self.rows, self.files);
         // Never over a file perflab did not write in this run.
         if let Some(f) = plan.iter().find(|f| f.path.exists()) {
-            return Err(OpError(format!(
+            return Err(OpError::other(format!(
                 "{} exists: give --files-dir a new or empty directory",
                 f.path.display()
             )));
@@ -237,7 +237,7 @@ impl OlapSpec {
         });
         let mut sizes = vec![0u64; plan.len()];
         for part in written {
-            for (i, bytes) in part.map_err(OpError)? {
+            for (i, bytes) in part.map_err(OpError::other)? {
                 sizes[i] = bytes;
             }
         }
@@ -251,7 +251,7 @@ impl OlapSpec {
 
     fn load_sessions(&self) -> Result<SessionFactory, OpError> {
         // Untimed: every load starts from empty tables (a repeat loads again).
-        schema::empty_loaded(&mut *self.conn()?).map_err(|e| OpError(e.message))?;
+        schema::empty_loaded(&mut *self.conn()?).map_err(|e| OpError::db("", &e))?;
         let queue = Arc::new(WorkQueue::new(self.state().files.clone()));
         let backend = Arc::clone(&self.backend);
         let stop = self.state().stop.clone();
@@ -262,7 +262,7 @@ impl OlapSpec {
     }
 
     fn aggregate_sessions(&self) -> Result<SessionFactory, OpError> {
-        schema::drop_summaries(&mut *self.conn()?).map_err(|e| OpError(e.message))?;
+        schema::drop_summaries(&mut *self.conn()?).map_err(|e| OpError::db("", &e))?;
         let queue = Arc::new(WorkQueue::new(schema::SUMMARIES.to_vec()));
         let backend = Arc::clone(&self.backend);
         let rows = self.rows;
@@ -308,7 +308,7 @@ impl OlapSpec {
         };
         let mut c = match self.conn() {
             Ok(c) => c,
-            Err(e) => return vec![failed(phase.name(), e.0)],
+            Err(e) => return vec![failed(phase.name(), e.message)],
         };
         let mut out = Vec::new();
         let load = |c: &mut dyn crate::sql::sql::Conn| {
@@ -483,8 +483,9 @@ impl Workload for OlapSpec {
     fn prepare(&self, ctx: &Context, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
         self.state().stop = ctx.stop.clone();
         let made_dir = !self.temp_dir.exists();
-        std::fs::create_dir_all(&self.temp_dir)
-            .map_err(|e| OpError(format!("cannot create {}: {e}", self.temp_dir.display())))?;
+        std::fs::create_dir_all(&self.temp_dir).map_err(|e| {
+            OpError::other(format!("cannot create {}: {e}", self.temp_dir.display()))
+        })?;
         let loads = self.has(Phase::Load);
         let teardown = Teardown {
             backend: Arc::clone(&self.backend),
@@ -495,7 +496,7 @@ impl Workload for OlapSpec {
         };
         if loads {
             let mut c = self.conn()?;
-            let t = |e: crate::sql::sql::DbError| OpError(e.message);
+            let t = |e: crate::sql::sql::DbError| OpError::db("", &e);
             use crate::sql::schema as s;
             s::drop_ours(&mut *c, &schema::known_tables()).map_err(t)?;
             s::create(&mut *c, WORKLOAD, self.rows, &schema::LOADED).map_err(t)?;

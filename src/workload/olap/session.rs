@@ -88,7 +88,7 @@ impl Session for LoadSession {
             self.kind = "analyze";
             let names: Vec<&str> = schema::LOADED.iter().map(|t| t.name).collect();
             for sql in schema::analyze_sql(self.conn.dialect(), &names) {
-                self.conn.batch(&sql).map_err(|e| OpError(e.message))?;
+                self.conn.batch(&sql).map_err(|e| OpError::db("", &e))?;
             }
             return Ok(OpOutcome {
                 kind: self.kind,
@@ -102,12 +102,12 @@ impl Session for LoadSession {
         let loaded = self
             .conn
             .load_file(file.table, file.columns, &file.path)
-            .map_err(|e| OpError(format!("loading {}: {e}", file.path.display())));
+            .map_err(|e| OpError::db(&format!("loading {}", file.path.display()), &e));
         // Counted whether or not it loaded, so the statistics still run after a failure.
         self.analyze = self.queue.finish_one();
         let rows = loaded?;
         if rows != file.rows() {
-            return Err(OpError(format!(
+            return Err(OpError::other(format!(
                 "loading {}: the engine loaded {rows} rows of {}",
                 file.path.display(),
                 file.rows()
@@ -163,7 +163,7 @@ impl Session for AggregateSession {
             self.kind = "analyze";
             let names: Vec<&str> = SUMMARIES.iter().map(|s| s.name).collect();
             for sql in schema::analyze_sql(self.conn.dialect(), &names) {
-                self.conn.batch(&sql).map_err(|e| OpError(e.message))?;
+                self.conn.batch(&sql).map_err(|e| OpError::db("", &e))?;
             }
             return Ok(OpOutcome {
                 kind: self.kind,
@@ -177,7 +177,7 @@ impl Session for AggregateSession {
         let built = self
             .conn
             .batch(&summary.build_sql())
-            .map_err(|e| OpError(format!("building {}: {e}", summary.name)));
+            .map_err(|e| OpError::db(&format!("building {}", summary.name), &e));
         self.analyze = self.queue.finish_one();
         built?;
         Ok(OpOutcome {
@@ -268,12 +268,12 @@ impl Session for QuerySession {
         let answer = self
             .conn
             .query_texts(&q.sql)
-            .map_err(|e| OpError(e.message))?;
+            .map_err(|e| OpError::db("", &e))?;
         let i = Tally::index(kind);
         self.tally.checked[i].fetch_add(1, Ordering::Relaxed);
         if let Err(wrong) = queries::check(&q, &answer) {
             self.tally.wrong[i].fetch_add(1, Ordering::Relaxed);
-            return Err(OpError(wrong));
+            return Err(OpError::new(crate::record::ErrorKind::WrongAnswer, wrong));
         }
         Ok(OpOutcome {
             bytes: 0,

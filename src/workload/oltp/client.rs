@@ -8,6 +8,7 @@
 //! is unknown) — the run goes on, and if the server stays away every op fails loudly.
 
 use super::checks::Ledger;
+use crate::record::ErrorKind as Kind;
 use crate::sql::backend::Backend;
 use crate::sql::sql::{Conn, DbError, ErrorKind};
 use crate::stop::Stop;
@@ -97,10 +98,10 @@ impl OltpSession {
     ) -> Result<Self, OpError> {
         let mut conn = backend
             .connect_session(stop)
-            .map_err(|e| OpError(e.message))?;
+            .map_err(|e| OpError::db("", &e))?;
         client
             .prepare(&mut *conn)
-            .map_err(|e| OpError(format!("cannot prepare the statements: {e}")))?;
+            .map_err(|e| OpError::db("cannot prepare the statements", &e))?;
         Ok(OltpSession {
             backend,
             stop: stop.clone(),
@@ -182,16 +183,24 @@ impl Session for OltpSession {
                 let limit = self.backend.op_timeout().unwrap_or_default();
                 let message =
                     format!("{kind} timed out: no answer within {limit:?} (--op-timeout)");
-                self.reconnect()
-                    .map_err(|r| OpError(format!("{message}; reconnecting failed: {r}")))?;
-                return Err(OpError(message));
+                self.reconnect().map_err(|r| {
+                    OpError::new(
+                        Kind::Refused,
+                        format!("{message}; reconnecting failed: {r}"),
+                    )
+                })?;
+                return Err(OpError::new(Kind::Timeout, message));
             }
             if e.kind == ErrorKind::Broken || self.conn.is_broken() {
                 self.ledger.unknown();
                 let message = format!("connection lost: {e}");
-                self.reconnect()
-                    .map_err(|r| OpError(format!("{message}; reconnecting failed: {r}")))?;
-                return Err(OpError(message));
+                self.reconnect().map_err(|r| {
+                    OpError::new(
+                        Kind::Refused,
+                        format!("{message}; reconnecting failed: {r}"),
+                    )
+                })?;
+                return Err(OpError::new(Kind::Reset, message));
             }
             self.conn.rollback();
             if e.kind == ErrorKind::Conflict && tries < MAX_RETRIES {
@@ -200,7 +209,7 @@ impl Session for OltpSession {
                 self.count_conflict(kind, conflict_cause(&e.message));
                 continue;
             }
-            return Err(OpError(format!("{kind} failed: {e}")));
+            return Err(OpError::db(&format!("{kind} failed"), &e));
         }
     }
 

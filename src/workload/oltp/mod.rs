@@ -194,7 +194,7 @@ impl Workload for OltpSpec {
             let label = (backends.len() > 1).then_some(shard + 1);
             let backend = backends
                 .get(shard)
-                .ok_or_else(|| OpError("no database".into()))?;
+                .ok_or_else(|| OpError::other("no database"))?;
             let client = match &tpcc {
                 Some(t) => {
                     let warehouses = match t.mode {
@@ -206,7 +206,7 @@ impl Workload for OltpSpec {
                 }
                 None => mix
                     .client(scale, select_only, seed)
-                    .ok_or_else(|| OpError(format!("{} needs its options", mix.name())))?,
+                    .ok_or_else(|| OpError::other(format!("{} needs its options", mix.name())))?,
             };
             OltpSession::open(
                 Arc::clone(backend),
@@ -298,7 +298,7 @@ impl Workload for OltpSpec {
     fn prepare(&self, ctx: &Context, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
         if let Some(dir) = &self.temp_dir {
             std::fs::create_dir(dir)
-                .map_err(|e| OpError(format!("cannot create {}: {e}", dir.display())))?;
+                .map_err(|e| OpError::other(format!("cannot create {}: {e}", dir.display())))?;
         }
         // Tear down whatever this run made, even if loading fails halfway.
         let mut spec = self.clone();
@@ -306,7 +306,7 @@ impl Workload for OltpSpec {
             && let Some(dbs) = &mut spec.shard_databases
         {
             dbs.created = shard_db::ensure(&dbs.creator, &dbs.names, &ctx.stop)
-                .map_err(|e| OpError(format!("cannot create the shard databases: {e}")))?;
+                .map_err(|e| OpError::other(format!("cannot create the shard databases: {e}")))?;
         }
         let teardown = Teardown {
             spec,
@@ -328,13 +328,13 @@ impl Workload for OltpSpec {
                         self.backends.len()
                     ));
                 }
-                let mut c = b.connect(&ctx.stop).map_err(|e| OpError(e.message))?;
+                let mut c = b.connect(&ctx.stop).map_err(|e| OpError::db("", &e))?;
                 let constants = self.tpcc.as_ref().map(|t| t.constants).unwrap_or_default();
                 shards::load(&mut *c, self.mix, self.scale, note, created(i), &constants)
-                    .map_err(|e| OpError(format!("loading failed: {e}")))?;
+                    .map_err(|e| OpError::db("loading failed", &e))?;
             }
         }
-        checks::baseline(self, &ctx.stop, note).map_err(OpError)?;
+        checks::baseline(self, &ctx.stop, note).map_err(OpError::other)?;
         Ok(Box::new(teardown))
     }
 

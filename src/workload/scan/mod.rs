@@ -249,21 +249,21 @@ impl ScanSpec {
         let predicate = self.predicate.at(point);
         let mut conn = backend
             .connect_session(stop)
-            .map_err(|e| OpError(e.message))?;
-        let sql = predicate
-            .sql(table, conn.dialect())
-            .ok_or_else(|| OpError(format!("{} is the native ceiling's own", predicate.name())))?;
+            .map_err(|e| OpError::db("", &e))?;
+        let sql = predicate.sql(table, conn.dialect()).ok_or_else(|| {
+            OpError::other(format!("{} is the native ceiling's own", predicate.name()))
+        })?;
         let known = self.state().table_bytes.get(&table).copied();
         let table_bytes = match known {
             Some(b) => b,
             None => {
-                let b = server::table_bytes(&mut *conn, table).map_err(|e| OpError(e.message))?;
+                let b = server::table_bytes(&mut *conn, table).map_err(|e| OpError::db("", &e))?;
                 self.state().table_bytes.insert(table, b);
                 b
             }
         };
         // The plan with the step's settings: a parallel plan shows here.
-        let (plan, _) = server::plan(&mut *conn, &sql).map_err(|e| OpError(e.message))?;
+        let (plan, _) = server::plan(&mut *conn, &sql).map_err(|e| OpError::db("", &e))?;
         self.state().plan = Some(plan);
         let query = ScanQuery {
             predicate,
@@ -461,7 +461,7 @@ impl Workload for ScanSpec {
     fn prepare(&self, ctx: &Context, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
         if let Some(dir) = &self.temp_dir {
             std::fs::create_dir(dir)
-                .map_err(|e| OpError(format!("cannot create {}: {e}", dir.display())))?;
+                .map_err(|e| OpError::other(format!("cannot create {}: {e}", dir.display())))?;
         }
         let teardown = Teardown {
             backend: self.backend.clone(),
@@ -472,9 +472,9 @@ impl Workload for ScanSpec {
         if let Some(b) = &self.backend
             && self.phases == Phases::All
         {
-            let mut c = b.connect(&ctx.stop).map_err(|e| OpError(e.message))?;
+            let mut c = b.connect(&ctx.stop).map_err(|e| OpError::db("", &e))?;
             load::load(b, &mut *c, self.table.values(), self.size, note)
-                .map_err(|e| OpError(format!("loading failed: {e}")))?;
+                .map_err(|e| OpError::db("loading failed", &e))?;
         }
         Ok(Box::new(teardown))
     }

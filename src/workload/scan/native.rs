@@ -59,7 +59,7 @@ impl NativeTable {
         let len = (rows * row_bytes) as usize;
         let mut bytes = Vec::new();
         bytes.try_reserve_exact(len).map_err(|_| {
-            OpError(format!(
+            OpError::other(format!(
                 "the native ceiling cannot allocate {} for the {} table",
                 crate::spec::units::format_bytes(len as u64),
                 table.name()
@@ -220,7 +220,9 @@ impl NativeSession {
 impl Session for NativeSession {
     fn execute(&mut self) -> Result<OpOutcome, OpError> {
         let s = black_box(self.table.scan(black_box(self.predicate)));
-        self.table.check(self.predicate, &s).map_err(OpError)?;
+        self.table
+            .check(self.predicate, &s)
+            .map_err(|wrong| OpError::new(crate::record::ErrorKind::WrongAnswer, wrong))?;
         Ok(OpOutcome {
             bytes: self.table.len_bytes(),
             items: self.table.rows,

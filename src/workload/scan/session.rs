@@ -90,11 +90,11 @@ impl ScanSession {
         let answer = self
             .conn
             .query_text(&self.query.sql)
-            .map_err(|e| OpError(e.message))?;
+            .map_err(|e| OpError::db("", &e))?;
         self.query
             .predicate
             .check(answer.as_deref(), self.query.rows)
-            .map_err(OpError)
+            .map_err(|wrong| OpError::new(crate::record::ErrorKind::WrongAnswer, wrong))
     }
 }
 
@@ -129,7 +129,7 @@ impl Session for ScanSession {
 pub fn connect(backend: &Backend, stop: &Stop) -> Result<Box<dyn Conn>, OpError> {
     let mut conn = backend
         .connect_session(stop)
-        .map_err(|e| OpError(e.message))?;
+        .map_err(|e| OpError::db("", &e))?;
     for (_, sql) in server_limits(backend, conn.dialect()) {
         // A server that does not know the setting (PostgreSQL before 14, MySQL's name on
         // MariaDB) refuses it; the scan runs without.
