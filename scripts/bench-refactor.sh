@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # An old perflab binary against a new one on the same work, alternating, judged by `perflab
 # compare` (the new binary's): the check that a change to the shared layers (the runner, the
-# SQL clients, the stop token) costs nothing.
+# SQL clients, the stop token, the registry, typed errors) costs nothing: the harness (null),
+# DebitCredit on SQLite (and PostgreSQL with PG_URL), storage at QD32, pipelined memcached.
 #   scripts/bench-refactor.sh OLD_BINARY [NEW_BINARY] [PG_URL] [SECONDS]
 # NEW_BINARY defaults to this tree's release build. PG_URL (optional) adds DebitCredit
 # select-only on that PostgreSQL database (prepared by the new binary, dropped at the end).
@@ -25,7 +26,12 @@ benches=(
   "null|null --threads 1,2 --warmup 1s --duration ${SECS}s --repeat 3"
   "sqlite-select|oltp run --target sqlite://$sqlite/bank.db --select-only --clients 1,2 --warmup 1s --duration ${SECS}s --repeat 3"
   "sqlite-tpcb|oltp run --target sqlite://$sqlite/bank.db --clients 1,2 --warmup 1s --duration ${SECS}s --repeat 3"
+  "io-randread|io --path $sqlite --rw randread --bs 4k --iodepth 32 --size 256m --warmup 1s --duration ${SECS}s --repeat 3"
 )
+# The caches, on each binary's own throwaway memcached, where memcached is installed.
+if command -v memcached >/dev/null 2>&1 || [ -x /usr/bin/memcached ]; then
+  benches+=("kv-pipelined|kv --clients 4 --pipeline 16 --threads 1 --warmup 1s --duration ${SECS}s --repeat 3")
+fi
 "$NEW" oltp prepare --quiet --target "sqlite://$sqlite/bank.db" --scale 1
 if [ -n "$PG" ]; then
   "$NEW" oltp prepare --quiet --target "$PG" --scale 1

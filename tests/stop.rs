@@ -265,6 +265,47 @@ fn ctrl_c_ends_a_step_whose_statements_wait_on_a_mariadb_lock() {
 }
 
 #[test]
+fn ctrl_c_during_a_load_that_waits_on_a_mariadb_lock_saves_the_run_incomplete() {
+    let Some(db) = MariaDbServer::start() else {
+        return;
+    };
+    let url = db.url();
+    let r = Results::new("stop-my-load");
+    let prepared = common::run(&r, &["oltp", "prepare", "--target", &url]);
+    assert!(prepared.status.success(), "{}", common::stderr(&prepared));
+    // A run in one go drops perflab's earlier tables first: that waits for this lock.
+    let mut holder = perflab::sql::mysql::connect(&target(&url), &Stop::new()).expect("connects");
+    holder.batch("LOCK TABLES pgbench_accounts WRITE").unwrap();
+    let args = [
+        "oltp",
+        "--target",
+        &url,
+        "--clients",
+        "1",
+        "--duration",
+        "5s",
+        "--op-timeout",
+        "60s",
+    ];
+    let (mut child, _rx, reader) = common::spawn_watching(&r, &args, "perflab oltp: run");
+    let blocked = within(
+        Duration::from_secs(60),
+        || mysql_waiting(&db),
+        |rows| !rows.is_empty(),
+    );
+    assert!(!blocked.is_empty(), "the load should wait on the lock");
+    let (code, took, err) = ctrl_c(&mut child, reader);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < ENDS_WITHIN, "took {took:?}");
+    let left = eventually(|| mysql_waiting(&db), |rows| rows.is_empty());
+    assert!(left.is_empty(), "still running on the server: {left:?}");
+    holder.batch("UNLOCK TABLES").unwrap();
+    let v = last_run(&r);
+    assert_eq!(v["status"], "incomplete", "{v}");
+    assert_eq!(v["cut_short"]["phase"], "prepare", "{v}");
+}
+
+#[test]
 fn ctrl_c_ends_a_step_whose_transactions_wait_on_an_sqlite_lock() {
     let r = Results::new("stop-sqlite-step");
     std::fs::create_dir_all(r.path()).unwrap();

@@ -54,6 +54,7 @@ use mysql::{
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How long opening a TCP connection may take, as for PostgreSQL.
@@ -118,6 +119,9 @@ pub struct MyConn {
     /// `KILL QUERY` of this connection's statement on a side connection, registered with
     /// the stop token.
     _canceller: Canceller,
+    /// The same kill, for a statement the client gave up on (a read that timed out): the
+    /// server would otherwise run it on, or keep it waiting for a lock.
+    kill: Arc<dyn Fn() + Send + Sync>,
     /// Opened before the stop: takes no new statement once the run is stopping.
     before_stop: bool,
 }
@@ -365,12 +369,14 @@ pub fn connect_with(
     let waiting = Waiting::default();
     let id = conn.connection_id();
     let target = t.clone();
-    let canceller = Canceller::register(stop, waiting.clone(), None, move || {
+    let kill: Arc<dyn Fn() + Send + Sync> = Arc::new(move || {
         let side = Stop::new();
         if let Ok(mut c) = open(&target, Some(super::sql::CANCEL_GRACE), &side) {
             let _ = c.query_drop(format!("KILL QUERY {id}"));
         }
     });
+    let killer = kill.clone();
+    let canceller = Canceller::register(stop, waiting.clone(), None, move || killer());
     Ok(MyConn {
         conn,
         stmts: Vec::new(),
@@ -378,6 +384,7 @@ pub fn connect_with(
         stop: stop.clone(),
         waiting,
         _canceller: canceller,
+        kill,
         before_stop: !stop.is_set(),
     })
 }
@@ -656,6 +663,16 @@ fn conflict(code: u16) -> bool {
     )
 }
 
+/// The server's error codes that mean: the server cancelled the statement.
+fn cancelled(code: u16) -> bool {
+    matches!(
+        code,
+        1317 // ER_QUERY_INTERRUPTED: KILL QUERY
+        | 1969 // ER_STATEMENT_TIMEOUT (MariaDB max_statement_time)
+        | 3024 // ER_QUERY_TIMEOUT (MySQL max_execution_time)
+    )
+}
+
 /// The server's error codes that mean: the connection is gone.
 fn gone(code: u16) -> bool {
     matches!(
@@ -678,6 +695,8 @@ fn db_err(e: mysql::Error) -> DbError {
                 ErrorKind::Conflict
             } else if gone(m.code) {
                 ErrorKind::Broken
+            } else if cancelled(m.code) {
+                ErrorKind::Cancelled
             } else {
                 ErrorKind::Other
             };
@@ -761,6 +780,10 @@ impl MyConn {
             Fail::Driver(e) => db_err(e),
             Fail::Value(m) => DbError::other(m),
         };
+        if e.kind == ErrorKind::TimedOut && !self.broken {
+            // perflab stops waiting; the statement must stop on the server too.
+            (self.kill)();
+        }
         if matches!(e.kind, ErrorKind::Broken | ErrorKind::TimedOut) {
             self.broken = true;
         }

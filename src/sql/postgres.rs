@@ -166,6 +166,8 @@ impl ServerError {
             // serialization_failure, deadlock_detected, unique_violation,
             // lock_not_available (lock_timeout)
             "40001" | "40P01" | "23505" | "55P03" => ErrorKind::Conflict,
+            // query_canceled: statement_timeout, or a cancel request.
+            "57014" => ErrorKind::Cancelled,
             _ if self.severity == "FATAL" || self.severity == "PANIC" => ErrorKind::Broken,
             _ => ErrorKind::Other,
         };
@@ -1029,5 +1031,6 @@ mod tests {
         assert_eq!(e("ERROR", "23505"), ErrorKind::Conflict);
         assert_eq!(e("FATAL", "57P01"), ErrorKind::Broken);
         assert_eq!(e("ERROR", "42P01"), ErrorKind::Other);
+        assert_eq!(e("ERROR", "57014"), ErrorKind::Cancelled);
     }
 }

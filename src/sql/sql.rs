@@ -28,6 +28,9 @@ pub enum ErrorKind {
     /// No answer within the op timeout (`--op-timeout`): the connection is given up (its
     /// state is unknown) and re-opened, and the transaction counts as timed out.
     TimedOut,
+    /// The server cancelled the statement: its statement timeout (which scans set at the op
+    /// timeout), or a cancel request. The transaction failed; the connection is usable.
+    Cancelled,
     /// Anything else: the transaction failed.
     Other,
 }
@@ -46,6 +49,7 @@ impl DbError {
             ErrorKind::Conflict => crate::record::ErrorKind::Conflict,
             ErrorKind::Broken => crate::record::ErrorKind::Reset,
             ErrorKind::TimedOut => crate::record::ErrorKind::Timeout,
+            ErrorKind::Cancelled => crate::record::ErrorKind::Timeout,
             ErrorKind::Other => crate::record::ErrorKind::Server,
         }
     }
