@@ -43,7 +43,7 @@
 
 use super::cancel::{Canceller, Waiting};
 use super::sql::{
-    Conn, DbError, Dialect, ErrorKind, Param, ServerTarget, Stmt, answer_limit, is_timeout,
+    Conn, DbError, DbErrorKind, Dialect, Param, ServerTarget, Stmt, answer_limit, is_timeout,
     plain_name,
 };
 use crate::stop::Stop;
@@ -304,7 +304,7 @@ fn open(t: &ServerTarget, answer: Option<Duration>, stop: &Stop) -> Result<mysql
 fn open_error(e: mysql::Error, o: &Options) -> DbError {
     match e {
         mysql::Error::DriverError(DriverError::CouldNotConnect(Some((_, desc, _)))) => DbError {
-            kind: ErrorKind::Broken,
+            kind: DbErrorKind::Broken,
             message: format!("cannot connect to {}: {}", o.place, plain_io(&desc)),
         },
         mysql::Error::DriverError(DriverError::TlsNotSupported) => DbError::other(format!(
@@ -315,11 +315,11 @@ fn open_error(e: mysql::Error, o: &Options) -> DbError {
             DbError::other(format!("cannot connect to {} with TLS: {e}", o.place))
         }
         mysql::Error::DriverError(DriverError::ConnectTimeout) => DbError {
-            kind: ErrorKind::Broken,
+            kind: DbErrorKind::Broken,
             message: format!("cannot connect to {}: timed out", o.place),
         },
         mysql::Error::IoError(io) => DbError {
-            kind: ErrorKind::Broken,
+            kind: DbErrorKind::Broken,
             message: format!(
                 "cannot connect to {}: {}",
                 o.place,
@@ -692,13 +692,13 @@ fn db_err(e: mysql::Error) -> DbError {
     let (kind, message) = match e {
         E::MySqlError(m) => {
             let kind = if conflict(m.code) {
-                ErrorKind::Conflict
+                DbErrorKind::Conflict
             } else if gone(m.code) {
-                ErrorKind::Broken
+                DbErrorKind::Broken
             } else if cancelled(m.code) {
-                ErrorKind::Cancelled
+                DbErrorKind::Cancelled
             } else {
-                ErrorKind::Other
+                DbErrorKind::Other
             };
             // `ERROR 1045 (28000): Access denied for user ...`, as the mysql client shows it.
             (kind, m.to_string())
@@ -706,11 +706,11 @@ fn db_err(e: mysql::Error) -> DbError {
         // Just the cause (`server disconnected`, `Connection reset by peer`): the caller
         // says the connection was lost.
         E::IoError(io) if is_timeout(&io) => (
-            ErrorKind::TimedOut,
+            DbErrorKind::TimedOut,
             "the server did not answer in time".into(),
         ),
         E::IoError(io) => (
-            ErrorKind::Broken,
+            DbErrorKind::Broken,
             match io.kind() {
                 std::io::ErrorKind::UnexpectedEof => "the server closed the connection".into(),
                 _ => plain_io(&io.to_string()),
@@ -724,11 +724,11 @@ fn db_err(e: mysql::Error) -> DbError {
                 .is_some_and(is_timeout) =>
         {
             (
-                ErrorKind::TimedOut,
+                DbErrorKind::TimedOut,
                 "the server did not answer in time".into(),
             )
         }
-        E::CodecError(c) => (ErrorKind::Broken, format!("protocol error: {c}")),
+        E::CodecError(c) => (DbErrorKind::Broken, format!("protocol error: {c}")),
         E::DriverError(d) => {
             // Caught before anything is sent: the connection is fine.
             let harmless = matches!(
@@ -739,15 +739,15 @@ fn db_err(e: mysql::Error) -> DbError {
                     | DriverError::ReadOnlyTransNotSupported
             );
             let kind = if harmless {
-                ErrorKind::Other
+                DbErrorKind::Other
             } else {
-                ErrorKind::Broken
+                DbErrorKind::Broken
             };
             (kind, d.to_string())
         }
-        E::TlsError(t) => (ErrorKind::Broken, format!("TLS: {t}")),
-        E::UrlError(u) => (ErrorKind::Other, format!("bad URL: {u}")),
-        e @ (E::FromValueError(_) | E::FromRowError(_)) => (ErrorKind::Other, e.to_string()),
+        E::TlsError(t) => (DbErrorKind::Broken, format!("TLS: {t}")),
+        E::UrlError(u) => (DbErrorKind::Other, format!("bad URL: {u}")),
+        e @ (E::FromValueError(_) | E::FromRowError(_)) => (DbErrorKind::Other, e.to_string()),
     };
     DbError { kind, message }
 }
@@ -759,14 +759,14 @@ impl MyConn {
         if self.before_stop && self.stop.is_set() {
             // Nothing new on the server once the run is stopping (see postgres.rs).
             return Err(DbError {
-                kind: ErrorKind::Broken,
+                kind: DbErrorKind::Broken,
                 message: "the run is stopping (Ctrl-C): no new statement".into(),
             });
         }
         self.waiting.set(!self.broken);
         if self.broken {
             Err(DbError {
-                kind: ErrorKind::Broken,
+                kind: DbErrorKind::Broken,
                 message: "the connection was lost earlier".into(),
             })
         } else {
@@ -780,11 +780,11 @@ impl MyConn {
             Fail::Driver(e) => db_err(e),
             Fail::Value(m) => DbError::other(m),
         };
-        if e.kind == ErrorKind::TimedOut && !self.broken {
+        if e.kind == DbErrorKind::TimedOut && !self.broken {
             // perflab stops waiting; the statement must stop on the server too.
             (self.kill)();
         }
-        if matches!(e.kind, ErrorKind::Broken | ErrorKind::TimedOut) {
+        if matches!(e.kind, DbErrorKind::Broken | DbErrorKind::TimedOut) {
             self.broken = true;
         }
         e
@@ -1028,23 +1028,23 @@ mod tests {
             }))
         };
         for code in [1213, 1205, 1062, 1020] {
-            assert_eq!(server(code).kind, ErrorKind::Conflict, "{code}");
+            assert_eq!(server(code).kind, DbErrorKind::Conflict, "{code}");
         }
         for code in [1927, 2006, 2013, 4031] {
-            assert_eq!(server(code).kind, ErrorKind::Broken, "{code}");
+            assert_eq!(server(code).kind, DbErrorKind::Broken, "{code}");
         }
         assert_eq!(
             server(1146),
             DbError {
-                kind: ErrorKind::Other,
+                kind: DbErrorKind::Other,
                 message: "ERROR 1146 (40001): m".into()
             }
         );
         let eof = std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
-        assert_eq!(db_err(eof.into()).kind, ErrorKind::Broken);
+        assert_eq!(db_err(eof.into()).kind, DbErrorKind::Broken);
         assert_eq!(
             db_err(DriverError::MismatchedStmtParams(2, 1).into()).kind,
-            ErrorKind::Other
+            DbErrorKind::Other
         );
         assert_eq!(
             plain_io("Connection refused (os error 111)"),

@@ -23,7 +23,7 @@
 
 use super::cancel::{Canceller, Place, Socket, Waiting, postgres_cancel};
 use super::sql::{
-    Conn, DbError, Dialect, ErrorKind, Param, SHUTDOWN_TIMEOUT, ServerTarget, Stmt, answer_limit,
+    Conn, DbError, DbErrorKind, Dialect, Param, SHUTDOWN_TIMEOUT, ServerTarget, Stmt, answer_limit,
     is_timeout, numbered_placeholders, plain_name,
 };
 use crate::stop::Stop;
@@ -138,7 +138,7 @@ pub struct PgConn {
 
 fn broken(message: impl Into<String>) -> DbError {
     DbError {
-        kind: ErrorKind::Broken,
+        kind: DbErrorKind::Broken,
         message: message.into(),
     }
 }
@@ -146,7 +146,7 @@ fn broken(message: impl Into<String>) -> DbError {
 fn io_error(e: std::io::Error) -> DbError {
     if is_timeout(&e) {
         return DbError {
-            kind: ErrorKind::TimedOut,
+            kind: DbErrorKind::TimedOut,
             message: "the server did not answer in time".into(),
         };
     }
@@ -165,11 +165,11 @@ impl ServerError {
         let kind = match self.code.as_str() {
             // serialization_failure, deadlock_detected, unique_violation,
             // lock_not_available (lock_timeout)
-            "40001" | "40P01" | "23505" | "55P03" => ErrorKind::Conflict,
+            "40001" | "40P01" | "23505" | "55P03" => DbErrorKind::Conflict,
             // query_canceled: statement_timeout, or a cancel request.
-            "57014" => ErrorKind::Cancelled,
-            _ if self.severity == "FATAL" || self.severity == "PANIC" => ErrorKind::Broken,
-            _ => ErrorKind::Other,
+            "57014" => DbErrorKind::Cancelled,
+            _ if self.severity == "FATAL" || self.severity == "PANIC" => DbErrorKind::Broken,
+            _ => DbErrorKind::Other,
         };
         DbError {
             kind,
@@ -1027,10 +1027,10 @@ mod tests {
             .into_db_error()
             .kind
         };
-        assert_eq!(e("ERROR", "40001"), ErrorKind::Conflict);
-        assert_eq!(e("ERROR", "23505"), ErrorKind::Conflict);
-        assert_eq!(e("FATAL", "57P01"), ErrorKind::Broken);
-        assert_eq!(e("ERROR", "42P01"), ErrorKind::Other);
-        assert_eq!(e("ERROR", "57014"), ErrorKind::Cancelled);
+        assert_eq!(e("ERROR", "40001"), DbErrorKind::Conflict);
+        assert_eq!(e("ERROR", "23505"), DbErrorKind::Conflict);
+        assert_eq!(e("FATAL", "57P01"), DbErrorKind::Broken);
+        assert_eq!(e("ERROR", "42P01"), DbErrorKind::Other);
+        assert_eq!(e("ERROR", "57014"), DbErrorKind::Cancelled);
     }
 }

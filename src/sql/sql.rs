@@ -4,7 +4,7 @@
 //! Statements are written with `?` placeholders and integer parameters (the workloads need
 //! nothing else); each backend rewrites the placeholders its own way (`$1` for PostgreSQL) and
 //! converts the integers to the types the server inferred. Errors are sorted by what the
-//! caller does next ([`ErrorKind`]): retry the transaction, reconnect, or give up.
+//! caller does next ([`DbErrorKind`]): retry the transaction, reconnect, or give up.
 
 use crate::stop::Stop;
 use std::fmt;
@@ -19,7 +19,7 @@ pub enum Dialect {
 
 /// What the caller does about a failed statement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
+pub enum DbErrorKind {
     /// A serialization failure, deadlock, lock timeout, busy database or duplicate key from
     /// a concurrent writer: roll back and run the transaction again.
     Conflict,
@@ -38,7 +38,7 @@ pub enum ErrorKind {
 /// A failed statement, with the server's message (never a password).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DbError {
-    pub kind: ErrorKind,
+    pub kind: DbErrorKind,
     pub message: String,
 }
 
@@ -46,17 +46,17 @@ impl DbError {
     /// The kind of failure an op that met this error counts as.
     pub fn op_kind(&self) -> crate::record::ErrorKind {
         match self.kind {
-            ErrorKind::Conflict => crate::record::ErrorKind::Conflict,
-            ErrorKind::Broken => crate::record::ErrorKind::Reset,
-            ErrorKind::TimedOut => crate::record::ErrorKind::Timeout,
-            ErrorKind::Cancelled => crate::record::ErrorKind::Timeout,
-            ErrorKind::Other => crate::record::ErrorKind::Server,
+            DbErrorKind::Conflict => crate::record::ErrorKind::Conflict,
+            DbErrorKind::Broken => crate::record::ErrorKind::Reset,
+            DbErrorKind::TimedOut => crate::record::ErrorKind::Timeout,
+            DbErrorKind::Cancelled => crate::record::ErrorKind::Timeout,
+            DbErrorKind::Other => crate::record::ErrorKind::Server,
         }
     }
 
     pub fn other(message: impl Into<String>) -> Self {
         DbError {
-            kind: ErrorKind::Other,
+            kind: DbErrorKind::Other,
             message: message.into(),
         }
     }

@@ -7,7 +7,7 @@
 //! is synced (`journal_mode`, `synchronous`) are set on every connection and recorded in the
 //! spec. Statements are prepared once and kept in rusqlite's per-connection cache.
 
-use super::sql::{Conn, DbError, Dialect, ErrorKind, Param, Stmt};
+use super::sql::{Conn, DbError, DbErrorKind, Dialect, Param, Stmt};
 use crate::stop::{OnStop, Stop};
 use rusqlite::{Connection, ErrorCode, params_from_iter};
 use std::cell::RefCell;
@@ -68,8 +68,8 @@ impl SqliteSettings {
 
 fn db_error(e: rusqlite::Error) -> DbError {
     let kind = match e.sqlite_error_code() {
-        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => ErrorKind::Conflict,
-        _ => ErrorKind::Other,
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => DbErrorKind::Conflict,
+        _ => DbErrorKind::Other,
     };
     DbError {
         kind,

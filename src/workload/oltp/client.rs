@@ -10,7 +10,7 @@
 use super::checks::Ledger;
 use crate::record::ErrorKind as Kind;
 use crate::sql::backend::Backend;
-use crate::sql::sql::{Conn, DbError, ErrorKind};
+use crate::sql::sql::{Conn, DbError, DbErrorKind};
 use crate::stop::Stop;
 use crate::workload::{Figures, OpError, OpOutcome, Session};
 use std::sync::Arc;
@@ -175,7 +175,7 @@ impl Session for OltpSession {
                 }
                 Err(e) => e,
             };
-            if e.kind == ErrorKind::TimedOut {
+            if e.kind == DbErrorKind::TimedOut {
                 // The statement may still run on the server; this connection's state is
                 // unknown, so it is given up like a broken one.
                 self.timeouts += 1;
@@ -191,7 +191,7 @@ impl Session for OltpSession {
                 })?;
                 return Err(OpError::new(Kind::Timeout, message));
             }
-            if e.kind == ErrorKind::Broken || self.conn.is_broken() {
+            if e.kind == DbErrorKind::Broken || self.conn.is_broken() {
                 self.ledger.unknown();
                 let message = format!("connection lost: {e}");
                 self.reconnect().map_err(|r| {
@@ -203,7 +203,7 @@ impl Session for OltpSession {
                 return Err(OpError::new(Kind::Reset, message));
             }
             self.conn.rollback();
-            if e.kind == ErrorKind::Conflict && tries < MAX_RETRIES {
+            if e.kind == DbErrorKind::Conflict && tries < MAX_RETRIES {
                 tries += 1;
                 self.retries += 1;
                 self.count_conflict(kind, conflict_cause(&e.message));

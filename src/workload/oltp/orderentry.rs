@@ -21,7 +21,7 @@
 
 use super::client::Client;
 use crate::sql::schema::{self, SEQ, Table};
-use crate::sql::sql::{Conn, DbError, ErrorKind, Stmt, stopped};
+use crate::sql::sql::{Conn, DbError, DbErrorKind, Stmt, stopped};
 use crate::workload::rng::Rng;
 
 pub const CUSTOMERS_PER_SCALE: u64 = 1_000;
@@ -281,7 +281,7 @@ impl OrderEntry {
         conn.exec(self.stmts[INSERT_LINES], &self.params)?;
         // Another user's new order for the same customer got there first: retry.
         let gone = || DbError {
-            kind: ErrorKind::Conflict,
+            kind: DbErrorKind::Conflict,
             message: format!("customer {c}'s oldest order was already deleted"),
         };
         if conn.exec(self.stmts[DELETE_LINES], &[c, oldest])? == 0 {

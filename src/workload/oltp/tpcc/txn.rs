@@ -10,7 +10,7 @@
 
 use super::input::{self, Customer, Kind, UNUSED_ITEM};
 use super::load::concat;
-use crate::sql::sql::{Conn, DbError, Dialect, ErrorKind, Param, Stmt};
+use crate::sql::sql::{Conn, DbError, DbErrorKind, Dialect, Param, Stmt};
 
 /// The prepared statements of one connection.
 pub struct Statements {
@@ -196,7 +196,7 @@ fn missing(what: String) -> DbError {
 /// Another session got there first (a delivered order, a taken order id): retry.
 fn lost_race(what: String) -> DbError {
     DbError {
-        kind: ErrorKind::Conflict,
+        kind: DbErrorKind::Conflict,
         message: what,
     }
 }
