@@ -125,6 +125,31 @@ fn step_under_way(r: &Results, url: &str) -> (Child, JoinHandle<String>) {
     (child, reader)
 }
 
+/// Starts `oltp` in one go on `url` (its load first drops the tables an earlier prepare
+/// left, which waits for a lock the caller holds) and returns once `waits` sees perflab's
+/// statement waiting on the server. Nothing is printed before that drop: the server says.
+fn load_waiting(
+    r: &Results,
+    url: &str,
+    mut waits: impl FnMut() -> bool,
+) -> (Child, JoinHandle<String>) {
+    let args = [
+        "oltp",
+        "--target",
+        url,
+        "--clients",
+        "1",
+        "--duration",
+        "5s",
+        "--op-timeout",
+        "60s",
+    ];
+    let (child, _rx, reader) = common::spawn_watching(r, &args, "perflab oltp: run");
+    let blocked = within(Duration::from_secs(60), &mut waits, |b| *b);
+    assert!(blocked, "the load should wait on the lock");
+    (child, reader)
+}
+
 #[test]
 fn ctrl_c_ends_a_step_whose_statements_wait_on_a_postgresql_lock() {
     let Some(pg) = PgServer::start() else {
@@ -161,28 +186,9 @@ fn ctrl_c_during_a_load_that_waits_on_a_postgresql_lock_saves_the_run_incomplete
     assert!(prepared.status.success(), "{}", common::stderr(&prepared));
     // A run in one go drops perflab's earlier tables first: that waits for this lock.
     let mut holder = pg_hold_accounts(&url);
-    let args = [
-        "oltp",
-        "--target",
-        &url,
-        "--clients",
-        "1",
-        "--duration",
-        "5s",
-        "--op-timeout",
-        "60s",
-    ];
-    // Nothing is printed before the drop that waits: look on the server instead.
-    let (mut child, _rx, reader) = common::spawn_watching(&r, &args, "perflab oltp: run");
-    let blocked = within(
-        Duration::from_secs(60),
-        || pg_perflab_active(&pg),
-        |rows| rows.iter().any(|row| row[2] == "Lock"),
-    );
-    assert!(
-        blocked.iter().any(|row| row[2] == "Lock"),
-        "the load should wait on the lock: {blocked:?}"
-    );
+    let (mut child, reader) = load_waiting(&r, &url, || {
+        pg_perflab_active(&pg).iter().any(|row| row[2] == "Lock")
+    });
     ctrl_c_leaves_postgresql_clean(&pg, &mut child, reader);
     holder.batch("ROLLBACK").unwrap();
     let v = last_run(&r);
@@ -276,24 +282,7 @@ fn ctrl_c_during_a_load_that_waits_on_a_mariadb_lock_saves_the_run_incomplete() 
     // A run in one go drops perflab's earlier tables first: that waits for this lock.
     let mut holder = perflab::sql::mysql::connect(&target(&url), &Stop::new()).expect("connects");
     holder.batch("LOCK TABLES pgbench_accounts WRITE").unwrap();
-    let args = [
-        "oltp",
-        "--target",
-        &url,
-        "--clients",
-        "1",
-        "--duration",
-        "5s",
-        "--op-timeout",
-        "60s",
-    ];
-    let (mut child, _rx, reader) = common::spawn_watching(&r, &args, "perflab oltp: run");
-    let blocked = within(
-        Duration::from_secs(60),
-        || mysql_waiting(&db),
-        |rows| !rows.is_empty(),
-    );
-    assert!(!blocked.is_empty(), "the load should wait on the lock");
+    let (mut child, reader) = load_waiting(&r, &url, || !mysql_waiting(&db).is_empty());
     let (code, took, err) = ctrl_c(&mut child, reader);
     assert_eq!(code, Some(130), "{err}");
     assert!(took < ENDS_WITHIN, "took {took:?}");

@@ -275,15 +275,20 @@ pub fn open(kind: EngineKind, config: EngineConfig) -> Result<Box<dyn Engine>, E
     match kind {
         EngineKind::Sync => Ok(Box::new(sync::SyncEngine::new(config)?)),
         EngineKind::IoUring => {
-            probe_uring().map_err(EngineError::Unsupported)?;
+            probe_uring().map_err(|u| EngineError::Unsupported(u.0))?;
             Ok(Box::new(uring::UringEngine::new(config)?))
         }
     }
 }
 
-/// Whether io_uring works here; Err carries a one-line reason a user can act on.
-pub fn probe_uring() -> Result<(), String> {
-    uring::probe()
+/// Why io_uring cannot be used here, in one line a user can act on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct UringUnavailable(pub String);
+
+/// Whether io_uring works here.
+pub fn probe_uring() -> Result<(), UringUnavailable> {
+    uring::probe().map_err(UringUnavailable)
 }
 
 /// What [`SlotTable::admit`] decided about a pushed request.

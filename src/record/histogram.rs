@@ -48,14 +48,19 @@ pub fn encode(h: &LatencyHistogram) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
+/// A histogram in a record that does not decode: what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct DecodeError(String);
+
 /// Decodes what [`encode`] wrote.
-pub fn decode(text: &str) -> Result<LatencyHistogram, String> {
+pub fn decode(text: &str) -> Result<LatencyHistogram, DecodeError> {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(text.trim())
-        .map_err(|e| format!("histogram is not base64: {e}"))?;
+        .map_err(|e| DecodeError(format!("histogram is not base64: {e}")))?;
     Deserializer::new()
         .deserialize(&mut bytes.as_slice())
-        .map_err(|e| format!("histogram does not decode: {e:?}"))
+        .map_err(|e| DecodeError(format!("histogram does not decode: {e:?}")))
 }
 
 #[cfg(test)]

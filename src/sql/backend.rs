@@ -87,9 +87,7 @@ impl Backend {
             Backend::Postgres(t) => {
                 postgres::settings(&mut postgres::connect_with(t, answer, stop)?)
             }
-            Backend::Mysql(t) => {
-                mysql::settings(&mut mysql::connect_with(t, answer, stop)?).map_err(DbError::other)
-            }
+            Backend::Mysql(t) => mysql::settings(&mut mysql::connect_with(t, answer, stop)?),
         }
     }
 

@@ -423,7 +423,7 @@ fn literal(value: &str, no_backslash_escape: bool) -> String {
 /// The recorded settings, as the server reports them for a session with `SET SESSION`
 /// applied (global values for variables that have no session value). Variables this server
 /// does not have are absent.
-pub fn settings(c: &mut MyConn) -> Result<BTreeMap<String, String>, String> {
+pub fn settings(c: &mut MyConn) -> Result<BTreeMap<String, String>, DbError> {
     let names = DISCLOSED
         .iter()
         .map(|n| format!("'{n}'"))

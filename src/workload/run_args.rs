@@ -1,7 +1,7 @@
 //! The options every workload shares, as each kind's command takes them (flattened into its
 //! arguments). Numeric options sweep: `1,2,4`, `1..8`, `1..64:x2`.
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 
 /// Options every workload shares. Numeric options sweep: `1,2,4`, `1..8`, `1..64:x2`.
 #[derive(Debug, Args, Clone)]
@@ -65,4 +65,22 @@ pub struct RunArgs {
     /// last two
     #[arg(long, value_name = "N", default_value = "3", requires = "load_levels")]
     pub calibrate: String,
+}
+
+/// The steps of a kind that prepares a system under test (oltp, scan, olap, kv), as
+/// sysbench names them: `all` (prepare, run, clean up: the default), `prepare` (load and
+/// keep), `run` (against what was prepared) or `cleanup` (drop what prepare made).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Action {
+    All,
+    Prepare,
+    Run,
+    Cleanup,
+}
+
+impl Action {
+    /// `prepare` or `cleanup`: setting up or tearing down, not a run.
+    pub fn is_setup(self) -> bool {
+        matches!(self, Action::Prepare | Action::Cleanup)
+    }
 }

@@ -1,7 +1,7 @@
 //! `perflab kv`: its command-line arguments (clap), beside the shared ones.
 
-use crate::workload::run_args::RunArgs;
-use clap::{Args, ValueEnum};
+use crate::workload::run_args::{Action, RunArgs};
+use clap::Args;
 
 /// `perflab kv`. Threads are worker threads here; `--clients` are connections.
 #[derive(Debug, Args)]
@@ -12,7 +12,7 @@ pub struct KvArgs {
     /// `all` (load, run, delete: the default), `prepare` (load and keep), `run` (against
     /// loaded keys) or `cleanup` (delete perflab's keys), as oltp's steps
     #[arg(value_enum, default_value = "all")]
-    pub action: KvAction,
+    pub action: Action,
     /// The cache: memcached://host:11211, memcached:///path.sock, redis://[user:pass@]host:6379/0
     /// (?protocol=3 for RESP3; password also from REDISCLI_AUTH). Default: a throwaway
     /// memcached on 127.0.0.1, started from PATH
@@ -87,12 +87,4 @@ pub struct KvArgs {
     pub op_timeout: String,
     #[command(flatten)]
     pub run: RunArgs,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum KvAction {
-    All,
-    Prepare,
-    Run,
-    Cleanup,
 }

@@ -7,7 +7,6 @@
 //! `CLUSTER SLOTS`) become the shards. Several Redis servers that are not a cluster are
 //! refused: Redis clients shard only as a cluster.
 
-use super::args::KvAction;
 use super::args::KvArgs;
 use crate::error::AppError;
 use crate::spec::sweep::parse_u64;
@@ -26,6 +25,7 @@ use crate::workload::kv::server::Throwaway;
 use crate::workload::kv::session::Plan;
 use crate::workload::kv::shard::{Ketama, Router, ketama_name};
 use crate::workload::kv::{KvSpec, Phases};
+use crate::workload::run_args::Action;
 use crate::workload::{RateScope, RunSpec};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -470,7 +470,7 @@ pub fn kv_spec(args: &KvArgs) -> Result<RunSpec, AppError> {
         )));
     }
     let phases = match args.action {
-        KvAction::Run => {
+        Action::Run => {
             if args.target.is_empty() {
                 return Err(AppError::Usage(
                     "kv run needs --target: the server 'kv prepare --target ...' loaded".into(),
@@ -566,7 +566,7 @@ pub fn steps(host: &dyn Host, args: &KvArgs) -> Result<(), AppError> {
     };
 
     let plan = plan(&srv, &s, args.verify);
-    let command = if args.action == KvAction::Prepare {
+    let command = if args.action == Action::Prepare {
         Command::Set
     } else {
         Command::Delete

@@ -1,6 +1,6 @@
 //! The key-value cache kind in the registry.
 
-use super::args::{KvAction, KvArgs};
+use super::args::KvArgs;
 use crate::env::Environment;
 use crate::error::AppError;
 use crate::present::breakdown::Words;
@@ -42,7 +42,7 @@ impl crate::workload::kind::Kind for KvKind {
 
     fn spec(&self, m: &ArgMatches, _env: &Environment) -> Result<Option<RunSpec>, AppError> {
         let a: KvArgs = args(m)?;
-        if matches!(a.action, KvAction::Prepare | KvAction::Cleanup) {
+        if a.action.is_setup() {
             return Ok(None);
         }
         Ok(Some(super::cmd::kv_spec(&a)?))
@@ -50,12 +50,12 @@ impl crate::workload::kind::Kind for KvKind {
 
     fn once_only(&self, m: &ArgMatches) -> Option<&'static str> {
         let a: KvArgs = args(m).ok()?;
-        matches!(a.action, KvAction::Prepare | KvAction::Cleanup).then_some("kv prepare or cleanup")
+        a.action.is_setup().then_some("kv prepare or cleanup")
     }
 
     fn execute(&self, m: &ArgMatches, host: &dyn Host) -> Result<(), AppError> {
         let a: KvArgs = args(m)?;
-        if matches!(a.action, KvAction::Prepare | KvAction::Cleanup) {
+        if a.action.is_setup() {
             return super::cmd::steps(host, &a);
         }
         run_spec(self, m, host)

@@ -1,6 +1,6 @@
 //! `perflab olap`: its command-line arguments (clap), beside the shared ones.
 
-use crate::workload::oltp::args::OltpAction;
+use crate::workload::run_args::Action;
 use crate::workload::run_args::RunArgs;
 use clap::Args;
 use std::path::PathBuf;
@@ -12,7 +12,7 @@ pub struct OlapArgs {
     /// phases, timed, and keep the tables), `run` (the query phase against prepared tables) or
     /// `cleanup` (drop what perflab made)
     #[arg(value_enum, default_value = "all")]
-    pub action: OltpAction,
+    pub action: Action,
     /// The database: sqlite:///path/to/file.db (default: a temporary file),
     /// postgres://user[:password]@host[:port]/database or mysql://...
     #[arg(long, value_name = "URL")]

@@ -22,7 +22,7 @@ use crate::workload::build::{Defaults, build_spec};
 use crate::workload::kind::Host;
 use crate::workload::olap::queries::QueryKind;
 use crate::workload::olap::{OlapSpec, Phase, WORKLOAD, schema};
-use crate::workload::oltp::args::OltpAction;
+use crate::workload::run_args::Action;
 use crate::workload::{RateScope, RunSpec};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -36,7 +36,7 @@ const MAX_ROWS: u64 = 1 << 36;
 
 /// `perflab olap`.
 pub fn olap(host: &dyn Host, args: &OlapArgs) -> Result<(), AppError> {
-    if args.action == OltpAction::Cleanup {
+    if args.action == Action::Cleanup {
         return cleanup(host, args);
     }
     let env = Environment::collect();
@@ -204,11 +204,11 @@ fn refuse_full_disk(t: &Target, rows: u64, temp_dir: &Path) -> Result<(), AppErr
 /// The run specification for `all`, `prepare` and `run`.
 pub fn olap_spec(args: &OlapArgs, env: &Environment) -> Result<RunSpec, AppError> {
     let phases = match args.action {
-        OltpAction::Run => vec![Phase::Query],
-        OltpAction::Prepare => vec![Phase::Load, Phase::Aggregate],
+        Action::Run => vec![Phase::Query],
+        Action::Prepare => vec![Phase::Load, Phase::Aggregate],
         _ => vec![Phase::Load, Phase::Aggregate, Phase::Query],
     };
-    if args.action == OltpAction::Run && args.target.is_none() {
+    if args.action == Action::Run && args.target.is_none() {
         return Err(AppError::Usage(
             "olap run needs --target: the database 'olap prepare --target ...' loaded".into(),
         ));
@@ -267,7 +267,7 @@ pub fn olap_spec(args: &OlapArgs, env: &Environment) -> Result<RunSpec, AppError
     spec.sqlite = sqlite;
     spec.server_settings = server_settings;
     spec.files_dir = args.files_dir.clone();
-    spec.keep = args.keep || args.action == OltpAction::Prepare;
+    spec.keep = args.keep || args.action == Action::Prepare;
     Ok(build_spec(
         &args.run,
         WorkloadSpec::new(spec),

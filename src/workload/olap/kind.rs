@@ -8,7 +8,7 @@ use crate::target::TargetEntry;
 use crate::workload::RunSpec;
 use crate::workload::kind::wrong_answers;
 use crate::workload::kind::{Host, args, subcommand};
-use crate::workload::oltp::args::OltpAction;
+use crate::workload::run_args::Action;
 use clap::ArgMatches;
 
 /// What `perflab olap --help` says it does.
@@ -63,7 +63,7 @@ impl crate::workload::kind::Kind for OlapKind {
 
     fn spec(&self, m: &ArgMatches, env: &Environment) -> Result<Option<RunSpec>, AppError> {
         let a: OlapArgs = args(m)?;
-        if matches!(a.action, OltpAction::Cleanup) {
+        if matches!(a.action, Action::Cleanup) {
             return Ok(None);
         }
         Ok(Some(super::cmd::olap_spec(&a, env)?))
@@ -71,8 +71,7 @@ impl crate::workload::kind::Kind for OlapKind {
 
     fn once_only(&self, m: &ArgMatches) -> Option<&'static str> {
         let a: OlapArgs = args(m).ok()?;
-        matches!(a.action, OltpAction::Prepare | OltpAction::Cleanup)
-            .then_some("olap prepare or cleanup")
+        a.action.is_setup().then_some("olap prepare or cleanup")
     }
 
     fn execute(&self, m: &ArgMatches, host: &dyn Host) -> Result<(), AppError> {

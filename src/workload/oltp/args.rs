@@ -1,7 +1,7 @@
 //! `perflab oltp`: its command-line arguments (clap), beside the shared ones.
 
-use crate::workload::run_args::RunArgs;
-use clap::{Args, ValueEnum};
+use crate::workload::run_args::{Action, RunArgs};
+use clap::Args;
 
 /// OLTP options (docs/options.md maps them to pgbench's and sysbench's).
 #[derive(Debug, Args)]
@@ -9,7 +9,7 @@ pub struct OltpArgs {
     /// `all` (load, run, drop: the default), `prepare` (load and keep), `run` (against a
     /// prepared bank) or `cleanup` (drop what prepare made), as sysbench's steps
     #[arg(value_enum, default_value = "all")]
-    pub action: OltpAction,
+    pub action: Action,
     /// The transactions: debitcredit (TPC-B, pgbench's tpcb-like), orderentry (customers,
     /// orders and order lines, 90/10 read/write by statements) or tpcc (TPC-C-style order
     /// processing: new-order, payment, order-status, delivery, stock-level; NOPM)
@@ -64,12 +64,4 @@ pub struct OltpArgs {
     pub op_timeout: String,
     #[command(flatten)]
     pub run: RunArgs,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OltpAction {
-    All,
-    Prepare,
-    Run,
-    Cleanup,
 }

@@ -1,7 +1,6 @@
 //! `perflab oltp [all|prepare|run|cleanup]`: DebitCredit or order entry on a database, in one
 //! go or in sysbench-style steps.
 
-use super::args::OltpAction;
 use super::args::OltpArgs;
 use crate::env::Environment;
 use crate::error::AppError;
@@ -21,6 +20,7 @@ use crate::workload::build::{Defaults, build_spec};
 use crate::workload::kind::Host;
 use crate::workload::oltp::shards;
 use crate::workload::oltp::{Mix, OltpSpec, Phases, tpcc};
+use crate::workload::run_args::Action;
 use crate::workload::{RateScope, RunSpec};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -317,7 +317,7 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
     let ts = targets(args)?;
     let mut scale = scale(args, mix)?;
     let phases = match args.action {
-        OltpAction::Run => {
+        Action::Run => {
             if ts.temp_dir.is_some() {
                 return Err(AppError::Usage(
                     "oltp run needs --target: the database 'oltp prepare --target ...' loaded"
@@ -543,7 +543,7 @@ pub fn steps(host: &dyn Host, args: &OltpArgs) -> Result<(), AppError> {
         }
     };
     match args.action {
-        OltpAction::Prepare => {
+        Action::Prepare => {
             let scale = scale(args, mix)?;
             let created = match &ts.databases {
                 Some(d) => shard_db::ensure(&d.creator, &d.names, &host.stop()).map_err(|e| {
@@ -589,7 +589,7 @@ pub fn steps(host: &dyn Host, args: &OltpArgs) -> Result<(), AppError> {
             }
             Ok(())
         }
-        OltpAction::Cleanup => {
+        Action::Cleanup => {
             for (i, t) in ts.shards.iter().enumerate() {
                 let dbs = ts.databases.as_ref().map(|d| (d, i));
                 let dropped = shards::clear(&t.backend, dbs, &host.stop())

@@ -1,6 +1,6 @@
 //! The OLTP kind in the registry.
 
-use super::args::{OltpAction, OltpArgs};
+use super::args::OltpArgs;
 use crate::env::Environment;
 use crate::error::AppError;
 use crate::record::RunRecord;
@@ -49,7 +49,7 @@ impl crate::workload::kind::Kind for OltpKind {
 
     fn spec(&self, m: &ArgMatches, env: &Environment) -> Result<Option<RunSpec>, AppError> {
         let a: OltpArgs = args(m)?;
-        if matches!(a.action, OltpAction::Prepare | OltpAction::Cleanup) {
+        if a.action.is_setup() {
             return Ok(None);
         }
         Ok(Some(super::cmd::oltp_spec(&a, env)?))
@@ -57,13 +57,12 @@ impl crate::workload::kind::Kind for OltpKind {
 
     fn once_only(&self, m: &ArgMatches) -> Option<&'static str> {
         let a: OltpArgs = args(m).ok()?;
-        matches!(a.action, OltpAction::Prepare | OltpAction::Cleanup)
-            .then_some("oltp prepare or cleanup")
+        a.action.is_setup().then_some("oltp prepare or cleanup")
     }
 
     fn execute(&self, m: &ArgMatches, host: &dyn Host) -> Result<(), AppError> {
         let a: OltpArgs = args(m)?;
-        if matches!(a.action, OltpAction::Prepare | OltpAction::Cleanup) {
+        if a.action.is_setup() {
             return super::cmd::steps(host, &a);
         }
         run_spec(self, m, host)

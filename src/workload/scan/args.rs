@@ -1,6 +1,6 @@
 //! `perflab scan`: its command-line arguments (clap), beside the shared ones.
 
-use crate::workload::oltp::args::OltpAction;
+use crate::workload::run_args::Action;
 use crate::workload::run_args::RunArgs;
 use clap::Args;
 
@@ -11,7 +11,7 @@ pub struct ScanArgs {
     /// `all` (load, run, drop: the default), `prepare` (load and keep), `run` (against
     /// prepared tables) or `cleanup` (drop what prepare made), as oltp's steps
     #[arg(value_enum, default_value = "all")]
-    pub action: OltpAction,
+    pub action: Action,
     /// The database: sqlite:///path/to/file.db (default: a temporary file),
     /// postgres://user[:password]@host[:port]/database or mysql://...; or `native` for the
     /// native ceiling alone

@@ -22,7 +22,7 @@ use crate::workload::WorkloadSpec;
 use crate::workload::build::{Defaults, build_spec};
 use crate::workload::kind::Host;
 use crate::workload::oltp::Phases;
-use crate::workload::oltp::args::OltpAction;
+use crate::workload::run_args::Action;
 use crate::workload::scan::predicate::Predicate;
 use crate::workload::scan::tables::{ScanTable, TableSize, known_tables};
 use crate::workload::scan::{Cache, Ceilings, ScanSpec, load, server};
@@ -48,7 +48,7 @@ enum Source {
 
 /// `perflab scan`.
 pub fn scan(host: &dyn Host, args: &ScanArgs) -> Result<(), AppError> {
-    if matches!(args.action, OltpAction::Prepare | OltpAction::Cleanup) {
+    if matches!(args.action, Action::Prepare | Action::Cleanup) {
         return steps(host, args);
     }
     let env = Environment::collect();
@@ -306,7 +306,7 @@ pub fn scan_spec(args: &ScanArgs, env: &Environment) -> Result<RunSpec, AppError
         )
         .native(),
         Source::Database { target, temp_dir } => {
-            let phases = if args.action == OltpAction::Run {
+            let phases = if args.action == Action::Run {
                 Phases::Run
             } else {
                 Phases::All
@@ -461,7 +461,7 @@ pub fn steps(host: &dyn Host, args: &ScanArgs) -> Result<(), AppError> {
         }
     };
     match args.action {
-        OltpAction::Prepare => {
+        Action::Prepare => {
             let tables = tables(args)?;
             let size = size(args)?;
             if let Backend::Sqlite { path, .. } = &target.backend {
@@ -480,7 +480,7 @@ pub fn steps(host: &dyn Host, args: &ScanArgs) -> Result<(), AppError> {
             }
             Ok(())
         }
-        OltpAction::Cleanup => {
+        Action::Cleanup => {
             if target.backend.is_new_file() {
                 note(&format!(
                     "cleanup: {} holds no tables perflab made",

@@ -8,7 +8,6 @@ use crate::target::TargetEntry;
 use crate::workload::RunSpec;
 use crate::workload::kind::wrong_answers;
 use crate::workload::kind::{Host, args, subcommand};
-use crate::workload::oltp::args::OltpAction;
 use clap::ArgMatches;
 
 /// The databases the SQL kinds share, then the native ceiling.
@@ -60,7 +59,7 @@ impl crate::workload::kind::Kind for ScanKind {
 
     fn spec(&self, m: &ArgMatches, env: &Environment) -> Result<Option<RunSpec>, AppError> {
         let a: ScanArgs = args(m)?;
-        if matches!(a.action, OltpAction::Prepare | OltpAction::Cleanup) {
+        if a.action.is_setup() {
             return Ok(None);
         }
         Ok(Some(super::cmd::scan_spec(&a, env)?))
@@ -68,8 +67,7 @@ impl crate::workload::kind::Kind for ScanKind {
 
     fn once_only(&self, m: &ArgMatches) -> Option<&'static str> {
         let a: ScanArgs = args(m).ok()?;
-        matches!(a.action, OltpAction::Prepare | OltpAction::Cleanup)
-            .then_some("scan prepare or cleanup")
+        a.action.is_setup().then_some("scan prepare or cleanup")
     }
 
     fn execute(&self, m: &ArgMatches, host: &dyn Host) -> Result<(), AppError> {
