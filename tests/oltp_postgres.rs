@@ -82,6 +82,84 @@ fn debitcredit_on_postgres_balances_and_records_the_wal() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
+#[test]
+fn a_server_setting_given_several_values_sweeps() {
+    let Some(pg) = PgServer::start() else { return };
+    let r = Results::new("pg-set-sweep");
+    // commit_delay needs a superuser: the throwaway server's user is one.
+    let o = perflab(
+        &r,
+        &[
+            "oltp",
+            "--json",
+            "--target",
+            &pg.url(),
+            "--clients",
+            "2",
+            "--set",
+            "synchronous_commit=on,off",
+            "--set",
+            "commit_delay=0,1000",
+            "--warmup",
+            "0s",
+            "--duration",
+            "300ms",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    let steps = v["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 4, "two settings of two values each");
+    let mut seen: Vec<(String, String)> = steps
+        .iter()
+        .map(|s| {
+            assert_eq!(
+                s["trials"][0]["errors"], 0,
+                "{}",
+                s["trials"][0]["error_samples"]
+            );
+            (
+                s["params"]["set.synchronous_commit"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+                s["params"]["set.commit_delay"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+            )
+        })
+        .collect();
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            ("off".into(), "0".into()),
+            ("off".into(), "1000".into()),
+            ("on".into(), "0".into()),
+            ("on".into(), "1000".into())
+        ]
+    );
+    // A value the server refuses stops the run before anything is loaded, in one line.
+    let o = perflab(
+        &r,
+        &[
+            "oltp",
+            "--target",
+            &pg.url(),
+            "--set",
+            "synchronous_commit=on,sometimes",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("synchronous_commit=sometimes"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+}
+
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     if let Ok(entries) = std::fs::read_dir(dir) {

@@ -7,6 +7,7 @@ use super::postgres;
 use super::sql::ServerTarget;
 use super::sql::{Conn, DbError};
 use super::sqlite::{self, SqliteSettings};
+use crate::spec::{StepPoint, Sweep};
 use crate::stop::Stop;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -27,6 +28,33 @@ pub enum Backend {
 const SERVER_PROCESSES: [&str; 3] = ["postgres", "mariadbd", "mysqld"];
 
 impl Backend {
+    /// The same database with `settings` applied on top of `--set`'s (a value given again
+    /// replaces the earlier one); SQLite has none and stays as it is.
+    pub fn with_settings(&self, settings: &[(String, String)]) -> Backend {
+        let with = |t: &ServerTarget| {
+            let mut t = t.clone();
+            for (name, value) in settings {
+                t.set.retain(|(n, _)| n != name);
+                t.set.push((name.clone(), value.clone()));
+            }
+            t
+        };
+        match self {
+            Backend::Postgres(t) => Backend::Postgres(with(t)),
+            Backend::Mysql(t) => Backend::Mysql(with(t)),
+            other => other.clone(),
+        }
+    }
+
+    /// The database for the step at `point`: the swept settings' values at that step on top.
+    pub fn at_step(&self, swept: &[Sweep<String>], point: &StepPoint) -> Backend {
+        let settings: Vec<(String, String)> = swept
+            .iter()
+            .map(|s| (s.name().trim_start_matches("set.").to_string(), s.at(point)))
+            .collect();
+        self.with_settings(&settings)
+    }
+
     /// A new connection, ready for work. Its statements stop when `stop` is set (see
     /// [`super::cancel`]).
     pub fn connect(&self, stop: &Stop) -> Result<Box<dyn Conn>, DbError> {

@@ -1,11 +1,13 @@
 //! The database a command works on: a `--target` URL read into a [`Backend`] with its session
 //! settings (`--set`) and op timeout, and opened with one line that says why not. oltp, scan
-//! and olap share it.
+//! and olap share it, and the sweep of a setting over several values ([`swept_settings`]).
 
 use super::backend::Backend;
 use super::sql::{Conn, DbError, ServerTarget};
 use super::sqlite::SqliteSettings;
-use crate::spec::SpecError;
+use crate::spec::sweep::parse_u64;
+use crate::spec::units::parse_count;
+use crate::spec::{SpecError, Sweep};
 use crate::stop::Stop;
 use crate::target::url::{self, TargetUrl};
 
@@ -105,6 +107,91 @@ pub fn op_timeout(text: &str) -> Result<std::time::Duration, SpecError> {
 
 /// `--set NAME=VALUE` pairs, names trimmed.
 pub fn settings(items: &[String]) -> Result<Vec<(String, String)>, SpecError> {
+    settings_as_given(items).map(|all| {
+        all.into_iter()
+            .map(|(name, value)| (name, unescape(&value)))
+            .collect()
+    })
+}
+
+/// `--set` as settings for every step, and the ones that sweep.
+pub type Settings = (Vec<(String, String)>, Vec<Sweep<String>>);
+
+/// `--set` split into settings for every step and settings that sweep: several values,
+/// comma-separated or a numeric range (`0,2,4`, `0..8:x2`), one axis `set.NAME` each. A
+/// value that holds a comma escapes it (`--set 'DateStyle=ISO\, MDY'`).
+pub fn swept_settings(items: &[String]) -> Result<Settings, SpecError> {
+    let mut fixed = Vec::new();
+    let mut swept = Vec::new();
+    for (name, value) in settings_as_given(items)? {
+        let values: Vec<String> = match parse_u64("set", &value, parse_count) {
+            Ok(s) if s.is_swept() => s.values().iter().map(u64::to_string).collect(),
+            _ if split_unescaped(&value).len() > 1 => split_unescaped(&value),
+            _ => {
+                fixed.push((name, unescape(&value)));
+                continue;
+            }
+        };
+        // The axis's name lives as long as the run (a handful per command).
+        let axis: &'static str = Box::leak(format!("set.{name}").into_boxed_str());
+        swept.push(Sweep::list(axis, values));
+    }
+    Ok((fixed, swept))
+}
+
+/// The values of a list, split at the commas a backslash does not escape, each unescaped.
+fn split_unescaped(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut value = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&',') => {
+                chars.next();
+                value.push(',');
+            }
+            ',' => out.push(std::mem::take(&mut value)),
+            c => value.push(c),
+        }
+    }
+    out.push(value);
+    out.into_iter().map(|v| v.trim().to_string()).collect()
+}
+
+/// A single value with its escaped commas as commas.
+fn unescape(text: &str) -> String {
+    text.replace("\\,", ",")
+}
+
+impl Target {
+    /// Connects once with every value of every swept setting, so a bad one stops the run
+    /// before anything is loaded or measured.
+    pub fn try_settings(&self, swept: &[Sweep<String>], stop: &Stop) -> Result<(), TargetError> {
+        if swept.is_empty() {
+            return Ok(());
+        }
+        if matches!(self.backend, Backend::Sqlite { .. }) {
+            return Err(TargetError(
+                "--set is for servers; SQLite takes --sqlite-journal-mode and --sqlite-synchronous"
+                    .into(),
+            ));
+        }
+        for s in swept {
+            let name = s.name().trim_start_matches("set.");
+            for v in s.values() {
+                let one = [(name.to_string(), v.clone())];
+                self.backend
+                    .with_settings(&one)
+                    .connect_session(stop)
+                    .map_err(|e| TargetError(format!("--set {name}={v} on {}: {e}", self.shown)))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `--set`'s items as NAME and VALUE, values as given (escapes kept).
+fn settings_as_given(items: &[String]) -> Result<Vec<(String, String)>, SpecError> {
     items
         .iter()
         .map(|item| match item.split_once('=') {
@@ -118,4 +205,34 @@ pub fn settings(items: &[String]) -> Result<Vec<(String, String)>, SpecError> {
             )),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod sweep_tests {
+    use super::*;
+
+    #[test]
+    fn settings_sweep_on_commas_and_ranges_and_keep_escaped_commas() {
+        let items = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let (fixed, swept) = swept_settings(&items(&[
+            "synchronous_commit=on,off",
+            "commit_delay=1..1000:x10",
+            "DateStyle=ISO\\, MDY",
+            "work_mem=64MB",
+        ]))
+        .unwrap();
+        assert_eq!(
+            fixed,
+            [
+                ("DateStyle".to_string(), "ISO, MDY".to_string()),
+                ("work_mem".to_string(), "64MB".to_string())
+            ]
+        );
+        assert_eq!(swept.len(), 2);
+        assert_eq!(swept[0].name(), "set.synchronous_commit");
+        assert_eq!(swept[0].values(), ["on", "off"]);
+        assert_eq!(swept[1].values(), ["1", "10", "100", "1000"]);
+        let (_, swept) = swept_settings(&items(&["search_path=a\\,b,c"])).unwrap();
+        assert_eq!(swept[0].values(), ["a,b", "c"]);
+    }
 }

@@ -7,11 +7,10 @@
 //! ([`Kind::spec`], which `perflab run` uses to check a suite before running it) or to carry
 //! out ([`Kind::execute`], which may prepare, clean up or run several specs through a
 //! [`Host`]). The terminal and the reports look a record's kind up by its `workload` name
-//! ([`by_name`]) and ask it: which targets it measures (`perflab targets`), what its workers
-//! are called (`copies`, `analysts`), and what makes a finished run fail.
-//!
-//! The terminal and the reports ask it how a record looks: its tables, findings, charts and
-//! balance-sheet line, made of the shared parts in `crate::present`.
+//! ([`by_name`], [`of`]) and ask it: which targets it measures (`perflab targets`), what its
+//! workers are called (`copies`, `analysts`), what makes a finished run fail, and how its
+//! records look (tables, findings, charts, its balance-sheet line), made of the shared parts
+//! in `crate::present`.
 
 use crate::env::Environment;
 use crate::error::AppError;

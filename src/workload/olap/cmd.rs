@@ -86,7 +86,14 @@ fn target(args: &OlapArgs, temp_dir: &Path) -> Result<Target, AppError> {
         synchronous: "normal".into(),
         page_size: None,
     };
-    let set = target::settings(&args.set)?;
+    let (set, swept) = target::swept_settings(&args.set)?;
+    if let Some(s) = swept.first() {
+        // OLAP's steps are its phases; a setting crossed with them is not a curve.
+        return Err(AppError::Usage(format!(
+            "--set {}: olap takes one value per setting (its steps are its phases); run it once per value",
+            s.name().trim_start_matches("set.")
+        )));
+    }
     let op_timeout = target::op_timeout(&args.op_timeout)?;
     match args.target.as_deref() {
         None => {

@@ -52,7 +52,8 @@ pub struct OltpArgs {
     #[arg(long, value_name = "MODE", default_value = "full")]
     pub sqlite_synchronous: String,
     /// Servers: set a session parameter on every connection, e.g. synchronous_commit=off
-    /// (PostgreSQL) or innodb_lock_wait_timeout=5 (MySQL); repeatable
+    /// (PostgreSQL) or innodb_lock_wait_timeout=5 (MySQL); several values sweep
+    /// (synchronous_commit=on,off; a comma inside one value is written \,); repeatable
     #[arg(long, visible_alias = "pg-set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
     /// Keep the bank after `all` (drop it later with `cleanup`)

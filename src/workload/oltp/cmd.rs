@@ -13,7 +13,7 @@ use crate::sql::schema::{self, Found};
 use crate::sql::shard_db::{self, ShardDatabases};
 use crate::sql::sql::Conn;
 use crate::sql::sqlite::SqliteSettings;
-use crate::sql::target::{Target, database, op_timeout, settings};
+use crate::sql::target::{Target, database, op_timeout, swept_settings};
 use crate::target::url::TargetUrl;
 use crate::workload::WorkloadSpec;
 use crate::workload::build::{Defaults, build_spec};
@@ -155,7 +155,7 @@ fn targets(args: &OltpArgs) -> Result<Targets, AppError> {
 fn target(args: &OltpArgs, url: &str, sqlite: &SqliteSettings) -> Result<Target, AppError> {
     Ok(database(
         url,
-        settings(&args.set)?,
+        swept_settings(&args.set)?.0,
         op_timeout(&args.op_timeout)?,
         sqlite,
     )?)
@@ -315,6 +315,12 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
         return Err(AppError::Usage("give --think or --rate, not both".into()));
     }
     let ts = targets(args)?;
+    // A setting given several values sweeps (`--set synchronous_commit=on,off`): each step's
+    // sessions connect with its value; a value a server refuses stops the run here.
+    let (_, swept) = swept_settings(&args.set)?;
+    for t in &ts.shards {
+        t.try_settings(&swept, &looking())?;
+    }
     let mut scale = scale(args, mix)?;
     let phases = match args.action {
         Action::Run => {
@@ -422,6 +428,7 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
         temp_dir: ts.temp_dir,
         ledger: Default::default(),
         tpcc,
+        set: swept,
     };
     Ok(build_spec(
         &run,

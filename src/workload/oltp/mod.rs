@@ -35,6 +35,7 @@ pub use kind::KIND;
 
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Headline, StepResult, Trial, Warning};
+use crate::spec::Sweep;
 use crate::spec::{Axis, StepPoint};
 use crate::sql::backend::{self, Backend};
 use crate::sql::shard_db;
@@ -92,6 +93,9 @@ pub struct OltpSpec {
     /// TPC-C's mode, warehouses in play and NURand constants (`--workload tpcc` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tpcc: Option<tpcc::TpccOptions>,
+    /// Server settings given several values (`--set NAME=A,B`), each an axis `set.NAME`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub set: Vec<Sweep<String>>,
 }
 
 /// Drops the tables (and the temporary directory) when the run ends.
@@ -139,11 +143,13 @@ impl Workload for OltpSpec {
     }
 
     fn axes(&self) -> Vec<&dyn Axis> {
-        match &self.tpcc {
+        let mut axes: Vec<&dyn Axis> = match &self.tpcc {
             // Spec mode sweeps terminals (ten per warehouse) on the threads axis instead.
             Some(t) if t.mode == tpcc::Mode::Throughput => vec![&t.warehouses],
             _ => Vec::new(),
-        }
+        };
+        axes.extend(self.set.iter().map(|s| s as &dyn Axis));
+        axes
     }
 
     fn headline(&self) -> Headline {
@@ -181,7 +187,13 @@ impl Workload for OltpSpec {
         seed: u64,
         ctx: &Context,
     ) -> Result<SessionFactory, OpError> {
-        let backends = self.backends.clone();
+        // The step's values of the swept settings, on every shard.
+        let backends: Vec<Arc<Backend>> = match self.set.is_empty() {
+            true => self.backends.clone(),
+            false => (self.backends.iter())
+                .map(|b| Arc::new(b.at_step(&self.set, point)))
+                .collect(),
+        };
         let stop = ctx.stop.clone();
         let (mix, scale, select_only) = (self.mix, self.scale, self.select_only);
         let ledger = Arc::clone(&self.ledger);

@@ -49,7 +49,8 @@ pub struct ScanArgs {
     #[arg(long, value_enum, default_value = "on", value_name = "on|off")]
     pub native: crate::spec::Switch,
     /// Servers: a session parameter on every connection; several values sweep, e.g.
-    /// max_parallel_workers_per_gather=0,2,4; repeatable
+    /// max_parallel_workers_per_gather=0,2,4 (a comma inside one value is written \,);
+    /// repeatable
     #[arg(long, value_name = "NAME=VALUE")]
     pub set: Vec<String>,
     /// Keep the tables after `all` (drop them later with `cleanup`)

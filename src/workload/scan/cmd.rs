@@ -10,7 +10,7 @@ use super::args::ScanArgs;
 use crate::env::Environment;
 use crate::error::AppError;
 use crate::record::RunRecord;
-use crate::spec::sweep::{parse_names, parse_u64};
+use crate::spec::sweep::parse_names;
 use crate::spec::units::{format_bytes, parse_count, parse_size};
 use crate::spec::{SpecError, Sweep, Switch};
 use crate::sql::backend::Backend;
@@ -164,30 +164,6 @@ fn size(args: &ScanArgs) -> Result<TableSize, SpecError> {
     Ok(TableSize::Bytes(b))
 }
 
-/// `--set` as settings for every step, and the ones that sweep.
-type Settings = (Vec<(String, String)>, Vec<Sweep<String>>);
-
-/// `--set` split into settings for every step and settings that sweep (several values,
-/// comma-separated or a numeric range: `0,2,4`, `0..8:x2`), one axis `set.NAME` each.
-fn settings(items: &[String]) -> Result<Settings, SpecError> {
-    let mut fixed = Vec::new();
-    let mut swept = Vec::new();
-    for (name, value) in target::settings(items)? {
-        let values: Vec<String> = match parse_u64("set", &value, parse_count) {
-            Ok(s) if s.is_swept() => s.values().iter().map(u64::to_string).collect(),
-            _ if value.contains(',') => value.split(',').map(|v| v.trim().to_string()).collect(),
-            _ => {
-                fixed.push((name, value));
-                continue;
-            }
-        };
-        // The axis's name lives as long as the run (a handful per command).
-        let axis: &'static str = Box::leak(format!("set.{name}").into_boxed_str());
-        swept.push(Sweep::list(axis, values));
-    }
-    Ok((fixed, swept))
-}
-
 fn source(args: &ScanArgs, set: Vec<(String, String)>) -> Result<Source, AppError> {
     let sqlite = SqliteSettings {
         journal_mode: "wal".into(),
@@ -287,7 +263,7 @@ fn refuse_full_disk(
 /// The run specification for `all` and `run` (the engine's run, or the native ceiling's with
 /// `--target native`).
 pub fn scan_spec(args: &ScanArgs, env: &Environment) -> Result<RunSpec, AppError> {
-    let (fixed, swept) = settings(&args.set)?;
+    let (fixed, swept) = target::swept_settings(&args.set)?;
     let source = source(args, fixed)?;
     let native = matches!(source, Source::Native);
     let (tables, predicates) = (tables(args)?, predicates(args)?);
@@ -328,7 +304,7 @@ pub fn scan_spec(args: &ScanArgs, env: &Environment) -> Result<RunSpec, AppError
             } else {
                 look(&target, args, tables.values(), phases)?
             };
-            try_swept_settings(&target, &swept)?;
+            target.try_settings(&swept, &looking())?;
             let sqlite = target.backend.sqlite_settings();
             let mut spec = ScanSpec::new(
                 target.shown.clone(),
@@ -418,32 +394,9 @@ fn look(
     Ok(found)
 }
 
-/// Connects once with every value of every swept setting, so a bad one stops the run before
-/// anything is loaded.
-fn try_swept_settings(target: &Target, swept: &[Sweep<String>]) -> Result<(), AppError> {
-    let (Backend::Postgres(t) | Backend::Mysql(t)) = &target.backend else {
-        return Ok(());
-    };
-    for s in swept {
-        let name = s.name().trim_start_matches("set.");
-        for v in s.values() {
-            let mut t = t.clone();
-            t.set.push((name.to_string(), v.clone()));
-            let b = match &target.backend {
-                Backend::Postgres(_) => Backend::Postgres(t),
-                _ => Backend::Mysql(t),
-            };
-            b.connect_session(&looking()).map_err(|e| {
-                AppError::Usage(format!("--set {name}={v} on {}: {e}", target.shown))
-            })?;
-        }
-    }
-    Ok(())
-}
-
 /// `prepare` and `cleanup`: load or drop the tables, no measurement.
 pub fn steps(host: &dyn Host, args: &ScanArgs) -> Result<(), AppError> {
-    let (fixed, _) = settings(&args.set)?;
+    let (fixed, _) = target::swept_settings(&args.set)?;
     let target = match source(args, fixed)? {
         Source::Database {
             target,

@@ -37,7 +37,6 @@ use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Check, Headline, StepResult, Trial, Warning};
 use crate::spec::{Axis, StepPoint, Sweep};
 use crate::sql::backend::Backend;
-use crate::sql::sql::ServerTarget;
 use crate::sql::sqlite::SqliteSettings;
 use crate::stop::Stop;
 use crate::workload::Context;
@@ -190,23 +189,10 @@ impl ScanSpec {
     /// The database with the step's values of the swept settings added to `--set`'s.
     fn step_backend(&self, point: &StepPoint) -> Option<Arc<Backend>> {
         let b = self.backend.as_ref()?;
-        if self.set.is_empty() {
-            return Some(Arc::clone(b));
-        }
-        let with = |t: &ServerTarget| {
-            let mut t = t.clone();
-            for s in &self.set {
-                let name = s.name().trim_start_matches("set.").to_string();
-                t.set.retain(|(n, _)| *n != name);
-                t.set.push((name, s.at(point)));
-            }
-            t
-        };
-        Some(Arc::new(match &**b {
-            Backend::Postgres(t) => Backend::Postgres(with(t)),
-            Backend::Mysql(t) => Backend::Mysql(with(t)),
-            other => other.clone(),
-        }))
+        Some(match self.set.is_empty() {
+            true => Arc::clone(b),
+            false => Arc::new(b.at_step(&self.set, point)),
+        })
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
