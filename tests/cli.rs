@@ -415,3 +415,30 @@ fn memory_and_cpu_workloads_run_on_small_sizes() {
             .is_some()
     );
 }
+
+#[test]
+fn compare_takes_a_record_file_by_its_path() {
+    let r = Results::new("compare-file");
+    let args = [
+        "null",
+        "--duration",
+        "100ms",
+        "--warmup",
+        "0s",
+        "--json",
+        "--quiet",
+    ];
+    let first = json(&perflab(&r, &args));
+    let o = perflab(&r, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The first run's file, copied out of the archive as a record from elsewhere would be.
+    let id = first["id"].as_str().unwrap();
+    let copy = r.path().join("elsewhere.json");
+    std::fs::copy(r.path().join("runs").join(id).join("run.json"), &copy).unwrap();
+    let o = perflab(&r, &["compare", copy.to_str().unwrap(), "last"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains(id), "{}", stdout(&o));
+    let o = perflab(&r, &["compare", "./missing.json", "last"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("missing.json"), "{}", stderr(&o));
+}

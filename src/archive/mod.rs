@@ -125,6 +125,18 @@ impl Archive {
         store::read_record(&self.record_path(&id))
     }
 
+    /// [`Archive::load`], or the record in a `run.json` file named by its path (a query
+    /// with a `/` or ending in `.json`): a record from another machine, not imported.
+    pub fn load_or_file(&self, query: &str) -> Result<RunRecord, ArchiveError> {
+        let path = Path::new(query.trim());
+        match query.contains('/') || query.ends_with(".json") {
+            true if path.is_file() => store::read_record(path),
+            true if !query.contains('/') => self.load(query),
+            true => Err(ArchiveError::NotFound(format!("{query} (no such file)"))),
+            false => self.load(query),
+        }
+    }
+
     /// The runs, oldest first: index rows whose record file is unchanged since they were
     /// written, the others read again from their files (and re-indexed); unreadable records
     /// are left out.

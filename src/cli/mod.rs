@@ -178,7 +178,8 @@ pub enum ReportFormat {
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// The baseline, then one or more candidates: ids, unique prefixes, tags or `last`
+    /// The baseline, then one or more candidates: ids, unique prefixes, tags, `last`, or
+    /// paths to run.json files (records from another machine)
     #[arg(value_name = "RUN", num_args = 2.., required = true)]
     pub runs: Vec<String>,
     /// Ratios within this band are "equivalent" (default 2%)

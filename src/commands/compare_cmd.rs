@@ -15,7 +15,7 @@ pub fn compare(g: &GlobalArgs, args: &CompareArgs) -> Result<(), AppError> {
     let records = args
         .runs
         .iter()
-        .map(|q| archive.load(q))
+        .map(|q| archive.load_or_file(q))
         .collect::<Result<Vec<_>, _>>()?;
     let report = compare::compare(&records, &options);
     if g.json {
