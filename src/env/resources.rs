@@ -136,8 +136,24 @@ const DEVICE_BOUND: f64 = 0.9;
 const ONE_CPU_PCT: f64 = 95.0;
 /// An open loop that served this share of its offered rate was limited by the offer.
 const OFFER_MET: f64 = 0.98;
+/// Phases shorter than this are not judged: the kernel counts CPU time in ticks of 10 ms
+/// (USER_HZ 100), so a phase of a few milliseconds holds a tick or two per CPU, and its
+/// shares read "0% busy" beside "CPU-bound" for the same work (IOzone's small files).
+pub const SHORTEST_JUDGED: std::time::Duration = std::time::Duration::from_millis(100);
 
 impl ResourceSummary {
+    /// [`ResourceSummary::judge`] over a phase of `phase`, or, for a phase shorter than
+    /// [`SHORTEST_JUDGED`], that it was too short to tell.
+    pub fn judge_over(&self, phase: std::time::Duration, offered: Option<(f64, f64)>) -> String {
+        if phase < SHORTEST_JUDGED {
+            return format!(
+                "too short to tell what limited it ({:.1} ms; the kernel counts CPU time in 10 ms ticks)",
+                phase.as_secs_f64() * 1e3
+            );
+        }
+        self.judge(offered)
+    }
+
     /// What limited the step, in one line, where the evidence is plain; otherwise what was
     /// not the limit, and where to look. `offered`: an open loop's target and achieved
     /// rates (ops/s), since a step that served all it was offered was limited by the offer.
@@ -203,6 +219,16 @@ impl ResourceSummary {
 mod tests {
     use super::*;
     use crate::env::disk::DiskActivity;
+
+    #[test]
+    fn a_phase_of_a_few_ticks_is_not_judged() {
+        let s = summary(100.0, 2, 100.0, 0.0);
+        let short = s.judge_over(std::time::Duration::from_millis(4), None);
+        assert!(short.starts_with("too short to tell"), "{short}");
+        assert!(short.contains("4.0 ms"), "{short}");
+        let long = s.judge_over(std::time::Duration::from_secs(1), None);
+        assert!(long.starts_with("CPU-bound"), "{long}");
+    }
 
     fn summary(busy: f64, cpus: u64, busiest: f64, util: f64) -> ResourceSummary {
         ResourceSummary {

@@ -757,7 +757,7 @@ fn assemble(
                 .map(|d| d.as_nanos() as f64 / all_ops as f64),
             summary: sampled.summary.map(|mut s| {
                 let achieved = all_ops as f64 / measured.as_secs_f64().max(1e-9);
-                s.limit = s.judge(plan.open.then_some((plan.target_rate, achieved)));
+                s.limit = s.judge_over(measured, plan.open.then_some((plan.target_rate, achieved)));
                 s
             }),
             series: sampled.points,

@@ -96,11 +96,50 @@ pub fn table(r: &RunRecord) -> Option<(Table, Vec<String>)> {
         }
         t.row(row);
     }
-    let limits = rows
+    // Steps too short to judge say so once, together, rather than one line each (an
+    // IOzone surface has dozens of millisecond steps).
+    let short = |s: &ResourceSummary| s.limit.starts_with("too short");
+    let mut limits: Vec<String> = rows
         .iter()
+        .filter(|(_, s)| !short(s))
         .map(|(index, s)| format!("step {index}: {}", s.limit))
         .collect();
+    let too_short: Vec<usize> = rows
+        .iter()
+        .filter(|(_, s)| short(s))
+        .map(|(index, _)| *index)
+        .collect();
+    match too_short.as_slice() {
+        [] => {}
+        [one] => limits.push(format!(
+            "step {one}: {}",
+            rows.iter().find(|(i, _)| i == one).map_or("", |(_, s)| s.limit.as_str())
+        )),
+        many => limits.push(format!(
+            "steps {}: too short to tell what limited them (under {} ms each; the kernel counts CPU time in 10 ms ticks)",
+            ranges(many),
+            crate::env::resources::SHORTEST_JUDGED.as_millis()
+        )),
+    }
     Some((t, limits))
+}
+
+/// `0-6, 9, 11-12`: step numbers as ranges.
+fn ranges(steps: &[usize]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < steps.len() {
+        let mut j = i;
+        while j + 1 < steps.len() && steps[j + 1] == steps[j] + 1 {
+            j += 1;
+        }
+        out.push(match j > i {
+            true => format!("{}-{}", steps[i], steps[j]),
+            false => steps[i].to_string(),
+        });
+        i = j + 1;
+    }
+    out.join(", ")
 }
 
 /// `1.23 GiB`: memory in binary units, as `free -h`.
@@ -113,4 +152,13 @@ fn memory(bytes: u64) -> String {
         i += 1;
     }
     format!("{} {}", super::format::sig3(v), units[i])
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn step_numbers_read_as_ranges() {
+        assert_eq!(super::ranges(&[0, 1, 2, 3, 5, 7, 8]), "0-3, 5, 7-8");
+        assert_eq!(super::ranges(&[4]), "4");
+    }
 }
