@@ -63,6 +63,15 @@ fn debitcredit_runs_on_a_temporary_sqlite_database_and_balances() {
         let t = &s["trials"][0];
         assert!(t["ops"].as_u64().unwrap() > 0);
         assert_eq!(t["errors"], 0, "{}", t["error_samples"]);
+        // Statements beside transactions: BEGIN, three UPDATEs, a SELECT, an INSERT and
+        // COMMIT, as pgbench's tpcb-like sends them.
+        let per_txn = t["figures"]["statements_per_txn"].as_f64().unwrap();
+        assert!((6.5..=7.5).contains(&per_txn), "{}", t["figures"]);
+        assert!(t["figures"]["statements_per_sec"].as_f64().unwrap() > 0.0);
+        assert!(
+            t["figures"].get("statements").is_none(),
+            "the raw count is not kept"
+        );
         // The checks that passed are on the record, with what they counted.
         let checks = s["checks"].as_array().unwrap();
         let names: Vec<&str> = checks.iter().map(|c| c["name"].as_str().unwrap()).collect();

@@ -3,19 +3,21 @@
 //! PostgreSQL and MySQL/MariaDB alike.
 //!
 //! - [`sql`]: the connection interface (prepare, exec, query, fetch, bulk load; errors sorted
-//!   into conflict, broken, timed out, other) and the server target (URL, `--set`, op timeout).
+//!   into conflict, broken, timed out, cancelled, other) and the server target (URL, `--set`,
+//!   op timeout); [`counted`], a connection that counts the statements it sends.
 //! - [`sqlite`], [`postgres`] (TLS from [`crate::target::tls`]), [`mysql`]: the backends;
 //!   PostgreSQL's wire protocol is perflab's own, MySQL's is the `mysql` crate's.
 //! - [`backend`]: which one a run uses, its settings, log counters and server CPU.
 //! - [`schema`]: tables, fast server-side loading, perflab's record of what it created.
 //! - [`shard_db`]: the databases `--shards N` makes on one server.
-//! - [`target`]: a `--target` URL read into a backend with its settings and op timeout, and
-//!   opened with one line that says why not.
+//! - [`target`]: a `--target` URL read into a backend with its settings and op timeout,
+//!   opened with one line that says why not, and settings that sweep.
 //!
 //! It sits below the workloads and above `target` (URLs, passwords, TLS).
 
 pub mod backend;
 pub mod cancel;
+pub mod counted;
 pub mod mysql;
 pub mod postgres;
 pub mod schema;

@@ -23,6 +23,8 @@ pub fn header(name: &str, op_name: &str) -> String {
         // TPC-C-style order processing.
         "nopm" => "NOPM".into(),
         "tpm" => "tx/min".into(),
+        "statements_per_sec" => "statements/s".into(),
+        "statements_per_txn" => "statements/tx".into(),
         "nopm_per_warehouse" => "NOPM/warehouse".into(),
         "new_order_rollback_pct" => "rolled back".into(),
         "server_cpu_us_per_new_order" => "server CPU/new order".into(),

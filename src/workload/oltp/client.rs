@@ -10,6 +10,7 @@
 use super::checks::Ledger;
 use crate::record::ErrorKind as Kind;
 use crate::sql::backend::Backend;
+use crate::sql::counted::Counted;
 use crate::sql::sql::{Conn, DbError, DbErrorKind};
 use crate::stop::Stop;
 use crate::workload::{Figures, OpError, OpOutcome, Session};
@@ -70,7 +71,10 @@ pub struct OltpSession {
     backend: Arc<Backend>,
     /// The run's stop token, for every connection the session opens.
     stop: Stop,
-    conn: Box<dyn Conn>,
+    /// The connection, counting its statements (`statements_per_sec`).
+    conn: Counted,
+    /// Its count when the measure phase began.
+    statements_at_start: u64,
     client: Box<dyn Client>,
     /// The shard this user works on (numbered from 1), when there are several.
     shard: Option<usize>,
@@ -105,7 +109,8 @@ impl OltpSession {
         Ok(OltpSession {
             backend,
             stop: stop.clone(),
-            conn,
+            conn: Counted::new(conn, 0),
+            statements_at_start: 0,
             client,
             shard,
             kind: "",
@@ -145,7 +150,7 @@ impl OltpSession {
             });
             match attempt {
                 Ok(c) => {
-                    self.conn = c;
+                    self.conn = Counted::new(c, self.conn.statements());
                     return Ok(());
                 }
                 Err(e) if Instant::now() >= deadline => return Err(e),
@@ -164,7 +169,7 @@ impl Session for OltpSession {
         self.kind = kind;
         let mut tries = 0;
         loop {
-            let e = match self.client.run(&mut *self.conn) {
+            let e = match self.client.run(&mut self.conn) {
                 Ok(()) => {
                     self.ledger.commit();
                     return Ok(OpOutcome {
@@ -230,8 +235,17 @@ impl Session for OltpSession {
         self.shard.map(|s| ("shard", s.to_string()))
     }
 
+    fn measuring(&mut self) {
+        self.statements_at_start = self.conn.statements();
+    }
+
     fn finish(&mut self) -> Figures {
         let mut f = Figures::new();
+        // Summed over the workers in `derive` (figures are averaged over them).
+        f.insert(
+            "statements".into(),
+            (self.conn.statements() - self.statements_at_start) as f64,
+        );
         f.insert("retries_per_client".into(), self.retries as f64);
         f.insert("reconnects_per_client".into(), self.reconnects as f64);
         f.insert("timeouts_per_client".into(), self.timeouts as f64);

@@ -235,6 +235,19 @@ impl Workload for OltpSpec {
         if let Some(t) = &self.tpcc {
             tpcc::figures::derive(t, point, trial);
         }
+        // Statements: each worker's count over the measure phase, averaged like every
+        // session figure; the step's total is the mean times the workers.
+        if let Some(per_worker) = trial.figures.remove("statements") {
+            let seconds = trial.elapsed_ns as f64 / 1e9;
+            if seconds > 0.0 {
+                let per_sec = per_worker * trial.workers as f64 / seconds;
+                trial.figures.insert("statements_per_sec".into(), per_sec);
+                if trial.ops_per_sec > 0.0 {
+                    let per_txn = per_sec / trial.ops_per_sec;
+                    trial.figures.insert("statements_per_txn".into(), per_txn);
+                }
+            }
+        }
         let tps = trial.ops_per_sec;
         if tps <= 0.0 {
             return;
