@@ -442,3 +442,51 @@ fn compare_takes_a_record_file_by_its_path() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("missing.json"), "{}", stderr(&o));
 }
+
+#[test]
+fn records_from_another_machine_are_imported_once_and_compared() {
+    let elsewhere = Results::new("import-from");
+    let here = Results::new("import-to");
+    let args = [
+        "null",
+        "--duration",
+        "100ms",
+        "--warmup",
+        "0s",
+        "--json",
+        "--quiet",
+    ];
+    let theirs = json(&perflab(&elsewhere, &args));
+    let id = theirs["id"].as_str().unwrap().to_string();
+    let ours = json(&perflab(&here, &args));
+    // A whole results folder: its run.json files are found below it.
+    let o = perflab(&here, &["import", elsewhere.path().to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains(&format!("imported {id}")),
+        "{}",
+        stdout(&o)
+    );
+    // The same record again changes nothing.
+    let o = perflab(&here, &["import", elsewhere.path().to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("in the archive already"),
+        "{}",
+        stdout(&o)
+    );
+    // It takes part like any run here.
+    let o = perflab(&here, &["compare", &id, ours["id"].as_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = perflab(&here, &["runs"]);
+    assert!(stdout(&o).contains(&id), "{}", stdout(&o));
+    // What is not a record is one line, exit 2, and nothing joins.
+    let junk = here.path().join("junk");
+    std::fs::create_dir_all(&junk).unwrap();
+    let o = perflab(&here, &["import", junk.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    std::fs::write(junk.join("run.json"), "{}").unwrap();
+    let o = perflab(&here, &["import", junk.join("run.json").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+}

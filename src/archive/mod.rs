@@ -25,6 +25,15 @@ pub use store::parse_record;
 use crate::record::{RunRecord, SCHEMA_VERSION};
 use std::path::{Path, PathBuf};
 
+/// What [`Archive::import`] did with a record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Imported {
+    /// It joined the archive under this id; it was made on this host.
+    New { id: String, host: String },
+    /// The archive holds it already.
+    AlreadyHere(String),
+}
+
 /// What can go wrong with the archive. Each message names the fix.
 #[derive(Debug, thiserror::Error)]
 pub enum ArchiveError {
@@ -117,6 +126,46 @@ impl Archive {
                 .and_then(|i| i.upsert(&RunSummary::of(record), &stamp));
         }
         Ok(path)
+    }
+
+    /// Brings a record made elsewhere (another machine's `run.json`) into the archive, as it
+    /// is: never over a run already here. The same record again is left alone; another run
+    /// with the same id (two machines that started a run in the same second with the same
+    /// suffix) joins under its id with its host's name added.
+    pub fn import(&self, path: &Path) -> Result<Imported, ArchiveError> {
+        let mut record = store::read_record(path)?;
+        let host = record
+            .env
+            .hostname
+            .clone()
+            .unwrap_or_else(|| "unknown-host".into());
+        let here = self.record_path(&record.id);
+        if here.is_file() {
+            let theirs = std::fs::read(path).map_err(io(path))?;
+            let ours = std::fs::read(&here).map_err(io(&here))?;
+            if theirs == ours || store::read_record(&here).is_ok_and(|r| r == record) {
+                return Ok(Imported::AlreadyHere(record.id));
+            }
+            let safe: String = host
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '-' {
+                        c
+                    } else {
+                        '-'
+                    }
+                })
+                .collect();
+            record.id = format!("{}-{safe}", record.id);
+            if self.record_path(&record.id).is_file() {
+                return Ok(Imported::AlreadyHere(record.id));
+            }
+        }
+        self.save(&record)?;
+        Ok(Imported::New {
+            id: record.id,
+            host,
+        })
     }
 
     /// Loads a run by id, unique id prefix, or `last`.

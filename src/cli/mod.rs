@@ -104,10 +104,20 @@ pub enum Command {
     Compare(CompareArgs),
     /// Name a run, e.g. as a baseline ('perflab compare baseline last')
     Tag(TagArgs),
+    /// Bring records made on other machines into the archive (run.json files, or folders
+    /// holding them, such as another results folder), for compare, report and landscapes
+    Import(ImportArgs),
     /// Print the disclosure of this machine
     Sysinfo,
     /// List the targets perflab can measure
     Targets,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// run.json files, or folders searched for them (another machine's results folder)
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]

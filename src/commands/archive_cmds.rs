@@ -3,7 +3,8 @@
 use super::workload_cmd::show as show_record;
 use super::{AppError, print};
 use crate::archive::Archive;
-use crate::cli::{ExportArgs, GlobalArgs, ShowArgs, TagArgs};
+use crate::archive::{ArchiveError, Imported};
+use crate::cli::{ExportArgs, GlobalArgs, ImportArgs, ShowArgs, TagArgs};
 use crate::export;
 use crate::ui::show;
 
@@ -47,4 +48,64 @@ pub fn tag(g: &GlobalArgs, args: &TagArgs) -> Result<(), AppError> {
     let archive = Archive::open(g.results.as_deref())?;
     let id = archive.tag(&args.run, &args.name)?;
     print(&format!("{} now names run {id}\n", args.name))
+}
+
+/// `perflab import PATH...`: every `run.json` given or found below a folder joins the
+/// archive; a line for each, and one line naming a path that holds no record.
+pub fn import(g: &GlobalArgs, args: &ImportArgs) -> Result<(), AppError> {
+    let archive = Archive::open(g.results.as_deref())?;
+    let mut files = Vec::new();
+    for path in &args.paths {
+        let found = record_files(path);
+        if found.is_empty() {
+            return Err(AppError::Usage(format!(
+                "{}: no run.json there; give record files or folders that hold them",
+                path.display()
+            )));
+        }
+        files.extend(found);
+    }
+    let mut out = String::new();
+    for file in &files {
+        // A file that is not a record is the user's to fix (exit 2), not a broken archive.
+        let imported = archive.import(file).map_err(|e| match e {
+            e @ (ArchiveError::Corrupt { .. } | ArchiveError::NewerSchema { .. }) => {
+                AppError::Usage(e.to_string())
+            }
+            e => AppError::Archive(e),
+        })?;
+        let line = match imported {
+            Imported::New { id, host } => format!("imported {id} (from {host})\n"),
+            Imported::AlreadyHere(id) => format!("{id} is in the archive already\n"),
+        };
+        out.push_str(&line);
+    }
+    print(&out)
+}
+
+/// `path` if it is a file, else every `run.json` below it (sorted, so runs join in order).
+fn record_files(path: &std::path::Path) -> Vec<std::path::PathBuf> {
+    if path.is_file() {
+        return vec![path.to_path_buf()];
+    }
+    let mut out = Vec::new();
+    let mut dirs = vec![path.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            // Not through links: a results folder has none, and a loop must not hang us.
+            match e.file_type() {
+                Ok(t) if t.is_dir() => dirs.push(p),
+                Ok(t) if t.is_file() && p.file_name().is_some_and(|n| n == "run.json") => {
+                    out.push(p)
+                }
+                _ => {}
+            }
+        }
+    }
+    out.sort();
+    out
 }

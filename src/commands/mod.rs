@@ -115,6 +115,7 @@ fn dispatch(cli: Invocation) -> Result<(), AppError> {
         Command::Report(args) => report_cmd::report(g, args),
         Command::Compare(args) => compare_cmd::compare(g, args),
         Command::Tag(args) => archive_cmds::tag(g, args),
+        Command::Import(args) => archive_cmds::import(g, args),
         Command::Sysinfo => info::sysinfo(g),
         Command::Targets => info::targets(g),
     }
