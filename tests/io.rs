@@ -235,6 +235,9 @@ fn the_device_counts_what_direct_io_moved() {
         );
         return;
     };
+    // Little's law: never more in flight than the queue holds (4 deep, one worker).
+    let in_flight = t["figures"]["ios_in_flight"].as_f64().unwrap();
+    assert!(in_flight > 0.0 && in_flight <= 4.0 * 1.05, "{in_flight}");
     let ours = t["bytes_per_sec"].as_f64().unwrap();
     let theirs = dev["activity"]["read_bytes_per_sec"].as_f64().unwrap();
     // Direct reads must reach the device; others' I/O can only add to its count.

@@ -24,6 +24,7 @@ pub fn header(name: &str, op_name: &str) -> String {
         "nopm" => "NOPM".into(),
         "tpm" => "tx/min".into(),
         "statements_per_sec" => "statements/s".into(),
+        "ios_in_flight" => "in flight".into(),
         "statements_per_txn" => "statements/tx".into(),
         "nopm_per_warehouse" => "NOPM/warehouse".into(),
         "new_order_rollback_pct" => "rolled back".into(),

@@ -167,6 +167,13 @@ impl Workload for IoSpec {
         if let Some(ns) = trial.resources.process_cpu_ns_per_op {
             trial.figures.insert("cpu_ns_per_io".into(), ns);
         }
+        // Little's law: the I/Os in flight on average are the rate times the mean time each
+        // took. Set beside the queue depth the workers keep, it says whether the queue was
+        // kept full (Gray's ramps: "8 deep" should mean 8 in flight).
+        if trial.ops_per_sec > 0.0 && trial.latency.mean_ns > 0.0 {
+            let in_flight = trial.ops_per_sec * trial.latency.mean_ns / 1e9;
+            trial.figures.insert("ios_in_flight".into(), in_flight);
+        }
         if let Some(c) = &self.steady_state {
             analysis::steady_state(trial, c);
         }
