@@ -490,3 +490,39 @@ fn records_from_another_machine_are_imported_once_and_compared() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
 }
+
+#[test]
+fn zipped_options_step_together_in_the_record() {
+    let r = Results::new("zip");
+    let o = perflab(
+        &r,
+        &[
+            "null",
+            "--threads",
+            "1,2",
+            "--spin",
+            "1ns,2ns",
+            "--zip",
+            "threads,spin",
+            "--duration",
+            "100ms",
+            "--warmup",
+            "0s",
+            "--json",
+            "--quiet",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(
+        v["spec"]["zip"],
+        serde_json::json!([["threads", "spin_ns"]])
+    );
+    let steps = v["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2, "two steps, not four");
+    for (i, s) in steps.iter().enumerate() {
+        assert_eq!(s["swept"], serde_json::json!(["threads"]), "{s}");
+        assert_eq!(s["params"]["threads"], i as u64 + 1);
+        assert_eq!(s["params"]["spin_ns"], i as u64 + 1);
+    }
+}

@@ -12,7 +12,7 @@ use crate::record::{
     CutShort, PowerDisclosure, RunRecord, Status, StepResult, StepSummary, Trial, Warning,
 };
 use crate::spec::StepPoint;
-use crate::spec::sweep::{grid, step_params};
+use crate::spec::sweep::step_params;
 use crate::stats::estimate;
 use crate::workload::Context;
 use crate::workload::RunSpec;
@@ -122,15 +122,12 @@ pub fn run(
         ..Default::default()
     };
     let axes = spec.axes();
-    let points: Vec<_> = grid(&axes)
+    let points: Vec<_> = spec
+        .points()
         .into_iter()
         .filter(|p| !workload.skip(p))
         .collect();
-    let swept: Vec<String> = axes
-        .iter()
-        .filter(|a| a.count() > 1)
-        .map(|a| a.axis_name().to_string())
-        .collect();
+    let swept: Vec<String> = spec.swept().iter().map(|s| s.to_string()).collect();
     // One meter for the whole run: a meter command's thread runs from here to the end.
     let mut meter = match spec.resources {
         true => open_meter(spec, &mut record, observer)?,

@@ -127,14 +127,36 @@ impl StepPoint {
 
 /// Expands the swept axes into the steps of a grid, the first axis outermost.
 pub fn grid(axes: &[&dyn Axis]) -> Vec<StepPoint> {
-    let swept: Vec<&&dyn Axis> = axes.iter().filter(|a| a.count() > 1).collect();
+    grid_zipped(axes, &[])
+}
+
+/// [`grid`], where the axes of each group in `zip` step together instead of crossing: the
+/// group's first axis is a dimension of the grid, and the others take its index (IOzone's
+/// `-t`: one file per thread). The caller checks that a group's axes have as many values.
+pub fn grid_zipped(axes: &[&dyn Axis], zip: &[Vec<String>]) -> Vec<StepPoint> {
+    let follows = |name: &str| zip.iter().any(|g| g.iter().skip(1).any(|n| n == name));
+    let swept: Vec<&&dyn Axis> = axes
+        .iter()
+        .filter(|a| a.count() > 1 && !follows(a.axis_name()))
+        .collect();
     let mut points = vec![StepPoint::default()];
     for axis in swept {
+        let group: Vec<&'static str> = zip
+            .iter()
+            .find(|g| g.first().is_some_and(|n| n == axis.axis_name()))
+            .map(|g| {
+                axes.iter()
+                    .map(|a| a.axis_name())
+                    .filter(|n| g.iter().skip(1).any(|f| f == n))
+                    .collect()
+            })
+            .unwrap_or_default();
         let mut next = Vec::with_capacity(points.len() * axis.count());
         for point in &points {
             for index in 0..axis.count() {
                 let mut p = point.clone();
                 p.indices.push((axis.axis_name(), index));
+                p.indices.extend(group.iter().map(|n| (*n, index)));
                 next.push(p);
             }
         }

@@ -212,8 +212,20 @@ pub fn describe_spec(spec: &serde_json::Value) -> String {
 /// workload's own figures, response times and errors.
 pub fn steps_table(r: &RunRecord) -> Table {
     let first = &r.steps[0];
-    // Swept options first, then any the user would want to see beside them.
-    let mut cols: Vec<String> = first.swept.clone();
+    // Swept options first, each followed by the options zipped to it (`--zip`), then any the
+    // user would want to see beside them.
+    let zip: Vec<Vec<String>> = r
+        .spec
+        .get("zip")
+        .and_then(|z| serde_json::from_value(z.clone()).ok())
+        .unwrap_or_default();
+    let mut cols: Vec<String> = Vec::new();
+    for name in &first.swept {
+        cols.push(name.clone());
+        if let Some(group) = zip.iter().find(|g| g.first() == Some(name)) {
+            cols.extend(group.iter().skip(1).cloned());
+        }
+    }
     if cols.is_empty() {
         cols.push("threads".into());
     }

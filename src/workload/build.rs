@@ -79,7 +79,9 @@ pub fn build_spec(
         search: None,
         active_ranks: active_ranks(args)?,
         per_rank: args.rate_scope == Some(crate::workload::RateScope::Rank),
+        zip: Vec::new(),
     };
+    let spec = with_zip(spec, &args.zip)?;
     let swept = grid(&spec)?;
     if let Some(text) = &args.load_levels {
         if crate::env::launcher::ranks() > 1 {
@@ -193,15 +195,77 @@ fn load(args: &RunArgs, defaults: &Defaults) -> Result<LoadSpec, SpecError> {
     })
 }
 
+/// `--zip A,B`: options that step together, checked: each an option of this workload that
+/// sweeps, as many values in each, in one group at most.
+fn with_zip(mut spec: RunSpec, groups: &[String]) -> Result<RunSpec, SpecError> {
+    for text in groups {
+        let names: Vec<String> = text
+            .split(',')
+            .map(|n| n.trim().replace('-', "_"))
+            .filter(|n| !n.is_empty())
+            .collect();
+        let bad = |why: &str| SpecError::new("zip", text, why);
+        if names.len() < 2 {
+            return Err(bad(
+                "name two options or more that step together, e.g. threads,files",
+            ));
+        }
+        let axes = spec.axes();
+        // As the user names an option (`spin`), or as the record does (`spin_ns`).
+        let option = |axis: &str| {
+            ["_ns", "_bytes"]
+                .iter()
+                .find_map(|u| axis.strip_suffix(u))
+                .unwrap_or(axis)
+                .to_string()
+        };
+        let mut count = None;
+        let mut group: Vec<String> = Vec::new();
+        for name in &names {
+            let Some(axis) = axes
+                .iter()
+                .find(|a| a.axis_name() == name || option(a.axis_name()) == *name)
+            else {
+                let known: Vec<String> = axes.iter().map(|a| option(a.axis_name())).collect();
+                return Err(bad(&format!(
+                    "{name} is not an option that sweeps here; the options are {}",
+                    known.join(", ")
+                )));
+            };
+            if axis.count() < 2 {
+                return Err(bad(&format!(
+                    "{name} has one value; give it as many as the others"
+                )));
+            }
+            match count {
+                Some(c) if c != axis.count() => {
+                    return Err(bad(&format!(
+                        "{name} has {} values and {} has {c}; zipped options step together, so give each as many",
+                        axis.count(),
+                        names[0]
+                    )));
+                }
+                _ => count = Some(axis.count()),
+            }
+            let axis_name = axis.axis_name().to_string();
+            if spec.zip.iter().flatten().any(|n| *n == axis_name) || group.contains(&axis_name) {
+                return Err(bad(&format!("{name} is zipped twice")));
+            }
+            group.push(axis_name);
+        }
+        spec.zip.push(group);
+    }
+    Ok(spec)
+}
+
 /// The swept options of the spec's grid, refused when the grid has more than [`MAX_STEPS`].
 fn grid(spec: &RunSpec) -> Result<Vec<&'static str>, SpecError> {
     let axes = spec.axes();
-    let swept: Vec<&'static str> = axes
+    let swept = spec.swept();
+    let steps = axes
         .iter()
-        .filter(|a| a.count() > 1)
-        .map(|a| a.axis_name())
-        .collect();
-    let steps = axes.iter().fold(1usize, |n, a| n.saturating_mul(a.count()));
+        .filter(|a| swept.contains(&a.axis_name()) || a.count() == 1)
+        .fold(1usize, |n, a| n.saturating_mul(a.count()));
     if steps > MAX_STEPS {
         return Err(SpecError::new(
             swept.first().copied().unwrap_or("threads"),

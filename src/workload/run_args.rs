@@ -42,6 +42,10 @@ pub struct RunArgs {
     /// Closed loop: pause after each op (fio --thinktime)
     #[arg(long, value_name = "TIME", conflicts_with = "rate")]
     pub think: Option<String>,
+    /// Options that step together instead of crossing, e.g. threads,files (IOzone's -t: one
+    /// file per thread); each sweeps as many values; repeatable for another group
+    #[arg(long, value_name = "OPT,OPT")]
+    pub zip: Vec<String>,
     /// Seed of every random choice, for repeatable op streams
     #[arg(long, value_name = "N", default_value = "1")]
     pub seed: String,

@@ -48,6 +48,10 @@ pub struct RunSpec {
     /// (`--rate-scope rank`) instead of its share of them.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub per_rank: bool,
+    /// Options that step together instead of crossing (`--zip threads,files`), each group
+    /// led by its first: the leader is the swept axis the steps name, the others follow it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub zip: Vec<Vec<String>>,
 }
 
 /// When the measure phase of a step ends.
@@ -123,6 +127,22 @@ impl RunSpec {
             axes.push(ranks);
         }
         axes
+    }
+
+    /// The steps of the run's grid, zipped options stepping together.
+    pub fn points(&self) -> Vec<crate::spec::StepPoint> {
+        crate::spec::sweep::grid_zipped(&self.axes(), &self.zip)
+    }
+
+    /// The options that sweep as the steps name them: zipped followers left out (their
+    /// values are in each step's parameters, beside their leader's).
+    pub fn swept(&self) -> Vec<&'static str> {
+        let follows = |name: &str| self.zip.iter().any(|g| g.iter().skip(1).any(|n| n == name));
+        self.axes()
+            .iter()
+            .filter(|a| a.count() > 1 && !follows(a.axis_name()))
+            .map(|a| a.axis_name())
+            .collect()
     }
 
     /// A short description of the load model for output headers.

@@ -124,6 +124,7 @@ pub fn jobs_spec(args: &JobsArgs, env: &Environment) -> Result<RunSpec, AppError
         power_cmd: None,
         load_levels: None,
         calibrate: "3".into(),
+        zip: Vec::new(),
     };
     Ok(build_spec(
         &run,

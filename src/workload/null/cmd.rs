@@ -48,4 +48,42 @@ mod tests {
         assert!(e.to_string().contains("16000000 steps"), "{e}");
         assert!(null(&["--threads", "1..100", "--spin", "1ns..100ns"]).is_ok());
     }
+
+    #[test]
+    fn zipped_options_step_together() {
+        let null = |args: &[&str]| null_spec(&parse(&super::super::KIND, args).unwrap());
+        let s = null(&[
+            "--threads",
+            "1,2,4",
+            "--spin",
+            "1ns,2ns,4ns",
+            "--zip",
+            "threads,spin",
+        ])
+        .unwrap();
+        let points = s.points();
+        assert_eq!(points.len(), 3, "three steps, not nine");
+        for (i, p) in points.iter().enumerate() {
+            assert_eq!(p.index_of("threads"), Some(i));
+            assert_eq!(p.index_of("spin_ns"), Some(i));
+        }
+        assert_eq!(s.swept(), ["threads"], "the leader names the steps");
+        // Crossed, as before, without --zip.
+        let s = null(&["--threads", "1,2,4", "--spin", "1ns,2ns,4ns"]).unwrap();
+        assert_eq!(s.points().len(), 9);
+        let e = null(&[
+            "--threads",
+            "1,2",
+            "--spin",
+            "1ns,2ns,4ns",
+            "--zip",
+            "threads,spin",
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("as many"), "{e}");
+        let e = null(&["--threads", "1,2", "--zip", "threads,nothing"]).unwrap_err();
+        assert!(e.to_string().contains("the options are"), "{e}");
+        let e = null(&["--threads", "1,2", "--zip", "threads"]).unwrap_err();
+        assert!(e.to_string().contains("two options"), "{e}");
+    }
 }
