@@ -70,6 +70,7 @@ pub mod spec;
 pub mod sql;
 pub mod stats;
 pub mod stop;
+pub mod study;
 pub mod suite;
 pub mod target;
 pub mod ui;

@@ -72,7 +72,7 @@ struct Cli {
     command: Command,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct GlobalArgs {
     /// Results folder (default: $PERFLAB_RESULTS, else $XDG_DATA_HOME/perflab, else ~/.local/share/perflab)
     #[arg(long, global = true, value_name = "DIR")]
@@ -87,8 +87,12 @@ pub struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run a suite: by default the machine balance sheet (memory, CPU and storage)
+    /// Run a suite: by default the machine balance sheet (memory, CPU and storage); or a
+    /// study file (FILE.toml, as 'perflab study FILE.toml')
     Run(SuiteArgs),
+    /// List the built-in studies, or run one (or a study file): a seed report's experiments
+    /// as one command, with the paper's figures beside this machine's
+    Study(StudyArgs),
     /// List the archived runs
     Runs,
     /// Show an archived run as tables
@@ -121,8 +125,47 @@ pub struct ImportArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct StudyArgs {
+    /// A built-in study (see 'perflab study') or a study file (a path ending in .toml);
+    /// without it, the list of built-in studies
+    #[arg(value_name = "STUDY")]
+    pub study: Option<String>,
+    /// Short legs (each study's own quick settings): a study within about five minutes
+    #[arg(long)]
+    pub quick: bool,
+    /// Run only this leg (repeatable)
+    #[arg(long, value_name = "NAME")]
+    pub leg: Vec<String>,
+    /// Print each leg as the perflab command line it runs, and run nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print the study as a file to edit ('perflab study NAME --print > mine.toml')
+    #[arg(long)]
+    pub print: bool,
+    /// Skip the legs whose runs completed in the last run of this study with the same file
+    /// and flags
+    #[arg(long)]
+    pub resume: bool,
+    /// Exit with code 1 when a shape check fails (for CI)
+    #[arg(long)]
+    pub check_shapes: bool,
+    /// Directory for the storage legs' files ({io_path}; default: the results folder)
+    #[arg(long, value_name = "DIR")]
+    pub io_path: Option<PathBuf>,
+    /// Flags for the legs, as their commands take them (--duration 10s, --target URL): each
+    /// applies to the legs whose command has it, over the study's own
+    #[arg(
+        value_name = "FLAGS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        num_args = 0..
+    )]
+    pub flags: Vec<String>,
+}
+
+#[derive(Debug, Args)]
 pub struct SuiteArgs {
-    /// Suite name
+    /// Suite name, or a study file (a path ending in .toml)
     #[arg(default_value = "default", value_name = "SUITE")]
     pub suite: String,
     /// Short steps: the whole suite within about a minute
@@ -161,6 +204,10 @@ pub struct ReportArgs {
     /// 'perflab run'), in order
     #[arg(long)]
     pub suite: bool,
+    /// The study that RUN belongs to ('perflab report --study last'): the paper's tables
+    /// and figures beside this machine's, the shape checks, then every leg's run
+    #[arg(long, conflicts_with = "suite")]
+    pub study: bool,
     /// Write to FILE (default: <results>/reports/<run>.html; refuses to replace a file)
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,

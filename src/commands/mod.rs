@@ -9,6 +9,7 @@ mod compare_cmd;
 pub mod crash;
 mod info;
 mod report_cmd;
+mod study_cmd;
 mod suite_cmd;
 mod workload_cmd;
 
@@ -108,7 +109,13 @@ fn dispatch(cli: Invocation) -> Result<(), AppError> {
         What::Generic(command) => command,
     };
     match command {
+        // A study file is told apart by its form (a path, or a name ending in .toml), never
+        // by looking for a file of that name.
+        Command::Run(args) if args.suite.ends_with(".toml") || args.suite.contains('/') => {
+            study_cmd::run_file(g, &args.suite, args.quick, args.io_path.clone())
+        }
         Command::Run(args) => suite_cmd::run(g, args),
+        Command::Study(args) => study_cmd::study(g, args),
         Command::Runs => archive_cmds::runs(g),
         Command::Show(args) => archive_cmds::show(g, args),
         Command::Export(args) => archive_cmds::export(g, args),
@@ -128,6 +135,7 @@ fn once_only(what: &What) -> Option<&'static str> {
     match what {
         What::Kind(kind, args) => kind.once_only(args),
         What::Generic(Command::Run(_)) => Some("a suite"),
+        What::Generic(Command::Study(_)) => Some("a study"),
         What::Generic(_) => Some("this command"),
     }
 }

@@ -15,7 +15,17 @@ pub fn report(g: &GlobalArgs, args: &ReportArgs) -> Result<(), AppError> {
         .map(|s| Slo::parse("slo", s))
         .transpose()?;
     let archive = Archive::open(g.results.as_deref())?;
-    let records = if args.suite {
+    let mut study = None;
+    let records = if args.study {
+        let [one] = args.runs.as_slice() else {
+            return Err(AppError::Usage(
+                "--study takes one run of the study (e.g. last)".into(),
+            ));
+        };
+        let (records, answer) = super::study_cmd::report_of(&archive, &archive.load(one)?)?;
+        study = Some(answer);
+        records
+    } else if args.suite {
         suite_records(&archive, &args.runs)?
     } else {
         args.runs
@@ -28,6 +38,7 @@ pub fn report(g: &GlobalArgs, args: &ReportArgs) -> Result<(), AppError> {
         landscape: args.landscape,
         title: args.title.clone(),
         comparison: None,
+        study,
     };
     let format = args.format.unwrap_or(match &args.output {
         Some(p) if p.extension().is_some_and(|e| e == "md" || e == "markdown") => ReportFormat::Md,
@@ -75,6 +86,19 @@ fn suite_records(archive: &Archive, queries: &[String]) -> Result<Vec<RunRecord>
 /// The default place of a report: the archive's own `reports/` folder.
 fn default_path(archive: &Archive, records: &[RunRecord], format: ReportFormat) -> PathBuf {
     let stem = match records {
+        [first, ..]
+            if first.study.is_some()
+                && records.iter().all(|r| {
+                    r.study.as_ref().map(|s| &s.run) == first.study.as_ref().map(|s| &s.run)
+                }) =>
+        {
+            let s = first
+                .study
+                .as_ref()
+                .map(|s| (s.name.as_str(), s.run.as_str()));
+            let (name, run) = s.unwrap_or_default();
+            format!("study-{name}-{run}")
+        }
         [r] => r.id.clone(),
         [first, ..]
             if first.suite_run.is_some()

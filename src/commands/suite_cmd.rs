@@ -68,6 +68,7 @@ pub fn run(g: &GlobalArgs, args: &SuiteArgs) -> Result<(), AppError> {
                 .collect(),
             suite: Some(suite_name.clone()),
             suite_run: Some(suite_run.clone()),
+            study: None,
         };
         match run::run(spec, &env, &archive, &options, &progress) {
             Ok(record) => records.push(record),

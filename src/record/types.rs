@@ -32,6 +32,9 @@ pub struct RunRecord {
     /// can gather them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub suite_run: Option<String>,
+    /// The study and leg this run is, when `perflab study` started it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub study: Option<StudyRef>,
     /// The command line, with secrets removed.
     pub command: Vec<String>,
     /// The exact specification, as the workload serializes it.
@@ -59,6 +62,20 @@ pub struct RunRecord {
     /// Under MPI: the ranks, their hosts and machines, and how the load was divided.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster: Option<crate::record::ClusterInfo>,
+}
+
+/// What a run says about the study it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StudyRef {
+    /// The study's name.
+    pub name: String,
+    /// The leg this run is.
+    pub leg: String,
+    /// The study invocation, shared by the runs of one `perflab study` (and its `--resume`).
+    pub run: String,
+    /// The study file's digest with the command line's `--quick` and flags: `--resume`
+    /// reuses a leg only when these are the same.
+    pub digest: String,
 }
 
 /// The power source of a run.
@@ -105,6 +122,7 @@ impl Default for RunRecord {
             target: String::new(),
             suite: None,
             suite_run: None,
+            study: None,
             command: Vec::new(),
             spec: serde_json::Value::Null,
             headline: Headline::default(),

@@ -14,6 +14,9 @@ const MAX_WARNINGS: usize = 12;
 /// The document for `records`, in the order given.
 pub fn document(records: &[RunRecord], options: &Options) -> Document {
     let mut sections = Vec::new();
+    if let Some(a) = &options.study {
+        sections.extend(super::study::sections(a));
+    }
     if let Some(c) = &options.comparison {
         sections.extend(super::comparison::sections(c, records));
     }
@@ -33,6 +36,9 @@ pub fn document(records: &[RunRecord], options: &Options) -> Document {
 }
 
 fn title(records: &[RunRecord], options: &Options) -> String {
+    if let Some(a) = &options.study {
+        return format!("perflab study {}: {}", a.name, a.title);
+    }
     if options.comparison.is_some()
         && let [baseline, rest @ ..] = records
     {

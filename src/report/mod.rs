@@ -9,6 +9,7 @@
 //! - [`Document`] is the report as content (sections of headings, text, figures, tables), so
 //!   HTML and Markdown say the same things.
 //! - [`build`] decides what a record shows; [`comparison`] what a comparison shows;
+//!   [`study`] what a study's answer shows (the paper's tables and figures beside this machine's);
 //!   [`figures`] turns records into charts, and asks the record's kind for its own;
 //!   [`landscape`] is the seed reports' table of runs ranked by their headline figure;
 //!   [`downsample`] keeps long time series drawable (min and max kept).
@@ -24,6 +25,7 @@ pub mod figures;
 pub mod html;
 pub mod landscape;
 pub mod markdown;
+pub mod study;
 
 use crate::record::RunRecord;
 use crate::spec::Slo;
@@ -39,6 +41,8 @@ pub struct Options {
     pub title: Option<String>,
     /// A comparison of the runs (`perflab compare -o`), shown first.
     pub comparison: Option<crate::compare::Report>,
+    /// A study's answer (`perflab study`, `report --study`), shown first.
+    pub study: Option<crate::study::evaluate::Outcome>,
 }
 
 /// A report as content, before it is rendered.

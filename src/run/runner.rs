@@ -76,6 +76,8 @@ pub struct RunOptions {
     pub suite: Option<String>,
     /// Which invocation of the suite: one id shared by all its runs.
     pub suite_run: Option<String>,
+    /// The study and leg, when `perflab study` runs it.
+    pub study: Option<crate::record::StudyRef>,
 }
 
 /// Runs `spec`, saving its record in `archive` after every step, and returns the record.
@@ -108,6 +110,7 @@ pub fn run(
         target: workload.target(),
         suite: options.suite.clone(),
         suite_run: options.suite_run.clone(),
+        study: options.study.clone(),
         command: options.command.clone(),
         spec: serde_json::to_value(spec).unwrap_or_default(),
         headline: workload.headline(),

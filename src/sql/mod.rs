@@ -12,6 +12,7 @@
 //! - [`shard_db`]: the databases `--shards N` makes on one server.
 //! - [`target`]: a `--target` URL read into a backend with its settings and op timeout,
 //!   opened with one line that says why not, and settings that sweep.
+//! - [`throwaway`]: a PostgreSQL of perflab's own for studies given none; restarts cold.
 //!
 //! It sits below the workloads and above `target` (URLs, passwords, TLS).
 
@@ -26,6 +27,7 @@ pub mod shard_db;
 pub mod sql;
 pub mod sqlite;
 pub mod target;
+pub mod throwaway;
 
 use crate::target::TargetEntry;
 

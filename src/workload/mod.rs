@@ -152,6 +152,12 @@ pub trait Workload: AsSpec {
         None
     }
 
+    /// Bytes of files the run creates at most (its largest step), so that a study can say
+    /// what space it needs before it starts, and refuse when it is not there.
+    fn disk_bytes(&self) -> u64 {
+        0
+    }
+
     /// How the workload runs when an MPI launcher started several ranks.
     fn scale_out(&self) -> ScaleOut {
         ScaleOut::Unsupported("it does not run under MPI yet")

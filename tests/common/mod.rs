@@ -2,6 +2,7 @@
 
 #![allow(dead_code)] // each test file uses a part
 
+pub mod browser;
 pub mod servers;
 pub mod skip;
 

@@ -81,6 +81,14 @@ pub struct IoArgs {
     /// Keep the test files after the run (to reuse them: pass their directory as --path)
     #[arg(long)]
     pub keep: bool,
+    /// Surface mode: every record size for every file size (IOzone -z); by default records
+    /// under 64 KiB are skipped for files over 32 MiB, as IOzone's automatic mode does
+    #[arg(long)]
+    pub all_records: bool,
+    /// Surface mode: flush the file and drop its cached pages before each test, untimed, so
+    /// reads come from the device (IOzone -U, which remounts the filesystem)
+    #[arg(long)]
+    pub cold: bool,
     /// Allow writing to this device or foreign file, destroying what it holds
     #[arg(long, value_name = "PATH")]
     pub destroy_data: Option<String>,

@@ -102,6 +102,16 @@ pub fn io_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
     if args.mode == IoMode::Surface {
         return surface_spec(args, env);
     }
+    if args.all_records || args.cold {
+        return Err(AppError::Usage(format!(
+            "--{} is for surface mode (--mode surface); in test mode use --direct 1 to bypass the page cache",
+            if args.all_records {
+                "all-records"
+            } else {
+                "cold"
+            }
+        )));
+    }
     let shape = shape(args)?;
     let Shape {
         bs,
@@ -362,6 +372,8 @@ fn surface_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
             record_bytes,
             workdir,
             keep: args.keep,
+            all_records: args.all_records,
+            cold: args.cold,
         }),
         &Defaults {
             threads: "1".into(),

@@ -201,6 +201,13 @@ impl Workload for IoSpec {
         self.layout.devices()
     }
 
+    fn disk_bytes(&self) -> u64 {
+        // Files perflab creates: as many as the largest step uses, each of --size (a
+        // device given as a path is the user's and takes no space).
+        let files = self.files.values().iter().copied().max().unwrap_or(1);
+        files.saturating_mul(self.size_bytes.saturating_add(self.offset_bytes))
+    }
+
     fn finish_step(&self, step: &mut StepResult, _ctx: &Context) {
         analysis::mark_stragglers(step, self.straggler_fraction);
     }

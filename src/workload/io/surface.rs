@@ -5,7 +5,9 @@
 //!
 //! One op is one round of the four tests over one file; the step's figures give each test's
 //! throughput. As IOzone's automatic mode does, records below 64 KiB are skipped for files
-//! above 32 MiB (they take long and show nothing new), and a record never exceeds its file.
+//! above 32 MiB (they take long and show nothing new) unless `--all-records` (IOzone's -z),
+//! and a record never exceeds its file. `--cold` (IOzone's -U) flushes the file and drops its
+//! cached pages before each test, untimed, so reads come from the device.
 
 use super::layout::{Cleanup, MARKER};
 use crate::record::{Headline, Trial};
@@ -33,6 +35,12 @@ pub struct SurfaceSpec {
     /// The work directory perflab creates for the test file.
     pub workdir: PathBuf,
     pub keep: bool,
+    /// Every record size for every file size (IOzone -z).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub all_records: bool,
+    /// The file's pages dropped before each test (IOzone -U).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cold: bool,
 }
 
 impl SurfaceSpec {
@@ -48,6 +56,10 @@ impl Workload for SurfaceSpec {
 
     fn name(&self) -> &'static str {
         "io_surface"
+    }
+
+    fn disk_bytes(&self) -> u64 {
+        self.file_bytes.values().iter().copied().max().unwrap_or(0)
     }
 
     fn target(&self) -> String {
@@ -68,7 +80,7 @@ impl Workload for SurfaceSpec {
 
     fn skip(&self, point: &StepPoint) -> bool {
         let (file, record) = (self.file_bytes.at(point), self.record_bytes.at(point));
-        record > file || (file > SMALL_RECORD_LIMIT && record < SMALL_RECORD)
+        record > file || (!self.all_records && file > SMALL_RECORD_LIMIT && record < SMALL_RECORD)
     }
 
     fn sessions(
@@ -80,6 +92,7 @@ impl Workload for SurfaceSpec {
         let file = self.file_bytes.at(point);
         let record = self.record_bytes.at(point) as usize;
         let path = self.file();
+        let cold = self.cold;
         Ok(Arc::new(move |worker, _| {
             // One worker (the command refuses --threads above 1), as IOzone's automatic mode.
             let mut buf = vec![0u8; record];
@@ -92,6 +105,7 @@ impl Workload for SurfaceSpec {
                 file,
                 buf,
                 totals: [(0, 0); 4],
+                cold,
             }) as Box<dyn Session>)
         }))
     }
@@ -127,10 +141,17 @@ struct SurfaceSession {
     buf: Vec<u8>,
     /// Bytes and nanoseconds per test.
     totals: [(u64, u64); 4],
+    cold: bool,
 }
 
 impl SurfaceSession {
     fn pass(&mut self, test: usize, f: &mut File) -> std::io::Result<()> {
+        if self.cold && test > 0 {
+            // What IOzone's remount does: written pages reach the device, and none stay
+            // cached for the next test (this file is perflab's own).
+            f.sync_all()?;
+            crate::engine::sys::drop_cache(f)?;
+        }
         let started = Instant::now();
         f.seek(SeekFrom::Start(0))?;
         let mut left = self.file;

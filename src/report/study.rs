@@ -1,0 +1,340 @@
+//! A study in a report, read like the paper's section: the question; the legs and how each
+//! ran; the paper's tables in their own shape with every cell as paper | here | ratio; the
+//! paper's other figures beside this machine's; the legs overlaid (normalised to their own
+//! peak where thirty years of hardware cannot compare), with the naive expectation; the shape
+//! checks with their numbers; the verdicts between legs; and, for a leg that runs elsewhere,
+//! the command to run there and how to bring its record back. Each leg's run follows in its
+//! own section, with what limited each step.
+
+use super::{Block, Figure, Section, Table};
+use crate::present::svg::{Axis, LineChart, Point, Scale, Series, Style};
+use crate::spec::numbers::sig3;
+use crate::study::evaluate::{Cell, LegState, Outcome, ShapeResult};
+
+fn cell(c: &Cell) -> String {
+    let paper = format!(
+        "{}{}",
+        c.printed,
+        if c.erratum.is_some() { "†" } else { "" }
+    );
+    match (&c.here, c.ratio()) {
+        (Ok(h), Some(r)) => format!("{paper} | {} | {}x", sig3(*h), sig3(r)),
+        (Ok(h), None) => format!("{paper} | {} | -", sig3(*h)),
+        (Err(_), _) => format!("{paper} | - | -"),
+    }
+}
+
+pub fn sections(a: &Outcome) -> Vec<Section> {
+    let mut blocks = Vec::new();
+    if !a.question.is_empty() {
+        blocks.push(Block::Paragraph(format!("The question: {}", a.question)));
+    }
+    let mut source = Vec::new();
+    if let Some(s) = &a.source {
+        source.push(s.clone());
+    }
+    if let Some(s) = &a.seed {
+        source.push(format!("seed file {s}; line numbers below are that file's"));
+    }
+    if a.quick {
+        source.push(
+            "run with --quick: short legs on small data, for the shapes rather than the figures"
+                .into(),
+        );
+    }
+    if !source.is_empty() {
+        blocks.push(Block::Paragraph(source.join(". ") + "."));
+    }
+
+    let mut found: Vec<String> = Vec::new();
+    let (mut pass, mut fail, mut na) = (0, 0, 0);
+    for s in &a.shapes {
+        match s.result {
+            ShapeResult::Passed(_) => pass += 1,
+            ShapeResult::Failed(_) => fail += 1,
+            ShapeResult::NotApplicable(_) => na += 1,
+        }
+    }
+    if !a.shapes.is_empty() {
+        found.push(format!(
+            "shape checks: {pass} pass, {fail} fail, {na} not decidable here"
+        ));
+    }
+    let ran = a
+        .legs
+        .iter()
+        .filter(|l| matches!(l.state, LegState::Ran { .. }))
+        .count();
+    found.push(format!("{ran} of {} legs ran here", a.legs.len()));
+    blocks.push(Block::Findings(found));
+
+    blocks.push(Block::Table(Table {
+        caption: Some("the legs".into()),
+        head: ["leg", "what it measures", "seed lines", "run", "command"]
+            .map(String::from)
+            .to_vec(),
+        rows: a
+            .legs
+            .iter()
+            .map(|l| {
+                vec![
+                    l.name.clone(),
+                    l.about.clone(),
+                    l.lines.clone().unwrap_or_default(),
+                    match &l.state {
+                        LegState::Ran { id, complete } => {
+                            format!("{id}{}", if *complete { "" } else { " (incomplete)" })
+                        }
+                        LegState::NotRun(why) => format!("not run: {why}"),
+                    },
+                    l.command.clone(),
+                ]
+            })
+            .collect(),
+    }));
+
+    for t in &a.tables {
+        let mut head = vec![String::new()];
+        head.extend(t.head.iter().cloned());
+        head.push("seed line".into());
+        blocks.push(Block::Table(Table {
+            caption: Some(format!(
+                "{} (seed line {}): each cell paper | here | here/paper",
+                t.title, t.line
+            )),
+            head,
+            rows: t
+                .rows
+                .iter()
+                .map(|(label, line, cells)| {
+                    let mut r = vec![label.clone()];
+                    r.extend(cells.iter().map(cell));
+                    r.push(line.to_string());
+                    r
+                })
+                .collect(),
+        }));
+        let errata: Vec<String> = t
+            .rows
+            .iter()
+            .flat_map(|(label, _, cells)| {
+                cells.iter().zip(&t.head).filter_map(move |(c, h)| {
+                    c.erratum
+                        .as_ref()
+                        .map(|e| format!("† {label}, {h}: printed {}; {e}", c.printed))
+                })
+            })
+            .collect();
+        if let Some(n) = &t.note {
+            blocks.push(Block::Paragraph(n.clone()));
+        }
+        if !errata.is_empty() {
+            blocks.push(Block::Findings(errata));
+        }
+    }
+
+    if !a.paper.is_empty() {
+        blocks.push(Block::Table(Table {
+            caption: Some("the paper's figures beside this machine's".into()),
+            head: [
+                "figure",
+                "leg, step",
+                "paper",
+                "here",
+                "here/paper",
+                "seed line",
+                "the paper says",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows: a
+                .paper
+                .iter()
+                .map(|p| {
+                    let here = match &p.cell.here {
+                        Ok(v) => sig3(*v),
+                        Err(why) => format!("- ({why})"),
+                    };
+                    let mut says = format!("\u{201c}{}\u{201d}", p.quote.trim());
+                    if let Some(e) = &p.cell.erratum {
+                        says.push_str(&format!(" erratum: {e}"));
+                    }
+                    if let Some(n) = &p.note {
+                        says.push_str(&format!(" ({n})"));
+                    }
+                    vec![
+                        p.what.clone(),
+                        format!("{} {}", p.leg, p.at).trim().to_string(),
+                        format!("{} {}", p.cell.printed, p.unit).trim().to_string(),
+                        here,
+                        p.cell
+                            .ratio()
+                            .map(|r| format!("{}x", sig3(r)))
+                            .unwrap_or_else(|| "-".into()),
+                        p.line.to_string(),
+                        says,
+                    ]
+                })
+                .collect(),
+        }));
+    }
+
+    for (i, f) in a.figures.iter().enumerate() {
+        if let Some(fig) = overlay(f, i) {
+            blocks.push(Block::Figure(fig));
+        }
+    }
+
+    if !a.shapes.is_empty() {
+        blocks.push(Block::Table(Table {
+            caption: Some(
+                "shape checks: the paper's claims that should hold on any machine".into(),
+            ),
+            head: ["check", "verdict", "numbers here", "the paper", "rule"]
+                .map(String::from)
+                .to_vec(),
+            rows: a
+                .shapes
+                .iter()
+                .map(|s| {
+                    let (verdict, numbers) = match &s.result {
+                        ShapeResult::Passed(n) => ("pass".to_string(), n.clone()),
+                        ShapeResult::Failed(n) => (
+                            "FAIL".to_string(),
+                            match &s.why {
+                                Some(w) => format!("{n} (why it may fall short: {w})"),
+                                None => n.clone(),
+                            },
+                        ),
+                        ShapeResult::NotApplicable(why) => {
+                            ("not decidable here".to_string(), why.clone())
+                        }
+                    };
+                    let paper = match (&s.paper, &s.lines) {
+                        (Some(p), Some(l)) => format!("{p} (lines {l})"),
+                        (Some(p), None) => p.clone(),
+                        (None, Some(l)) => format!("lines {l}"),
+                        (None, None) => String::new(),
+                    };
+                    vec![s.name.clone(), verdict, numbers, paper, s.check.clone()]
+                })
+                .collect(),
+        }));
+    }
+
+    if !a.verdicts.is_empty() {
+        blocks.push(Block::Findings(
+            a.verdicts
+                .iter()
+                .map(|v| {
+                    let mut line = format!(
+                        "{}: {}",
+                        v.question,
+                        crate::ui::compare::summary_line(&v.comparison)
+                    );
+                    if let Some(s) = v.comparison.headline_speedup {
+                        line.push_str(&format!("; headline {}", crate::ui::compare::ratio(s)));
+                    }
+                    line
+                })
+                .collect(),
+        ));
+    }
+
+    let elsewhere: Vec<String> = a
+        .legs
+        .iter()
+        .filter(|l| l.external || matches!(l.state, LegState::NotRun(_)))
+        .filter(|l| !matches!(l.state, LegState::Ran { .. }))
+        .map(|l| {
+            format!(
+                "{}: {} ... then copy its run.json here and 'perflab import PATH'; 'perflab report --study last' puts it in its place",
+                l.name,
+                if l.command.is_empty() { "(no command)".to_string() } else { l.command.clone() }
+            )
+        })
+        .collect();
+    if !elsewhere.is_empty() {
+        blocks.push(Block::Heading("Legs to run elsewhere".into()));
+        blocks.push(Block::Findings(elsewhere));
+    }
+
+    vec![Section {
+        id: format!("study-{}", a.name),
+        title: format!("Study {}: {}", a.name, a.title),
+        blocks,
+    }]
+}
+
+fn overlay(f: &crate::study::evaluate::OverlayOutcome, i: usize) -> Option<Figure> {
+    if f.curves.is_empty() {
+        return None;
+    }
+    let mut series: Vec<Series> = f
+        .curves
+        .iter()
+        .map(|c| {
+            Series::new(
+                c.name.clone(),
+                Style::LineWithPoints,
+                c.points
+                    .iter()
+                    .map(|(x, y)| {
+                        Point::new(
+                            *x,
+                            *y,
+                            format!("{} {}={}: {}", c.name, f.x, sig3(*x), sig3(*y)),
+                        )
+                    })
+                    .collect(),
+            )
+        })
+        .collect();
+    if let Some(e) = &f.expectation {
+        series.push(Series::new(
+            e.name.clone(),
+            Style::Dashed,
+            e.points
+                .iter()
+                .map(|(x, y)| Point::new(*x, *y, format!("expected {}", sig3(*y))))
+                .collect(),
+        ));
+    }
+    if let Some(p) = &f.paper {
+        series.push(Series::new(
+            "the paper",
+            Style::Points,
+            p.points
+                .iter()
+                .map(|(x, y)| {
+                    Point::new(*x, *y, format!("paper {}={}: {}", f.x, sig3(*x), sig3(*y)))
+                })
+                .collect(),
+        ));
+    }
+    let y_label = if f.normalised {
+        format!("{} / its peak", f.y)
+    } else {
+        f.y.clone()
+    };
+    let chart = LineChart {
+        title: f.title.clone(),
+        x: Axis::new(f.x.clone(), Scale::Linear).with_zero(),
+        y: Axis::new(y_label, Scale::Linear).with_zero(),
+        series,
+        markers: Vec::new(),
+        hlines: Vec::new(),
+        vlines: Vec::new(),
+        width: 720,
+        height: 360,
+        note: f
+            .lines
+            .as_ref()
+            .map(|l| format!("the paper: seed lines {l}")),
+    };
+    Some(Figure {
+        name: format!("study-figure-{i}"),
+        caption: f.title.clone(),
+        svg: chart.render(),
+    })
+}

@@ -1,0 +1,464 @@
+//! A study's answer from its legs' records: every paper value with this machine's beside it,
+//! the paper's tables in their shape, the shape checks decided, the overlays' curves and the
+//! verdicts between legs. Only records are read, so an archived study answers the same way
+//! later (and on another machine, from imported records).
+
+use super::expr::{self, Missing, Runs, Scope};
+use super::{Paper, PaperValue, Study};
+use crate::record::RunRecord;
+use std::collections::BTreeMap;
+
+/// How a leg took part.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LegState {
+    /// Its run (id, and whether it completed).
+    Ran { id: String, complete: bool },
+    /// Not run here, with the reason (another machine, no PostgreSQL, `--leg`).
+    NotRun(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct LegOutcome {
+    pub name: String,
+    pub about: String,
+    pub lines: Option<String>,
+    /// The command line it runs (for a leg run elsewhere: the one to run there).
+    pub command: String,
+    pub state: LegState,
+    pub external: bool,
+}
+
+/// One cell: the paper's value, this machine's, and their ratio.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    pub printed: String,
+    pub paper: Option<PaperValue>,
+    pub here: Result<f64, String>,
+    pub erratum: Option<String>,
+}
+
+impl Cell {
+    /// here / paper (for a range: 1 inside it, else against the nearer end).
+    pub fn ratio(&self) -> Option<f64> {
+        let h = *self.here.as_ref().ok()?;
+        match self.paper.as_ref()? {
+            PaperValue::One(p) if *p != 0.0 => Some(h / p),
+            PaperValue::Range(a, b) if h >= *a && h <= *b => Some(1.0),
+            PaperValue::Range(a, _) if h < *a && *a != 0.0 => Some(h / a),
+            PaperValue::Range(_, b) if *b != 0.0 => Some(h / b),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct PaperRow {
+    pub what: String,
+    pub leg: String,
+    pub at: String,
+    pub unit: String,
+    pub cell: Cell,
+    pub line: usize,
+    pub quote: String,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct TableOutcome {
+    pub title: String,
+    pub line: usize,
+    pub note: Option<String>,
+    /// Column labels with units.
+    pub head: Vec<String>,
+    /// Row label, its seed line, and a cell per column.
+    pub rows: Vec<(String, usize, Vec<Cell>)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ShapeResult {
+    Passed(String),
+    Failed(String),
+    /// Cannot be decided here: a leg did not run, a figure is missing.
+    NotApplicable(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct ShapeOutcome {
+    pub name: String,
+    pub check: String,
+    pub paper: Option<String>,
+    pub lines: Option<String>,
+    pub why: Option<String>,
+    pub result: ShapeResult,
+}
+
+/// One curve of an overlay.
+#[derive(Debug, Clone)]
+pub struct Curve {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct OverlayOutcome {
+    pub title: String,
+    pub x: String,
+    pub y: String,
+    pub normalised: bool,
+    pub lines: Option<String>,
+    pub curves: Vec<Curve>,
+    /// Linear in x from the first curve's first point, when asked.
+    pub expectation: Option<Curve>,
+    pub paper: Option<Curve>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Verdict {
+    pub question: String,
+    pub comparison: crate::compare::PairComparison,
+}
+
+/// The whole answer.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub name: String,
+    pub title: String,
+    pub question: String,
+    pub seed: Option<String>,
+    pub source: Option<String>,
+    /// The study invocation's id.
+    pub run: String,
+    pub quick: bool,
+    pub legs: Vec<LegOutcome>,
+    pub paper: Vec<PaperRow>,
+    pub tables: Vec<TableOutcome>,
+    pub shapes: Vec<ShapeOutcome>,
+    pub figures: Vec<OverlayOutcome>,
+    pub verdicts: Vec<Verdict>,
+}
+
+impl Outcome {
+    pub fn failed_shapes(&self) -> usize {
+        self.shapes
+            .iter()
+            .filter(|s| matches!(s.result, ShapeResult::Failed(_)))
+            .count()
+    }
+}
+
+/// What the caller knows beyond the records: each leg's command line and why a leg did not
+/// run.
+pub struct Inputs<'a> {
+    pub run: String,
+    pub quick: bool,
+    pub records: &'a [RunRecord],
+    /// Leg name → its command line (`perflab io ...`).
+    pub commands: BTreeMap<String, String>,
+    /// Leg name → why it did not run here.
+    pub not_run: BTreeMap<String, String>,
+}
+
+fn at_text(at: &[(String, String)]) -> String {
+    at.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn here_of(p: &Paper, runs: &Runs) -> Result<f64, String> {
+    let Some((_, e)) = &p.here else {
+        return Err("not comparable here".into());
+    };
+    let scope = Scope {
+        leg: Some(p.leg.clone()),
+        at: p.at.clone(),
+        vars: BTreeMap::new(),
+    };
+    expr::eval(e, runs, &scope).map_err(|Missing(m)| m)
+}
+
+pub fn evaluate(study: &Study, inputs: &Inputs) -> Outcome {
+    // A leg's record: the last completed run of it among the inputs.
+    let mut runs: Runs = BTreeMap::new();
+    for r in inputs.records {
+        if let Some(s) = &r.study {
+            runs.insert(s.leg.clone(), r);
+        }
+    }
+    let legs = study
+        .legs
+        .iter()
+        .map(|l| LegOutcome {
+            name: l.name.clone(),
+            about: l.about.clone(),
+            lines: l.lines.clone(),
+            command: inputs.commands.get(&l.name).cloned().unwrap_or_default(),
+            external: l.external.is_some(),
+            state: match runs.get(&l.name) {
+                Some(r) => LegState::Ran {
+                    id: r.id.clone(),
+                    complete: r.status == crate::record::Status::Complete,
+                },
+                None => LegState::NotRun(
+                    inputs
+                        .not_run
+                        .get(&l.name)
+                        .cloned()
+                        .unwrap_or_else(|| "not run in this study run".into()),
+                ),
+            },
+        })
+        .collect();
+    let paper = study
+        .paper
+        .iter()
+        .map(|p| PaperRow {
+            what: p.what.clone(),
+            leg: p.leg.clone(),
+            at: at_text(&p.at),
+            unit: p.unit.clone(),
+            cell: Cell {
+                printed: p.printed.clone(),
+                paper: Some(p.value.clone()),
+                here: here_of(p, &runs),
+                erratum: p.erratum.clone(),
+            },
+            line: p.line,
+            quote: p.quote.clone(),
+            note: p.note.clone(),
+        })
+        .collect();
+    let tables = study
+        .tables
+        .iter()
+        .map(|t| TableOutcome {
+            title: t.title.clone(),
+            line: t.line,
+            note: t.note.clone(),
+            head: t
+                .columns
+                .iter()
+                .map(|c| {
+                    if c.unit.is_empty() {
+                        c.label.clone()
+                    } else {
+                        format!("{} ({})", c.label, c.unit)
+                    }
+                })
+                .collect(),
+            rows: t
+                .rows
+                .iter()
+                .map(|row| {
+                    let scope = Scope {
+                        leg: Some(row.leg.clone().unwrap_or_else(|| t.leg.clone())),
+                        at: row.at.clone(),
+                        vars: row.vars.clone(),
+                    };
+                    let cells = t
+                        .columns
+                        .iter()
+                        .zip(&row.values)
+                        .map(|(c, printed)| Cell {
+                            printed: printed.clone(),
+                            paper: (printed != "-")
+                                .then(|| super::file::parse_printed(printed).map(PaperValue::One))
+                                .flatten(),
+                            here: match &c.here {
+                                Some((_, e)) => {
+                                    expr::eval(e, &runs, &scope).map_err(|Missing(m)| m)
+                                }
+                                None => Err("not measured".into()),
+                            },
+                            erratum: row.errata.get(&c.label).cloned(),
+                        })
+                        .collect();
+                    (row.label.clone(), row.line, cells)
+                })
+                .collect(),
+        })
+        .collect();
+    let shapes = study
+        .shapes
+        .iter()
+        .map(|s| {
+            let scope = Scope {
+                leg: s.leg.clone(),
+                ..Scope::default()
+            };
+            ShapeOutcome {
+                name: s.name.clone(),
+                check: s.text.clone(),
+                paper: s.paper.clone(),
+                lines: s.lines.clone(),
+                why: s.why.clone(),
+                result: match s
+                    .when
+                    .as_ref()
+                    .map(|(t, c)| (t, expr::decide(c, &runs, &scope)))
+                {
+                    Some((t, Ok(v))) if !v.passed => {
+                        ShapeResult::NotApplicable(format!("applies when {t}; here {}", v.numbers))
+                    }
+                    Some((_, Err(Missing(m)))) => ShapeResult::NotApplicable(m),
+                    _ => match expr::decide(&s.check, &runs, &scope) {
+                        Ok(v) if v.passed => ShapeResult::Passed(v.numbers),
+                        Ok(v) => ShapeResult::Failed(v.numbers),
+                        Err(Missing(m)) => ShapeResult::NotApplicable(m),
+                    },
+                },
+            }
+        })
+        .collect();
+    let figures = study.figures.iter().map(|f| overlay(f, &runs)).collect();
+    let verdicts = study
+        .compare
+        .iter()
+        .filter_map(|c| {
+            let (a, b) = (runs.get(&c.baseline)?, runs.get(&c.candidate)?);
+            let report = crate::compare::compare(
+                &[(*a).clone(), (*b).clone()],
+                &crate::compare::Options {
+                    noise: 0.02,
+                    expect: None,
+                },
+            );
+            Some(Verdict {
+                question: if c.question.is_empty() {
+                    format!("{} against {}", c.candidate, c.baseline)
+                } else {
+                    c.question.clone()
+                },
+                comparison: report.pairs.into_iter().next()?,
+            })
+        })
+        .collect();
+    Outcome {
+        name: study.name.clone(),
+        title: study.title.clone(),
+        question: study.question.clone(),
+        seed: study.seed.clone(),
+        source: study.source.clone(),
+        run: inputs.run.clone(),
+        quick: inputs.quick,
+        legs,
+        paper,
+        tables,
+        shapes,
+        figures,
+        verdicts,
+    }
+}
+
+fn numeric(v: &serde_json::Value) -> Option<f64> {
+    v.as_f64()
+}
+
+fn overlay(f: &super::Overlay, runs: &Runs) -> OverlayOutcome {
+    // Validation asks every figure for its y; without one there is nothing to draw.
+    let Some((ytext, y)) = f.y.clone() else {
+        return OverlayOutcome {
+            title: f.title.clone(),
+            x: f.x.clone(),
+            y: String::new(),
+            normalised: f.normalise,
+            lines: f.lines.clone(),
+            curves: Vec::new(),
+            expectation: None,
+            paper: None,
+        };
+    };
+    let mut curves = Vec::new();
+    for leg in &f.legs {
+        let Some(r) = runs.get(leg) else { continue };
+        let mut pts = Vec::new();
+        let mut seen: Vec<String> = Vec::new();
+        for s in r.steps.iter().filter(|s| !s.trials.is_empty()) {
+            let Some(xv) = s.params.get(&f.x) else {
+                continue;
+            };
+            let (Some(x), key) = (numeric(xv), expr::param_text(xv)) else {
+                continue;
+            };
+            if seen.contains(&key)
+                || !f
+                    .at
+                    .iter()
+                    .all(|(k, v)| s.params.get(k).is_none_or(|p| expr::param_matches(p, v)))
+            {
+                continue;
+            }
+            seen.push(key.clone());
+            let mut at = f.at.clone();
+            at.push((f.x.clone(), key));
+            let scope = Scope {
+                leg: Some(leg.clone()),
+                at,
+                vars: BTreeMap::new(),
+            };
+            if let Ok(v) = expr::eval(&y, runs, &scope) {
+                pts.push((x, v));
+            }
+        }
+        if !pts.is_empty() {
+            curves.push(Curve {
+                name: leg.clone(),
+                points: pts,
+            });
+        }
+    }
+    let norm = |pts: &mut Vec<(f64, f64)>| {
+        let peak = pts.iter().map(|p| p.1).fold(0.0_f64, f64::max);
+        if peak > 0.0 {
+            for p in pts.iter_mut() {
+                p.1 /= peak;
+            }
+        }
+    };
+    let mut paper = (!f.paper.is_empty()).then(|| Curve {
+        name: "paper".into(),
+        points: f.paper.clone(),
+    });
+    let expectation = if f.expect_linear {
+        curves.first().and_then(|c| {
+            let (x0, y0) = *c.points.first()?;
+            (x0 > 0.0).then(|| Curve {
+                name: format!("linear in {} from {}", f.x, c.name),
+                points: c.points.iter().map(|(x, _)| (*x, y0 * x / x0)).collect(),
+            })
+        })
+    } else {
+        None
+    };
+    let mut expectation = expectation;
+    if f.normalise {
+        // The expectation is drawn against its own curve's peak, so both stay comparable.
+        let peak = curves
+            .first()
+            .map(|c| c.points.iter().map(|p| p.1).fold(0.0_f64, f64::max))
+            .unwrap_or(0.0);
+        for c in curves.iter_mut() {
+            norm(&mut c.points);
+        }
+        if let Some(e) = expectation.as_mut()
+            && peak > 0.0
+        {
+            for p in e.points.iter_mut() {
+                p.1 /= peak;
+            }
+        }
+        if let Some(p) = paper.as_mut() {
+            norm(&mut p.points);
+        }
+    }
+    OverlayOutcome {
+        title: f.title.clone(),
+        x: f.x.clone(),
+        y: ytext,
+        normalised: f.normalise,
+        lines: f.lines.clone(),
+        curves,
+        expectation,
+        paper,
+    }
+}

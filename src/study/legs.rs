@@ -1,0 +1,311 @@
+//! A leg as the command line it runs.
+//!
+//! Options are laid over each other in this order, a later one replacing an earlier one of the
+//! same name: the study's `[defaults]` (only those the leg's command takes), the leg's own,
+//! under `--quick` the study's `[quick]` and then the leg's `quick = {..}`, and last the flags
+//! given on the command line. Placeholders are filled in for this machine: `{cpus}`, `{ram}`
+//! (bytes), `{io_path}` (where storage legs put their files) and `{postgres}` (the user's
+//! server or the study's throwaway one).
+
+use super::file::arg_named;
+use super::{Leg, Opt, OptValue, Study};
+use crate::workload::kind::by_command;
+
+/// What the placeholders stand for on this machine.
+#[derive(Debug, Clone, Default)]
+pub struct Machine {
+    pub cpus: u64,
+    pub ram_bytes: u64,
+    pub io_path: String,
+    /// A PostgreSQL URL for `{postgres}`, when there is one.
+    pub postgres: Option<String>,
+}
+
+/// The flags given on the command line after the study's name.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overrides(pub Vec<Opt>);
+
+impl Overrides {
+    /// Reads `--name value`, `--name=value` and `--switch` against the legs' commands: a flag
+    /// no leg takes is an error, as is a value given to a switch.
+    pub fn parse(study: &Study, args: &[String]) -> Result<Overrides, String> {
+        let commands: Vec<clap::Command> = study
+            .legs
+            .iter()
+            .filter_map(|l| by_command(&study.command_of(l)).map(|k| k.command()))
+            .collect();
+        let mut out: Vec<Opt> = Vec::new();
+        let mut i = 0;
+        while i < args.len() {
+            let a = &args[i];
+            let Some(body) = a.strip_prefix("--") else {
+                return Err(format!(
+                    "{a:?}: after the study's name come its flags (--name value), each for the legs whose command takes it"
+                ));
+            };
+            let (key, inline) = match body.split_once('=') {
+                Some((k, v)) => (k.to_string(), Some(v.to_string())),
+                None => (body.to_string(), None),
+            };
+            let arg = commands
+                .iter()
+                .find_map(|c| arg_named(c, &key).map(|x| x.get_action().takes_values()));
+            let Some(takes_value) = arg else {
+                return Err(format!(
+                    "--{key}: no leg of study {} takes it (their commands: {})",
+                    study.name,
+                    study
+                        .legs
+                        .iter()
+                        .map(|l| study.command_of(l))
+                        .collect::<std::collections::BTreeSet<_>>()
+                        .into_iter()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            };
+            let value = match (takes_value, inline) {
+                (false, None) => OptValue::Flag(true),
+                (false, Some(_)) => return Err(format!("--{key} is a switch; it takes no value")),
+                (true, Some(v)) => OptValue::Values(vec![v]),
+                (true, None) => {
+                    i += 1;
+                    let v = args
+                        .get(i)
+                        .ok_or_else(|| format!("--{key} needs a value"))?;
+                    OptValue::Values(vec![v.clone()])
+                }
+            };
+            // Given twice (--path a --path b): both, as on a command line.
+            match (out.iter_mut().find(|o| o.key == key), value) {
+                (
+                    Some(Opt {
+                        value: OptValue::Values(have),
+                        ..
+                    }),
+                    OptValue::Values(more),
+                ) => have.extend(more),
+                (_, value) => out.push(Opt {
+                    key,
+                    value,
+                    line: 0,
+                }),
+            }
+            i += 1;
+        }
+        Ok(Overrides(out))
+    }
+
+    /// As typed, for the record and `--dry-run`.
+    pub fn words(&self) -> Vec<String> {
+        render(&self.0)
+    }
+}
+
+/// Lays `from` over `into`, each option under its long name (an alias such as `clients`
+/// replaces `threads`); options the command does not take are left out.
+fn lay(into: &mut Vec<Opt>, from: &[Opt], cmd: &clap::Command) {
+    for o in from.iter().filter(|o| o.key != "command") {
+        let Some(long) = arg_named(cmd, &o.key).and_then(|a| a.get_long()) else {
+            continue;
+        };
+        match into.iter_mut().find(|x| x.key == long) {
+            Some(x) => x.value = o.value.clone(),
+            None => into.push(Opt {
+                key: long.to_string(),
+                ..o.clone()
+            }),
+        }
+    }
+}
+
+fn render(opts: &[Opt]) -> Vec<String> {
+    let mut v = Vec::new();
+    for o in opts {
+        match &o.value {
+            OptValue::Flag(true) => v.push(format!("--{}", o.key)),
+            OptValue::Flag(false) => {}
+            OptValue::Values(vals) => {
+                for x in vals {
+                    v.push(format!("--{}", o.key));
+                    v.push(x.clone());
+                }
+            }
+        }
+    }
+    v
+}
+
+/// Why a leg cannot run here (None: it can).
+pub fn unrunnable(study: &Study, leg: &Leg, overrides: &Overrides, m: &Machine) -> Option<String> {
+    if let Some(e) = &leg.external {
+        return Some(format!("runs elsewhere: {e}"));
+    }
+    let opts = options(study, leg, false, overrides);
+    let uses_postgres = leg.needs.iter().any(|n| n == "postgres")
+        || opts.iter().any(|o| match &o.value {
+            OptValue::Values(v) => v.iter().any(|x| x.contains("{postgres}")),
+            OptValue::Flag(_) => false,
+        });
+    if uses_postgres && m.postgres.is_none() {
+        return Some(
+            "needs PostgreSQL: install it (apt-get install postgresql) for a throwaway server, or give --target postgres://USER@HOST/DB".into(),
+        );
+    }
+    None
+}
+
+/// The leg's options, laid over each other (placeholders not yet filled in).
+pub fn options(study: &Study, leg: &Leg, quick: bool, overrides: &Overrides) -> Vec<Opt> {
+    let Some(kind) = by_command(&study.command_of(leg)) else {
+        return Vec::new();
+    };
+    let cmd = kind.command();
+    let mut opts = Vec::new();
+    lay(&mut opts, &study.defaults, &cmd);
+    lay(&mut opts, &leg.options, &cmd);
+    if quick {
+        lay(&mut opts, &study.quick, &cmd);
+        lay(&mut opts, &leg.quick, &cmd);
+    }
+    lay(&mut opts, &overrides.0, &cmd);
+    opts
+}
+
+/// The command line of a leg (after `perflab`), for this machine.
+pub fn argv(
+    study: &Study,
+    leg: &Leg,
+    quick: bool,
+    overrides: &Overrides,
+    m: &Machine,
+) -> Vec<String> {
+    let fill = |s: &str| -> String {
+        s.replace("{cpus}", &m.cpus.max(1).to_string())
+            .replace("{ram}", &m.ram_bytes.to_string())
+            .replace("{io_path}", &m.io_path)
+            .replace("{postgres}", m.postgres.as_deref().unwrap_or("{postgres}"))
+    };
+    let mut v = vec![study.command_of(leg)];
+    v.extend(
+        render(&options(study, leg, quick, overrides))
+            .iter()
+            .map(|s| fill(s)),
+    );
+    v
+}
+
+/// A command line as a shell would take it back (single quotes where needed).
+pub fn shell_line(argv: &[String]) -> String {
+    std::iter::once("perflab".to_string())
+        .chain(argv.iter().map(|a| {
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./:,=@%+".contains(c))
+            {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            }
+        }))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::study::file::{Origin, parse};
+
+    const S: &str = r#"
+[study]
+title = "t"
+[defaults]
+command = "io"
+size = "16m"
+duration = "5s"
+threads = "1,{cpus}"
+[quick]
+duration = "1s"
+[[leg]]
+name = "a"
+rw = "randread"
+duration = "10s"
+quick = { size = "1m" }
+[[leg]]
+name = "b"
+command = "memory"
+kernel = "copy"
+[[leg]]
+name = "pg"
+command = "oltp"
+target = "{postgres}"
+"#;
+
+    fn study() -> Study {
+        parse(
+            S,
+            &Origin {
+                name: "t",
+                label: "t.toml",
+            },
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn options_are_laid_in_order_and_only_where_the_command_takes_them() {
+        let s = study();
+        let m = Machine {
+            cpus: 2,
+            ..Machine::default()
+        };
+        let none = Overrides::default();
+        let a = argv(&s, &s.legs[0], false, &none, &m);
+        assert_eq!(
+            a.join(" "),
+            "io --size 16m --duration 10s --threads 1,2 --rw randread"
+        );
+        let a = argv(&s, &s.legs[0], true, &none, &m);
+        assert_eq!(
+            a.join(" "),
+            "io --size 1m --duration 1s --threads 1,2 --rw randread"
+        );
+        // memory takes --duration and --threads but not --size... it does take --size.
+        let b = argv(&s, &s.legs[1], false, &none, &m);
+        assert!(b.starts_with(&["memory".to_string()]));
+        assert!(b.windows(2).any(|w| w == ["--kernel", "copy"]));
+        let o = Overrides::parse(&s, &["--duration".into(), "2s".into()]).unwrap();
+        let a = argv(&s, &s.legs[0], true, &o, &m);
+        assert!(a.windows(2).any(|w| w == ["--duration", "2s"]), "{a:?}");
+        assert!(Overrides::parse(&s, &["--fruit".into()]).is_err());
+        assert!(Overrides::parse(&s, &["--duration".into()]).is_err());
+        assert!(Overrides::parse(&s, &["x".into()]).is_err());
+    }
+
+    #[test]
+    fn a_leg_on_postgres_says_how_to_get_one() {
+        let s = study();
+        let m = Machine::default();
+        let why = unrunnable(&s, &s.legs[2], &Overrides::default(), &m).unwrap();
+        assert!(why.contains("apt-get install postgresql"), "{why}");
+        let with = Machine {
+            postgres: Some("postgres://p@127.0.0.1:5/x".into()),
+            ..m
+        };
+        assert_eq!(
+            unrunnable(&s, &s.legs[2], &Overrides::default(), &with),
+            None
+        );
+        assert!(
+            argv(&s, &s.legs[2], false, &Overrides::default(), &with)
+                .contains(&"postgres://p@127.0.0.1:5/x".to_string())
+        );
+    }
+
+    #[test]
+    fn shell_lines_quote_what_needs_it() {
+        let l = shell_line(&["io".into(), "--set".into(), "a=b c".into()]);
+        assert_eq!(l, "perflab io --set 'a=b c'");
+    }
+}

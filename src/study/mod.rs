@@ -1,0 +1,262 @@
+//! Studies: a seed report's experiments as one command, and the paper's figures beside this
+//! machine's.
+//!
+//! ```text
+//! study file (TOML) ─► file: validated Study ─► legs: each leg as a perflab command line
+//!                                                   │ (commands run them, archived and tagged)
+//! the legs' records ─► evaluate: paper | here | ratio, shape checks, overlays, verdicts
+//!                                                   └─► report::study (HTML) and the terminal
+//! ```
+//!
+//! - [`file`] reads a study file and checks it whole (keys, options, expressions, legs), one
+//!   line with the file and line number for the first problem.
+//! - [`legs`] turns a leg into the command line it runs: defaults, the leg's options, `--quick`
+//!   overrides, then the command line's, with the machine's placeholders filled in.
+//! - [`expr`] is the little language of figures and shape checks.
+//! - [`evaluate`] reads the legs' records into the study's answer; nothing there reads live
+//!   state, so a study re-renders the same way from its archived runs.
+//! - [`builtin`]: the studies perflab carries (Gray's Thumper report, RAL's IOzone report).
+//!
+//! A study never names a workload here: a leg is a command line, checked by the command's own
+//! parser, so every workload (and every later one) can be a leg.
+
+pub mod builtin;
+pub mod evaluate;
+pub mod expr;
+pub mod file;
+pub mod legs;
+
+use expr::{Check, Expr};
+use std::collections::BTreeMap;
+
+/// What a leg may need from the machine, beyond its command (the legs that cannot run here
+/// are listed with the reason).
+pub const NEEDS: [&str; 1] = ["postgres"];
+
+/// A study, read and validated.
+#[derive(Debug, Clone, Default)]
+pub struct Study {
+    pub name: String,
+    pub title: String,
+    /// The seed file the study follows (`000_e291a0a21341f819.txt`).
+    pub seed: Option<String>,
+    /// The paper, as cited.
+    pub source: Option<String>,
+    pub question: String,
+    /// The file's text, as read (what `--print` writes and the archive keeps).
+    pub text: String,
+    /// A digest of `text`: `--resume` trusts only runs of the same file.
+    pub digest: String,
+    pub defaults: Vec<Opt>,
+    pub quick: Vec<Opt>,
+    pub legs: Vec<Leg>,
+    pub paper: Vec<Paper>,
+    pub tables: Vec<Table>,
+    pub shapes: Vec<Shape>,
+    pub figures: Vec<Overlay>,
+    pub compare: Vec<Compare>,
+}
+
+/// One long option as the file (or the command line) gives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Opt {
+    pub key: String,
+    pub value: OptValue,
+    /// The file's line (0 for the command line).
+    pub line: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum OptValue {
+    /// A switch: `direct-io = true`.
+    Flag(bool),
+    /// One value, or a list: the option given once per value (`path = ["/a", "/b"]`).
+    Values(Vec<String>),
+}
+
+/// One run of the study.
+#[derive(Debug, Clone, Default)]
+pub struct Leg {
+    pub name: String,
+    /// The workload command (`io`, `oltp`); empty: the defaults' `command`.
+    pub command: String,
+    pub about: String,
+    /// The seed's lines this leg follows (`107-185`).
+    pub lines: Option<String>,
+    /// A leg that runs elsewhere (another OS, an NFS client): what to do there.
+    pub external: Option<String>,
+    pub needs: Vec<String>,
+    pub options: Vec<Opt>,
+    pub quick: Vec<Opt>,
+    pub line: usize,
+}
+
+/// A published figure.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PaperValue {
+    One(f64),
+    Range(f64, f64),
+}
+
+impl Default for PaperValue {
+    fn default() -> Self {
+        PaperValue::One(0.0)
+    }
+}
+
+/// One published value and where the paper prints it.
+#[derive(Debug, Clone, Default)]
+pub struct Paper {
+    pub leg: String,
+    /// The step it is compared with.
+    pub at: Vec<(String, String)>,
+    pub what: String,
+    /// The figure here, in the paper's unit (default: none; the value is shown alone).
+    pub here: Option<(String, Expr)>,
+    pub value: PaperValue,
+    /// The value as printed.
+    pub printed: String,
+    pub unit: String,
+    /// The seed's line (1-based) and a verbatim piece of it holding the value.
+    pub line: usize,
+    pub quote: String,
+    /// Why the printed value does not follow from the paper's own numbers.
+    pub erratum: Option<String>,
+    pub note: Option<String>,
+    pub file_line: usize,
+}
+
+/// A published table, in its own shape.
+#[derive(Debug, Clone, Default)]
+pub struct Table {
+    pub title: String,
+    pub leg: String,
+    pub line: usize,
+    pub note: Option<String>,
+    pub columns: Vec<Column>,
+    pub rows: Vec<Row>,
+    pub file_line: usize,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Column {
+    pub label: String,
+    pub unit: String,
+    /// This machine's figure in the column's unit; the row's `vars` may appear in it.
+    pub here: Option<(String, Expr)>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Row {
+    pub label: String,
+    /// The leg of this row, when not the table's (a row from another OS's leg).
+    pub leg: Option<String>,
+    pub at: Vec<(String, String)>,
+    pub line: usize,
+    pub quote: String,
+    /// The cells as printed (`-` for none).
+    pub values: Vec<String>,
+    /// Numbers the columns' `here` may use (the paper's row count, to scale a time).
+    pub vars: BTreeMap<String, f64>,
+    /// Column label → why the printed cell is wrong.
+    pub errata: BTreeMap<String, String>,
+    pub file_line: usize,
+}
+
+/// A shape check: a claim of the paper that should hold on any machine.
+#[derive(Debug, Clone)]
+pub struct Shape {
+    pub name: String,
+    pub text: String,
+    pub check: Check,
+    /// The leg that gives figures without `[leg]`.
+    pub leg: Option<String>,
+    /// What the paper saw.
+    pub paper: Option<String>,
+    pub lines: Option<String>,
+    /// Why it may fall short on some machines (shown with a failure).
+    pub why: Option<String>,
+    /// When it applies (`devices[random]@files=max >= 2`: volumes on separate disks);
+    /// otherwise it is reported as not applicable, not as failed.
+    pub when: Option<(String, Check)>,
+    pub file_line: usize,
+}
+
+impl Default for Shape {
+    fn default() -> Self {
+        Shape {
+            name: String::new(),
+            text: String::new(),
+            check: Check::Cmp(Expr::Num(0.0), expr::Rel::Le, Expr::Num(0.0)),
+            leg: None,
+            paper: None,
+            lines: None,
+            why: None,
+            when: None,
+            file_line: 0,
+        }
+    }
+}
+
+/// Legs overlaid on one chart.
+#[derive(Debug, Clone, Default)]
+pub struct Overlay {
+    pub title: String,
+    pub legs: Vec<String>,
+    pub x: String,
+    pub y: Option<(String, Expr)>,
+    /// The steps to draw (the other swept parameters pinned).
+    pub at: Vec<(String, String)>,
+    /// Each curve divided by its own peak (thirty years of hardware do not compare).
+    pub normalise: bool,
+    /// The naive expectation: linear in x from the first point.
+    pub expect_linear: bool,
+    pub lines: Option<String>,
+    /// The paper's points, read off its figure.
+    pub paper: Vec<(f64, f64)>,
+    pub file_line: usize,
+}
+
+/// Verdicts between two legs (perflab compare).
+#[derive(Debug, Clone, Default)]
+pub struct Compare {
+    pub baseline: String,
+    pub candidate: String,
+    pub question: String,
+    pub file_line: usize,
+}
+
+pub use crate::record::StudyRef;
+
+impl Study {
+    /// The command a leg runs.
+    pub fn command_of(&self, leg: &Leg) -> String {
+        if !leg.command.is_empty() {
+            return leg.command.clone();
+        }
+        match self.defaults.iter().find(|o| o.key == "command") {
+            Some(Opt {
+                value: OptValue::Values(v),
+                ..
+            }) if v.len() == 1 => v[0].clone(),
+            _ => String::new(),
+        }
+    }
+
+    pub fn leg(&self, name: &str) -> Option<&Leg> {
+        self.legs.iter().find(|l| l.name == name)
+    }
+}
+
+/// A hex digest of a study's text, to tell files apart (not a security measure).
+pub fn digest(text: &str) -> String {
+    use md5::Digest;
+    let d = md5::Md5::digest(text.as_bytes());
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Names of studies and legs: letters, digits and '-', starting with a letter.
+pub fn invalid_name(name: &str) -> bool {
+    !name.starts_with(|c: char| c.is_ascii_alphabetic())
+        || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+}

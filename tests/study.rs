@@ -1,0 +1,306 @@
+//! Studies through the real binary: every built-in study reads and every leg's command line
+//! parses; the paper's values are quoted exactly (checked against the seeds when
+//! `../shared/seeds` is there); a quick study runs end to end, archives its legs tagged, and its
+//! report renders in headless Chromium; `--resume`, `--check-shapes`, `perflab run FILE.toml`,
+//! and a bad study file as one line with its file and line, exit 2. Group commit on a throwaway
+//! PostgreSQL when PostgreSQL is installed.
+
+mod common;
+
+use common::browser::{dump_dom, tempdir};
+use common::{Results, stderr, stdout};
+use perflab::study::builtin;
+use perflab::study::file::{Origin, parse, parse_printed};
+use std::path::PathBuf;
+
+fn study(name: &str) -> perflab::study::Study {
+    parse(
+        builtin::text(name).expect("built in"),
+        &Origin { name, label: name },
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// `perflab ...` as the shell would split it (single quotes only, as --dry-run writes them).
+fn words(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '\'' => quoted = !quoted,
+            ' ' if !quoted => {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+#[test]
+fn every_builtin_study_reads_and_every_dry_run_line_parses() {
+    let r = Results::new("study-dry");
+    for name in builtin::names() {
+        let s = study(name);
+        assert!(!s.legs.is_empty() && !s.paper.is_empty() && !s.shapes.is_empty());
+        for quick in [false, true] {
+            let mut args = vec!["study", name, "--dry-run"];
+            if quick {
+                args.push("--quick");
+            }
+            let o = common::run(&r, &args);
+            assert!(o.status.success(), "{}", stderr(&o));
+            let out = stdout(&o);
+            let lines: Vec<&str> = out
+                .lines()
+                .map(|l| l.trim_start_matches("# "))
+                .filter(|l| l.starts_with("perflab "))
+                .collect();
+            assert_eq!(lines.len(), s.legs.len(), "{out}");
+            for line in lines {
+                let argv = words(line);
+                perflab::cli::parse(&argv).unwrap_or_else(|e| panic!("{line}: {e}"));
+            }
+        }
+    }
+}
+
+/// Every quoted value is a verbatim piece of its line in the seed, and holds the printed value.
+#[test]
+fn the_papers_values_are_quoted_exactly() {
+    let seeds = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/seeds");
+    for name in builtin::names() {
+        let s = study(name);
+        let seed = s.seed.clone().expect("a seed");
+        let mut quotes: Vec<(usize, String, String)> = s
+            .paper
+            .iter()
+            .map(|p| (p.line, p.quote.clone(), p.printed.clone()))
+            .collect();
+        for t in &s.tables {
+            for row in &t.rows {
+                for v in &row.values {
+                    quotes.push((row.line, row.quote.clone(), v.clone()));
+                }
+            }
+        }
+        for (_, quote, printed) in &quotes {
+            // The value as printed is in the quote (a range 20..40 as 20-40).
+            let shown = printed.replace("..", "-");
+            let number = parse_printed(printed.split("..").next().unwrap_or(printed));
+            assert!(
+                quote.contains(&shown)
+                    || quote.to_lowercase().contains(&shown.to_lowercase())
+                    || number.is_some_and(|n| quote.contains(&format!("{n}"))),
+                "{name}: {printed:?} is not in its quote {quote:?}"
+            );
+        }
+        let path = seeds.join(&seed);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            common::skip::skip_or_fail(
+                &format!("checking {name}'s quotes: {} is not here", path.display()),
+                "the seeds (../shared/seeds)",
+            );
+            continue;
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        for (line, quote, _) in &quotes {
+            let at = lines.get(line - 1).unwrap_or(&"");
+            assert!(
+                at.contains(quote.as_str()),
+                "{name}: {seed} line {line} does not hold {quote:?}; it reads {at:?}"
+            );
+        }
+    }
+}
+
+fn perflab_ok(r: &Results, args: &[&str]) -> std::process::Output {
+    let o = common::run(r, args);
+    assert!(
+        o.status.success(),
+        "perflab {}: {}\n{}",
+        args.join(" "),
+        stderr(&o),
+        stdout(&o)
+    );
+    o
+}
+
+fn report_path(o: &std::process::Output) -> PathBuf {
+    let out = stdout(o);
+    let line = out
+        .lines()
+        .find_map(|l| l.strip_prefix("report: "))
+        .unwrap_or_else(|| panic!("no report line in: {out}"));
+    PathBuf::from(line.split("  ").next().unwrap_or(line).trim())
+}
+
+#[test]
+fn a_quick_study_runs_end_to_end_and_its_report_renders() {
+    let r = Results::new("study-quick");
+    let o = perflab_ok(&r, &["study", "ral-x4500", "--quick", "--leg", "threads"]);
+    let out = stdout(&o);
+    assert!(out.contains("Table 1: local I/O"), "{out}");
+    assert!(out.contains("309 | "), "{out}");
+    assert!(
+        out.contains("streams: the read rate per stream falls"),
+        "{out}"
+    );
+    assert!(out.contains("not run: not chosen (--leg)"), "{out}");
+    let html = std::fs::read_to_string(report_path(&o)).expect("the report");
+    assert!(html.contains("Study ral-x4500"));
+    assert!(html.contains("paper | here | here/paper"));
+    assert!(html.contains("Legs to run elsewhere"));
+
+    // The run is archived as the study's leg.
+    let runs = common::json(&perflab_ok(&r, &["show", "last", "--json"]));
+    assert_eq!(runs["study"]["name"], "ral-x4500");
+    assert_eq!(runs["study"]["leg"], "threads");
+
+    // The report again, from the archive alone; rendered by a browser.
+    let again = perflab_ok(&r, &["report", "--study", "last"]);
+    let page = report_path(&again);
+    let again_html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(again_html, html, "the same report from the archive");
+    if let Some(dom) = dump_dom(&page) {
+        assert!(dom.contains("Table 1: local I/O"));
+        assert!(dom.contains("<svg"));
+    }
+
+    // --resume reuses the complete leg.
+    let o = perflab_ok(
+        &r,
+        &[
+            "study",
+            "ral-x4500",
+            "--quick",
+            "--leg",
+            "threads",
+            "--resume",
+        ],
+    );
+    assert!(
+        stderr(&o).contains("(--resume)") || stdout(&o).contains("(--resume)"),
+        "{}",
+        stderr(&o)
+    );
+    // ...but not with other flags.
+    let o = perflab_ok(
+        &r,
+        &[
+            "study",
+            "ral-x4500",
+            "--quick",
+            "--leg",
+            "threads",
+            "--resume",
+            "--duration",
+            "500ms",
+        ],
+    );
+    assert!(!stderr(&o).contains("(--resume)"), "{}", stderr(&o));
+}
+
+const SMALL: &str = r#"
+[study]
+title = "Null, to test the harness"
+question = "Does a study of the null target hold together?"
+
+[defaults]
+command = "null"
+warmup = "0s"
+duration = "200ms"
+
+[[leg]]
+name = "one"
+threads = "1,2"
+
+[[shape]]
+name = "never true"
+check = "ops_per_sec[one]@threads=1 > 2 * ops_per_sec[one]@threads=1"
+"#;
+
+#[test]
+fn study_files_run_with_perflab_run_and_check_shapes_fails_in_ci() {
+    let r = Results::new("study-file");
+    let dir = tempdir("study-file");
+    let file = dir.join("small.toml");
+    std::fs::write(&file, SMALL).unwrap();
+    let f = file.display().to_string();
+    let o = perflab_ok(&r, &["run", &f]);
+    assert!(stdout(&o).contains("FAIL"), "{}", stdout(&o));
+    let o = common::run(&r, &["study", &f, "--check-shapes"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("1 shape check(s) failed"),
+        "{}",
+        stderr(&o)
+    );
+
+    // A flag no leg takes, and a mistake in the file: one line, exit 2.
+    let o = common::run(&r, &["study", &f, "--fruit", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--fruit: no leg of study small takes it"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(
+        &file,
+        SMALL.replace("threads = \"1,2\"", "thread = \"1,2\""),
+    )
+    .unwrap();
+    let o = common::run(&r, &["study", &f]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains(
+            "small.toml:13: leg 'one': perflab null has no option --thread; did you mean --threads?"
+        ),
+        "{e}"
+    );
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    let o = common::run(&r, &["study", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("gray-thumper"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Gray's group commit on the study's own throwaway PostgreSQL: fewer log syncs per
+/// transaction than a log force per commit.
+#[test]
+fn group_commit_on_a_throwaway_postgresql() {
+    if let Some(why) = perflab::sql::throwaway::ThrowawayPostgres::unavailable() {
+        common::skip::skip_or_fail(&format!("group commit: {why}"), "postgresql");
+        return;
+    }
+    let r = Results::new("study-pg");
+    let o = perflab_ok(
+        &r,
+        &[
+            "study",
+            "gray-thumper",
+            "--quick",
+            "--leg",
+            "force",
+            "--leg",
+            "group",
+        ],
+    );
+    let out = stdout(&o);
+    assert!(
+        out.contains("group commit at least halves log writes per transaction at 16 clients:"),
+        "{out}"
+    );
+    assert!(!out.contains("n/a   group commit at least halves"), "{out}");
+    assert!(
+        out.contains("statements_per_sec") || out.contains("DebitCredit"),
+        "{out}"
+    );
+}
