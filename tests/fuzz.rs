@@ -557,6 +557,7 @@ fn render_everything(records: &[RunRecord]) {
         landscape: true,
         title: Some("fuzz <&>".into()),
         comparison: None,
+        study: None,
     };
     let _ = perflab::report::to_html(records, &options);
     let _ = perflab::report::to_markdown(records, &options, "figures");

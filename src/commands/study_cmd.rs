@@ -406,60 +406,15 @@ fn run_study(
     }
 
     // Every leg planned and checked before the first runs.
-    let mut planned: Vec<Planned> = Vec::new();
-    let mut invocation = Invocation {
-        name: study.name.clone(),
-        quick: args.quick,
-        overrides: overrides.words(),
-        ..Invocation::default()
-    };
-    for leg in &study.legs {
-        let argv = legs::argv(study, leg, args.quick, &overrides, &m);
-        invocation
-            .commands
-            .insert(leg.name.clone(), legs::shell_line(&argv));
-        if !chosen.contains(&leg.name) {
-            invocation
-                .not_run
-                .insert(leg.name.clone(), "not chosen (--leg)".into());
-            continue;
-        }
-        let why = legs::unrunnable(study, leg, &overrides, &m).or_else(|| {
-            pg_missing.clone().filter(|_| {
-                legs::unrunnable(
-                    study,
-                    leg,
-                    &overrides,
-                    &Machine {
-                        postgres: None,
-                        ..m.clone()
-                    },
-                )
-                .is_some()
-            })
-        });
-        if let Some(why) = why {
-            invocation.not_run.insert(leg.name.clone(), why);
-            continue;
-        }
-        let build = match (
-            args.dry_run,
-            on_postgres(study, std::slice::from_ref(&leg.name), &overrides),
-        ) {
-            (false, _) => Build::Spec,
-            (true, false) => Build::Note,
-            (true, true) => Build::No,
-        };
-        let p = plan(study, leg, argv, &env, build)?;
-        if build == Build::Note
-            && let Err(why) = &p.spec
-        {
-            invocation
-                .not_run
-                .insert(leg.name.clone(), format!("would be refused: {why}"));
-        }
-        planned.push(p);
-    }
+    let (planned, invocation) = plan_legs(
+        study,
+        args,
+        &overrides,
+        &chosen,
+        &m,
+        pg_missing.as_deref(),
+        &env,
+    )?;
 
     let digest = crate::study::digest(&format!(
         "{}\n{}\n{}",
@@ -467,6 +422,86 @@ fn run_study(
         args.quick,
         overrides.words().join(" ")
     ));
+    let (head, disk) = heading(study, args, &planned, &io_path);
+
+    if args.dry_run {
+        let mut out = format!("# {head}\n");
+        for leg in &study.legs {
+            let line = &invocation.commands[&leg.name];
+            let about = if leg.about.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", leg.about)
+            };
+            out.push_str(&format!("\n# leg {}{about}\n", leg.name));
+            if let Some(why) = invocation.not_run.get(&leg.name) {
+                out.push_str(&format!("# not run here: {why}\n# "));
+            }
+            out.push_str(&format!("{line}\n"));
+        }
+        return print(&out);
+    }
+
+    if disk > 0
+        && let Ok(space) = crate::engine::sys::space(&io_path)
+        && space.free_bytes < disk
+    {
+        return Err(AppError::Usage(format!(
+            "study {} needs {} of files at {} but {} is free; free some, choose another place (--io-path DIR), or run --quick",
+            study.name,
+            crate::spec::units::format_bytes(disk),
+            io_path.display(),
+            crate::spec::units::format_bytes(space.free_bytes)
+        )));
+    }
+
+    let (study_run, mut done) = match args.resume {
+        true => resumed(&archive, study, &digest)?,
+        false => (
+            crate::record::timestamp::run_id(std::time::SystemTime::now()),
+            BTreeMap::new(),
+        ),
+    };
+
+    save_invocation(&archive, &study_run, study, &invocation)?;
+    interrupt::install();
+    let progress = Progress::new(g.quiet);
+    progress.line(&format!("== {head}"));
+    for (leg, why) in &invocation.not_run {
+        progress.line(&style::warning(&format!(
+            "== leg {leg}: not run here: {why}"
+        )));
+    }
+    let stamp = StudyRef {
+        name: study.name.clone(),
+        leg: String::new(),
+        run: study_run.clone(),
+        digest: digest.clone(),
+    };
+    let (records, outcome) = match run_legs(&planned, &mut done, &stamp, &env, &archive, &progress)
+    {
+        Ok(done) => done,
+        Err(e) => {
+            progress.finish();
+            return Err(e);
+        }
+    };
+    progress.finish();
+    drop(server);
+
+    let answer = answer(g, study, args, &study_run, &invocation, &records, &archive)?;
+    outcome?;
+    let failed = answer.failed_shapes();
+    if args.check_shapes && failed > 0 {
+        return Err(AppError::Failed(format!(
+            "{failed} shape check(s) failed (--check-shapes)"
+        )));
+    }
+    Ok(())
+}
+
+/// The line said before the study starts (legs, time, files), and the bytes of files.
+fn heading(study: &Study, args: &StudyArgs, planned: &[Planned], io_path: &Path) -> (String, u64) {
     let time: Duration = planned
         .iter()
         .filter_map(|p| p.spec.as_ref().ok().and_then(estimate))
@@ -507,68 +542,135 @@ fn run_study(
         }
     );
 
-    if args.dry_run {
-        let mut out = format!("# {head}\n");
-        for leg in &study.legs {
-            let line = &invocation.commands[&leg.name];
-            let about = if leg.about.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", leg.about)
-            };
-            out.push_str(&format!("\n# leg {}{about}\n", leg.name));
-            if let Some(why) = invocation.not_run.get(&leg.name) {
-                out.push_str(&format!("# not run here: {why}\n# "));
-            }
-            out.push_str(&format!("{line}\n"));
+    (head, disk)
+}
+
+/// Each leg's command line, checked (and its spec built) before any runs; the legs not run
+/// here, with the reason.
+fn plan_legs(
+    study: &Study,
+    args: &StudyArgs,
+    overrides: &Overrides,
+    chosen: &[String],
+    m: &Machine,
+    pg_missing: Option<&str>,
+    env: &Environment,
+) -> Result<(Vec<Planned>, Invocation), AppError> {
+    let mut planned: Vec<Planned> = Vec::new();
+    let mut invocation = Invocation {
+        name: study.name.clone(),
+        quick: args.quick,
+        overrides: overrides.words(),
+        ..Invocation::default()
+    };
+    for leg in &study.legs {
+        let argv = legs::argv(study, leg, args.quick, overrides, m);
+        invocation
+            .commands
+            .insert(leg.name.clone(), legs::shell_line(&argv));
+        if !chosen.contains(&leg.name) {
+            invocation
+                .not_run
+                .insert(leg.name.clone(), "not chosen (--leg)".into());
+            continue;
         }
-        return print(&out);
+        let why = legs::unrunnable(study, leg, overrides, m).or_else(|| {
+            pg_missing.map(str::to_string).filter(|_| {
+                legs::unrunnable(
+                    study,
+                    leg,
+                    overrides,
+                    &Machine {
+                        postgres: None,
+                        ..m.clone()
+                    },
+                )
+                .is_some()
+            })
+        });
+        if let Some(why) = why {
+            invocation.not_run.insert(leg.name.clone(), why);
+            continue;
+        }
+        let build = match (
+            args.dry_run,
+            on_postgres(study, std::slice::from_ref(&leg.name), overrides),
+        ) {
+            (false, _) => Build::Spec,
+            (true, false) => Build::Note,
+            (true, true) => Build::No,
+        };
+        let p = plan(study, leg, argv, env, build)?;
+        if build == Build::Note
+            && let Err(why) = &p.spec
+        {
+            invocation
+                .not_run
+                .insert(leg.name.clone(), format!("would be refused: {why}"));
+        }
+        planned.push(p);
     }
 
-    if disk > 0
-        && let Ok(space) = crate::engine::sys::space(&io_path)
-        && space.free_bytes < disk
-    {
-        return Err(AppError::Usage(format!(
-            "study {} needs {} of files at {} but {} is free; free some, choose another place (--io-path DIR), or run --quick",
-            study.name,
-            crate::spec::units::format_bytes(disk),
-            io_path.display(),
-            crate::spec::units::format_bytes(space.free_bytes)
-        )));
-    }
+    Ok((planned, invocation))
+}
 
-    // --resume: the last invocation of this study with the same file and flags, and its
-    // complete legs.
-    let mut done: BTreeMap<String, RunRecord> = BTreeMap::new();
-    let mut study_run = crate::record::timestamp::run_id(std::time::SystemTime::now());
-    if args.resume {
-        let mine = study_runs(&archive, &study.name)?;
-        if let Some((run, records)) = mine.into_iter().rev().find(|(_, rs)| {
-            rs.iter()
-                .any(|r| r.study.as_ref().is_some_and(|s| s.digest == digest))
-        }) {
-            study_run = run;
-            for r in records {
-                if r.status == Status::Complete
-                    && let Some(s) = &r.study
-                    && s.digest == digest
-                {
-                    done.insert(s.leg.clone(), r);
-                }
-            }
+/// The study's answer over its runs: printed, and written as its report.
+fn answer(
+    g: &GlobalArgs,
+    study: &Study,
+    args: &StudyArgs,
+    study_run: &str,
+    invocation: &Invocation,
+    records: &[RunRecord],
+    archive: &Archive,
+) -> Result<Outcome, AppError> {
+    let answer = evaluate::evaluate(
+        study,
+        &Inputs {
+            run: study_run.to_string(),
+            quick: args.quick,
+            records,
+            commands: invocation.commands.clone(),
+            not_run: invocation.not_run.clone(),
+        },
+    );
+    if g.json {
+        let value =
+            serde_json::json!({ "study": study.name, "study_run": study_run, "runs": records });
+        print(
+            &(serde_json::to_string_pretty(&value).map_err(|e| AppError::Output(e.to_string()))?
+                + "\n"),
+        )?;
+    } else {
+        print(&summary(&answer))?;
+    }
+    if !records.is_empty() {
+        let options = crate::report::Options {
+            study: Some(answer.clone()),
+            ..Default::default()
+        };
+        match super::report_cmd::write(archive, records, &options, None, ReportFormat::Html) {
+            Ok(path) if !g.json => print(&format!(
+                "report: {}  ('perflab report --study last' writes it again)\n",
+                path.display()
+            ))?,
+            Ok(_) => {}
+            Err(e) => eprintln!("perflab: the report was not written: {e}"),
         }
     }
+    Ok(answer)
+}
 
-    save_invocation(&archive, &study_run, study, &invocation)?;
-    interrupt::install();
-    let progress = Progress::new(g.quiet);
-    progress.line(&format!("== {head}"));
-    for (leg, why) in &invocation.not_run {
-        progress.line(&style::warning(&format!(
-            "== leg {leg}: not run here: {why}"
-        )));
-    }
+/// Runs the planned legs in order (a complete one of `done` is taken as it is): the records,
+/// and whether a Ctrl-C cut the study short. A leg that fails is noted and the others go on.
+fn run_legs(
+    planned: &[Planned],
+    done: &mut BTreeMap<String, RunRecord>,
+    stamp: &StudyRef,
+    env: &Environment,
+    archive: &Archive,
+    progress: &Progress,
+) -> Result<(Vec<RunRecord>, Result<(), AppError>), AppError> {
     let mut records: Vec<RunRecord> = Vec::new();
     let mut outcome = Ok(());
     let total = planned.len();
@@ -597,13 +699,11 @@ fn run_study(
             suite: None,
             suite_run: None,
             study: Some(StudyRef {
-                name: study.name.clone(),
                 leg: p.name.clone(),
-                run: study_run.clone(),
-                digest: digest.clone(),
+                ..stamp.clone()
             }),
         };
-        match run::run(spec, &env, &archive, &options, &progress) {
+        match run::run(spec, env, archive, &options, progress) {
             Ok(record) => records.push(record),
             Err(e @ RunError::Interrupted { .. }) => {
                 outcome = Err(AppError::Run(e));
@@ -618,57 +718,38 @@ fn run_study(
                     records.push(r);
                 }
             }
-            Err(e) => {
-                progress.finish();
-                return Err(e.into());
-            }
+            Err(e) => return Err(e.into()),
         }
     }
-    progress.finish();
-    drop(server);
+    Ok((records, outcome))
+}
 
-    let answer = evaluate::evaluate(
-        study,
-        &Inputs {
-            run: study_run.clone(),
-            quick: args.quick,
-            records: &records,
-            commands: invocation.commands.clone(),
-            not_run: invocation.not_run.clone(),
-        },
-    );
-    if g.json {
-        let value =
-            serde_json::json!({ "study": study.name, "study_run": study_run, "runs": records });
-        print(
-            &(serde_json::to_string_pretty(&value).map_err(|e| AppError::Output(e.to_string()))?
-                + "\n"),
-        )?;
-    } else {
-        print(&summary(&answer))?;
-    }
-    if !records.is_empty() {
-        let options = crate::report::Options {
-            study: Some(answer.clone()),
-            ..Default::default()
-        };
-        match super::report_cmd::write(&archive, &records, &options, None, ReportFormat::Html) {
-            Ok(path) if !g.json => print(&format!(
-                "report: {}  ('perflab report --study last' writes it again)\n",
-                path.display()
-            ))?,
-            Ok(_) => {}
-            Err(e) => eprintln!("perflab: the report was not written: {e}"),
+/// The last invocation of the study with the same file and flags, and its complete legs.
+fn resumed(
+    archive: &Archive,
+    study: &Study,
+    digest: &str,
+) -> Result<(String, BTreeMap<String, RunRecord>), AppError> {
+    let mut done = BTreeMap::new();
+    let mine = study_runs(archive, &study.name)?;
+    let Some((run, records)) = mine.into_iter().rev().find(|(_, rs)| {
+        rs.iter()
+            .any(|r| r.study.as_ref().is_some_and(|s| s.digest == digest))
+    }) else {
+        return Ok((
+            crate::record::timestamp::run_id(std::time::SystemTime::now()),
+            done,
+        ));
+    };
+    for r in records {
+        if r.status == Status::Complete
+            && let Some(s) = &r.study
+            && s.digest == digest
+        {
+            done.insert(s.leg.clone(), r);
         }
     }
-    outcome?;
-    let failed = answer.failed_shapes();
-    if args.check_shapes && failed > 0 {
-        return Err(AppError::Failed(format!(
-            "{failed} shape check(s) failed (--check-shapes)"
-        )));
-    }
-    Ok(())
+    Ok((run, done))
 }
 
 fn invocation_path(archive: &Archive, run: &str) -> PathBuf {

@@ -68,7 +68,62 @@ pub fn sections(a: &Outcome) -> Vec<Section> {
     found.push(format!("{ran} of {} legs ran here", a.legs.len()));
     blocks.push(Block::Findings(found));
 
-    blocks.push(Block::Table(Table {
+    blocks.push(legs_table(a));
+    table_blocks(a, &mut blocks);
+    paper_table(a, &mut blocks);
+    for (i, f) in a.figures.iter().enumerate() {
+        if let Some(fig) = overlay(f, i) {
+            blocks.push(Block::Figure(fig));
+        }
+    }
+
+    shape_table(a, &mut blocks);
+    if !a.verdicts.is_empty() {
+        blocks.push(Block::Findings(
+            a.verdicts
+                .iter()
+                .map(|v| {
+                    let mut line = format!(
+                        "{}: {}",
+                        v.question,
+                        crate::ui::compare::summary_line(&v.comparison)
+                    );
+                    if let Some(s) = v.comparison.headline_speedup {
+                        line.push_str(&format!("; headline {}", crate::ui::compare::ratio(s)));
+                    }
+                    line
+                })
+                .collect(),
+        ));
+    }
+
+    let elsewhere: Vec<String> = a
+        .legs
+        .iter()
+        .filter(|l| l.external || matches!(l.state, LegState::NotRun(_)))
+        .filter(|l| !matches!(l.state, LegState::Ran { .. }))
+        .map(|l| {
+            format!(
+                "{}: {} ... then copy its run.json here, 'perflab import PATH', and set it against this machine's runs with 'perflab compare'",
+                l.name,
+                if l.command.is_empty() { "(no command)".to_string() } else { l.command.clone() }
+            )
+        })
+        .collect();
+    if !elsewhere.is_empty() {
+        blocks.push(Block::Heading("Legs to run elsewhere".into()));
+        blocks.push(Block::Findings(elsewhere));
+    }
+
+    vec![Section {
+        id: format!("study-{}", a.name),
+        title: format!("Study {}: {}", a.name, a.title),
+        blocks,
+    }]
+}
+
+fn legs_table(a: &Outcome) -> Block {
+    Block::Table(Table {
         caption: Some("the legs".into()),
         head: ["leg", "what it measures", "seed lines", "run", "command"]
             .map(String::from)
@@ -91,8 +146,10 @@ pub fn sections(a: &Outcome) -> Vec<Section> {
                 ]
             })
             .collect(),
-    }));
+    })
+}
 
+fn table_blocks(a: &Outcome, blocks: &mut Vec<Block>) {
     for t in &a.tables {
         let mut head = vec![String::new()];
         head.extend(t.head.iter().cloned());
@@ -132,7 +189,9 @@ pub fn sections(a: &Outcome) -> Vec<Section> {
             blocks.push(Block::Findings(errata));
         }
     }
+}
 
+fn paper_table(a: &Outcome, blocks: &mut Vec<Block>) {
     if !a.paper.is_empty() {
         blocks.push(Block::Table(Table {
             caption: Some("the paper's figures beside this machine's".into()),
@@ -178,13 +237,9 @@ pub fn sections(a: &Outcome) -> Vec<Section> {
                 .collect(),
         }));
     }
+}
 
-    for (i, f) in a.figures.iter().enumerate() {
-        if let Some(fig) = overlay(f, i) {
-            blocks.push(Block::Figure(fig));
-        }
-    }
-
+fn shape_table(a: &Outcome, blocks: &mut Vec<Block>) {
     if !a.shapes.is_empty() {
         blocks.push(Block::Table(Table {
             caption: Some(
@@ -221,49 +276,6 @@ pub fn sections(a: &Outcome) -> Vec<Section> {
                 .collect(),
         }));
     }
-
-    if !a.verdicts.is_empty() {
-        blocks.push(Block::Findings(
-            a.verdicts
-                .iter()
-                .map(|v| {
-                    let mut line = format!(
-                        "{}: {}",
-                        v.question,
-                        crate::ui::compare::summary_line(&v.comparison)
-                    );
-                    if let Some(s) = v.comparison.headline_speedup {
-                        line.push_str(&format!("; headline {}", crate::ui::compare::ratio(s)));
-                    }
-                    line
-                })
-                .collect(),
-        ));
-    }
-
-    let elsewhere: Vec<String> = a
-        .legs
-        .iter()
-        .filter(|l| l.external || matches!(l.state, LegState::NotRun(_)))
-        .filter(|l| !matches!(l.state, LegState::Ran { .. }))
-        .map(|l| {
-            format!(
-                "{}: {} ... then copy its run.json here and 'perflab import PATH'; 'perflab report --study last' puts it in its place",
-                l.name,
-                if l.command.is_empty() { "(no command)".to_string() } else { l.command.clone() }
-            )
-        })
-        .collect();
-    if !elsewhere.is_empty() {
-        blocks.push(Block::Heading("Legs to run elsewhere".into()));
-        blocks.push(Block::Findings(elsewhere));
-    }
-
-    vec![Section {
-        id: format!("study-{}", a.name),
-        title: format!("Study {}: {}", a.name, a.title),
-        blocks,
-    }]
 }
 
 fn overlay(f: &crate::study::evaluate::OverlayOutcome, i: usize) -> Option<Figure> {

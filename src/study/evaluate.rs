@@ -185,7 +185,31 @@ pub fn evaluate(study: &Study, inputs: &Inputs) -> Outcome {
             runs.insert(s.leg.clone(), r);
         }
     }
-    let legs = study
+    let legs = legs_of(study, inputs, &runs);
+    let paper = paper_rows(study, &runs);
+    let tables = tables_of(study, &runs);
+    let shapes = shapes_of(study, &runs);
+    let figures = study.figures.iter().map(|f| overlay(f, &runs)).collect();
+    let verdicts = verdicts_of(study, &runs);
+    Outcome {
+        name: study.name.clone(),
+        title: study.title.clone(),
+        question: study.question.clone(),
+        seed: study.seed.clone(),
+        source: study.source.clone(),
+        run: inputs.run.clone(),
+        quick: inputs.quick,
+        legs,
+        paper,
+        tables,
+        shapes,
+        figures,
+        verdicts,
+    }
+}
+
+fn legs_of(study: &Study, inputs: &Inputs, runs: &Runs) -> Vec<LegOutcome> {
+    study
         .legs
         .iter()
         .map(|l| LegOutcome {
@@ -208,8 +232,11 @@ pub fn evaluate(study: &Study, inputs: &Inputs) -> Outcome {
                 ),
             },
         })
-        .collect();
-    let paper = study
+        .collect()
+}
+
+fn paper_rows(study: &Study, runs: &Runs) -> Vec<PaperRow> {
+    study
         .paper
         .iter()
         .map(|p| PaperRow {
@@ -220,15 +247,18 @@ pub fn evaluate(study: &Study, inputs: &Inputs) -> Outcome {
             cell: Cell {
                 printed: p.printed.clone(),
                 paper: Some(p.value.clone()),
-                here: here_of(p, &runs),
+                here: here_of(p, runs),
                 erratum: p.erratum.clone(),
             },
             line: p.line,
             quote: p.quote.clone(),
             note: p.note.clone(),
         })
-        .collect();
-    let tables = study
+        .collect()
+}
+
+fn tables_of(study: &Study, runs: &Runs) -> Vec<TableOutcome> {
+    study
         .tables
         .iter()
         .map(|t| TableOutcome {
@@ -265,9 +295,7 @@ pub fn evaluate(study: &Study, inputs: &Inputs) -> Outcome {
                                 .then(|| super::file::parse_printed(printed).map(PaperValue::One))
                                 .flatten(),
                             here: match &c.here {
-                                Some((_, e)) => {
-                                    expr::eval(e, &runs, &scope).map_err(|Missing(m)| m)
-                                }
+                                Some((_, e)) => expr::eval(e, runs, &scope).map_err(|Missing(m)| m),
                                 None => Err("not measured".into()),
                             },
                             erratum: row.errata.get(&c.label).cloned(),
@@ -277,8 +305,11 @@ pub fn evaluate(study: &Study, inputs: &Inputs) -> Outcome {
                 })
                 .collect(),
         })
-        .collect();
-    let shapes = study
+        .collect()
+}
+
+fn shapes_of(study: &Study, runs: &Runs) -> Vec<ShapeOutcome> {
+    study
         .shapes
         .iter()
         .map(|s| {
@@ -295,13 +326,13 @@ pub fn evaluate(study: &Study, inputs: &Inputs) -> Outcome {
                 result: match s
                     .when
                     .as_ref()
-                    .map(|(t, c)| (t, expr::decide(c, &runs, &scope)))
+                    .map(|(t, c)| (t, expr::decide(c, runs, &scope)))
                 {
                     Some((t, Ok(v))) if !v.passed => {
                         ShapeResult::NotApplicable(format!("applies when {t}; here {}", v.numbers))
                     }
                     Some((_, Err(Missing(m)))) => ShapeResult::NotApplicable(m),
-                    _ => match expr::decide(&s.check, &runs, &scope) {
+                    _ => match expr::decide(&s.check, runs, &scope) {
                         Ok(v) if v.passed => ShapeResult::Passed(v.numbers),
                         Ok(v) => ShapeResult::Failed(v.numbers),
                         Err(Missing(m)) => ShapeResult::NotApplicable(m),
@@ -309,9 +340,11 @@ pub fn evaluate(study: &Study, inputs: &Inputs) -> Outcome {
                 },
             }
         })
-        .collect();
-    let figures = study.figures.iter().map(|f| overlay(f, &runs)).collect();
-    let verdicts = study
+        .collect()
+}
+
+fn verdicts_of(study: &Study, runs: &Runs) -> Vec<Verdict> {
+    study
         .compare
         .iter()
         .filter_map(|c| {
@@ -332,22 +365,7 @@ pub fn evaluate(study: &Study, inputs: &Inputs) -> Outcome {
                 comparison: report.pairs.into_iter().next()?,
             })
         })
-        .collect();
-    Outcome {
-        name: study.name.clone(),
-        title: study.title.clone(),
-        question: study.question.clone(),
-        seed: study.seed.clone(),
-        source: study.source.clone(),
-        run: inputs.run.clone(),
-        quick: inputs.quick,
-        legs,
-        paper,
-        tables,
-        shapes,
-        figures,
-        verdicts,
-    }
+        .collect()
 }
 
 fn numeric(v: &serde_json::Value) -> Option<f64> {

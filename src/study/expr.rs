@@ -823,7 +823,10 @@ mod tests {
     use super::*;
     use crate::record::{StepResult, Trial};
 
-    fn record(steps: &[(&[(&str, Value)], &[(&str, f64)])]) -> RunRecord {
+    /// A step: its parameters and its figures.
+    type Step<'a> = (&'a [(&'a str, Value)], &'a [(&'a str, f64)]);
+
+    fn record(steps: &[Step]) -> RunRecord {
         let mut r = RunRecord::default();
         for (i, (params, figures)) in steps.iter().enumerate() {
             let mut s = StepResult {
