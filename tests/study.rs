@@ -173,6 +173,44 @@ fn a_quick_study_runs_end_to_end_and_its_report_renders() {
         assert!(dom.contains("<svg"));
     }
 
+    // A leg run elsewhere comes back by import and takes its place (here: this machine's own
+    // threads run stands in for the other OS's).
+    let id = runs["id"].as_str().unwrap().to_string();
+    let file = r.path().join("runs").join(&id).join("run.json");
+    let o = perflab_ok(
+        &r,
+        &[
+            "import",
+            &file.display().to_string(),
+            "--study",
+            "last",
+            "--leg",
+            "other-os",
+        ],
+    );
+    assert!(
+        stdout(&o).contains("is leg other-os of study ral-x4500"),
+        "{}",
+        stdout(&o)
+    );
+    let with =
+        std::fs::read_to_string(report_path(&perflab_ok(&r, &["report", "--study", "last"])))
+            .unwrap();
+    assert!(!with.contains("452 | - | -"), "the Solaris row filled in");
+    assert!(with.contains("452 | "));
+    let o = common::run(
+        &r,
+        &[
+            "import",
+            &file.display().to_string(),
+            "--study",
+            "last",
+            "--leg",
+            "nope",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+
     // --resume reuses the complete leg.
     let o = perflab_ok(
         &r,

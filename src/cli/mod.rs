@@ -122,6 +122,13 @@ pub struct ImportArgs {
     /// run.json files, or folders searched for them (another machine's results folder)
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
+    /// The study invocation (a run of it, e.g. last) whose leg the imported record is: a leg
+    /// run elsewhere ('perflab study' names its command) takes its place in the study's report
+    #[arg(long, value_name = "RUN", requires = "leg")]
+    pub study: Option<String>,
+    /// The leg of --study the record is
+    #[arg(long, value_name = "NAME", requires = "study")]
+    pub leg: Option<String>,
 }
 
 #[derive(Debug, Args)]

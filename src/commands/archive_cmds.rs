@@ -65,6 +65,17 @@ pub fn import(g: &GlobalArgs, args: &ImportArgs) -> Result<(), AppError> {
         }
         files.extend(found);
     }
+    if args.study.is_some() && files.len() != 1 {
+        return Err(AppError::Usage(format!(
+            "--leg takes one record, and {} were found; import the leg's run.json alone",
+            files.len()
+        )));
+    }
+    // The study's run, named before the import adds a run that could be `last`.
+    let study = match &args.study {
+        Some(q) => Some(archive.resolve(q)?),
+        None => None,
+    };
     let mut out = String::new();
     for file in &files {
         // A file that is not a record is the user's to fix (exit 2), not a broken archive.
@@ -74,11 +85,17 @@ pub fn import(g: &GlobalArgs, args: &ImportArgs) -> Result<(), AppError> {
             }
             e => AppError::Archive(e),
         })?;
-        let line = match imported {
-            Imported::New { id, host } => format!("imported {id} (from {host})\n"),
-            Imported::AlreadyHere(id) => format!("{id} is in the archive already\n"),
+        let (line, id) = match imported {
+            Imported::New { id, host } => (format!("imported {id} (from {host})\n"), id),
+            Imported::AlreadyHere(id) => (format!("{id} is in the archive already\n"), id),
         };
         out.push_str(&line);
+        if let (Some(study), Some(leg)) = (&study, &args.leg) {
+            let name = super::study_cmd::attach(&archive, study, leg, &id)?;
+            out.push_str(&format!(
+                "{id} is leg {leg} of study {name} ('perflab report --study {study}')\n"
+            ));
+        }
     }
     print(&out)
 }

@@ -37,6 +37,9 @@ struct Invocation {
     commands: BTreeMap<String, String>,
     /// Leg → why it did not run here.
     not_run: BTreeMap<String, String>,
+    /// Leg → the run that stands for it, made elsewhere and imported (`import --study --leg`).
+    #[serde(default)]
+    attached: BTreeMap<String, String>,
 }
 
 /// Reads a built-in study by name, or a study file by path.
@@ -767,7 +770,15 @@ fn save_invocation(
     let err = |e: std::io::Error| AppError::Output(format!("{}: {e}", dir.display()));
     std::fs::create_dir_all(&dir).map_err(err)?;
     std::fs::write(dir.join("study.toml"), &study.text).map_err(err)?;
-    let json = serde_json::to_string_pretty(inv).map_err(|e| AppError::Output(e.to_string()))?;
+    // A --resume keeps the legs imported from elsewhere.
+    let mut inv = inv.clone();
+    if let Some(before) = std::fs::read_to_string(dir.join("invocation.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Invocation>(&t).ok())
+    {
+        inv.attached = before.attached;
+    }
+    let json = serde_json::to_string_pretty(&inv).map_err(|e| AppError::Output(e.to_string()))?;
     std::fs::write(dir.join("invocation.json"), json).map_err(err)
 }
 
@@ -783,6 +794,61 @@ fn study_runs(archive: &Archive, name: &str) -> Result<Vec<(String, Vec<RunRecor
         }
     }
     Ok(by_run.into_iter().collect())
+}
+
+/// Makes imported run `id` stand for leg `leg` of the study invocation that run `study`
+/// belongs to (the record stays as it was made; the invocation's folder notes it). Returns
+/// the study's name.
+pub(crate) fn attach(
+    archive: &Archive,
+    study: &str,
+    leg: &str,
+    id: &str,
+) -> Result<String, AppError> {
+    let r = archive.load(study)?;
+    let Some(sref) = r.study.clone() else {
+        return Err(AppError::Usage(format!(
+            "run {} was not started by a study; --study names a run of one (e.g. last)",
+            r.id
+        )));
+    };
+    let dir = invocation_path(archive, &sref.run);
+    let text = std::fs::read_to_string(dir.join("study.toml")).map_err(|e| {
+        AppError::Usage(format!(
+            "study run {}: its folder {} cannot be read ({e})",
+            sref.run,
+            dir.display()
+        ))
+    })?;
+    let s = file::parse(
+        &text,
+        &Origin {
+            name: &sref.name,
+            label: &dir.join("study.toml").display().to_string(),
+        },
+    )
+    .map_err(AppError::Usage)?;
+    if s.leg(leg).is_none() {
+        return Err(AppError::Usage(format!(
+            "study {} has no leg {leg:?}; its legs are {}",
+            s.name,
+            s.legs
+                .iter()
+                .map(|l| l.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let path = dir.join("invocation.json");
+    let mut inv: Invocation = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    inv.attached.insert(leg.to_string(), id.to_string());
+    let json = serde_json::to_string_pretty(&inv).map_err(|e| AppError::Output(e.to_string()))?;
+    std::fs::write(&path, json)
+        .map_err(|e| AppError::Output(format!("{}: {e}", path.display())))?;
+    Ok(s.name)
 }
 
 /// The runs of the study invocation `record` belongs to, and the study's answer over them:
@@ -815,10 +881,21 @@ pub(crate) fn report_of(
         // Imported from another machine without its study folder: the built-in one.
         Err(_) => load(&sref.name)?,
     };
-    let inv: Invocation = std::fs::read_to_string(dir.join("invocation.json"))
+    let mut inv: Invocation = std::fs::read_to_string(dir.join("invocation.json"))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_default();
+    let mut records = records;
+    // Legs run elsewhere and imported: their records, as they are, stand for the leg.
+    for (leg, id) in &inv.attached {
+        let mut r = archive.load(id)?;
+        r.study = Some(StudyRef {
+            leg: leg.clone(),
+            ..sref.clone()
+        });
+        inv.not_run.remove(leg);
+        records.push(r);
+    }
     let answer = evaluate::evaluate(
         &study,
         &Inputs {

@@ -34,6 +34,7 @@ caption { text-align: left; font-weight: 600; padding: 4px 0; caption-side: top;
 th, td { padding: 3px 10px; border-bottom: 1px solid var(--rule); white-space: nowrap; }
 th { text-align: left; background: var(--band); font-weight: 600; }
 td.n, th.n { text-align: right; }
+td.w { white-space: normal; min-width: 22em; }
 tbody tr:hover td { background: #f0f5fb; }
 details { margin: 8px 0; }
 summary { cursor: pointer; color: #0b57a4; }
@@ -138,7 +139,21 @@ fn table(out: &mut String, t: &Table) {
         return;
     }
     let numeric: Vec<bool> = (0..t.head.len()).map(|i| t.numeric(i)).collect();
-    let class = |i: usize| if numeric[i] { " class=\"n\"" } else { "" };
+    // Text columns with long cells (a description, a verdict's numbers) wrap; the others
+    // stay on one line, so numbers line up.
+    let long: Vec<bool> = (0..t.head.len())
+        .map(|i| {
+            !numeric[i]
+                && t.rows
+                    .iter()
+                    .any(|r| r.get(i).is_some_and(|c| c.chars().count() > 60))
+        })
+        .collect();
+    let class = |i: usize| match (numeric[i], long[i]) {
+        (true, _) => " class=\"n\"",
+        (false, true) => " class=\"w\"",
+        (false, false) => "",
+    };
     out.push_str("<div class=\"table\"><table>\n");
     if let Some(c) = &t.caption {
         out.push_str(&format!("<caption>{}</caption>\n", escape(c)));

@@ -34,7 +34,7 @@ pub fn sections(a: &Outcome) -> Vec<Section> {
         source.push(s.clone());
     }
     if let Some(s) = &a.seed {
-        source.push(format!("seed file {s}; line numbers below are that file's"));
+        source.push(format!("Seed file {s}; line numbers below are that file's"));
     }
     if a.quick {
         source.push(
@@ -69,6 +69,15 @@ pub fn sections(a: &Outcome) -> Vec<Section> {
     blocks.push(Block::Findings(found));
 
     blocks.push(legs_table(a));
+    blocks.push(Block::Details {
+        summary: "each leg's command line".into(),
+        text: a
+            .legs
+            .iter()
+            .map(|l| format!("# {}\n{}\n", l.name, l.command))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    });
     table_blocks(a, &mut blocks);
     paper_table(a, &mut blocks);
     for (i, f) in a.figures.iter().enumerate() {
@@ -104,9 +113,11 @@ pub fn sections(a: &Outcome) -> Vec<Section> {
         .filter(|l| !matches!(l.state, LegState::Ran { .. }))
         .map(|l| {
             format!(
-                "{}: {} ... then copy its run.json here, 'perflab import PATH', and set it against this machine's runs with 'perflab compare'",
+                "{}: {}; then copy its run.json here and 'perflab import RUN.json --study {} --leg {}' to put it in its place",
                 l.name,
-                if l.command.is_empty() { "(no command)".to_string() } else { l.command.clone() }
+                if l.command.is_empty() { "(no command)".to_string() } else { l.command.clone() },
+                a.run,
+                l.name
             )
         })
         .collect();
@@ -125,24 +136,28 @@ pub fn sections(a: &Outcome) -> Vec<Section> {
 fn legs_table(a: &Outcome) -> Block {
     Block::Table(Table {
         caption: Some("the legs".into()),
-        head: ["leg", "what it measures", "seed lines", "run", "command"]
+        head: ["leg", "run", "seed lines", "what it measures"]
             .map(String::from)
             .to_vec(),
         rows: a
             .legs
             .iter()
             .map(|l| {
+                let (run, about) = match &l.state {
+                    LegState::Ran { id, complete } => (
+                        format!("{id}{}", if *complete { "" } else { " (incomplete)" }),
+                        l.about.clone(),
+                    ),
+                    LegState::NotRun(why) => (
+                        "not run".to_string(),
+                        format!("{} (not run: {why})", l.about),
+                    ),
+                };
                 vec![
                     l.name.clone(),
-                    l.about.clone(),
+                    run,
                     l.lines.clone().unwrap_or_default(),
-                    match &l.state {
-                        LegState::Ran { id, complete } => {
-                            format!("{id}{}", if *complete { "" } else { " (incomplete)" })
-                        }
-                        LegState::NotRun(why) => format!("not run: {why}"),
-                    },
-                    l.command.clone(),
+                    about,
                 ]
             })
             .collect(),
@@ -202,7 +217,6 @@ fn paper_table(a: &Outcome, blocks: &mut Vec<Block>) {
                 "here",
                 "here/paper",
                 "seed line",
-                "the paper says",
             ]
             .map(String::from)
             .to_vec(),
@@ -214,13 +228,6 @@ fn paper_table(a: &Outcome, blocks: &mut Vec<Block>) {
                         Ok(v) => sig3(*v),
                         Err(why) => format!("- ({why})"),
                     };
-                    let mut says = format!("\u{201c}{}\u{201d}", p.quote.trim());
-                    if let Some(e) = &p.cell.erratum {
-                        says.push_str(&format!(" erratum: {e}"));
-                    }
-                    if let Some(n) = &p.note {
-                        says.push_str(&format!(" ({n})"));
-                    }
                     vec![
                         p.what.clone(),
                         format!("{} {}", p.leg, p.at).trim().to_string(),
@@ -230,12 +237,48 @@ fn paper_table(a: &Outcome, blocks: &mut Vec<Block>) {
                             .ratio()
                             .map(|r| format!("{}x", sig3(r)))
                             .unwrap_or_else(|| "-".into()),
-                        p.line.to_string(),
-                        says,
+                        format!(
+                            "{}{}",
+                            p.line,
+                            if p.cell.erratum.is_some() { " †" } else { "" }
+                        ),
                     ]
                 })
                 .collect(),
         }));
+        let notes: Vec<String> = a
+            .paper
+            .iter()
+            .filter_map(|p| {
+                let mut n = Vec::new();
+                if let Some(e) = &p.cell.erratum {
+                    n.push(format!("† erratum: {e}"));
+                }
+                if let Some(x) = &p.note {
+                    n.push(x.clone());
+                }
+                (!n.is_empty()).then(|| format!("{} ({}): {}", p.what, p.line, n.join("; ")))
+            })
+            .collect();
+        if !notes.is_empty() {
+            blocks.push(Block::Findings(notes));
+        }
+        blocks.push(Block::Details {
+            summary: "the paper's words, line by line".into(),
+            text: a
+                .paper
+                .iter()
+                .map(|p| {
+                    format!(
+                        "line {}: \u{201c}{}\u{201d} ({})",
+                        p.line,
+                        p.quote.trim(),
+                        p.what
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        });
     }
 }
 
@@ -245,7 +288,7 @@ fn shape_table(a: &Outcome, blocks: &mut Vec<Block>) {
             caption: Some(
                 "shape checks: the paper's claims that should hold on any machine".into(),
             ),
-            head: ["check", "verdict", "numbers here", "the paper", "rule"]
+            head: ["check", "verdict", "the paper", "numbers here"]
                 .map(String::from)
                 .to_vec(),
             rows: a
@@ -271,10 +314,19 @@ fn shape_table(a: &Outcome, blocks: &mut Vec<Block>) {
                         (None, Some(l)) => format!("lines {l}"),
                         (None, None) => String::new(),
                     };
-                    vec![s.name.clone(), verdict, numbers, paper, s.check.clone()]
+                    vec![s.name.clone(), verdict, paper, numbers]
                 })
                 .collect(),
         }));
+        blocks.push(Block::Details {
+            summary: "the checks as the study file writes them".into(),
+            text: a
+                .shapes
+                .iter()
+                .map(|s| format!("{}: {}", s.name, s.check))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        });
     }
 }
 
