@@ -913,11 +913,7 @@ fn cell_text(c: &Cell) -> [String; 3] {
     let paper = format!(
         "{}{}",
         c.printed,
-        if c.erratum.is_some() {
-            " (erratum)"
-        } else {
-            ""
-        }
+        if c.erratum.is_some() { "†" } else { "" }
     );
     let here = match &c.here {
         Ok(v) => sig3(*v),
@@ -965,7 +961,7 @@ pub(crate) fn summary(a: &Outcome) -> String {
             .to_vec(),
         );
         for p in &a.paper {
-            let [paper, here, ratio] = cell_text(&p.cell);
+            let [_, here, ratio] = cell_text(&p.cell);
             t.row(vec![
                 format!(
                     "{} [{}{}]",
@@ -977,7 +973,14 @@ pub(crate) fn summary(a: &Outcome) -> String {
                         format!(" {}", p.at)
                     }
                 ),
-                format!("{paper} {}", p.unit).trim().to_string(),
+                format!(
+                    "{} {}{}",
+                    p.cell.printed,
+                    p.unit,
+                    if p.cell.erratum.is_some() { " †" } else { "" }
+                )
+                .trim()
+                .to_string(),
                 here,
                 ratio,
                 p.line.to_string(),
@@ -999,6 +1002,17 @@ pub(crate) fn summary(a: &Outcome) -> String {
             tt.row(row);
         }
         out.push_str(&tt.render());
+    }
+    let errata = a.paper.iter().any(|p| p.cell.erratum.is_some())
+        || a.tables.iter().any(|t| {
+            t.rows
+                .iter()
+                .any(|r| r.2.iter().any(|c| c.erratum.is_some()))
+        });
+    if errata {
+        out.push_str(
+            "† the paper's value does not follow from its own figures (the report says why)\n",
+        );
     }
     if !a.shapes.is_empty() {
         out.push_str("\nshape checks\n");
