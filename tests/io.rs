@@ -849,3 +849,46 @@ fn verification_handles_odd_block_sizes_exact_op_counts_and_unknown_content() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(trial(&steps(&json(&o))[0])["errors"], 0);
 }
+
+/// `--size` sweeps in test mode: the files are made at the largest size and each step keeps
+/// its I/O to the first SIZE bytes of each (Gray's 10 GB of a 400 GB volume).
+#[test]
+fn a_size_sweep_keeps_each_steps_io_to_its_region() {
+    let r = Results::new("io-size-sweep");
+    let dir = Scratch::on_disk("size-sweep");
+    let o = io(
+        &r,
+        &[
+            "--path",
+            dir.s(),
+            "--size",
+            "1m,8m",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--direct",
+            "0",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    let sizes: Vec<u64> = steps(&v)
+        .iter()
+        .map(|s| s["params"]["size_bytes"].as_u64().expect("size_bytes"))
+        .collect();
+    assert_eq!(sizes, [1 << 20, 8 << 20]);
+    assert_eq!(
+        v["spec"]["size_bytes"],
+        8 << 20,
+        "the files are the largest size"
+    );
+    // One size stays out of the steps' parameters, as before.
+    let o = io(&r, &["--path", dir.s(), "--size", "1m", "--direct", "0"]);
+    assert!(steps(&json(&o))[0]["params"].get("size_bytes").is_none());
+    let o = perflab(
+        &r,
+        &["io", "--path", dir.s(), "--size", "1m,2m", "--verify"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

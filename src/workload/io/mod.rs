@@ -59,6 +59,9 @@ pub struct IoSpec {
     pub files: Sweep<u64>,
     /// Bytes of each file (or device region) that I/O touches.
     pub size_bytes: u64,
+    /// The part of each file a step's I/O keeps to, from its start: `--size` swept in test
+    /// mode (one value, `size_bytes`, otherwise).
+    pub region_bytes: Sweep<u64>,
     /// Where that region starts in each file or device.
     pub offset_bytes: u64,
     /// O_DIRECT: bypass the page cache.
@@ -128,13 +131,18 @@ impl Workload for IoSpec {
     }
 
     fn axes(&self) -> Vec<&dyn Axis> {
-        vec![
+        let mut axes: Vec<&dyn Axis> = vec![
             &self.rw,
             &self.bs_bytes,
             &self.rwmix,
             &self.iodepth,
             &self.files,
-        ]
+        ];
+        // Only a swept size is a parameter of the steps (records of one size stay as they were).
+        if self.region_bytes.is_swept() {
+            axes.push(&self.region_bytes);
+        }
+        axes
     }
 
     fn headline(&self) -> Headline {

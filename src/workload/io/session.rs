@@ -43,6 +43,8 @@ struct StepPlan {
     sizes: Vec<(u64, u32)>,
     rw: super::pattern::Rw,
     read_pct: u64,
+    /// Bytes of each file this step's I/O keeps to.
+    region: u64,
     seed: u64,
 }
 
@@ -55,6 +57,7 @@ pub fn factory(spec: &IoSpec, point: &StepPoint, seed: u64) -> Result<SessionFac
         sizes: spec.sizes_at(point),
         rw: spec.rw.at(point),
         read_pct: spec.rwmix.at(point),
+        region: spec.region_bytes.at(point).min(spec.layout.size),
         seed,
     });
     Ok(Arc::new(move |worker, workers| {
@@ -170,10 +173,10 @@ impl IoSession {
             // Sequential streams and verifying workers split a shared file; random readers
             // and writers roam all of it, as fio's jobs do.
             let (start, len) = if sharers > 1 && (sequential || verify) {
-                let part = layout.size / sharers as u64 / max_bs * max_bs;
+                let part = plan.region / sharers as u64 / max_bs * max_bs;
                 (f.start + rank as u64 * part, part)
             } else {
-                (f.start, layout.size)
+                (f.start, plan.region)
             };
             let pattern = Pattern::new(
                 plan.rw,
