@@ -480,6 +480,29 @@ fn records_from_another_machine_are_imported_once_and_compared() {
     assert!(o.status.success(), "{}", stderr(&o));
     let o = perflab(&here, &["runs"]);
     assert!(stdout(&o).contains(&id), "{}", stdout(&o));
+    // A clone of this machine (the same host name, another machine id) with a run of the
+    // same id: it joins beside ours, named by host and machine, and `runs` says which is which.
+    let mut clone = ours.clone();
+    clone["env"]["machine"] = serde_json::json!("abcdef012345");
+    clone["steps"] = serde_json::json!([]);
+    let file = here.path().join("clone.json");
+    std::fs::write(&file, serde_json::to_string(&clone).unwrap()).unwrap();
+    let o = perflab(&here, &["import", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let host = ours["env"]["hostname"].as_str().unwrap_or("unknown-host");
+    let ours_id = ours["id"].as_str().unwrap();
+    assert!(
+        stdout(&o).contains(&format!("imported {ours_id}-")) && stdout(&o).contains("-abcdef"),
+        "{}",
+        stdout(&o)
+    );
+    let o = perflab(&here, &["runs"]);
+    assert!(stdout(&o).contains("host"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains(&format!("{host} (abcdef)")),
+        "{}",
+        stdout(&o)
+    );
     // What is not a record is one line, exit 2, and nothing joins.
     let junk = here.path().join("junk");
     std::fs::create_dir_all(&junk).unwrap();

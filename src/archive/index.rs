@@ -23,6 +23,9 @@ pub struct RunSummary {
     pub peak_metric: String,
     pub peak_value: Option<f64>,
     pub command: String,
+    /// The machine's host name, and its machine digest where it has one.
+    pub host: String,
+    pub machine: Option<String>,
 }
 
 impl RunSummary {
@@ -44,6 +47,8 @@ impl RunSummary {
             peak_metric: r.headline.metric.clone(),
             peak_value: peak,
             command: r.command.join(" "),
+            host: r.env.hostname.clone().unwrap_or_default(),
+            machine: r.env.machine.clone(),
         }
     }
 }
@@ -72,12 +77,13 @@ pub struct Index {
 
 /// Bumped when the table changes: an index of another version is dropped and rebuilt (it is
 /// only a cache).
-const VERSION: i64 = 2;
+const VERSION: i64 = 3;
 
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY, started_at TEXT NOT NULL, status TEXT NOT NULL, workload TEXT NOT NULL,
     target TEXT NOT NULL, suite TEXT, steps INTEGER NOT NULL, peak_metric TEXT NOT NULL,
-    peak_value REAL, command TEXT NOT NULL, stamp TEXT NOT NULL)";
+    peak_value REAL, command TEXT NOT NULL, stamp TEXT NOT NULL, host TEXT NOT NULL,
+    machine TEXT)";
 
 impl Index {
     /// Opens the index, recreating it if the file is not a usable database (it is only a
@@ -108,7 +114,7 @@ impl Index {
     /// Records `r`, read from the record file whose metadata gave `stamp`.
     pub fn upsert(&self, r: &RunSummary, stamp: &Stamp) -> rusqlite::Result<()> {
         self.conn.execute(
-            "INSERT OR REPLACE INTO runs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            "INSERT OR REPLACE INTO runs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             params![
                 r.id,
                 r.started_at,
@@ -120,7 +126,9 @@ impl Index {
                 r.peak_metric,
                 r.peak_value,
                 r.command,
-                stamp.0
+                stamp.0,
+                r.host,
+                r.machine
             ],
         )?;
         Ok(())
@@ -134,8 +142,8 @@ impl Index {
     /// Every row with the stamp of the file it was read from.
     pub fn list(&self) -> rusqlite::Result<Vec<(RunSummary, Stamp)>> {
         let mut stmt = self.conn.prepare(
-            "SELECT id, started_at, status, workload, target, suite, steps, peak_metric, peak_value, command, stamp
-             FROM runs",
+            "SELECT id, started_at, status, workload, target, suite, steps, peak_metric, peak_value, command, stamp,
+             host, machine FROM runs",
         )?;
         let rows = stmt.query_map([], |row| {
             let summary = RunSummary {
@@ -149,6 +157,8 @@ impl Index {
                 peak_metric: row.get(7)?,
                 peak_value: row.get(8)?,
                 command: row.get(9)?,
+                host: row.get(11)?,
+                machine: row.get(12)?,
             };
             Ok((summary, Stamp(row.get(10)?)))
         })?;

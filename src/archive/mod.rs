@@ -146,7 +146,12 @@ impl Archive {
             if theirs == ours || store::read_record(&here).is_ok_and(|r| r == record) {
                 return Ok(Imported::AlreadyHere(record.id));
             }
-            let safe: String = host
+            // Cloned machines share host names: the machine's digest keeps them apart.
+            let who = match &record.env.machine {
+                Some(m) => format!("{host}-{}", m.get(..6).unwrap_or(m)),
+                None => host.clone(),
+            };
+            let safe: String = who
                 .chars()
                 .map(|c| {
                     if c.is_ascii_alphanumeric() || c == '-' {

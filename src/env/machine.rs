@@ -11,12 +11,23 @@ use super::memory::{self, MemoryInfo};
 use super::os::{self, OsInfo};
 use super::virt::{self, ContainerEvidence, HypervisorEvidence, Virtualization};
 
+/// Twelve hex digits standing for a machine id, from which the id cannot be read back.
+pub fn machine_digest(id: &str) -> String {
+    use md5::Digest;
+    let d = md5::Md5::digest(format!("perflab machine {}", id.trim()).as_bytes());
+    d.iter().take(6).map(|b| format!("{b:02x}")).collect()
+}
+
 /// The machine a measurement ran on: the "full disclosure" stored with every lab report.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Environment {
     /// `/proc/sys/kernel/hostname`.
     pub hostname: Option<String>,
+    /// A digest of `/etc/machine-id` (never the id itself, which systemd asks to keep
+    /// private): tells apart machines that share a host name, as cloned VMs do.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
     pub os: OsInfo,
     pub cpu: CpuInfo,
     /// The caches of cpu0, in sysfs index order (L1d, L1i, L2, L3 on most machines).
@@ -67,6 +78,7 @@ impl Environment {
         Environment {
             hostname: read_value("/proc/sys/kernel/hostname")
                 .or_else(|| read_value("/etc/hostname")),
+            machine: read_value("/etc/machine-id").map(|id| machine_digest(&id)),
             os,
             cpu,
             caches,
@@ -209,6 +221,17 @@ fn collect_virtualization(cpu: &CpuInfo, kernel_release: Option<&str>) -> Virtua
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_machine_id_is_kept_as_a_digest_only() {
+        let id = "4c4c4544003510548052b4c04f4e4d32";
+        let d = machine_digest(id);
+        assert_eq!(d.len(), 12);
+        assert!(d.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_eq!(d, machine_digest(&format!("{id}\n")));
+        assert_ne!(d, machine_digest("4c4c4544003510548052b4c04f4e4d33"));
+        assert!(!id.contains(&d));
+    }
 
     fn cache(level: u8, kind: &str, size: u64, instances: Option<u32>) -> CacheLevel {
         CacheLevel {

@@ -12,6 +12,7 @@
 //! | Field | Source |
 //! |---|---|
 //! | `hostname` | `/proc/sys/kernel/hostname` (else `/etc/hostname`) |
+//! | `machine` | a digest of `/etc/machine-id` (twelve hex digits; the id is not stored) |
 //! | `os.kernel_release`, `os.kernel_version` | `/proc/sys/kernel/osrelease`, `/proc/sys/kernel/version` (`uname -r`, `uname -v`) |
 //! | `os.distro` | `PRETTY_NAME` of `/etc/os-release` (else `/usr/lib/os-release`; else `NAME VERSION`) |
 //! | `os.arch` | the architecture perflab was compiled for (`std::env::consts::ARCH`) |

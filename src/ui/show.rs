@@ -552,15 +552,27 @@ pub fn usl_text(u: &crate::stats::usl::UslFit, figure: &str, x: &str) -> String 
 
 /// `perflab runs`, with each run's tags.
 pub fn render_runs(runs: &[RunSummary], tags: &crate::archive::tags::Tags) -> String {
-    let mut t = Table::new(
-        [
-            "id", "started", "workload", "status", "steps", "peak", "suite", "tags",
-        ]
-        .map(String::from)
-        .to_vec(),
-    );
+    // A host column once the archive holds runs of more than one machine (imported ones);
+    // a host name two machines share gets the machine's digest beside it.
+    let machines: std::collections::BTreeSet<(&str, Option<&str>)> = runs
+        .iter()
+        .map(|r| (r.host.as_str(), r.machine.as_deref()))
+        .collect();
+    let shared = |host: &str| machines.iter().filter(|(h, _)| *h == host).count() > 1;
+    let hosts = machines.len() > 1;
+    let mut head = vec![
+        "id", "started", "workload", "status", "steps", "peak", "suite", "tags",
+    ];
+    if hosts {
+        head.push("host");
+    }
+    let mut t = Table::new(head.into_iter().map(String::from).collect());
     for r in runs {
-        t.row(vec![
+        let host = match (&r.machine, shared(&r.host)) {
+            (Some(m), true) => format!("{} ({})", r.host, m.get(..6).unwrap_or(m)),
+            _ => r.host.clone(),
+        };
+        let mut row = vec![
             r.id.clone(),
             r.started_at
                 .get(..19)
@@ -578,7 +590,11 @@ pub fn render_runs(runs: &[RunSummary], tags: &crate::archive::tags::Tags) -> St
                 .map(|(name, _)| name.as_str())
                 .collect::<Vec<_>>()
                 .join(", "),
-        ]);
+        ];
+        if hosts {
+            row.push(host);
+        }
+        t.row(row);
     }
     t.render()
 }

@@ -251,6 +251,7 @@ mod tests {
     fn sample() -> Environment {
         Environment {
             hostname: Some("db1".into()),
+            machine: None,
             os: OsInfo {
                 kernel_release: Some("6.8.0-45-generic".into()),
                 kernel_version: None,
