@@ -98,6 +98,28 @@ fn shape(args: &IoArgs) -> Result<Shape, AppError> {
     })
 }
 
+/// `--size` in test mode: it sweeps. The files are made at the largest, and each step's I/O
+/// keeps to the first SIZE bytes of each (Gray's 10 GB of a 400 GB volume: short stroking).
+fn size_regions(args: &IoArgs) -> Result<Option<Sweep<u64>>, AppError> {
+    let regions = args
+        .size
+        .as_deref()
+        .map(|s| parse_u64("size", s, parse_size))
+        .transpose()?;
+    if let Some(r) = &regions
+        && r.is_swept()
+        && args.verify
+    {
+        return Err(SpecError::new(
+            "size",
+            args.size.as_deref().unwrap_or(""),
+            "verification needs one --size",
+        )
+        .into());
+    }
+    Ok(regions)
+}
+
 pub fn io_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
     if args.mode == IoMode::Surface {
         return surface_spec(args, env);
@@ -119,27 +141,10 @@ pub fn io_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
         iodepth,
         ..
     } = &shape;
-    // --size sweeps: the files are made at the largest, and each step's I/O keeps to the
-    // first SIZE bytes of each (Gray's 10 GB of a 400 GB volume: short stroking).
-    let regions = args
-        .size
-        .as_deref()
-        .map(|s| parse_u64("size", s, parse_size))
-        .transpose()?;
+    let regions = size_regions(args)?;
     let size = regions
         .as_ref()
         .map(|r| r.values().iter().copied().max().unwrap_or(0));
-    if let Some(r) = &regions
-        && r.is_swept()
-        && args.verify
-    {
-        return Err(SpecError::new(
-            "size",
-            args.size.as_deref().unwrap_or(""),
-            "verification needs one --size",
-        )
-        .into());
-    }
     let offset = parse_size("offset", &args.offset)?;
     let direct = parse_flag("direct", &args.direct)?;
     let fsync = parse_count("fsync", &args.fsync)?;
