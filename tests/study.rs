@@ -259,6 +259,22 @@ duration = "200ms"
 name = "one"
 threads = "1,2"
 
+[[leg]]
+name = "two"
+threads = "1,2"
+
+[[compare]]
+baseline = "one"
+candidate = "two"
+expect = "1x"
+
+[[figure]]
+title = "null against threads"
+legs = ["one", "two"]
+x = "threads"
+y = "ops_per_sec"
+expect = "linear"
+
 [[shape]]
 name = "never true"
 check = "ops_per_sec[one]@threads=1 > 2 * ops_per_sec[one]@threads=1"
@@ -272,7 +288,13 @@ fn study_files_run_with_perflab_run_and_check_shapes_fails_in_ci() {
     std::fs::write(&file, SMALL).unwrap();
     let f = file.display().to_string();
     let o = perflab_ok(&r, &["run", &f]);
-    assert!(stdout(&o).contains("FAIL"), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(out.contains("FAIL"), "{out}");
+    assert!(
+        out.contains("null against threads: efficiency against linear in threads: threads=1 100%"),
+        "{out}"
+    );
+    assert!(out.contains("(1x), measured"), "{out}");
     let o = common::run(&r, &["study", &f, "--check-shapes"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(

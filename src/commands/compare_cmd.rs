@@ -63,20 +63,8 @@ fn parse_noise(text: &str) -> Result<f64, SpecError> {
     Ok(v / 100.0)
 }
 
-/// `clock`, `2x`, `1.14`.
 fn parse_expect(text: &str) -> Result<Expectation, SpecError> {
-    let t = text.trim();
-    if t.eq_ignore_ascii_case("clock") {
-        return Ok(Expectation::Clock);
-    }
-    match t.trim_end_matches(['x', 'X']).parse::<f64>() {
-        Ok(f) if f.is_finite() && f > 0.0 => Ok(Expectation::Factor(f)),
-        _ => Err(SpecError::new(
-            "expect",
-            text,
-            "give 'clock' (the ratio of the CPUs' clocks) or a factor such as 2x",
-        )),
-    }
+    Expectation::parse(text)
 }
 
 #[cfg(test)]

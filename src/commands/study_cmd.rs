@@ -1014,6 +1014,17 @@ pub(crate) fn summary(a: &Outcome) -> String {
             "† the paper's value does not follow from its own figures (the report says why)\n",
         );
     }
+    let efficiencies: Vec<String> = a
+        .figures
+        .iter()
+        .filter_map(crate::report::study::efficiency_line)
+        .collect();
+    if !efficiencies.is_empty() {
+        out.push('\n');
+        for e in efficiencies {
+            out.push_str(&format!("{e}\n"));
+        }
+    }
     if !a.shapes.is_empty() {
         out.push_str("\nshape checks\n");
         for s in &a.shapes {
@@ -1034,6 +1045,15 @@ pub(crate) fn summary(a: &Outcome) -> String {
             v.question,
             crate::ui::compare::summary_line(&v.comparison)
         ));
+        if let Some(e) = &v.comparison.expectation {
+            out.push_str(&format!(
+                "  expected {} ({}), measured {}: {} of the expectation\n",
+                crate::ui::compare::ratio(e.expected),
+                e.basis,
+                crate::ui::compare::ratio(e.measured),
+                crate::ui::compare::ratio(e.relative)
+            ));
+        }
     }
     out
 }

@@ -38,6 +38,24 @@ pub enum Expectation {
     Factor(f64),
 }
 
+impl Expectation {
+    /// `clock`, `2x`, `1.14`.
+    pub fn parse(text: &str) -> Result<Expectation, crate::spec::SpecError> {
+        let t = text.trim();
+        if t.eq_ignore_ascii_case("clock") {
+            return Ok(Expectation::Clock);
+        }
+        match t.trim_end_matches(['x', 'X']).parse::<f64>() {
+            Ok(f) if f.is_finite() && f > 0.0 => Ok(Expectation::Factor(f)),
+            _ => Err(crate::spec::SpecError::new(
+                "expect",
+                text,
+                "give 'clock' (the ratio of the CPUs' clocks) or a factor such as 2x",
+            )),
+        }
+    }
+}
+
 /// One run as the comparison names it.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunRef {

@@ -85,6 +85,10 @@ pub fn sections(a: &Outcome) -> Vec<Section> {
             blocks.push(Block::Figure(fig));
         }
     }
+    let efficiencies: Vec<String> = a.figures.iter().filter_map(efficiency_line).collect();
+    if !efficiencies.is_empty() {
+        blocks.push(Block::Findings(efficiencies));
+    }
 
     shape_table(a, &mut blocks);
     if !a.verdicts.is_empty() {
@@ -99,6 +103,15 @@ pub fn sections(a: &Outcome) -> Vec<Section> {
                     );
                     if let Some(s) = v.comparison.headline_speedup {
                         line.push_str(&format!("; headline {}", crate::ui::compare::ratio(s)));
+                    }
+                    if let Some(e) = &v.comparison.expectation {
+                        line.push_str(&format!(
+                            "; expected {} ({}), measured {}: {} of the expectation",
+                            crate::ui::compare::ratio(e.expected),
+                            e.basis,
+                            crate::ui::compare::ratio(e.measured),
+                            crate::ui::compare::ratio(e.relative)
+                        ));
                     }
                     line
                 })
@@ -328,6 +341,30 @@ fn shape_table(a: &Outcome, blocks: &mut Vec<Block>) {
                 .join("\n"),
         });
     }
+}
+
+fn whole_or_sig3(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else {
+        sig3(x)
+    }
+}
+
+/// `Random reads ...: against linear in files: files=1 100%, files=2 64%, files=4 40%`.
+pub fn efficiency_line(f: &crate::study::evaluate::OverlayOutcome) -> Option<String> {
+    (!f.efficiency.is_empty()).then(|| {
+        format!(
+            "{}: efficiency against linear in {}: {}",
+            f.title.split(" (").next().unwrap_or(&f.title),
+            f.x,
+            f.efficiency
+                .iter()
+                .map(|(x, e)| format!("{}={} {:.0}%", f.x, whole_or_sig3(*x), e * 100.0))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
 }
 
 fn overlay(f: &crate::study::evaluate::OverlayOutcome, i: usize) -> Option<Figure> {

@@ -109,6 +109,8 @@ pub struct OverlayOutcome {
     pub curves: Vec<Curve>,
     /// Linear in x from the first curve's first point, when asked.
     pub expectation: Option<Curve>,
+    /// The first curve over the expectation at each x (1 = linear), when there is one.
+    pub efficiency: Vec<(f64, f64)>,
     pub paper: Option<Curve>,
 }
 
@@ -353,7 +355,7 @@ fn verdicts_of(study: &Study, runs: &Runs) -> Vec<Verdict> {
                 &[(*a).clone(), (*b).clone()],
                 &crate::compare::Options {
                     noise: 0.02,
-                    expect: None,
+                    expect: c.expect,
                 },
             );
             Some(Verdict {
@@ -383,6 +385,7 @@ fn overlay(f: &super::Overlay, runs: &Runs) -> OverlayOutcome {
             lines: f.lines.clone(),
             curves: Vec::new(),
             expectation: None,
+            efficiency: Vec::new(),
             paper: None,
         };
     };
@@ -449,6 +452,16 @@ fn overlay(f: &super::Overlay, runs: &Runs) -> OverlayOutcome {
         None
     };
     let mut expectation = expectation;
+    let efficiency: Vec<(f64, f64)> = match (curves.first(), &expectation) {
+        (Some(c), Some(e)) => c
+            .points
+            .iter()
+            .zip(&e.points)
+            .filter(|(_, (_, ey))| *ey > 0.0)
+            .map(|((x, y), (_, ey))| (*x, y / ey))
+            .collect(),
+        _ => Vec::new(),
+    };
     if f.normalise {
         // The expectation is drawn against its own curve's peak, so both stay comparable.
         let peak = curves
@@ -477,6 +490,7 @@ fn overlay(f: &super::Overlay, runs: &Runs) -> OverlayOutcome {
         lines: f.lines.clone(),
         curves,
         expectation,
+        efficiency,
         paper,
     }
 }

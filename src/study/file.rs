@@ -649,11 +649,18 @@ impl Reader<'_> {
                 "baseline" => c.baseline = self.text(k, n)?,
                 "candidate" => c.candidate = self.text(k, n)?,
                 "question" => c.question = self.text(k, n)?,
+                "expect" => {
+                    let t = self.text(k, n)?;
+                    c.expect = Some(
+                        crate::compare::Expectation::parse(&t)
+                            .map_err(|e| self.err(n.line, e.to_string()))?,
+                    );
+                }
                 _ => {
                     return Err(self.err(
                         n.line,
                         format!(
-                            "[[compare]] has no key {k}; it takes baseline, candidate, question"
+                            "[[compare]] has no key {k}; it takes baseline, candidate, question, expect"
                         ),
                     ));
                 }

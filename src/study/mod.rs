@@ -223,6 +223,8 @@ pub struct Compare {
     pub baseline: String,
     pub candidate: String,
     pub question: String,
+    /// The naive expectation the headline ratio is set against (`clock`, `2.2x`).
+    pub expect: Option<crate::compare::Expectation>,
     pub file_line: usize,
 }
 
