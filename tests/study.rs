@@ -364,3 +364,44 @@ fn group_commit_on_a_throwaway_postgresql() {
         "{out}"
     );
 }
+
+/// Ctrl-C during a leg: exit 130, the finished leg and the interrupted one's steps saved;
+/// `--resume` takes the finished leg as it is and runs the rest.
+#[test]
+fn a_study_cut_short_by_ctrl_c_resumes_where_it_stopped() {
+    let r = Results::new("study-interrupt");
+    let dir = tempdir("study-interrupt");
+    let file = dir.join("two.toml");
+    std::fs::write(
+        &file,
+        r#"
+[study]
+title = "Two legs, the second long enough to interrupt"
+[defaults]
+command = "null"
+warmup = "0s"
+[[leg]]
+name = "short"
+duration = "200ms"
+[[leg]]
+name = "long"
+duration = "3s"
+"#,
+    )
+    .unwrap();
+    let f = file.display().to_string();
+    let (mut child, rx, reader) = common::spawn_watching(&r, &["study", &f], "== leg long (2/2)");
+    rx.recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the second leg starts");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let (code, _) = common::interrupt_and_wait(&mut child, std::time::Duration::from_secs(30))
+        .expect("the study stops");
+    let err = reader.join().unwrap();
+    assert_eq!(code, Some(130), "{err}");
+    let o = perflab_ok(&r, &["study", &f, "--resume"]);
+    let err = stderr(&o);
+    assert!(err.contains("== leg short (1/2): complete in run"), "{err}");
+    assert!(err.contains("== leg long (2/2): perflab null"), "{err}");
+    assert!(!stdout(&o).contains("not run"), "{}", stdout(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}

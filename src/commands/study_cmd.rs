@@ -286,12 +286,16 @@ fn list(g: &GlobalArgs) -> Result<(), AppError> {
         let none = Overrides::default();
         let mut time = [Duration::ZERO; 2];
         let mut not_here = Vec::new();
+        let mut notes = Vec::new();
         for leg in &study.legs {
             let mut mm = m.clone();
             mm.postgres = Some("postgres://perflab@127.0.0.1:1/perflab".into());
             if let Some(why) = legs::unrunnable(&study, leg, &none, &mm) {
                 not_here.push(format!("{}: {why}", leg.name));
                 continue;
+            }
+            if let Some(note) = legs::shared_device(&study, leg, &none, &m) {
+                notes.push(format!("{}: {note}", leg.name));
             }
             if pg_missing.is_some() && legs::unrunnable(&study, leg, &none, &m).is_some() {
                 not_here.push(format!(
@@ -343,6 +347,9 @@ fn list(g: &GlobalArgs) -> Result<(), AppError> {
         ));
         for n in not_here {
             out.push_str(&format!("  not here: {n}\n"));
+        }
+        for n in notes {
+            out.push_str(&format!("  here: {n}\n"));
         }
         out.push('\n');
     }
@@ -470,6 +477,11 @@ fn run_study(
     interrupt::install();
     let progress = Progress::new(g.quiet);
     progress.line(&format!("== {head}"));
+    for leg in study.legs.iter().filter(|l| chosen.contains(&l.name)) {
+        if let Some(note) = legs::shared_device(study, leg, &overrides, &m) {
+            progress.line(&style::warning(&format!("== leg {}: {note}", leg.name)));
+        }
+    }
     for (leg, why) in &invocation.not_run {
         progress.line(&style::warning(&format!(
             "== leg {leg}: not run here: {why}"

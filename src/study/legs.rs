@@ -155,6 +155,40 @@ pub fn unrunnable(study: &Study, leg: &Leg, overrides: &Overrides, m: &Machine) 
     None
 }
 
+/// A leg that wants one path per disk (`needs = "volumes"`) whose paths here share one: what
+/// its volume ramp then measures, said before it runs (None otherwise).
+pub fn shared_device(
+    study: &Study,
+    leg: &Leg,
+    overrides: &Overrides,
+    m: &Machine,
+) -> Option<String> {
+    if !leg.needs.iter().any(|n| n == "volumes") {
+        return None;
+    }
+    let argv = argv(study, leg, false, overrides, m);
+    let paths: Vec<&String> = argv
+        .windows(2)
+        .filter(|w| w[0] == "--path")
+        .map(|w| &w[1])
+        .collect();
+    let devices: std::collections::BTreeSet<String> = paths
+        .iter()
+        .filter_map(|p| crate::env::disk::device_of(std::path::Path::new(p.as_str())))
+        .map(|d| d.whole_disk.unwrap_or(d.name))
+        .collect();
+    (devices.len() <= 1).then(|| {
+        format!(
+            "its volumes share one device here{}: the ramp measures one disk's queue, and 'linear in volumes' does not apply (give --path once per disk)",
+            devices
+                .iter()
+                .next()
+                .map(|d| format!(" ({d})"))
+                .unwrap_or_default()
+        )
+    })
+}
+
 /// The leg's options, laid over each other (placeholders not yet filled in).
 pub fn options(study: &Study, leg: &Leg, quick: bool, overrides: &Overrides) -> Vec<Opt> {
     let Some(kind) = by_command(&study.command_of(leg)) else {

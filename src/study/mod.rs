@@ -31,7 +31,11 @@ use std::collections::BTreeMap;
 
 /// What a leg may need from the machine, beyond its command (the legs that cannot run here
 /// are listed with the reason).
-pub const NEEDS: [&str; 1] = ["postgres"];
+///
+/// - `postgres`: a PostgreSQL server (the user's `--target`, or a throwaway one);
+/// - `volumes`: one `--path` per disk; a ramp over files on one disk still runs, with a note
+///   that its volumes share a device.
+pub const NEEDS: [&str; 2] = ["postgres", "volumes"];
 
 /// A study, read and validated.
 #[derive(Debug, Clone, Default)]
