@@ -162,6 +162,9 @@ fn a_quick_study_runs_end_to_end_and_its_report_renders() {
     let runs = common::json(&perflab_ok(&r, &["show", "last", "--json"]));
     assert_eq!(runs["study"]["name"], "ral-x4500");
     assert_eq!(runs["study"]["leg"], "threads");
+    // Each leg's latest run is tagged STUDY.LEG.
+    let tagged = common::json(&perflab_ok(&r, &["show", "ral-x4500.threads", "--json"]));
+    assert_eq!(tagged["id"], runs["id"]);
 
     // The report again, from the archive alone; rendered by a browser.
     let again = perflab_ok(&r, &["report", "--study", "last"]);

@@ -719,7 +719,14 @@ fn run_legs(
             }),
         };
         match run::run(spec, env, archive, &options, progress) {
-            Ok(record) => records.push(record),
+            Ok(record) => {
+                // `perflab compare gray-thumper.force gray-thumper.group`: the leg's latest run.
+                let tag = format!("{}.{}", stamp.name, p.name);
+                if let Err(e) = archive.tag(&record.id, &tag) {
+                    progress.line(&style::warning(&format!("the tag {tag} was not set: {e}")));
+                }
+                records.push(record)
+            }
             Err(e @ RunError::Interrupted { .. }) => {
                 outcome = Err(AppError::Run(e));
                 break;
@@ -857,6 +864,7 @@ pub(crate) fn attach(
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_default();
     inv.attached.insert(leg.to_string(), id.to_string());
+    archive.tag(id, &format!("{}.{leg}", s.name))?;
     let json = serde_json::to_string_pretty(&inv).map_err(|e| AppError::Output(e.to_string()))?;
     std::fs::write(&path, json)
         .map_err(|e| AppError::Output(format!("{}: {e}", path.display())))?;
