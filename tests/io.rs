@@ -892,3 +892,86 @@ fn a_size_sweep_keeps_each_steps_io_to_its_region() {
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+/// `--each-volume`: each path alone with one file on it, then the files ramp over all of them
+/// (Gray's "each disk alone, then the array").
+#[test]
+fn each_volume_alone_then_together() {
+    let r = Results::new("io-each-volume");
+    let a = Scratch::on_disk("vol-a");
+    let b = Scratch::on_disk("vol-b");
+    let o = io(
+        &r,
+        &[
+            "--path",
+            a.s(),
+            "--path",
+            b.s(),
+            "--each-volume",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--size",
+            "1m",
+            "--direct",
+            "0",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    let got: Vec<(u64, String)> = steps(&v)
+        .iter()
+        .map(|s| {
+            (
+                s["params"]["files"].as_u64().unwrap(),
+                s["params"]["volume"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (1, a.s().to_string()),
+            (1, b.s().to_string()),
+            (1, "all".to_string()),
+            (2, "all".to_string())
+        ]
+    );
+    // The second step's one file is on the second volume.
+    let groups = trial(&steps(&v)[1])["groups"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let files: Vec<&Value> = groups.iter().filter(|g| g["by"] == "file").collect();
+    assert_eq!(files.len(), 1, "{groups:?}");
+    assert!(
+        files[0]["label"].as_str().unwrap_or("").contains(b.s())
+            || files[0]["key"].as_str().unwrap_or("").contains(b.s()),
+        "{files:?}"
+    );
+    // The ramp must reach every volume.
+    let o = perflab(
+        &r,
+        &[
+            "io",
+            "--path",
+            a.s(),
+            "--path",
+            b.s(),
+            "--each-volume",
+            "--files",
+            "1",
+        ],
+    );
+    assert!(
+        o.status.success() || o.status.code() == Some(2),
+        "{}",
+        stderr(&o)
+    );
+    let o = perflab(
+        &r,
+        &["io", "--path", a.s(), "--path", a.s(), "--each-volume"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

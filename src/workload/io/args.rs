@@ -81,6 +81,10 @@ pub struct IoArgs {
     /// Keep the test files after the run (to reuse them: pass their directory as --path)
     #[arg(long)]
     pub keep: bool,
+    /// Before the --files ramp, each volume (--path) alone with one file on it; then the ramp
+    /// (default 1 to as many files as paths): Gray's "each disk alone, then the array"
+    #[arg(long)]
+    pub each_volume: bool,
     /// Surface mode: every record size for every file size (IOzone -z); by default records
     /// under 64 KiB are skipped for files over 32 MiB, as IOzone's automatic mode does
     #[arg(long)]

@@ -40,6 +40,7 @@ struct Shape {
     rwmix: Sweep<u64>,
     iodepth: Sweep<u64>,
     files: Sweep<u64>,
+    volume: Option<Sweep<String>>,
 }
 
 impl Shape {
@@ -88,6 +89,10 @@ fn shape(args: &IoArgs) -> Result<Shape, AppError> {
     if files.values().iter().any(|&f| f == 0 || f > MAX_FILES) {
         return Err(SpecError::new("files", &args.files, "from 1 to 4096 files").into());
     }
+    let (files, volume) = match args.each_volume {
+        true => each_volume(args, files)?,
+        false => (files, None),
+    };
     Ok(Shape {
         rw,
         bs,
@@ -95,7 +100,59 @@ fn shape(args: &IoArgs) -> Result<Shape, AppError> {
         rwmix,
         iodepth,
         files,
+        volume,
     })
+}
+
+/// `--each-volume`: one step per path with one file on it, then the files ramp (by default 1
+/// to as many files as paths). Files are spread over the paths in turn, so file k is on path k.
+fn each_volume(
+    args: &IoArgs,
+    ramp: Sweep<u64>,
+) -> Result<(Sweep<u64>, Option<Sweep<String>>), AppError> {
+    let paths = &args.path;
+    let n = paths.len() as u64;
+    if paths
+        .iter()
+        .enumerate()
+        .any(|(i, p)| paths[..i].contains(p))
+    {
+        return Err(AppError::Usage(
+            "--each-volume: each --path once (a volume is measured alone once)".into(),
+        ));
+    }
+    if args
+        .run
+        .zip
+        .iter()
+        .any(|z| z.split(',').any(|o| o.trim() == "files"))
+    {
+        return Err(AppError::Usage(
+            "--each-volume steps --files with the volumes; it cannot also be zipped with --zip"
+                .into(),
+        ));
+    }
+    let ramp: Vec<u64> = if args.files == "1" {
+        (1..=n).collect()
+    } else {
+        ramp.values().to_vec()
+    };
+    if ramp.iter().copied().max().unwrap_or(0) < n {
+        return Err(SpecError::new(
+            "files",
+            &args.files,
+            &format!("with --each-volume the ramp reaches every volume: up to {n} files at least"),
+        )
+        .into());
+    }
+    let mut files = vec![1; paths.len()];
+    files.extend(&ramp);
+    let mut volume: Vec<String> = paths.clone();
+    volume.extend(std::iter::repeat_n("all".to_string(), ramp.len()));
+    Ok((
+        Sweep::list("files", files),
+        Some(Sweep::list("volume", volume)),
+    ))
 }
 
 /// `--size` in test mode: it sweeps. The files are made at the largest, and each step's I/O
@@ -232,6 +289,7 @@ pub fn io_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
         rwmix,
         iodepth,
         files,
+        volume,
     } = shape;
     let spec = IoSpec {
         rw,
@@ -240,6 +298,7 @@ pub fn io_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
         rwmix,
         iodepth,
         files,
+        volume,
         region_bytes: match regions {
             Some(r) if r.is_swept() => r.named("size_bytes"),
             _ => Sweep::single("size_bytes", layout.size),
@@ -260,7 +319,8 @@ pub fn io_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
         straggler_fraction: straggler as f64 / 100.0,
         layout: Arc::new(layout),
     };
-    let spec = build_spec(
+    let each_volume = spec.volume.is_some();
+    let mut spec = build_spec(
         &run_args,
         WorkloadSpec::new(spec),
         &Defaults {
@@ -270,6 +330,10 @@ pub fn io_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
             rate_scope: crate::workload::RateScope::Total,
         },
     )?;
+    if each_volume {
+        // The volumes step with the files: each alone at one file, then the ramp.
+        spec.zip.push(vec!["files".into(), "volume".into()]);
+    }
     Ok(spec)
 }
 

@@ -57,6 +57,10 @@ pub struct IoSpec {
     pub iodepth: Sweep<u64>,
     /// Files (volumes) used at a step; files are spread over the paths.
     pub files: Sweep<u64>,
+    /// `--each-volume`: the path a step's one file is on, or `all` for the ramp; zipped with
+    /// `files` (each volume alone at one file, then the files ramp).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub volume: Option<Sweep<String>>,
     /// Bytes of each file (or device region) that I/O touches.
     pub size_bytes: u64,
     /// The part of each file a step's I/O keeps to, from its start: `--size` swept in test
@@ -141,6 +145,9 @@ impl Workload for IoSpec {
         // Only a swept size is a parameter of the steps (records of one size stay as they were).
         if self.region_bytes.is_swept() {
             axes.push(&self.region_bytes);
+        }
+        if let Some(v) = &self.volume {
+            axes.push(v);
         }
         axes
     }

@@ -45,6 +45,8 @@ struct StepPlan {
     read_pct: u64,
     /// Bytes of each file this step's I/O keeps to.
     region: u64,
+    /// `--each-volume`: the one file of a volume measured alone (None: the first `files`).
+    only: Option<usize>,
     seed: u64,
 }
 
@@ -58,6 +60,15 @@ pub fn factory(spec: &IoSpec, point: &StepPoint, seed: u64) -> Result<SessionFac
         rw: spec.rw.at(point),
         read_pct: spec.rwmix.at(point),
         region: spec.region_bytes.at(point).min(spec.layout.size),
+        // File k is on path k (files go to the paths in turn), and the volume sweep lists
+        // the paths first, in order.
+        only: spec.volume.as_ref().and_then(|v| {
+            let at = v.at(point);
+            v.values()
+                .iter()
+                .position(|p| *p == at)
+                .filter(|_| at != "all")
+        }),
         seed,
     });
     Ok(Arc::new(move |worker, workers| {
@@ -139,8 +150,8 @@ pub struct IoSession {
     /// Where the next top-up starts, so no queue is always served last.
     next_stream: usize,
     one_at_a_time: bool,
-    /// Files in the step (this worker may drive fewer): per-file figures when above one.
-    step_files: usize,
+    /// Per-file figures: the step has several files, or measures one volume alone.
+    per_file: bool,
     rng: Rng,
     sizes: Vec<u64>,
     fsync_every: u64,
@@ -165,8 +176,12 @@ impl IoSession {
         let max_bs = plan.sizes.iter().map(|s| s.0).max().unwrap_or(4096);
         let mut streams = Vec::new();
         let mut files = Vec::new();
-        for f in layout.files.iter().take(plan.files) {
-            let (mine, sharers, rank) = share(f.index, plan.files, worker, workers);
+        let chosen: Vec<&FileSpec> = match plan.only {
+            Some(k) => layout.files.iter().skip(k).take(1).collect(),
+            None => layout.files.iter().take(plan.files).collect(),
+        };
+        for (i, f) in chosen.into_iter().enumerate() {
+            let (mine, sharers, rank) = share(i, plan.files, worker, workers);
             if !mine {
                 continue;
             }
@@ -231,7 +246,8 @@ impl IoSession {
         let n_files = streams.len();
         Ok(IoSession {
             one_at_a_time: engine.kind() == EngineKind::Sync,
-            step_files: plan.files,
+            // A volume measured alone names its file, as the ramp's steps do.
+            per_file: plan.files > 1 || plan.only.is_some(),
             engine,
             slots: vec![
                 Slot {
@@ -558,7 +574,7 @@ impl IoSession {
             if self.by_size.len() > 1 {
                 self.by_size[io.size_index as usize].add(ns, bytes, ok);
             }
-            if self.step_files > 1 {
+            if self.per_file {
                 self.by_file[s].add(ns, bytes, ok);
             }
         }
@@ -741,7 +757,7 @@ impl Session for IoSession {
                 g,
             );
         }
-        if self.step_files > 1 {
+        if self.per_file {
             for (s, g) in self.by_file.iter_mut().enumerate() {
                 let f = &self.streams[s].file;
                 take("file", f.index.to_string(), f.path.display().to_string(), g);
