@@ -155,6 +155,21 @@ fn each_volume(
     ))
 }
 
+/// The surface mode's own switches, given in test mode: one line naming the fix.
+fn refuse_surface_flags(args: &IoArgs) -> Result<(), AppError> {
+    if args.all_records || args.cold {
+        return Err(AppError::Usage(format!(
+            "--{} is for surface mode (--mode surface); in test mode use --direct 1 to bypass the page cache",
+            if args.all_records {
+                "all-records"
+            } else {
+                "cold"
+            }
+        )));
+    }
+    Ok(())
+}
+
 /// `--size` in test mode: it sweeps. The files are made at the largest, and each step's I/O
 /// keeps to the first SIZE bytes of each (Gray's 10 GB of a 400 GB volume: short stroking).
 fn size_regions(args: &IoArgs) -> Result<Option<Sweep<u64>>, AppError> {
@@ -181,16 +196,7 @@ pub fn io_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
     if args.mode == IoMode::Surface {
         return surface_spec(args, env);
     }
-    if args.all_records || args.cold {
-        return Err(AppError::Usage(format!(
-            "--{} is for surface mode (--mode surface); in test mode use --direct 1 to bypass the page cache",
-            if args.all_records {
-                "all-records"
-            } else {
-                "cold"
-            }
-        )));
-    }
+    refuse_surface_flags(args)?;
     let shape = shape(args)?;
     let Shape {
         bs,
@@ -421,6 +427,11 @@ fn surface_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
     if args.path.len() != 1 {
         return Err(AppError::Usage(
             "surface mode takes one --path, a directory".into(),
+        ));
+    }
+    if args.each_volume {
+        return Err(AppError::Usage(
+            "--each-volume is for test mode; surface mode takes one --path".into(),
         ));
     }
     let base = Path::new(&args.path[0]);
