@@ -314,7 +314,19 @@ pub fn connect_with(
             "SET {} = '{}'",
             ident(name)?,
             value.replace('\'', "''")
-        ))?;
+        ))
+        .map_err(|e| {
+            // commit_delay and its kind are a superuser's: say so rather than only "denied".
+            let hint = if e.message.contains("permission denied to set parameter") {
+                "; the setting needs a superuser: connect as one, or leave it out"
+            } else {
+                ""
+            };
+            DbError {
+                kind: e.kind,
+                message: format!("--set {name}={value}: {}{hint}", e.message),
+            }
+        })?;
     }
     c.set_answer_timeout(answer);
     Ok(c)
