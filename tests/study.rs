@@ -74,7 +74,9 @@ fn every_builtin_study_reads_and_every_dry_run_line_parses() {
 /// Every quoted value is a verbatim piece of its line in the seed, and holds the printed value.
 #[test]
 fn the_papers_values_are_quoted_exactly() {
-    let seeds = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/seeds");
+    let seeds = std::env::var_os("PERFLAB_SEEDS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/seeds"));
     for name in builtin::names() {
         let s = study(name);
         let seed = s.seed.clone().expect("a seed");
@@ -103,10 +105,11 @@ fn the_papers_values_are_quoted_exactly() {
         }
         let path = seeds.join(&seed);
         let Ok(text) = std::fs::read_to_string(&path) else {
-            common::skip::skip_or_fail(
-                &format!("checking {name}'s quotes: {} is not here", path.display()),
-                "the seeds (../shared/seeds)",
-            );
+            // The seeds are documents, not servers: a clone without them says it skipped.
+            common::skip::skip_host(&format!(
+                "checking {name}'s quotes: {} is not here (set PERFLAB_SEEDS to their folder)",
+                path.display()
+            ));
             continue;
         };
         let lines: Vec<&str> = text.lines().collect();
