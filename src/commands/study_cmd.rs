@@ -331,15 +331,7 @@ fn list(g: &GlobalArgs) -> Result<(), AppError> {
         if !study.question.is_empty() {
             out.push_str(&format!("  question: {}\n", study.question));
         }
-        out.push_str(&format!(
-            "  legs: {}\n",
-            study
-                .legs
-                .iter()
-                .map(|l| l.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        out.push_str(&format!("  legs: {}\n", study.leg_names()));
         out.push_str(&format!(
             "  time: about {} (--quick: about {}), without loading databases\n",
             minutes(time[0]),
@@ -373,12 +365,7 @@ fn run_study(
             return Err(AppError::Usage(format!(
                 "study {} has no leg {l:?}; its legs are {}",
                 study.name,
-                study
-                    .legs
-                    .iter()
-                    .map(|l| l.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                study.leg_names()
             )));
         }
     }
@@ -851,11 +838,7 @@ pub(crate) fn attach(
         return Err(AppError::Usage(format!(
             "study {} has no leg {leg:?}; its legs are {}",
             s.name,
-            s.legs
-                .iter()
-                .map(|l| l.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            s.leg_names()
         )));
     }
     let path = dir.join("invocation.json");
@@ -1065,14 +1048,8 @@ pub(crate) fn summary(a: &Outcome) -> String {
             v.question,
             crate::ui::compare::summary_line(&v.comparison)
         ));
-        if let Some(e) = &v.comparison.expectation {
-            out.push_str(&format!(
-                "  expected {} ({}), measured {}: {} of the expectation\n",
-                crate::ui::compare::ratio(e.expected),
-                e.basis,
-                crate::ui::compare::ratio(e.measured),
-                crate::ui::compare::ratio(e.relative)
-            ));
+        if let Some(e) = v.expectation() {
+            out.push_str(&format!("  {e}\n"));
         }
     }
     out

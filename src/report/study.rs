@@ -104,14 +104,8 @@ pub fn sections(a: &Outcome) -> Vec<Section> {
                     if let Some(s) = v.comparison.headline_speedup {
                         line.push_str(&format!("; headline {}", crate::ui::compare::ratio(s)));
                     }
-                    if let Some(e) = &v.comparison.expectation {
-                        line.push_str(&format!(
-                            "; expected {} ({}), measured {}: {} of the expectation",
-                            crate::ui::compare::ratio(e.expected),
-                            e.basis,
-                            crate::ui::compare::ratio(e.measured),
-                            crate::ui::compare::ratio(e.relative)
-                        ));
+                    if let Some(e) = v.expectation() {
+                        line.push_str(&format!("; {e}"));
                     }
                     line
                 })

@@ -120,6 +120,22 @@ pub struct Verdict {
     pub comparison: crate::compare::PairComparison,
 }
 
+impl Verdict {
+    /// `expected 2.20x (2.2x), measured 0.76x: 0.35x of the expectation`, when one was set.
+    pub fn expectation(&self) -> Option<String> {
+        let r = crate::ui::compare::ratio;
+        self.comparison.expectation.as_ref().map(|e| {
+            format!(
+                "expected {} ({}), measured {}: {} of the expectation",
+                r(e.expected),
+                e.basis,
+                r(e.measured),
+                r(e.relative)
+            )
+        })
+    }
+}
+
 /// The whole answer.
 #[derive(Debug, Clone)]
 pub struct Outcome {

@@ -252,6 +252,15 @@ impl Study {
     pub fn leg(&self, name: &str) -> Option<&Leg> {
         self.legs.iter().find(|l| l.name == name)
     }
+
+    /// The legs' names, for messages: `memory, random, scan`.
+    pub fn leg_names(&self) -> String {
+        self.legs
+            .iter()
+            .map(|l| l.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// A hex digest of a study's text, to tell files apart (not a security measure).
