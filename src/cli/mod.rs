@@ -12,6 +12,9 @@ use std::path::PathBuf;
 pub struct Invocation {
     pub global: GlobalArgs,
     pub what: What,
+    /// How peers' flags on the line were read, where that may surprise (`--size 64MB`
+    /// is 64 MiB; memtier's `-c` is per thread): for stderr before the run.
+    pub notes: Vec<String>,
 }
 
 /// What a command line asks for: a generic command, or a kind's (its arguments still as
@@ -30,7 +33,11 @@ pub fn command() -> clap::Command {
         .map(|c| c.get_name().to_string())
         .collect();
     for kind in KINDS {
-        cmd = cmd.subcommand(kind.command());
+        let mut sub = kind.command();
+        if !kind.peers().is_empty() {
+            sub = sub.after_help(crate::workload::peer::help(kind.peers()));
+        }
+        cmd = cmd.subcommand(sub);
     }
     let order = std::iter::once("run".to_string())
         .chain(KINDS.iter().map(|k| k.name().to_string()))
@@ -45,6 +52,7 @@ pub fn command() -> clap::Command {
 pub fn parse(
     args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
 ) -> Result<Invocation, clap::Error> {
+    let (args, notes) = in_own_words(args.into_iter().map(Into::into).collect())?;
     let matches = command().try_get_matches_from(args)?;
     let global = GlobalArgs::from_arg_matches(&matches)?;
     if let Some((name, sub)) = matches.subcommand()
@@ -53,12 +61,55 @@ pub fn parse(
         return Ok(Invocation {
             global,
             what: What::Kind(kind, sub.clone()),
+            notes,
         });
     }
     Ok(Invocation {
         global,
         what: What::Generic(Command::from_arg_matches(&matches)?),
+        notes,
     })
+}
+
+/// The command line with a kind's peers' flags (fio's, pgbench's, ...) read into perflab's
+/// own (`crate::workload::peer`), and the notes on that reading.
+fn in_own_words(args: Vec<OsString>) -> Result<(Vec<OsString>, Vec<String>), clap::Error> {
+    let top = Cli::command();
+    // The kind's name: the first word after the program's that is neither a global option
+    // nor its value.
+    let mut i = 1;
+    while let Some(word) = args.get(i).and_then(|w| w.to_str()) {
+        if !word.starts_with('-') {
+            break;
+        }
+        let takes_value = top.get_arguments().any(|a| {
+            a.get_long().is_some_and(|l| word == format!("--{l}")) && a.get_action().takes_values()
+        });
+        i += if takes_value { 2 } else { 1 };
+    }
+    let kind = args
+        .get(i)
+        .and_then(|w| w.to_str())
+        .and_then(by_command)
+        .filter(|k| !k.peers().is_empty());
+    let (Some(kind), Some(rest)) = (kind, args.get(i + 1..)) else {
+        return Ok((args, Vec::new()));
+    };
+    // Words that are not text are left to clap, which says so.
+    let Some(words) = rest
+        .iter()
+        .map(|w| w.to_str().map(String::from))
+        .collect::<Option<Vec<String>>>()
+    else {
+        return Ok((args, Vec::new()));
+    };
+    let mut own = crate::workload::peer::OwnFlags::of(&kind.command());
+    own.add(&top);
+    let read = crate::workload::peer::translate(kind.peers(), &own, &words)
+        .map_err(|e| clap::Error::raw(clap::error::ErrorKind::ValueValidation, e))?;
+    let mut out = args[..=i].to_vec();
+    out.extend(read.args.into_iter().map(OsString::from));
+    Ok((out, read.notes))
 }
 
 /// perflab: curves of throughput and response time for a machine's memory, CPU and storage

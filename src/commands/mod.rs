@@ -31,6 +31,12 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return clap_error(e),
     };
+    // How peers' flags were read, before anything runs; every rank read the same line.
+    if crate::env::launcher::launcher_rank() == 0 {
+        for note in &cli.notes {
+            eprintln!("perflab: note: {note}");
+        }
+    }
     // Before any thread starts: MPI's threads and ours must not race its initialization.
     if let Err(e) = crate::cluster::init(crate::run::interrupt::token()) {
         // Every rank would say the same: the first speaks.

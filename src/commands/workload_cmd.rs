@@ -46,6 +46,13 @@ fn run_record(
     print: bool,
 ) -> Result<RunRecord, AppError> {
     let archive = Archive::open(g.results.as_deref())?;
+    // How the options were read, where that may surprise (`64MB` is 64 MiB), before the run.
+    let notes = crate::spec::notes::take();
+    if crate::env::launcher::launcher_rank() == 0 {
+        for note in notes {
+            eprintln!("perflab: note: {note}");
+        }
+    }
     interrupt::install();
     let progress = Progress::new(g.quiet);
     let options = RunOptions {

@@ -7,6 +7,7 @@
 //! Each workload's own options live beside the workload, in `crate::workload`.
 
 pub mod levels;
+pub mod notes;
 pub mod numbers;
 pub mod search;
 pub mod slo;

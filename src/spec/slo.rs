@@ -69,7 +69,16 @@ impl Slo {
             "max" => SloFigure::Max,
             _ => return Err(bad(form)),
         };
-        let limit = parse_duration(option, limit.trim()).map_err(|_| bad(form))?;
+        // A bare number has no obvious unit here (seconds? milliseconds, as a latency?):
+        // refused rather than guessed.
+        let limit = limit.trim();
+        if !limit.is_empty() && limit.chars().all(|c| c.is_ascii_digit() || c == '.') {
+            return Err(bad(&format!(
+                "give the limit a unit, e.g. {name}<{limit}ms or {name}<{limit}s",
+                name = name.trim()
+            )));
+        }
+        let limit = parse_duration(option, limit).map_err(|_| bad(form))?;
         if limit.is_zero() {
             return Err(bad("the limit must be above zero, e.g. p99<10ms"));
         }
@@ -120,5 +129,7 @@ mod tests {
             let e = Slo::parse("slo", text).unwrap_err();
             assert!(e.to_string().contains("p99<10ms"), "{text}: {e}");
         }
+        let e = Slo::parse("slo", "p99<1").unwrap_err().to_string();
+        assert!(e.contains("p99<1ms or p99<1s"), "{e}");
     }
 }

@@ -1,9 +1,11 @@
 //! Units on the command line: sizes (`4k`, `1MiB`), durations (`30s`, `500ms`), rates
 //! (`10/s`, `2k/s`) and plain counts (`8`, `1k`).
 //!
-//! Sizes follow fio: a bare `k`/`m`/`g` suffix is binary (1024-based), as is `KiB`/`MiB`;
-//! `kB`/`MB` with a capital B after a decimal prefix are decimal. Counts use decimal
-//! multipliers (`1k` ops = 1000), because counts are not memory.
+//! Sizes follow fio: `k`, `m`, `g`, `t` are 1024-based, with or without a `B` (`4KB` is 4096,
+//! `64MB` is 64 MiB, fio's default `kb_base=1024`), and so are `KiB`, `MiB` (where fio, for
+//! old scripts' sake, reads them as powers of ten). Before perflab 0.2 `kB`/`MB` were
+//! decimal: a note says so when they are used. Counts use decimal multipliers (`1k` ops =
+//! 1000), because counts are not memory.
 
 use super::SpecError;
 use std::time::Duration;
@@ -83,19 +85,26 @@ pub fn parse_size(option: &str, text: &str) -> Result<u64, SpecError> {
         "m" | "M" | "MiB" | "Mi" => 1 << 20,
         "g" | "G" | "GiB" | "Gi" => 1 << 30,
         "t" | "T" | "TiB" | "Ti" => 1 << 40,
-        "kB" | "KB" => 1_000,
-        "MB" => 1_000_000,
-        "GB" => 1_000_000_000,
-        "TB" => 1_000_000_000_000,
+        "kB" | "KB" | "kb" | "Kb" => 1 << 10,
+        "MB" | "mb" | "Mb" => 1 << 20,
+        "GB" | "gb" | "Gb" => 1 << 30,
+        "TB" | "tb" | "Tb" => 1 << 40,
         _ => {
             return Err(SpecError::new(
                 option,
                 text,
-                "unknown size unit; use k, m, g (1024-based) or kB, MB, GB",
+                "unknown size unit; use k, m, g, t (1024-based, also as KB, MB, GB, KiB, MiB, GiB), or the bytes in full",
             ));
         }
     };
-    whole(option, text, digits, value, multiplier, "size in bytes")
+    let bytes = whole(option, text, digits, value, multiplier, "size in bytes")?;
+    if suffix.len() == 2 && suffix.ends_with(['B', 'b']) && multiplier > 1 {
+        super::notes::note(format!(
+            "--{option} {text} is {} ({bytes} bytes), as fio reads {suffix}; perflab before 0.2 read it in powers of ten",
+            format_bytes(bytes)
+        ));
+    }
+    Ok(bytes)
 }
 
 /// Parses a count: `8`, `1k` (1000), `2.5M`.
@@ -245,12 +254,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sizes_are_binary_unless_decimal_is_asked_for() {
+    fn sizes_are_binary_as_fio_reads_them() {
         assert_eq!(parse_size("s", "4k").unwrap(), 4096);
         assert_eq!(parse_size("s", "4KiB").unwrap(), 4096);
         assert_eq!(parse_size("s", "1MiB").unwrap(), 1 << 20);
         assert_eq!(parse_size("s", "1.5g").unwrap(), 3 << 29);
-        assert_eq!(parse_size("s", "10MB").unwrap(), 10_000_000);
+        assert_eq!(parse_size("s", "10MB").unwrap(), 10 << 20);
+        assert_eq!(parse_size("bs", "4KB").unwrap(), 4096);
+        assert_eq!(parse_size("bs", "4kb").unwrap(), 4096);
         assert_eq!(parse_size("s", "512").unwrap(), 512);
         assert!(parse_size("s", "4x").is_err());
         assert!(parse_size("s", "-4k").is_err());

@@ -20,6 +20,7 @@ use crate::record::RunRecord;
 use crate::stop::Stop;
 use crate::target::TargetEntry;
 use crate::workload::RunSpec;
+use crate::workload::peer::Peer;
 use clap::ArgMatches;
 
 /// What a kind's command asks of the commands above it: a run, archived and shown as every
@@ -47,6 +48,11 @@ pub trait Kind: Sync {
     }
     /// The systems it measures, for `perflab targets`.
     fn targets(&self) -> &'static [TargetEntry];
+    /// The tools whose flags its command also reads, as their users type them
+    /// ([`crate::workload::peer`]): fio's for io, pgbench's for oltp.
+    fn peers(&self) -> &'static [&'static Peer] {
+        &[]
+    }
     /// What one worker is, as the user counts them: the runner's axis is `threads` for every
     /// kind, shown as `copies` for jobs and `analysts` for OLAP's queries.
     fn workers(&self) -> &'static str {

@@ -35,6 +35,7 @@ pub mod memory;
 pub mod null;
 pub mod olap;
 pub mod oltp;
+pub mod peer;
 pub mod rng;
 pub mod run_args;
 pub mod run_spec;

@@ -283,6 +283,14 @@ impl Drop for PgServer {
 
 /// The folder with initdb and pg_ctl: Debian's /usr/lib/postgresql/N/bin with the highest N,
 /// else wherever PATH has initdb.
+/// A PostgreSQL program (`pgbench`, `psql`): beside the server's, else on PATH.
+pub fn pg_program(name: &str) -> Option<PathBuf> {
+    pg_bin_dir()
+        .map(|b| b.join(name))
+        .filter(|p| is_executable(p))
+        .or_else(|| find_program(name))
+}
+
 fn pg_bin_dir() -> Option<PathBuf> {
     let versioned = fs::read_dir("/usr/lib/postgresql")
         .into_iter()

@@ -69,7 +69,7 @@ pub struct IoArgs {
     )]
     pub distribution: String,
     /// io_uring or sync (pread/pwrite); default io_uring where the kernel allows (fio --ioengine)
-    #[arg(long, visible_alias = "ioengine", value_name = "ENGINE")]
+    #[arg(long, value_name = "ENGINE")]
     pub engine: Option<String>,
     /// Write the files in full before the test (always done for reads of new files)
     #[arg(long)]

@@ -65,12 +65,28 @@ fn shape(args: &IoArgs) -> Result<Shape, AppError> {
         None => Vec::new(),
     };
     let bs = parse_u64("bs", args.bs.as_deref().unwrap_or("4k"), parse_size)?;
-    for &b in bs.values().iter().chain(bssplit.iter().map(|(b, _)| b)) {
-        if b < 512 || b % 512 != 0 || b > MAX_BS {
+    // The error quotes what the user typed, not the bytes it was read as.
+    let given = [
+        (
+            "bs",
+            args.bs.as_deref().unwrap_or("4k"),
+            bs.values().to_vec(),
+        ),
+        (
+            "bssplit",
+            args.bssplit.as_deref().unwrap_or_default(),
+            bssplit.iter().map(|(b, _)| *b).collect(),
+        ),
+    ];
+    for (option, text, sizes) in given {
+        if let Some(b) = sizes
+            .iter()
+            .find(|&&b| b < 512 || b % 512 != 0 || b > MAX_BS)
+        {
             return Err(SpecError::new(
-                "bs",
-                &b.to_string(),
-                "block sizes are multiples of 512 bytes up to 64m",
+                option,
+                text,
+                &format!("block sizes are multiples of 512 bytes up to 64m ({b} bytes is not)"),
             )
             .into());
         }
@@ -595,7 +611,7 @@ fn with_byte_rates(run: &RunArgs, sizes: &[(u64, u32)]) -> Result<RunArgs, SpecE
             items.push(item.to_string());
             continue;
         }
-        // Sizes as everywhere: `MB` decimal, `MiB` binary.
+        // Sizes as everywhere, as fio reads them: `MB` and `MiB` both 2^20.
         let n = parse_size("rate", a)?;
         let iops = n as f64 / mean_bs;
         if iops < 1e-3 {
@@ -632,7 +648,8 @@ mod tests {
         let args: super::IoArgs =
             crate::workload::kind::parse(&super::super::KIND, &["--rate", "8MB/s,1000/s"]).unwrap();
         let out = with_byte_rates(&args.run, &[(4096, 1), (12288, 1)]).unwrap();
-        // Mean block 8192 bytes: 8 MB/s is 976.5625 I/Os per second; I/O rates pass through.
-        assert_eq!(out.rate.as_deref(), Some("976.5625/s,1000/s"));
+        // Mean block 8192 bytes: 8 MB/s (8 MiB/s, as fio reads it) is 1024 I/Os per second;
+        // I/O rates pass through.
+        assert_eq!(out.rate.as_deref(), Some("1024/s,1000/s"));
     }
 }

@@ -12,6 +12,9 @@ use clap::ArgMatches;
 /// What `perflab io --help` says it does.
 const ABOUT: &str = "Storage I/O against files, directories or block devices (fio-class): IOPS, bandwidth and latency, ramps over files and queue depths, IOzone's surface";
 
+/// The tools whose flags `perflab io` reads.
+static PEERS: &[&crate::workload::peer::Peer] = &[&super::peer::FIO];
+
 /// io, as the registry sees it.
 pub struct IoKind;
 
@@ -31,6 +34,10 @@ impl crate::workload::kind::Kind for IoKind {
 
     fn aliases(&self) -> &'static [&'static str] {
         &["io_surface"]
+    }
+
+    fn peers(&self) -> &'static [&'static crate::workload::peer::Peer] {
+        PEERS
     }
 
     /// With `--verify`, a block that does not read back as written fails the run.

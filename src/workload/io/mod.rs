@@ -25,6 +25,7 @@ pub mod distribution;
 pub mod kind;
 pub mod layout;
 pub mod pattern;
+pub mod peer;
 pub mod session;
 pub mod surface;
 pub mod verify;

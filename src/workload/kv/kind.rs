@@ -18,9 +18,17 @@ pub struct KvKind;
 
 pub static KIND: KvKind = KvKind;
 
+/// The tools whose flags `perflab kv` reads.
+static PEERS: &[&crate::workload::peer::Peer] =
+    &[&super::peer::REDIS_BENCHMARK, &super::peer::MEMTIER];
+
 impl crate::workload::kind::Kind for KvKind {
     fn name(&self) -> &'static str {
         "kv"
+    }
+
+    fn peers(&self) -> &'static [&'static crate::workload::peer::Peer] {
+        PEERS
     }
 
     fn targets(&self) -> &'static [TargetEntry] {

@@ -36,6 +36,7 @@ pub mod keys;
 pub mod kind;
 pub mod load;
 pub mod memcache;
+pub mod peer;
 pub mod protocol;
 pub mod resp;
 pub mod server;

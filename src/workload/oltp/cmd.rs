@@ -11,7 +11,7 @@ use crate::spec::units::parse_count;
 use crate::sql::backend::Backend;
 use crate::sql::schema::{self, Found};
 use crate::sql::shard_db::{self, ShardDatabases};
-use crate::sql::sql::Conn;
+use crate::sql::sql::{Conn, DbError, count_tables};
 use crate::sql::sqlite::SqliteSettings;
 use crate::sql::target::{Target, database, op_timeout, swept_settings};
 use crate::target::url::TargetUrl;
@@ -19,7 +19,7 @@ use crate::workload::WorkloadSpec;
 use crate::workload::build::{Defaults, build_spec};
 use crate::workload::kind::Host;
 use crate::workload::oltp::shards;
-use crate::workload::oltp::{Mix, OltpSpec, Phases, tpcc};
+use crate::workload::oltp::{Mix, OltpSpec, Phases, debitcredit, tpcc};
 use crate::workload::run_args::Action;
 use crate::workload::{RateScope, RunSpec};
 use std::collections::BTreeMap;
@@ -294,10 +294,49 @@ fn look(t: &Target, mix: Mix) -> Result<Found, AppError> {
         .map_err(|e| AppError::Usage(format!("--target {}: {e}", t.shown)))
 }
 
+/// The scale of a bank `pgbench -i` made (its four tables, none of them perflab's), if the
+/// database holds one: pgbench's own reading, the number of branches. DebitCredit's tables
+/// are pgbench's, so `oltp run` works on them as they are.
+fn pgbench_bank(t: &Target, mix: Mix, found: &Found) -> Result<Option<u64>, AppError> {
+    if mix != Mix::Debitcredit || !found.foreign || found.ours.is_some() {
+        return Ok(None);
+    }
+    let names: Vec<&str> = mix.tables().iter().map(|t| t.name).collect();
+    let asked = |e: DbError| AppError::Usage(format!("--target {}: {e}", t.shown));
+    let mut c = t.open(true, &looking())?;
+    if count_tables(&mut *c, &names).map_err(asked)? < names.len() as i64 {
+        return Ok(None);
+    }
+    let branches = c
+        .query_text("SELECT count(*) FROM pgbench_branches")
+        .map_err(asked)?
+        .and_then(|n| n.trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    let accounts = c
+        .query_text("SELECT count(*) FROM pgbench_accounts")
+        .map_err(asked)?
+        .and_then(|n| n.trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    if branches == 0 || accounts != branches * debitcredit::ACCOUNTS_PER_SCALE {
+        return Err(AppError::Usage(format!(
+            "{} holds pgbench's tables, but {branches} branches and {accounts} accounts are not a bank of pgbench's shape (100,000 accounts a branch); initialise it again with 'pgbench -i -s N'",
+            t.shown
+        )));
+    }
+    Ok(Some(branches))
+}
+
 /// Refuses (exit 2) a database that holds tables of the workload's names perflab did not
 /// create.
 fn refuse_foreign(t: &Target, mix: Mix) -> Result<(), AppError> {
-    if look(t, mix)?.foreign {
+    let found = look(t, mix)?;
+    if let Some(scale) = pgbench_bank(t, mix, &found)? {
+        return Err(AppError::Usage(format!(
+            "{} holds pgbench's bank (pgbench -i, scale {scale}); perflab loads only where no such tables are: run on them as they are with 'perflab oltp run --target {}' (it changes balances and adds history rows, as pgbench does; it creates and drops nothing), or give another --target",
+            t.shown, t.shown
+        )));
+    }
+    if found.foreign {
         let names: Vec<&str> = mix.tables().iter().map(|t| t.name).collect();
         return Err(AppError::Usage(format!(
             "refusing to load into {}: it holds tables perflab did not create ({}); use another --target, or drop them yourself",
@@ -322,6 +361,8 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
         t.try_settings(&swept, &looking())?;
     }
     let mut scale = scale(args, mix)?;
+    // Whose tables the run works on, when not perflab's.
+    let mut tables_of = None;
     let phases = match args.action {
         Action::Run => {
             if ts.temp_dir.is_some() {
@@ -333,6 +374,15 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
             let mut scales = Vec::new();
             for t in &ts.shards {
                 let found = look(t, mix)?;
+                if let Some(s) = pgbench_bank(t, mix, &found)? {
+                    crate::spec::notes::note(format!(
+                        "{}: pgbench's bank (pgbench -i, scale {s}): the run changes its balances and adds history rows, as pgbench does; it creates and drops nothing",
+                        t.shown
+                    ));
+                    scales.push(s);
+                    tables_of = Some("pgbench -i".to_string());
+                    continue;
+                }
                 match found.ours {
                     Some((workload, s))
                         if workload == mix.name() && !found.foreign && found.complete =>
@@ -421,6 +471,7 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
         },
         sqlite,
         server_settings,
+        tables_of,
         phases,
         keep: args.keep,
         backends: ts.shards.into_iter().map(|t| Arc::new(t.backend)).collect(),

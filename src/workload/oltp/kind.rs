@@ -19,9 +19,16 @@ pub struct OltpKind;
 
 pub static KIND: OltpKind = OltpKind;
 
+/// The tools whose flags `perflab oltp` reads.
+static PEERS: &[&crate::workload::peer::Peer] = &[&super::peer::PGBENCH];
+
 impl crate::workload::kind::Kind for OltpKind {
     fn name(&self) -> &'static str {
         "oltp"
+    }
+
+    fn peers(&self) -> &'static [&'static crate::workload::peer::Peer] {
+        PEERS
     }
 
     fn targets(&self) -> &'static [TargetEntry] {

@@ -28,6 +28,7 @@ pub mod debitcredit;
 pub mod kind;
 pub mod mix;
 pub mod orderentry;
+pub mod peer;
 pub mod shards;
 pub mod tpcc;
 
@@ -76,6 +77,10 @@ pub struct OltpSpec {
     pub sqlite: Option<SqliteSettings>,
     /// The server's settings that decide durability and group commit, as it reported them.
     pub server_settings: BTreeMap<String, String>,
+    /// Who made the tables, when not perflab (`pgbench -i`): `oltp run` on a pgbench
+    /// database works on its tables as they are.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tables_of: Option<String>,
     pub phases: Phases,
     pub keep: bool,
     /// How to connect to each shard (passwords included; never serialized).

@@ -1,0 +1,546 @@
+//! fio's flags as fio's users type them on `perflab io` (`crate::workload::peer`): a fio
+//! command line for one job reads as the same test. Flags perflab already spells as fio does
+//! (`--rw`, `--bs`, `--iodepth`, `--size`, `--offset`, `--direct`, `--fsync`, `--fdatasync`,
+//! `--bssplit`, `--rwmixread`) are perflab's own and not listed here.
+
+use crate::workload::peer::{Flag, Peer, Reading, Takes, same, seconds, unitless, whole};
+
+/// fio.
+pub static FIO: Peer = Peer {
+    name: "fio",
+    flags: FLAGS,
+    positional: |_, _| Ok(false),
+    finish,
+};
+
+fn v(value: Option<&str>) -> &str {
+    value.unwrap_or_default()
+}
+
+/// fio's `--filename` lists are `a:b:c`, each a volume here: an existing file or device
+/// (which perflab writes only with `--destroy-data`). fio creates a named file that is not
+/// there; perflab makes its own files only in a directory, so it says to give that.
+fn files(r: &mut Reading, value: Option<&str>) -> Result<(), String> {
+    let mut count = 0;
+    for p in v(value).split(':').filter(|p| !p.is_empty()) {
+        count += 1;
+        let path = std::path::Path::new(p);
+        if !path.exists() {
+            let dir = path
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .map_or(".".to_string(), |d| d.display().to_string());
+            return Err(format!(
+                "{p} does not exist, and perflab makes its own files only in a directory: --directory={dir} (with --nrfiles for several)"
+            ));
+        }
+        r.opt("--path", p);
+    }
+    r.keep("filename", &count.to_string());
+    Ok(())
+}
+
+/// fio's `--directory`: each job makes its own files there.
+fn directory(r: &mut Reading, value: Option<&str>) -> Result<(), String> {
+    for p in v(value).split(':').filter(|p| !p.is_empty()) {
+        r.opt("--path", p);
+    }
+    r.keep("directory", "yes");
+    Ok(())
+}
+
+static FLAGS: &[Flag] = &[
+    Flag {
+        names: &["--name"],
+        takes: Takes::Value,
+        means: "the job's name: one job per command, named by the run's id (tag it with 'perflab tag')",
+        read: |r, value| {
+            if r.kept("name").is_some() {
+                return Err(
+                    "a second job: perflab io runs one job per command; run each job as its own command, or list them in a suite".into(),
+                );
+            }
+            r.keep("name", v(value));
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--filename"],
+        takes: Takes::Value,
+        means: "--path (each of a:b:c an existing file or device; jobs share it)",
+        read: files,
+    },
+    Flag {
+        names: &["--directory"],
+        takes: Takes::Value,
+        means: "--path (each of a:b:c a volume; each job its own --nrfiles files there)",
+        read: directory,
+    },
+    Flag {
+        names: &["--readwrite"],
+        takes: Takes::Value,
+        means: "--rw",
+        read: |r, value| {
+            r.opt("--rw", &rw(v(value)));
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--blocksize"],
+        takes: Takes::Value,
+        means: "--bs",
+        read: |r, value| {
+            r.opt("--bs", v(value));
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--size"],
+        takes: Takes::Value,
+        means: "the job's bytes, split over its --nrfiles files (perflab's --size is each file's)",
+        read: |r, value| {
+            r.keep("size", v(value));
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--iodepth"],
+        takes: Takes::Value,
+        means: "--iodepth (ignored by fio's sync engines, so dropped with them)",
+        read: |r, value| {
+            r.keep("iodepth", v(value));
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--filesize"],
+        takes: Takes::Value,
+        means: "--size (of each file)",
+        read: |r, value| {
+            r.opt("--size", v(value));
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--runtime"],
+        takes: Takes::Value,
+        means: "--duration (seconds without a unit)",
+        read: |r, value| {
+            r.opt("--duration", &seconds(v(value)));
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--ramp_time"],
+        takes: Takes::Value,
+        means: "--warmup (seconds without a unit)",
+        read: |r, value| {
+            r.opt("--warmup", &seconds(v(value)));
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--time_based"],
+        takes: Takes::Nothing,
+        means: "perflab's steps always run for --duration",
+        read: same,
+    },
+    Flag {
+        names: &["--numjobs"],
+        takes: Takes::Value,
+        means: "--threads, each with --iodepth in flight (with --directory each job has its own files: --files too)",
+        read: |r, value| {
+            whole(v(value)).map_err(|_| "one number (perflab's --threads sweeps)".to_string())?;
+            r.keep("numjobs", v(value));
+            r.opt("--threads", v(value));
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--nrfiles"],
+        takes: Takes::Value,
+        means: "--files (per job: with --directory, times --numjobs)",
+        read: |r, value| {
+            whole(v(value))?;
+            r.keep("nrfiles", v(value));
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--number_ios"],
+        takes: Takes::Value,
+        means: "--ops (per job, so times --numjobs)",
+        read: |r, value| {
+            whole(v(value))?;
+            r.keep("number_ios", v(value));
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--rate_iops"],
+        takes: Takes::Value,
+        means: "--rate N/s --rate-scope worker (fio's rate is per job)",
+        read: |r, value| {
+            let n = v(value);
+            if n.contains(',') {
+                return Err("separate read and write rates: perflab paces all ops at one rate; give one number".into());
+            }
+            r.opt("--rate", &format!("{n}/s"));
+            r.opt("--rate-scope", "worker");
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--rate"],
+        takes: Takes::Value,
+        means: "--rate in bytes a second per job (fio's --rate is bandwidth): --rate NB/s --rate-scope worker",
+        read: |r, value| {
+            let n = v(value);
+            if n.contains(',') {
+                return Err("separate read and write rates: perflab paces all ops at one rate; give one number".into());
+            }
+            let bytes = crate::spec::units::parse_size("rate", n).map_err(|e| e.hint)?;
+            r.opt("--rate", &format!("{bytes}B/s"));
+            r.opt("--rate-scope", "worker");
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--rate_process"],
+        takes: Takes::Value,
+        means: "--arrival (linear is uniform)",
+        read: |r, value| {
+            match v(value) {
+                "poisson" => r.opt("--arrival", "poisson"),
+                "linear" => r.opt("--arrival", "uniform"),
+                _ => return Err("use poisson or linear".into()),
+            }
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--thinktime"],
+        takes: Takes::Value,
+        means: "refused: perflab io has no think time (--rate_iops paces an open loop)",
+        read: |_, _| {
+            Err("perflab io has no think time; --rate_iops (or --rate) paces an open loop, a lower --iodepth offers less load".into())
+        },
+    },
+    Flag {
+        names: &["--randseed"],
+        takes: Takes::Value,
+        means: "--seed",
+        read: |r, value| {
+            r.opt("--seed", v(value));
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--rwmixwrite"],
+        takes: Takes::Value,
+        means: "--rwmix 100-N",
+        read: |r, value| {
+            let w = whole(v(value))?;
+            if w > 100 {
+                return Err("a percentage of writes, 0 to 100".into());
+            }
+            r.opt("--rwmix", &(100 - w).to_string());
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--random_distribution"],
+        takes: Takes::Value,
+        means: "--distribution (random is uniform; zoned:A/D:... is hot:A/D)",
+        read: |r, value| {
+            let text = v(value);
+            let (name, zones) = text.split_once(':').unwrap_or((text, ""));
+            let ours = match name {
+                "random" => "uniform".to_string(),
+                "zoned" => {
+                    // fio's first zone is the hot one: `zoned:90/10:10/90` is 90% of the
+                    // I/O on 10% of the blocks; the other zone is the remainder.
+                    if zones.split(':').count() > 2 {
+                        return Err(
+                            "perflab's hot set has two zones, e.g. zoned:90/10:10/90 (hot:90/10)"
+                                .into(),
+                        );
+                    }
+                    format!("hot:{}", zones.split(':').next().unwrap_or_default())
+                }
+                "normal" | "gauss" => {
+                    return Err(
+                        "perflab has uniform, zipf, pareto and a hot set (zoned); use one of those"
+                            .into(),
+                    );
+                }
+                _ => text.to_string(),
+            };
+            r.opt("--distribution", &ours);
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--ioengine"],
+        takes: Takes::Value,
+        means: "--engine: io_uring; libaio reads as io_uring; psync, sync, pvsync as sync",
+        read: |r, value| {
+            let ours = match v(value) {
+                "io_uring" => "io_uring",
+                "libaio" => {
+                    r.note("fio's --ioengine=libaio: perflab's asynchronous engine is io_uring, with the same queue depth".into());
+                    "io_uring"
+                }
+                "psync" | "sync" | "pvsync" | "pvsync2" => {
+                    r.keep("sync", v(value));
+                    "sync"
+                }
+                _ => {
+                    return Err(
+                        "perflab has io_uring (for libaio too) and sync (psync); use one of those"
+                            .into(),
+                    );
+                }
+            };
+            r.opt("--engine", ours);
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--buffered"],
+        takes: Takes::Nothing,
+        means: "--direct 0 (--buffered=1), --direct 1 (--buffered=0)",
+        read: |r, value| {
+            match value.unwrap_or("1") {
+                "1" => r.opt("--direct", "0"),
+                "0" => r.opt("--direct", "1"),
+                _ => return Err("0 or 1".into()),
+            }
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--verify"],
+        takes: Takes::Nothing,
+        means: "--verify (perflab's own checksummed blocks, whatever the method)",
+        read: |r, value| {
+            if v(value) != "0" {
+                r.word("--verify");
+            }
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--do_verify"],
+        takes: Takes::Nothing,
+        means: "perflab reads back what it wrote whenever --verify is on",
+        read: same,
+    },
+    Flag {
+        names: &["--steadystate", "--ss"],
+        takes: Takes::Value,
+        means: "--steady-state: iops_slope:N% is --ss-slope N, iops:N% --ss-spread 2N",
+        read: |r, value| {
+            let text = v(value);
+            let (metric, limit) = text.split_once(':').unwrap_or((text, ""));
+            let pct = limit.trim_end_matches('%');
+            let pct: f64 = pct
+                .parse()
+                .map_err(|_| "give a limit in percent, e.g. iops_slope:0.3%".to_string())?;
+            r.word("--steady-state");
+            match metric {
+                "iops_slope" => r.opt("--ss-slope", &pct.to_string()),
+                // fio: every reading within N% of the mean; perflab: the range, which is twice.
+                "iops" => r.opt("--ss-spread", &(2.0 * pct).to_string()),
+                _ => return Err("perflab's steady state is on IOPS: iops or iops_slope".into()),
+            }
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--ss_dur"],
+        takes: Takes::Value,
+        means: "--ss-window (seconds without a unit)",
+        read: |r, value| {
+            r.opt("--ss-window", &seconds(v(value)));
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--loops"],
+        takes: Takes::Value,
+        means: "--repeat",
+        read: |r, value| {
+            r.opt("--repeat", v(value));
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--unlink"],
+        takes: Takes::Nothing,
+        means: "perflab removes its files (--unlink=0 is --keep)",
+        read: |r, value| {
+            if v(value) == "0" {
+                r.word("--keep");
+            }
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--log_avg_msec"],
+        takes: Takes::Value,
+        means: "--interval (milliseconds)",
+        read: |r, value| {
+            r.opt("--interval", &unitless(v(value), "ms"));
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--eta"],
+        takes: Takes::Value,
+        means: "--eta=never is --quiet",
+        read: |r, value| {
+            if v(value) == "never" {
+                r.word("--quiet");
+            }
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--output-format"],
+        takes: Takes::Value,
+        means: "json is --json; normal is perflab's tables",
+        read: |r, value| {
+            match v(value) {
+                "json" | "json+" => r.word("--json"),
+                "normal" => {}
+                _ => {
+                    return Err(
+                        "perflab prints tables or --json; 'perflab export -f csv' writes CSV"
+                            .into(),
+                    );
+                }
+            }
+            Ok(())
+        },
+    },
+    Flag {
+        names: &[
+            "--group_reporting",
+            "--thread",
+            "--norandommap",
+            "--randrepeat",
+            "--invalidate",
+            "--lat_percentiles",
+            "--clat_percentiles",
+            "--eta-newline",
+        ],
+        takes: Takes::Nothing,
+        means: "what perflab always does (one report for all workers, offsets at random, every percentile kept)",
+        read: same,
+    },
+    Flag {
+        names: &[
+            "--percentile_list",
+            "--fallocate",
+            "--iodepth_batch_submit",
+            "--iodepth_batch_complete_min",
+        ],
+        takes: Takes::Value,
+        means: "what perflab always does (every percentile kept, files written in full, I/Os submitted as they free up)",
+        read: same,
+    },
+    Flag {
+        names: &[
+            "--output",
+            "--write_bw_log",
+            "--write_lat_log",
+            "--write_iops_log",
+            "--write_hist_log",
+        ],
+        takes: Takes::Value,
+        means: "refused: every run is archived with its time series; 'perflab export last -f csv -o FILE' writes them",
+        read: |_, _| {
+            Err("every run is archived with its time series and histograms; write them out with 'perflab export last -f csv -o FILE'".into())
+        },
+    },
+    Flag {
+        names: &[
+            "--cpus_allowed",
+            "--cpumask",
+            "--numa_cpu_nodes",
+            "--numa_mem_policy",
+        ],
+        takes: Takes::Value,
+        means: "refused: run perflab under taskset or numactl",
+        read: |_, _| Err("perflab does not pin; run it under taskset or numactl".into()),
+    },
+    Flag {
+        names: &[
+            "--zero_buffers",
+            "--refill_buffers",
+            "--buffer_compress_percentage",
+            "--dedupe_percentage",
+        ],
+        takes: Takes::Value,
+        means: "refused: perflab writes random bytes (incompressible, not deduplicable)",
+        read: |_, _| {
+            Err("perflab writes random bytes, incompressible and unique; it has no other buffer contents".into())
+        },
+    },
+];
+
+/// fio's `--rw` names that perflab spells differently.
+fn rw(value: &str) -> String {
+    match value {
+        "readwrite" => "rw".into(),
+        other => other.into(),
+    }
+}
+
+/// What depends on several flags: the files each job has, the bytes of each, the I/Os of
+/// all jobs.
+fn finish(r: &mut Reading) -> Result<(), String> {
+    let number = |r: &Reading, slot: &str| r.kept(slot).map(whole).transpose();
+    let jobs = number(r, "numjobs")?.unwrap_or(1);
+    let per_job = number(r, "nrfiles")?;
+    if let Some(depth) = r.kept("iodepth").map(str::to_string) {
+        match r.kept("sync").map(str::to_string) {
+            Some(engine) if depth != "1" => r.note(format!(
+                "fio's --iodepth={depth} with --ioengine={engine}: a sync engine keeps one I/O in flight per job, in fio as here, so the depth is 1"
+            )),
+            _ => r.opt("--iodepth", &depth),
+        }
+    }
+    if let Some(n) = number(r, "number_ios")? {
+        r.opt("--ops", &(n * jobs).to_string());
+    }
+    // With --directory every job makes its own files; on a named file the jobs share it.
+    let own_files = r.kept("directory").is_some() && r.kept("filename").is_none();
+    // A list of named files is that many files, shared by the jobs.
+    let named = number(r, "filename")?.filter(|&n| n > 1);
+    let files = match (own_files, per_job) {
+        (true, n) => Some(jobs * n.unwrap_or(1)).filter(|&f| f > 1),
+        (false, n) => n.or(named),
+    };
+    if let Some(f) = files {
+        r.opt("--files", &f.to_string());
+    }
+    if let Some(size) = r.kept("size").map(str::to_string) {
+        let split = per_job.unwrap_or(1);
+        match split {
+            1 => r.opt("--size", &size),
+            n => {
+                let bytes = crate::spec::units::parse_size("size", &size)
+                    .map_err(|e| format!("fio's --size {size}: {}", e.hint))?;
+                let each = bytes / n;
+                r.note(format!(
+                    "fio's --size={size} is the job's, over its {n} files: {} each (perflab's --size is each file's)",
+                    crate::spec::units::format_bytes(each)
+                ));
+                r.opt("--size", &each.to_string());
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,392 @@
+//! pgbench's flags as pgbench's users type them on `perflab oltp` (`crate::workload::peer`).
+//!
+//! A pgbench line means pgbench's run: against the bank already in the database (perflab's
+//! `run`, which works on the tables `pgbench -i` made), on PostgreSQL, reached as pgbench
+//! reaches it: `-h`, `-p`, `-U` and the database name, else `PGHOST`, `PGPORT`, `PGUSER`,
+//! `PGDATABASE`, else libpq's defaults (the socket directory, the login name).
+
+use crate::workload::peer::{Flag, Peer, Reading, Takes, same, seconds, whole};
+
+/// pgbench.
+pub static PGBENCH: Peer = Peer {
+    name: "pgbench",
+    flags: FLAGS,
+    positional,
+    finish,
+};
+
+/// perflab's own words for `oltp`'s steps.
+const ACTIONS: [&str; 4] = ["all", "prepare", "run", "cleanup"];
+
+fn v(value: Option<&str>) -> &str {
+    value.unwrap_or_default()
+}
+
+/// A word that is not a flag: perflab's step, else pgbench's database name.
+fn positional(r: &mut Reading, word: &str) -> Result<bool, String> {
+    if ACTIONS.contains(&word) {
+        r.keep("action", word);
+        return Ok(false);
+    }
+    if let Some(first) = r.kept("dbname") {
+        return Err(format!(
+            "pgbench takes one database name; {first:?} and {word:?} are two"
+        ));
+    }
+    r.keep("dbname", word);
+    Ok(true)
+}
+
+fn refuse_init(_: &mut Reading, _: Option<&str>) -> Result<(), String> {
+    Err("an option of pgbench -i's own loading: make the bank with pgbench -i itself (perflab oltp run works on it), or with 'perflab oltp prepare --scale N'".into())
+}
+
+fn refuse_logs(_: &mut Reading, _: Option<&str>) -> Result<(), String> {
+    Err("every run is archived with its time series and histograms; write them out with 'perflab export last -f csv -o FILE'".into())
+}
+
+fn refuse_scripts(_: &mut Reading, _: Option<&str>) -> Result<(), String> {
+    Err("perflab runs its own transactions (--workload debitcredit, orderentry, tpcc); scripts are not available".into())
+}
+
+static FLAGS: &[Flag] = &[
+    Flag {
+        names: &["-c", "--client"],
+        takes: Takes::Value,
+        means: "--clients",
+        read: |r, value| {
+            r.keep("clients", v(value));
+            r.opt("--clients", v(value));
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["-j", "--jobs"],
+        takes: Takes::Value,
+        means: "each client has its own thread here",
+        read: |r, value| {
+            whole(v(value))?;
+            r.note(format!(
+                "pgbench's -j {}: perflab runs each client on its own thread, so the clients need no jobs to share",
+                v(value)
+            ));
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["-T", "--time"],
+        takes: Takes::Value,
+        means: "--duration (seconds without a unit)",
+        read: |r, value| {
+            r.opt("--duration", &seconds(v(value)));
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["-t", "--transactions"],
+        takes: Takes::Value,
+        means: "--ops (per client, so times --clients)",
+        read: |r, value| {
+            whole(v(value))?;
+            r.note(format!(
+                "pgbench's -t {}: transactions per client (perflab's own -t is --threads)",
+                v(value)
+            ));
+            r.keep("transactions", v(value));
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["-s", "--scale"],
+        takes: Takes::Value,
+        means: "--scale",
+        read: |r, value| {
+            r.opt("--scale", v(value));
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["-S", "--select-only"],
+        takes: Takes::Nothing,
+        means: "--select-only",
+        read: |r, _| {
+            r.word("--select-only");
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["-b", "--builtin"],
+        takes: Takes::Value,
+        means: "tpcb-like is --workload debitcredit; select-only is --select-only",
+        read: |r, value| {
+            match v(value) {
+                "tpcb-like" | "tpcb" => r.opt("--workload", "debitcredit"),
+                "select-only" | "select" => r.word("--select-only"),
+                "simple-update" | "simple" => {
+                    return Err("perflab's DebitCredit updates all three balances, as TPC-B does; simple-update is not available".into());
+                }
+                _ => return Err("one of tpcb-like, select-only (without weights)".into()),
+            }
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["-N", "--skip-some-updates"],
+        takes: Takes::Nothing,
+        means: "refused: DebitCredit updates all three balances",
+        read: |_, _| {
+            Err("perflab's DebitCredit updates all three balances, as TPC-B does; simple-update is not available".into())
+        },
+    },
+    Flag {
+        names: &["-M", "--protocol"],
+        takes: Takes::Value,
+        means: "prepared (perflab prepares every statement); simple and extended refused",
+        read: |_, value| {
+            match v(value) {
+            "prepared" => Ok(()),
+            _ => Err("perflab prepares every statement, as -M prepared; simple and extended are not available yet".into()),
+        }
+        },
+    },
+    Flag {
+        names: &["-R", "--rate"],
+        takes: Takes::Value,
+        means: "--rate N/s --rate-scope total (pgbench's rate is over all clients)",
+        read: |r, value| {
+            let n = v(value);
+            r.opt("--rate", &format!("{n}/s"));
+            r.opt("--rate-scope", "total");
+            r.note(format!(
+                "pgbench's rate {n}: {n} transactions a second over all clients (perflab's own oltp --rate is per client)"
+            ));
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["-P", "--progress"],
+        takes: Takes::Value,
+        means: "--interval (seconds)",
+        read: |r, value| {
+            r.opt("--interval", &seconds(v(value)));
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["--random-seed"],
+        takes: Takes::Value,
+        means: "--seed",
+        read: |r, value| {
+            match v(value) {
+                "time" | "rand" => {
+                    return Err("perflab's seeds are numbers, so that runs repeat; give one".into());
+                }
+                n => r.opt("--seed", n),
+            }
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["-n", "--no-vacuum"],
+        takes: Takes::Nothing,
+        means: "perflab vacuums nothing before a run",
+        read: same,
+    },
+    Flag {
+        names: &["-r", "--report-per-command", "--report-latencies"],
+        takes: Takes::Nothing,
+        means: "perflab reports each transaction's response time (not each statement's)",
+        read: |r, _| {
+            r.note("pgbench's -r: perflab reports each transaction's response times and the statements per transaction, not each statement's latency".into());
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["-i", "--initialize"],
+        takes: Takes::Nothing,
+        means: "prepare (the same tables and rows, recorded as perflab's)",
+        read: |r, _| {
+            r.keep("initialize", "yes");
+            r.note("pgbench's -i: 'perflab oltp prepare' loads pgbench's tables and rows and records them as perflab's (perflab_meta), so 'perflab oltp cleanup' can drop them".into());
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["-h", "--host"],
+        takes: Takes::Value,
+        means: "the server's host or socket directory (into --target)",
+        read: |r, value| {
+            r.keep("host", v(value));
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["-p", "--port"],
+        takes: Takes::Value,
+        means: "the server's port (into --target)",
+        read: |r, value| {
+            whole(v(value))?;
+            r.keep("port", v(value));
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["-U", "--username"],
+        takes: Takes::Value,
+        means: "the user (into --target)",
+        read: |r, value| {
+            r.keep("user", v(value));
+            Ok(())
+        },
+    },
+    Flag {
+        names: &["-C", "--connect"],
+        takes: Takes::Nothing,
+        means: "refused: each client keeps its connection",
+        read: |_, _| {
+            Err("each perflab client keeps its connection; a new connection per transaction is not available".into())
+        },
+    },
+    Flag {
+        names: &["-f", "--file", "-D", "--define"],
+        takes: Takes::Value,
+        means: "refused: perflab runs its own transactions",
+        read: refuse_scripts,
+    },
+    Flag {
+        names: &["-L", "--latency-limit"],
+        takes: Takes::Value,
+        means: "refused: nothing is skipped; 'perflab report --slo p99<LIMIT' marks the objective",
+        read: |_, _| {
+            Err("perflab skips no transaction for being late; 'perflab report --slo p99<10ms' marks the highest throughput within an objective".into())
+        },
+    },
+    Flag {
+        names: &[
+            "-l",
+            "--log",
+            "--aggregate-interval",
+            "--sampling-rate",
+            "--log-prefix",
+        ],
+        takes: Takes::Value,
+        means: "refused: every run is archived; 'perflab export' writes it",
+        read: refuse_logs,
+    },
+    Flag {
+        names: &["-v", "--vacuum-all"],
+        takes: Takes::Nothing,
+        means: "refused: perflab vacuums nothing of the user's",
+        read: |_, _| {
+            Err("perflab changes nothing of yours outside the transactions; run VACUUM yourself first".into())
+        },
+    },
+    Flag {
+        names: &[
+            "-I",
+            "--init-steps",
+            "-F",
+            "--fillfactor",
+            "--foreign-keys",
+            "--index-tablespace",
+            "--partition-method",
+            "--partitions",
+            "--tablespace",
+            "--unlogged-tables",
+        ],
+        takes: Takes::Value,
+        means: "refused: an option of pgbench -i's loading",
+        read: refuse_init,
+    },
+    Flag {
+        names: &["--max-tries", "--failures-detailed", "--verbose-errors"],
+        takes: Takes::Value,
+        means: "refused: perflab retries conflicts itself and counts every error by kind",
+        read: |_, _| {
+            Err("perflab retries serialization failures and deadlocks itself and counts every error by kind in the record".into())
+        },
+    },
+];
+
+/// The target pgbench would connect to, and the step it would take.
+fn finish(r: &mut Reading) -> Result<(), String> {
+    if let Some(n) = r.kept("transactions").map(str::to_string) {
+        let clients = match r.kept("clients") {
+            Some(c) => whole(c).map_err(|_| {
+                "pgbench's -t is per client: give -c one number (or --ops for all clients)"
+                    .to_string()
+            })?,
+            None => 1,
+        };
+        r.opt("--ops", &(whole(&n)? * clients).to_string());
+    }
+    let initialize = r.kept("initialize").is_some();
+    match r.kept("action") {
+        Some(a) if initialize && a != "prepare" => {
+            return Err(format!(
+                "pgbench's -i loads the bank: it is 'prepare', not '{a}'"
+            ));
+        }
+        Some(_) => {}
+        None => r.word(if initialize { "prepare" } else { "run" }),
+    }
+    let connection = ["host", "port", "user", "dbname"]
+        .iter()
+        .any(|k| r.kept(k).is_some());
+    if r.has("--target") {
+        return match connection {
+            true => Err("give --target or pgbench's -h, -p, -U and database name, not both".into()),
+            false => Ok(()),
+        };
+    }
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let host = r
+        .kept("host")
+        .map(str::to_string)
+        .or_else(|| env("PGHOST"))
+        .unwrap_or_else(|| {
+            // libpq's default: the socket directory where Debian's server puts it, else TCP.
+            match std::path::Path::new("/var/run/postgresql").is_dir() {
+                true => "/var/run/postgresql".to_string(),
+                false => "localhost".to_string(),
+            }
+        });
+    let port = r
+        .kept("port")
+        .map(str::to_string)
+        .or_else(|| env("PGPORT"))
+        .unwrap_or_else(|| "5432".to_string());
+    let user = r
+        .kept("user")
+        .map(str::to_string)
+        .or_else(|| env("PGUSER"))
+        .or_else(|| env("USER"))
+        .unwrap_or_else(|| "postgres".to_string());
+    let db = r
+        .kept("dbname")
+        .map(str::to_string)
+        .or_else(|| env("PGDATABASE"))
+        .unwrap_or_else(|| user.clone());
+    let target = format!(
+        "postgres:///{}?host={}&port={port}&user={}",
+        encode(&db),
+        encode(&host),
+        encode(&user)
+    );
+    r.opt("--target", &target);
+    Ok(())
+}
+
+/// Percent-encodes what a URL's path or query value cannot hold as it is.
+fn encode(text: &str) -> String {
+    let mut out = String::new();
+    for b in text.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
