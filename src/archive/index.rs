@@ -26,6 +26,9 @@ pub struct RunSummary {
     /// The machine's host name, and its machine digest where it has one.
     pub host: String,
     pub machine: Option<String>,
+    /// The settings that define the run (`rw randread, bs 4 KiB, iodepth 32`), empty for
+    /// records made before 0.2.
+    pub settings: String,
 }
 
 impl RunSummary {
@@ -49,6 +52,12 @@ impl RunSummary {
             command: r.command.join(" "),
             host: r.env.hostname.clone().unwrap_or_default(),
             machine: r.env.machine.clone(),
+            settings: r
+                .settings
+                .iter()
+                .map(|s| format!("{} {}", s.name, s.value))
+                .collect::<Vec<_>>()
+                .join(", "),
         }
     }
 }
@@ -77,13 +86,13 @@ pub struct Index {
 
 /// Bumped when the table changes: an index of another version is dropped and rebuilt (it is
 /// only a cache).
-const VERSION: i64 = 3;
+const VERSION: i64 = 4;
 
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY, started_at TEXT NOT NULL, status TEXT NOT NULL, workload TEXT NOT NULL,
     target TEXT NOT NULL, suite TEXT, steps INTEGER NOT NULL, peak_metric TEXT NOT NULL,
     peak_value REAL, command TEXT NOT NULL, stamp TEXT NOT NULL, host TEXT NOT NULL,
-    machine TEXT)";
+    machine TEXT, settings TEXT NOT NULL)";
 
 impl Index {
     /// Opens the index, recreating it if the file is not a usable database (it is only a
@@ -114,7 +123,7 @@ impl Index {
     /// Records `r`, read from the record file whose metadata gave `stamp`.
     pub fn upsert(&self, r: &RunSummary, stamp: &Stamp) -> rusqlite::Result<()> {
         self.conn.execute(
-            "INSERT OR REPLACE INTO runs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            "INSERT OR REPLACE INTO runs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             params![
                 r.id,
                 r.started_at,
@@ -128,7 +137,8 @@ impl Index {
                 r.command,
                 stamp.0,
                 r.host,
-                r.machine
+                r.machine,
+                r.settings
             ],
         )?;
         Ok(())
@@ -143,7 +153,7 @@ impl Index {
     pub fn list(&self) -> rusqlite::Result<Vec<(RunSummary, Stamp)>> {
         let mut stmt = self.conn.prepare(
             "SELECT id, started_at, status, workload, target, suite, steps, peak_metric, peak_value, command, stamp,
-             host, machine FROM runs",
+             host, machine, settings FROM runs",
         )?;
         let rows = stmt.query_map([], |row| {
             let summary = RunSummary {
@@ -159,6 +169,7 @@ impl Index {
                 command: row.get(9)?,
                 host: row.get(11)?,
                 machine: row.get(12)?,
+                settings: row.get(13)?,
             };
             Ok((summary, Stamp(row.get(10)?)))
         })?;

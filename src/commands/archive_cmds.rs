@@ -29,7 +29,16 @@ pub fn runs(g: &GlobalArgs) -> Result<(), AppError> {
 pub fn show(g: &GlobalArgs, args: &ShowArgs) -> Result<(), AppError> {
     let archive = Archive::open(g.results.as_deref())?;
     let record = archive.load(&args.run)?;
-    show_record(g, &record)
+    if g.json {
+        return show_record(g, &record);
+    }
+    let tags = archive.tags()?;
+    let names: Vec<&str> = tags
+        .iter()
+        .filter(|(_, id)| **id == record.id)
+        .map(|(name, _)| name.as_str())
+        .collect();
+    super::print(&crate::ui::show::render_tagged(&record, &names))
 }
 
 pub fn export(g: &GlobalArgs, args: &ExportArgs) -> Result<(), AppError> {

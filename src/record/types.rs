@@ -37,6 +37,11 @@ pub struct RunRecord {
     pub study: Option<StudyRef>,
     /// The command line, with secrets removed.
     pub command: Vec<String>,
+    /// The settings that define the run, as its kind chooses them (io: rw, bs, iodepth,
+    /// size, direct; oltp: the transactions, the scale, the server and its durability), for
+    /// `perflab show`, `perflab runs` and the reports. Absent in records made before 0.2.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub settings: Vec<Setting>,
     /// The exact specification, as the workload serializes it.
     pub spec: serde_json::Value,
     /// Which figure the sweep analysis ranks steps by, and how to show it.
@@ -124,6 +129,7 @@ impl Default for RunRecord {
             suite_run: None,
             study: None,
             command: Vec::new(),
+            settings: Vec::new(),
             spec: serde_json::Value::Null,
             headline: Headline::default(),
             env: Environment::default(),
@@ -499,6 +505,33 @@ pub struct Scaling {
     pub speedup: f64,
     /// speedup / (parameter / parameter of the base step); 1.0 is linear.
     pub efficiency: Option<f64>,
+}
+
+/// One setting that defines a run: `bs` = `4 KiB`, `synchronous_commit` = `on`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(default)]
+pub struct Setting {
+    pub name: String,
+    /// As people read it: a unit, a sweep's values (`1,2,4`), `on`/`off`.
+    pub value: String,
+}
+
+impl Setting {
+    pub fn new(name: &str, value: impl Into<String>) -> Setting {
+        Setting {
+            name: name.to_string(),
+            value: value.into(),
+        }
+    }
+}
+
+/// Settings as one line: `rw randread · bs 4 KiB · iodepth 32`.
+pub fn settings_line(settings: &[Setting]) -> String {
+    settings
+        .iter()
+        .map(|s| format!("{} {}", s.name, s.value))
+        .collect::<Vec<_>>()
+        .join("  ·  ")
 }
 
 /// Something the user should know about the run, with what to do about it.

@@ -112,6 +112,7 @@ pub fn run(
         suite_run: options.suite_run.clone(),
         study: options.study.clone(),
         command: options.command.clone(),
+        settings: workload.settings(),
         spec: serde_json::to_value(spec).unwrap_or_default(),
         headline: workload.headline(),
         env: env.clone(),

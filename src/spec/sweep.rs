@@ -51,6 +51,18 @@ impl<T: Clone> Sweep<T> {
         self.values[0].clone()
     }
 
+    /// Its values as people read them, each written by `f`: `4 KiB`, `1,2,4`, or
+    /// `1 .. 64 (7 values)` for a long sweep.
+    pub fn text(&self, f: impl Fn(&T) -> String) -> String {
+        let v = self.values();
+        match v {
+            [] => String::new(),
+            [one] => f(one),
+            _ if v.len() <= 6 => v.iter().map(&f).collect::<Vec<_>>().join(","),
+            [first, .., last] => format!("{} .. {} ({} values)", f(first), f(last), v.len()),
+        }
+    }
+
     pub fn is_swept(&self) -> bool {
         self.values.len() > 1
     }

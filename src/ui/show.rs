@@ -43,19 +43,38 @@ pub fn cluster_line(r: &RunRecord) -> Option<String> {
 
 /// The whole record.
 pub fn render(r: &RunRecord) -> String {
+    render_tagged(r, &[])
+}
+
+/// The whole record, with the tags that name it: what ran (the command as given, the
+/// settings that define it), then its figures.
+pub fn render_tagged(r: &RunRecord, tags: &[&str]) -> String {
     let mut out = String::new();
     out.push_str(&format!(
-        "run {}  {}  {}  started {}\n",
+        "run {}  {}  {}  started {}{}\n",
         r.id,
         r.workload,
         r.status.as_str(),
-        r.started_at
+        r.started_at,
+        match tags {
+            [] => String::new(),
+            t => format!("  tags {}", t.join(", ")),
+        }
     ));
+    if !r.command.is_empty() {
+        out.push_str(&format!("command {}\n", r.command.join(" ")));
+    }
     out.push_str(&format!(
         "target {}  ·  {}\n",
         r.target,
         describe_spec(&r.spec)
     ));
+    if !r.settings.is_empty() {
+        out.push_str(&format!(
+            "settings {}\n",
+            crate::record::settings_line(&r.settings)
+        ));
+    }
     if let Some(line) = cluster_line(r) {
         out.push_str(&format!("{line}\n"));
     }
@@ -566,6 +585,8 @@ pub fn render_runs(runs: &[RunSummary], tags: &crate::archive::tags::Tags) -> St
     if hosts {
         head.push("host");
     }
+    // Last, as it is the widest: what each run ran, so that runs of one kind tell apart.
+    head.push("settings");
     let mut t = Table::new(head.into_iter().map(String::from).collect());
     for r in runs {
         let host = match (&r.machine, shared(&r.host)) {
@@ -594,6 +615,7 @@ pub fn render_runs(runs: &[RunSummary], tags: &crate::archive::tags::Tags) -> St
         if hosts {
             row.push(host);
         }
+        row.push(r.settings.clone());
         t.row(row);
     }
     t.render()

@@ -87,6 +87,12 @@ pub trait Workload: AsSpec {
     fn axes(&self) -> Vec<&dyn Axis>;
     /// The figure that ranks steps.
     fn headline(&self) -> Headline;
+    /// The settings that define the run, as its users name them (io: rw, bs, iodepth, size,
+    /// direct), for the record: what `perflab show` and `perflab runs` say it ran. The shared
+    /// options (threads, duration, rate) are the record's own.
+    fn settings(&self) -> Vec<crate::record::Setting> {
+        Vec::new()
+    }
     /// Whether the grid point `point` is not a step of this workload (IOzone's surface has no
     /// record larger than its file).
     fn skip(&self, _point: &StepPoint) -> bool {

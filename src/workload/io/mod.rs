@@ -135,6 +135,51 @@ impl Workload for IoSpec {
         self.layout.describe()
     }
 
+    fn settings(&self) -> Vec<crate::record::Setting> {
+        use crate::record::Setting;
+        use crate::spec::units::format_bytes;
+        let mut s = vec![Setting::new("rw", self.rw.text(|r| r.name().to_string()))];
+        if self.bssplit.is_empty() {
+            s.push(Setting::new("bs", self.bs_bytes.text(|b| format_bytes(*b))));
+        } else {
+            let split: Vec<String> = self
+                .bssplit
+                .iter()
+                .map(|(b, w)| format!("{}/{w}", format_bytes(*b)))
+                .collect();
+            s.push(Setting::new("bssplit", split.join(":")));
+        }
+        if self.rw.values().iter().any(|r| r.reads() && r.writes()) {
+            s.push(Setting::new(
+                "rwmix",
+                self.rwmix.text(|p| format!("{p}% reads")),
+            ));
+        }
+        s.push(Setting::new("iodepth", self.iodepth.text(u64::to_string)));
+        s.push(Setting::new("files", self.files.text(u64::to_string)));
+        s.push(Setting::new(
+            "size",
+            match self.region_bytes.is_swept() {
+                true => self.region_bytes.text(|b| format_bytes(*b)),
+                false => format_bytes(self.size_bytes),
+            },
+        ));
+        s.push(Setting::new("direct", if self.direct { "1" } else { "0" }));
+        s.push(Setting::new("engine", self.engine.name()));
+        if !matches!(self.distribution, Distribution::Uniform) {
+            s.push(Setting::new("distribution", self.distribution.to_string()));
+        }
+        for (name, n) in [("fsync", self.fsync), ("fdatasync", self.fdatasync)] {
+            if n > 0 {
+                s.push(Setting::new(name, n.to_string()));
+            }
+        }
+        if self.verify {
+            s.push(Setting::new("verify", "on"));
+        }
+        s
+    }
+
     fn axes(&self) -> Vec<&dyn Axis> {
         let mut axes: Vec<&dyn Axis> = vec![
             &self.rw,

@@ -360,6 +360,36 @@ impl Workload for KvSpec {
         self.target.clone()
     }
 
+    fn settings(&self) -> Vec<crate::record::Setting> {
+        use crate::record::Setting;
+        let protocol = serde_json::to_value(self.protocol)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        let mut s = vec![
+            Setting::new("server", &self.server),
+            Setting::new("protocol", protocol),
+            Setting::new("clients", self.clients.text(u64::to_string)),
+            Setting::new("pipeline", self.pipeline.text(u64::to_string)),
+            Setting::new("ratio", format!("{} (set:get)", self.ratio)),
+            Setting::new(
+                "keys",
+                format!(
+                    "{}..{} {}",
+                    self.key_minimum, self.key_maximum, self.key_pattern
+                ),
+            ),
+            Setting::new("value size", &self.value_size),
+        ];
+        if let Some(t) = &self.server_threads {
+            s.push(Setting::new("server threads", t.text(u64::to_string)));
+        }
+        if self.ttl > 0 {
+            s.push(Setting::new("ttl", format!("{} s", self.ttl)));
+        }
+        s
+    }
+
     fn axes(&self) -> Vec<&dyn Axis> {
         let mut axes: Vec<&dyn Axis> = vec![&self.clients, &self.pipeline];
         if let Some(t) = &self.server_threads {

@@ -141,6 +141,18 @@ impl Workload for MemorySpec {
         "memory".into()
     }
 
+    fn settings(&self) -> Vec<crate::record::Setting> {
+        use crate::record::Setting;
+        vec![
+            Setting::new("kernel", self.kernel.text(|k| k.name().to_string())),
+            Setting::new(
+                "size",
+                self.size_bytes
+                    .text(|b| crate::spec::units::format_bytes(*b)),
+            ),
+        ]
+    }
+
     fn axes(&self) -> Vec<&dyn Axis> {
         vec![&self.kernel, &self.size_bytes]
     }

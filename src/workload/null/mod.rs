@@ -45,6 +45,20 @@ impl Workload for NullSpec {
         "null".into()
     }
 
+    fn settings(&self) -> Vec<crate::record::Setting> {
+        let mut s = vec![crate::record::Setting::new(
+            "spin",
+            self.spin_ns.text(|n| format!("{n} ns")),
+        )];
+        if self.fail_every > 0 {
+            s.push(crate::record::Setting::new(
+                "fail every",
+                self.fail_every.to_string(),
+            ));
+        }
+        s
+    }
+
     fn axes(&self) -> Vec<&dyn Axis> {
         vec![&self.spin_ns]
     }

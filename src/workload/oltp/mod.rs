@@ -147,6 +147,52 @@ impl Workload for OltpSpec {
         self.target.clone()
     }
 
+    fn settings(&self) -> Vec<crate::record::Setting> {
+        use crate::record::Setting;
+        let mut s = vec![Setting::new(
+            "workload",
+            match self.select_only {
+                true => format!("{} (select only)", self.mix.name()),
+                false => self.mix.name().to_string(),
+            },
+        )];
+        s.push(Setting::new("scale", self.scale.to_string()));
+        if let Some(by) = &self.tables_of {
+            s.push(Setting::new("tables", format!("{by}'s")));
+        }
+        if self.shards.len() > 1 {
+            s.push(Setting::new("shards", self.shards.len().to_string()));
+        }
+        // The server and what decides its durability and group commit, as it reported them.
+        for key in [
+            "server_version",
+            "version",
+            "synchronous_commit",
+            "fsync",
+            "shared_buffers",
+            "wal_sync_method",
+            "innodb_flush_log_at_trx_commit",
+            "sync_binlog",
+            "innodb_buffer_pool_size",
+        ] {
+            if let Some(v) = self.server_settings.get(key) {
+                s.push(Setting::new(key, v));
+            }
+        }
+        if let Some(q) = &self.sqlite {
+            if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(q) {
+                for (k, v) in m {
+                    let text = v.as_str().map_or_else(|| v.to_string(), String::from);
+                    s.push(Setting::new(&format!("sqlite {k}"), text));
+                }
+            }
+        }
+        for set in &self.set {
+            s.push(Setting::new(set.name(), set.text(String::clone)));
+        }
+        s
+    }
+
     fn axes(&self) -> Vec<&dyn Axis> {
         let mut axes: Vec<&dyn Axis> = match &self.tpcc {
             // Spec mode sweeps terminals (ten per warehouse) on the threads axis instead.
