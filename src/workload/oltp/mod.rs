@@ -179,12 +179,12 @@ impl Workload for OltpSpec {
                 s.push(Setting::new(key, v));
             }
         }
-        if let Some(q) = &self.sqlite {
-            if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(q) {
-                for (k, v) in m {
-                    let text = v.as_str().map_or_else(|| v.to_string(), String::from);
-                    s.push(Setting::new(&format!("sqlite {k}"), text));
-                }
+        if let Some(q) = &self.sqlite
+            && let Ok(serde_json::Value::Object(m)) = serde_json::to_value(q)
+        {
+            for (k, v) in m {
+                let text = v.as_str().map_or_else(|| v.to_string(), String::from);
+                s.push(Setting::new(&format!("sqlite {k}"), text));
             }
         }
         for set in &self.set {
