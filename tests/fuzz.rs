@@ -558,6 +558,7 @@ fn render_everything(records: &[RunRecord]) {
         title: Some("fuzz <&>".into()),
         comparison: None,
         study: None,
+        names: Default::default(),
     };
     let _ = perflab::report::to_html(records, &options);
     let _ = perflab::report::to_markdown(records, &options, "figures");

@@ -39,6 +39,7 @@ pub fn report(g: &GlobalArgs, args: &ReportArgs) -> Result<(), AppError> {
         title: args.title.clone(),
         comparison: None,
         study,
+        names: Default::default(),
     };
     let format = args.format.unwrap_or(match &args.output {
         Some(p) if p.extension().is_some_and(|e| e == "md" || e == "markdown") => ReportFormat::Md,
@@ -143,6 +144,21 @@ pub(crate) fn write(
             write_new_file(p, bytes)
         }
     };
+    // Runs are named by their tags wherever a report names them.
+    let mut named = options.clone();
+    if named.names.is_empty() {
+        for (tag, id) in archive.tags()? {
+            named
+                .names
+                .entry(id)
+                .and_modify(|n: &mut String| {
+                    n.push_str(", ");
+                    n.push_str(&tag)
+                })
+                .or_insert(tag);
+        }
+    }
+    let options = &named;
     match format {
         ReportFormat::Html => put(&path, report::to_html(records, options).as_bytes())?,
         ReportFormat::Md => {

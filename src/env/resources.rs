@@ -131,6 +131,13 @@ const CPU_BOUND_PCT: f64 = 90.0;
 /// A device with I/O in flight this share of the time bounds the step (for a device that
 /// serves one request at a time; a deep NVMe queue can be 100% "utilised" and still have room,
 /// which is why the line names the figure rather than claiming the device is full).
+/// A device this busy with under [`SHALLOW_QUEUE`] I/Os queued is waited on one I/O at a
+/// time: its latency is the limit.
+const LATENCY_BOUND: f64 = 0.6;
+
+/// About one I/O outstanding on average.
+const SHALLOW_QUEUE: f64 = 1.5;
+
 const DEVICE_BOUND: f64 = 0.9;
 /// One CPU this busy while the rest are not: a single thread or one CPU's interrupts.
 const ONE_CPU_PCT: f64 = 95.0;
@@ -190,6 +197,18 @@ impl ResourceSummary {
             return format!(
                 "one CPU saturated: cpu{} {:.0}% busy while all CPUs are {busy:.0}% busy (a single thread, or one CPU's interrupts)",
                 self.busiest_cpu, self.busiest_cpu_pct
+            );
+        }
+        // A device busy most of the time with about one I/O outstanding waits on its own
+        // latency: each I/O starts when the last ends (a queue depth of 1, a log's fsyncs).
+        if let Some(d) = busiest_disk.filter(|d| {
+            d.activity.utilisation >= LATENCY_BOUND && d.activity.avg_queue < SHALLOW_QUEUE
+        }) {
+            return format!(
+                "the device's latency: {} {:.0}% busy with {:.2} I/Os queued on average, about one at a time; more in flight would show its throughput{steal}",
+                d.name,
+                d.activity.utilisation * 100.0,
+                d.activity.avg_queue
             );
         }
         let disk = busiest_disk
@@ -288,6 +307,12 @@ mod tests {
         assert_eq!(
             summary(20.0, 2, 30.0, 0.05).judge(None),
             "neither CPU (20% of 2) nor a device (vda 5%) is saturated: look at the server, the network, locks or the offered load"
+        );
+        // Queue depth 1, the disk busy most of the time: its latency, not the network.
+        assert!(
+            summary(20.0, 2, 30.0, 0.83)
+                .judge(None)
+                .starts_with("the device's latency: vda 83% busy with 1.00 I/Os queued")
         );
     }
 

@@ -18,7 +18,7 @@ pub fn document(records: &[RunRecord], options: &Options) -> Document {
         sections.extend(super::study::sections(a));
     }
     if let Some(c) = &options.comparison {
-        sections.extend(super::comparison::sections(c, records));
+        sections.extend(super::comparison::sections(c, records, &options.names));
     }
     if records.len() > 1 || options.landscape {
         sections.push(cover(records, options));
@@ -42,11 +42,12 @@ fn title(records: &[RunRecord], options: &Options) -> String {
     if options.comparison.is_some()
         && let [baseline, rest @ ..] = records
     {
-        let ids: Vec<&str> = rest.iter().map(|r| r.id.as_str()).collect();
+        let named = |id: &str| super::comparison::named(id, &options.names);
+        let ids: Vec<String> = rest.iter().map(|r| named(&r.id)).collect();
         return format!(
             "perflab comparison: {} against {}",
             ids.join(", "),
-            baseline.id
+            named(&baseline.id)
         );
     }
     match records {
@@ -162,6 +163,72 @@ pub fn analysis(r: &RunRecord, options: &Options) -> Analysis {
     a
 }
 
+/// What a run says about `--slo`, always: held at every step, broken at some (which), or
+/// not decidable (no step timed its ops), and whether the highest throughput within it
+/// could be found (a curve of three steps or more).
+fn slo_line(r: &RunRecord, slo: &crate::spec::Slo, a: &Analysis) -> String {
+    let figure = slo.figure.as_str();
+    let measured: Vec<(String, f64)> = r
+        .steps
+        .iter()
+        .map(|s| {
+            let label = kind::label_in_kind(r, &crate::ui::format::step_params(s));
+            (label, curve::step_latency(s, slo))
+        })
+        .filter(|(_, v)| v.is_finite() && *v > 0.0)
+        .collect();
+    let ns = crate::spec::numbers::ns;
+    if measured.is_empty() {
+        return format!(
+            "SLO {}: not decidable: no step recorded its ops' {figure} response time",
+            slo.label()
+        );
+    }
+    let broken: Vec<&(String, f64)> = measured
+        .iter()
+        .filter(|(_, v)| *v >= slo.limit_ns)
+        .collect();
+    let named = |(label, v): &(String, f64)| match label.is_empty() {
+        true => format!("{figure} {}", ns(*v)),
+        false => format!("{label} ({figure} {})", ns(*v)),
+    };
+    let verdict = match broken.len() {
+        0 => {
+            let worst = measured
+                .iter()
+                .max_by(|x, y| x.1.total_cmp(&y.1))
+                .expect("not empty");
+            format!("held at every step; the highest is {}", named(worst))
+        }
+        n if n == measured.len() => {
+            let best = measured
+                .iter()
+                .min_by(|x, y| x.1.total_cmp(&y.1))
+                .expect("not empty");
+            format!("broken at every step; the lowest is {}", named(best))
+        }
+        n => {
+            let shown: Vec<String> = broken.iter().take(3).map(|b| named(b)).collect();
+            format!(
+                "held at {} of {} steps, broken at {}{}",
+                measured.len() - n,
+                measured.len(),
+                shown.join(", "),
+                if n > 3 {
+                    format!(" and {} more", n - 3)
+                } else {
+                    String::new()
+                }
+            )
+        }
+    };
+    let knee = match a.curves.iter().any(|c| c.slo.is_some()) {
+        true => "",
+        false => "; the highest throughput within it needs a load curve of three steps or more",
+    };
+    format!("SLO {}: {verdict}{knee}", slo.label())
+}
+
 fn run_section(r: &RunRecord, options: &Options, shared: bool) -> Section {
     let a = analysis(r, options);
     let mut blocks = Vec::new();
@@ -176,6 +243,9 @@ fn run_section(r: &RunRecord, options: &Options, shared: bool) -> Section {
     blocks.push(Block::Paragraph(format!("$ {}", r.command.join(" "))));
     let mut found = kind::of(r).map(|k| k.findings(r)).unwrap_or_default();
     found.extend(text::findings(r, &a));
+    if let Some(slo) = &options.slo {
+        found.push(slo_line(r, slo, &a));
+    }
     if !found.is_empty() {
         blocks.push(Block::Findings(found));
     }

@@ -8,7 +8,11 @@ use crate::record::RunRecord;
 use crate::ui::compare as text;
 
 /// One section per candidate.
-pub fn sections(report: &Report, records: &[RunRecord]) -> Vec<Section> {
+pub fn sections(
+    report: &Report,
+    records: &[RunRecord],
+    names: &std::collections::BTreeMap<String, String>,
+) -> Vec<Section> {
     report
         .pairs
         .iter()
@@ -17,19 +21,28 @@ pub fn sections(report: &Report, records: &[RunRecord]) -> Vec<Section> {
                 .iter()
                 .filter(|r| r.id == p.baseline.id || r.id == p.candidate.id)
                 .collect();
-            pair_section(p, &runs)
+            pair_section(p, &runs, names)
         })
         .collect()
 }
 
-fn pair_section(p: &PairComparison, runs: &[&RunRecord]) -> Section {
+/// A run as the user named it: `cand (20261128-...)`, or its id.
+pub fn named(id: &str, names: &std::collections::BTreeMap<String, String>) -> String {
+    match names.get(id) {
+        Some(n) => format!("{n} ({id})"),
+        None => id.to_string(),
+    }
+}
+
+fn pair_section(
+    p: &PairComparison,
+    runs: &[&RunRecord],
+    names: &std::collections::BTreeMap<String, String>,
+) -> Section {
     let mut blocks = Vec::new();
     let mut found = vec![text::summary_line(p)];
-    if let Some(s) = p.headline_speedup {
-        found.push(format!(
-            "headline: the candidate is {} the baseline (geometric mean over matched steps)",
-            text::ratio(s)
-        ));
+    if let Some(line) = text::headline_line(p) {
+        found.push(line);
     }
     if let Some(e) = &p.expectation {
         found.push(format!(
@@ -44,7 +57,8 @@ fn pair_section(p: &PairComparison, runs: &[&RunRecord]) -> Section {
     if !p.warnings.is_empty() {
         blocks.push(Block::Warnings(p.warnings.clone()));
     }
-    if let Some(f) = figures::overlay(runs, &format!("compare-{}", p.candidate.id)) {
+    let labels = figures::run_labels(runs, names);
+    if let Some(f) = figures::overlay(runs, &labels, &format!("compare-{}", p.candidate.id)) {
         blocks.push(Block::Figure(f));
     }
     if let Some(base) = runs.iter().find(|r| r.id == p.baseline.id)
@@ -87,7 +101,11 @@ fn pair_section(p: &PairComparison, runs: &[&RunRecord]) -> Section {
     }
     Section {
         id: format!("compare-{}", p.candidate.id),
-        title: format!("{} against {}", p.candidate.id, p.baseline.id),
+        title: format!(
+            "{} against {}",
+            named(&p.candidate.id, names),
+            named(&p.baseline.id, names)
+        ),
         blocks,
     }
 }

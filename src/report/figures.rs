@@ -207,13 +207,23 @@ fn plain(v: f64) -> String {
     }
 }
 
-/// Log 2 for sweeps over powers (1, 2, 4 ... 64 threads; 4k ... 1m) or spanning 8x, linear
-/// otherwise.
+/// The x axis of a sweep: its scale, its format, and whole-number ticks where every value
+/// is whole (threads, clients, files).
+fn x_axis(name: &str, xs: &[f64]) -> Axis {
+    let axis = Axis::new(axis_label(name), x_scale(xs)).with_format(formatter(name));
+    match !xs.is_empty() && xs.iter().all(|x| x.fract() == 0.0) {
+        true => axis.with_integers(),
+        false => axis,
+    }
+}
+
+/// Log 2 for sweeps spanning 8x or more (1 ... 64 threads; 4k ... 1m), linear otherwise
+/// (1, 2, 4 threads sit better on a linear axis, where a straight line is linear scaling);
+/// docs/reading-reports.md says the same.
 fn x_scale(xs: &[f64]) -> Scale {
     let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let powers_of_two = xs.iter().all(|x| *x >= 1.0 && x.log2().fract() == 0.0);
-    if lo > 0.0 && (hi / lo >= 8.0 || (powers_of_two && hi > lo)) {
+    if lo > 0.0 && hi / lo >= 8.0 {
         Scale::Log2
     } else {
         Scale::Linear
@@ -387,7 +397,7 @@ fn throughput(r: &RunRecord, a: &Analysis, curves: &[Curve]) -> Option<Figure> {
         format::header(&h.metric, &h.op_name),
         axis_label(&x_name)
     );
-    let x = Axis::new(axis_label(&x_name), x_scale(&all_x)).with_format(formatter(&x_name));
+    let x = x_axis(&x_name, &all_x);
     let y = y_axis(format::header(&h.metric, &h.op_name), &h.metric, &ys, 30.0);
     let chart = LineChart {
         markers,
@@ -1067,14 +1077,58 @@ fn group_spectrum(r: &RunRecord, a: &Analysis) -> Option<Figure> {
 
 /// Several runs' headline curves on one chart (a comparison's picture); `name` is the
 /// figure's unique name. None when the runs have no numeric swept option in common.
-pub fn overlay(runs: &[&RunRecord], name: &str) -> Option<Figure> {
+/// What a legend calls each run: the name the user gave it (its tags), else what sets it
+/// apart from the others (the first setting whose value differs: `bs 64 KiB`), else its id.
+pub fn run_labels(
+    runs: &[&RunRecord],
+    names: &std::collections::BTreeMap<String, String>,
+) -> Vec<String> {
+    let differing: Vec<&str> = runs
+        .first()
+        .map(|first| {
+            first
+                .settings
+                .iter()
+                .filter(|s| {
+                    runs.iter()
+                        .all(|r| r.settings.iter().any(|t| t.name == s.name))
+                        && runs.iter().any(|r| {
+                            r.settings
+                                .iter()
+                                .any(|t| t.name == s.name && t.value != s.value)
+                        })
+                })
+                .map(|s| s.name.as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    runs.iter()
+        .map(|r| {
+            if let Some(n) = names.get(&r.id) {
+                return n.clone();
+            }
+            let what: Vec<String> = differing
+                .iter()
+                .take(2)
+                .filter_map(|d| r.settings.iter().find(|s| s.name == *d))
+                .map(|s| format!("{} {}", s.name, s.value))
+                .collect();
+            match what.is_empty() {
+                true => r.id.clone(),
+                false => what.join(", "),
+            }
+        })
+        .collect()
+}
+
+pub fn overlay(runs: &[&RunRecord], labels: &[String], name: &str) -> Option<Figure> {
     let first = runs.first()?;
     let h = &first.headline;
     let x_name = curve::x_axis(&first.steps)?;
     let mut series = Vec::new();
     let mut xs = Vec::new();
     let mut ys = Vec::new();
-    for r in runs {
+    for (r, run_label) in runs.iter().zip(labels) {
         if r.headline.metric != h.metric || curve::x_axis(&r.steps).as_deref() != Some(&x_name) {
             continue;
         }
@@ -1100,9 +1154,9 @@ pub fn overlay(runs: &[&RunRecord], name: &str) -> Option<Figure> {
                 .collect();
             series.push(Series {
                 name: if label.is_empty() {
-                    r.id.clone()
+                    run_label.clone()
                 } else {
-                    format!("{} {label}", r.id)
+                    format!("{run_label} {label}")
                 },
                 points,
                 style: Style::LineWithPoints,
@@ -1115,7 +1169,7 @@ pub fn overlay(runs: &[&RunRecord], name: &str) -> Option<Figure> {
     let title = format!("{} against {x_name}", format::header(&h.metric, &h.op_name));
     let chart = chart(
         title.clone(),
-        Axis::new(axis_label(&x_name), x_scale(&xs)).with_format(formatter(&x_name)),
+        x_axis(&x_name, &xs),
         y_axis(format::header(&h.metric, &h.op_name), &h.metric, &ys, 30.0),
         series,
     );
@@ -1207,7 +1261,7 @@ pub fn ratios(
     )
     .with_format(|v| format!("{}x", format::sig3(v)));
     let x = match &x_name {
-        Some(n) => Axis::new(axis_label(n), x_scale(&xs)).with_format(formatter(n)),
+        Some(n) => x_axis(n, &xs),
         None => Axis::new("step", Scale::Linear).with_format(plain),
     };
     let noise = (p.noise * 100.0 * 1000.0).round() / 1000.0;

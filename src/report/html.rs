@@ -31,8 +31,8 @@ figcaption { color: var(--muted); font-size: 12.5px; margin-top: 2px; }
 .table { overflow-x: auto; margin: 8px 0 14px; }
 table { border-collapse: collapse; font-size: 12.5px; font-variant-numeric: tabular-nums; }
 caption { text-align: left; font-weight: 600; padding: 4px 0; caption-side: top; }
-th, td { padding: 3px 10px; border-bottom: 1px solid var(--rule); white-space: nowrap; }
-th { text-align: left; background: var(--band); font-weight: 600; }
+th, td { padding: 3px 7px; border-bottom: 1px solid var(--rule); white-space: nowrap; }
+th { text-align: left; background: var(--band); font-weight: 600; white-space: normal; vertical-align: bottom; min-width: 3.2em; }
 td.n, th.n { text-align: right; }
 td.w { white-space: normal; min-width: 22em; }
 tbody tr:hover td { background: #f0f5fb; }

@@ -43,6 +43,8 @@ pub struct Options {
     pub comparison: Option<crate::compare::Report>,
     /// A study's answer (`perflab study`, `report --study`), shown first.
     pub study: Option<crate::study::evaluate::Outcome>,
+    /// The names the user gave runs (their tags, by run id): legends and titles use them.
+    pub names: std::collections::BTreeMap<String, String>,
 }
 
 /// A report as content, before it is rendered.

@@ -137,7 +137,12 @@ pub fn run(
         true => open_meter(spec, &mut record, observer)?,
         false => None,
     };
-    for w in busy_machine().into_iter().chain(workload.run_warnings()) {
+    let idle = idle_ranks(spec, workload, &points);
+    for w in busy_machine()
+        .into_iter()
+        .chain(workload.run_warnings())
+        .chain(idle)
+    {
         observer.warning(&w);
         record.warnings.push(w);
     }
@@ -592,6 +597,41 @@ fn busy_machine() -> Option<Warning> {
         message: format!(
             "other work used {:.0}% of the CPUs just before the run; figures will be low and noisy. Stop it (see 'top'), or use --repeat 3 to see the noise",
             usage.busy_pct
+        ),
+        step: None,
+    })
+}
+
+/// Under MPI, the steps whose workers are fewer than the ranks that drive them: the ranks
+/// past the workers sit those steps out, and the run does fewer workers' work than ranks
+/// suggest. Said once, in the output and the record.
+fn idle_ranks(
+    spec: &RunSpec,
+    workload: &dyn crate::workload::Workload,
+    points: &[crate::spec::StepPoint],
+) -> Option<Warning> {
+    let active = spec.active_ranks.as_ref().filter(|_| !spec.per_rank)?;
+    let short: Vec<(u64, u64)> = points
+        .iter()
+        .map(|p| {
+            let workers = workload
+                .fixed_work(p)
+                .map_or(spec.threads.at(p), |w| w as u64);
+            (workers, active.at(p))
+        })
+        .filter(|(w, a)| w < a)
+        .collect();
+    let &(workers, ranks) = short.first()?;
+    let idle = ranks - workers;
+    Some(Warning {
+        code: "idle_ranks".into(),
+        message: format!(
+            "{} of {} steps have fewer workers than ranks (e.g. {workers} over {ranks} ranks): {idle} rank{} sit{} such a step out, and the run does {workers} worker{}'s work, not {ranks}; give --threads {ranks} or more, or --rate-scope rank for --threads on every rank",
+            short.len(),
+            points.len(),
+            if idle == 1 { "" } else { "s" },
+            if idle == 1 { "s" } else { "" },
+            if workers == 1 { "" } else { "s" },
         ),
         step: None,
     })

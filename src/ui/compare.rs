@@ -47,6 +47,39 @@ fn verdict(v: Verdict) -> String {
     }
 }
 
+/// Fewer samples a side than a test needs to decide (`crate::stats::compare`).
+const DECIDING_SAMPLES: usize = 3;
+
+/// Whether a row is inconclusive for want of samples rather than for its spread.
+fn too_few(r: &Row) -> bool {
+    r.result.verdict == Verdict::Inconclusive && r.result.n_a.min(r.result.n_b) < DECIDING_SAMPLES
+}
+
+/// The verdict as the table says it: "too few samples" where that is why there is none.
+pub fn verdict_text(r: &Row, colour: bool) -> String {
+    match (too_few(r), colour) {
+        (true, _) => "too few samples".into(),
+        (false, true) => verdict(r.result.verdict),
+        (false, false) => r.result.verdict.as_str().to_string(),
+    }
+}
+
+/// The headline ratio, saying that it has no interval of its own.
+pub fn headline_line(p: &PairComparison) -> Option<String> {
+    let s = p.headline_speedup?;
+    let steps = p
+        .rows
+        .iter()
+        .map(|r| r.step.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    Some(format!(
+        "headline: the candidate is {} the baseline (geometric mean of the headline figure's ratios over {steps} matched step{}; it has no interval of its own: each step's is in the table)",
+        ratio(s),
+        if steps == 1 { "" } else { "s" }
+    ))
+}
+
 /// `throughput`, `mean latency` ...: the figure as a reader names it.
 pub fn figure_name(name: &str, op_name: &str) -> String {
     match name {
@@ -116,11 +149,9 @@ fn render_pair(p: &PairComparison) -> String {
     out.push('\n');
     out.push_str(&summary_line(p));
     out.push('\n');
-    if let Some(s) = p.headline_speedup {
-        out.push_str(&format!(
-            "headline: the candidate is {} the baseline (geometric mean over matched steps)\n",
-            ratio(s)
-        ));
+    if let Some(line) = headline_line(p) {
+        out.push_str(&line);
+        out.push('\n');
     }
     if let Some(e) = &p.expectation {
         out.push_str(&format!(
@@ -163,11 +194,7 @@ pub fn rows_table(p: &PairComparison, colour: bool) -> Table {
             metric(&r.figure, r.result.mean_b),
             ratio(r.result.ratio),
             interval(r),
-            if colour {
-                verdict(r.result.verdict)
-            } else {
-                r.result.verdict.as_str().to_string()
-            },
+            verdict_text(r, colour),
             p_text(r),
             format!("{}/{}", r.result.n_a, r.result.n_b),
             samples_word(r),
@@ -190,12 +217,18 @@ pub fn samples_word(r: &Row) -> String {
 /// `3 faster, 1 slower, 6 equivalent, 2 inconclusive (12 comparisons, noise ±2%, Holm-corrected)`.
 pub fn summary_line(p: &PairComparison) -> String {
     let t = &p.tally;
+    let few = p.rows.iter().filter(|r| too_few(r)).count();
     format!(
-        "{} faster, {} slower, {} equivalent, {} inconclusive ({} comparisons; noise band ±{}%; Welch t on log values, {}-corrected at α={})",
+        "{} faster, {} slower, {} equivalent, {} inconclusive{} ({} comparisons; noise band ±{}%; Welch t on log values, {}-corrected at α={})",
         t.faster,
         t.slower,
         t.equivalent,
         t.inconclusive,
+        match few {
+            0 => String::new(),
+            n if n == t.inconclusive => " (all for too few samples)".to_string(),
+            n => format!(" ({n} of them for too few samples)"),
+        },
         p.rows.len(),
         trimmed(p.noise * 100.0),
         p.correction,

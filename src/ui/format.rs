@@ -39,7 +39,7 @@ pub fn header(name: &str, op_name: &str) -> String {
         "server_cpu_per_op_ns" => "server CPU/req".into(),
         "server_evictions_per_sec" => "evictions/s".into(),
         "client_cpu_per_op_ns" => "perflab CPU/req".into(),
-        "client_busy_pct" => "perflab busy".into(),
+        "client_busy_pct" => "perflab busy/thread".into(),
         // Mail: users' sessions, delivery, the quality of service, the server's cost.
         "sessions_per_hour" => "sessions/hour".into(),
         "imap_sessions_per_hour" => "IMAP sessions/hour".into(),
@@ -56,6 +56,7 @@ pub fn header(name: &str, op_name: &str) -> String {
         // Scans: rows, CPU per row, and the share of the native ceiling.
         "rows_per_sec" => "rows/s".into(),
         "cpu_pct" => "CPU".into(),
+        "perflab_cpu_pct" => "perflab CPU/jobs' CPU".into(),
         "cpu_per_row_ns" => "CPU/row".into(),
         "server_cpu_pct" => "server CPU".into(),
         "server_cpu_per_row_ns" => "server CPU/row".into(),

@@ -1,5 +1,6 @@
 //! The resources table of a record: what the machine did over each step's measure phase
-//! (the sampler's summary, first repeat), and one line per step saying what limited it.
+//! (the sampler's summary, a row per repeat when steps repeat), and one line per step saying
+//! what limited it (its first repeat).
 
 use super::format::{bytes_per_sec, count, rate};
 use crate::env::resources::ResourceSummary;
@@ -7,7 +8,7 @@ use crate::present::table::Table;
 use crate::record::RunRecord;
 
 /// The table's title.
-pub const TITLE: &str = "resources over each measure phase (busy, user, sys, iowait, steal: % of all CPUs; perflab: % of one CPU)";
+pub const TITLE: &str = "resources over each measure phase (busy, user, sys, iowait, steal, perflab's own CPU: % of all CPUs)";
 
 /// The table and the limit lines, or nothing for a record without the sampler's figures.
 pub fn render(r: &RunRecord) -> String {
@@ -23,19 +24,35 @@ pub fn render(r: &RunRecord) -> String {
     out
 }
 
-/// One row per step (its first repeat) and one line per step saying what limited it.
+/// One row per step and repeat, and one line per step saying what limited it (its first
+/// repeat).
 pub fn table(r: &RunRecord) -> Option<(Table, Vec<String>)> {
-    let rows: Vec<(usize, &ResourceSummary)> = r
+    let every: Vec<(usize, usize, &ResourceSummary)> = r
         .steps
         .iter()
-        .filter_map(|s| Some((s.index, s.trials.first()?.resources.summary.as_ref()?)))
+        .flat_map(|s| {
+            s.trials
+                .iter()
+                .enumerate()
+                .filter_map(move |(k, t)| Some((s.index, k, t.resources.summary.as_ref()?)))
+        })
         .collect();
-    if rows.is_empty() {
+    if every.is_empty() {
         return None;
     }
+    let repeats = every.iter().any(|(_, k, _)| *k > 0);
+    // The limit lines speak of each step's first repeat.
+    let rows: Vec<(usize, &ResourceSummary)> = every
+        .iter()
+        .filter(|(_, k, _)| *k == 0)
+        .map(|(i, _, s)| (*i, *s))
+        .collect();
+    // perflab's own CPU on the base of every other column: all CPUs.
+    let cpus = r.env.cpu.logical_cpus.unwrap_or(1).max(1) as f64;
     let watts = rows.iter().any(|(_, s)| s.watts.is_some());
     let mut head: Vec<String> = [
         "step",
+        "repeat",
         "busy",
         "user",
         "sys",
@@ -55,12 +72,15 @@ pub fn table(r: &RunRecord) -> Option<(Table, Vec<String>)> {
     ]
     .map(String::from)
     .to_vec();
+    if !repeats {
+        head.remove(1);
+    }
     if watts {
         head.push("watts".into());
     }
     let mut t = Table::new(head);
     let pct = |v: f64| format!("{v:.1}%");
-    for (index, s) in &rows {
+    for (index, repeat, s) in &every {
         let (rx, tx) = s.net.iter().fold((0.0, 0.0), |(a, b), n| {
             (a + n.rx_bytes_per_sec, b + n.tx_bytes_per_sec)
         });
@@ -72,8 +92,11 @@ pub fn table(r: &RunRecord) -> Option<(Table, Vec<String>)> {
             .iter()
             .map(|d| d.activity.utilisation)
             .fold(None, |a: Option<f64>, u| Some(a.map_or(u, |a| a.max(u))));
-        let mut row = vec![
-            index.to_string(),
+        let mut row = vec![index.to_string()];
+        if repeats {
+            row.push(repeat.to_string());
+        }
+        row.extend([
             pct(s.cpu.busy()),
             pct(s.cpu.user),
             pct(s.cpu.system + s.cpu.irq + s.cpu.softirq),
@@ -89,8 +112,8 @@ pub fn table(r: &RunRecord) -> Option<(Table, Vec<String>)> {
             bytes_per_sec(tx),
             count(io),
             util.map_or("-".into(), |u| format!("{:.0}%", u * 100.0)),
-            format!("{:.0}%", s.process_cpu_pct),
-        ];
+            pct(s.process_cpu_pct / cpus),
+        ]);
         if watts {
             row.push(s.watts.map_or("-".into(), |w| format!("{w:.1}")));
         }

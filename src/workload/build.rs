@@ -114,13 +114,21 @@ pub fn build_spec(
     Ok(spec)
 }
 
-/// `--threads` (or the workload's default), each from 1 to [`MAX_THREADS`].
+/// `--threads` (or the workload's default), each from 1 to [`MAX_THREADS`]. Under a
+/// launcher the default is per rank (N ranks run N times the default, so no rank idles);
+/// a `--threads` given is the run's, as docs/scale-out.md says, and fewer than the ranks is
+/// warned about by the runner.
 fn threads(args: &RunArgs, defaults: &Defaults) -> Result<Sweep<u64>, SpecError> {
-    let threads = parse_u64(
+    let mut threads = parse_u64(
         "threads",
         args.threads.as_deref().unwrap_or(&defaults.threads),
         parse_count,
     )?;
+    let ranks = crate::env::launcher::ranks() as u64;
+    let per_rank = args.rate_scope == Some(crate::workload::RateScope::Rank);
+    if args.threads.is_none() && ranks > 1 && !per_rank {
+        threads = threads.map(|t| t * ranks);
+    }
     if let Some(&bad) = threads
         .values()
         .iter()

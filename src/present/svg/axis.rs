@@ -62,6 +62,8 @@ pub struct Axis {
     pub max: Option<f64>,
     /// Include 0 in the range (linear scale only).
     pub zero: bool,
+    /// Whole numbers only (threads, clients, files): no tick at 1.5 threads.
+    pub integer: bool,
 }
 
 impl Axis {
@@ -81,6 +83,7 @@ impl Axis {
             min: None,
             max: None,
             zero: false,
+            integer: false,
         }
     }
 
@@ -93,6 +96,12 @@ impl Axis {
     /// Includes 0 in the range (linear scale only).
     pub fn with_zero(mut self) -> Self {
         self.zero = true;
+        self
+    }
+
+    /// Ticks at whole numbers only (a count of threads or files).
+    pub fn with_integers(mut self) -> Self {
+        self.integer = true;
         self
     }
 
@@ -144,6 +153,17 @@ impl Axis {
             Scale::Nines => nines_ticks(lo, hi, nice_lo, nice_hi, max_ticks),
         };
         ticks.values.retain(|&v| s.accepts(v));
+        if self.integer {
+            ticks.values.retain(|v| v.fract() == 0.0);
+            // A short range (1 to 2 threads) gets its whole numbers as ticks.
+            if ticks.values.len() < 2 && ticks.hi - ticks.lo <= max_ticks as f64 {
+                let (a, b) = (ticks.lo.ceil() as i64, ticks.hi.floor() as i64);
+                ticks.values = (a..=b)
+                    .map(|v| v as f64)
+                    .filter(|&v| s.accepts(v))
+                    .collect();
+            }
+        }
         if !(ticks.lo.is_finite() && ticks.hi.is_finite()) {
             (ticks.lo, ticks.hi) = (lo, hi);
         }
@@ -255,12 +275,32 @@ fn log10_ticks(lo: f64, hi: f64, nice_lo: bool, nice_hi: bool, max_ticks: usize)
         all.filter(within).collect()
     };
     let one_two_five = with(&[1.0, 2.0, 5.0]);
+    let (mut lo, mut hi) = (lo, hi);
     let mut values = if (hi / lo).log10() <= 2.05 && one_two_five.len() <= max_ticks {
         one_two_five
     } else {
-        let powers = with(&[1.0]);
+        // Powers of ten only: a nice end more than 2x past its last power widens to the next
+        // one, so that the data's ends are ticked (curves reaching 5 ms get a 10 ms tick,
+        // not a last tick at 1 ms).
+        let below = pow10(1.0, (hi.log10().floor() as i32).clamp(-330, 310));
+        if nice_hi && hi > 2.0 * below * (1.0 + EPS) {
+            hi = pow10(1.0, kb);
+        }
+        let above = pow10(1.0, (lo.log10().ceil() as i32).clamp(-330, 310));
+        if nice_lo && lo < above / 2.0 * (1.0 - EPS) {
+            lo = pow10(1.0, ka);
+        }
+        let within = |v: &f64| *v >= lo * (1.0 - EPS) && *v <= hi * (1.0 + EPS);
+        let powers: Vec<f64> = (ka..=kb).map(|k| pow10(1.0, k)).filter(within).collect();
         let stride = powers.len().div_ceil(max_ticks).max(1);
-        powers.into_iter().step_by(stride).collect()
+        let mut kept: Vec<f64> = powers.iter().copied().step_by(stride).collect();
+        // Thinned, the top power stays: it is the one the data reach.
+        if let (Some(&top), Some(&last)) = (powers.last(), kept.last())
+            && top > last
+        {
+            kept.push(top);
+        }
+        kept
     };
     if values.len() < 3 {
         let all = with(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
@@ -486,6 +526,9 @@ mod tests {
         assert!(t(Scale::Log10, 210.0, 290.0).values.len() >= 2);
         let small = t(Scale::Log10, 1e-6, 1e-3);
         assert_eq!(small.values, vec![1e-6, 1e-5, 1e-4, 1e-3]);
+        // Data reaching 5x past the last power get the next power as a tick.
+        let wide = t(Scale::Log10, 2e-5, 5e-3);
+        assert_eq!(wide.values, vec![1e-5, 1e-4, 1e-3, 1e-2]);
     }
 
     #[test]

@@ -163,10 +163,22 @@ impl LineChart {
     /// Valid points of series `s`, split into runs at skipped points.
     fn runs(&self, s: &Series) -> Vec<Vec<Pt>> {
         let (xs, ys) = (self.x.scale, self.y.scale);
+        // A quantity that is never negative (every point at or above zero, on an axis from
+        // zero) keeps its whiskers there too: a wide interval over few repeats reaches below
+        // zero arithmetically, but no throughput does.
+        let floor = self.y.zero
+            && self
+                .series
+                .iter()
+                .flat_map(|s| &s.points)
+                .all(|p| p.y >= 0.0);
         let mut runs = vec![Vec::new()];
         for (i, p) in s.points.iter().enumerate() {
             if xs.accepts(p.x) && ys.accepts(p.y) {
-                let ok = |v: Option<f64>| v.filter(|&v| ys.accepts(v));
+                let ok = |v: Option<f64>| {
+                    v.map(|v| if floor { v.max(0.0) } else { v })
+                        .filter(|&v| ys.accepts(v))
+                };
                 let (x, y, lo, hi) = (p.x, p.y, ok(p.y_low), ok(p.y_high));
                 runs.last_mut()
                     .expect("never empty")
