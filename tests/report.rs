@@ -372,3 +372,155 @@ fn compare_gives_verdicts_tags_baselines_and_fails_on_a_regression() {
         assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
     }
 }
+
+/// The page as Chromium lays it out at `width` pixels, with what a script measured written
+/// into the body's `data-measured`: tables wider than their box (scrolled sideways), and
+/// the text of every SVG tick label.
+fn laid_out(page: &Path, width: u32) -> Option<String> {
+    let html = std::fs::read_to_string(page).expect("the report");
+    let script = r#"<script>
+const wide = [...document.querySelectorAll('.table')]
+  .filter(d => d.scrollWidth > d.clientWidth + 1)
+  .map(d => (d.querySelector('caption') || {}).textContent);
+document.body.dataset.measured = JSON.stringify({ wide });
+</script></body>"#;
+    let dir = tempdir("laid-out");
+    let copy = dir.join("page.html");
+    std::fs::write(&copy, html.replace("</body>", script)).unwrap();
+    let bin = common::browser::chromium().or_else(|| {
+        common::skip::skip_or_fail("the Chromium check: chromium is not installed", "chromium");
+        None
+    })?;
+    let profile = tempdir("chromium-profile");
+    let o = std::process::Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-dev-shm-usage",
+            &format!("--window-size={width},900"),
+            &format!("--user-data-dir={}", profile.display()),
+            "--dump-dom",
+            &format!("file://{}", copy.display()),
+        ])
+        .output()
+        .expect("chromium runs");
+    let _ = std::fs::remove_dir_all(&profile);
+    let _ = std::fs::remove_dir_all(&dir);
+    let dom = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(dom.contains("data-measured"), "the script ran: {dom:.300}");
+    Some(dom)
+}
+
+#[test]
+fn reports_hide_nothing_state_the_objective_and_name_runs_by_tag() {
+    let r = Results::new("report-nothing-hidden");
+    // Two steps whose responses reach past 1 ms, repeated twice: wide intervals, few samples.
+    let spin = ["--spin", "2ms", "--threads", "1,2", "--repeat", "2"];
+    let base = null(&r, &spin);
+    let cand = null(&r, &spin);
+    perflab(&r, &["tag", &base, "base"]);
+    perflab(&r, &["tag", &cand, "cand"]);
+    let dir = tempdir("report-nothing-hidden");
+    let page = dir.join("r.html");
+    perflab(
+        &r,
+        &[
+            "report",
+            "cand",
+            "--slo",
+            "p99<1ms",
+            "-o",
+            page.to_str().unwrap(),
+        ],
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    // The objective is stated even on two steps, too few for a curve.
+    assert!(
+        html.contains("SLO p99&lt;1ms: broken at every step")
+            && html.contains("needs a load curve of three steps or more"),
+        "the SLO line"
+    );
+    // Every column of the steps table is in it, and no table scrolls sideways at 1300 px.
+    for head in ["p99", "p99.9", "max", "errors"] {
+        assert!(
+            html.contains(&format!("<th class=\"n\">{head}</th>")),
+            "{head}"
+        );
+    }
+    let Some(dom) = laid_out(&page, 1300) else {
+        return;
+    };
+    assert!(
+        dom.contains(r#"data-measured="{&quot;wide&quot;:[]}""#),
+        "a table scrolls: {}",
+        &dom[dom.find("data-measured").unwrap()..][..200]
+    );
+    // The spectrum's response-time axis is ticked to its data: its top tick is at or above
+    // the slowest op of any step.
+    let spectrum = &html[html.find("Latency spectrum").expect("a spectrum")..];
+    let spectrum = &spectrum[..spectrum.find("</svg>").unwrap()];
+    let top_tick = spectrum
+        .split("text-anchor=\"end\" fill=\"#444\">")
+        .skip(1)
+        .filter_map(|t| time_ns(&t[..t.find('<')?]))
+        .fold(0.0, f64::max);
+    let o = perflab(&r, &["export", "cand"]);
+    let slowest = json(&o)["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["trials"].as_array().unwrap())
+        .map(|t| t["latency"]["max_ns"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert!(slowest > 1e6, "the test's ops take milliseconds");
+    assert!(
+        top_tick >= slowest * 0.999,
+        "top tick {top_tick} ns under the data's {slowest} ns"
+    );
+    // The resources table has a row per repeat, and perflab's CPU on the base of all CPUs.
+    assert!(html.contains("own CPU: % of all CPUs"));
+    assert!(html.contains("<th class=\"n\">repeat</th>") || html.contains("<th>repeat</th>"));
+
+    let cmp = dir.join("c.html");
+    perflab(
+        &r,
+        &["compare", "base", "cand", "-o", cmp.to_str().unwrap()],
+    );
+    let html = std::fs::read_to_string(&cmp).unwrap();
+    assert!(
+        html.contains("cand (") && html.contains("base ("),
+        "titles name the tags"
+    );
+    let overlay = &html[html.find("against threads").expect("the overlay")..];
+    let overlay = &overlay[..overlay.find("</figure>").unwrap()];
+    assert!(
+        overlay.contains(">base") && overlay.contains(">cand"),
+        "legends by tag"
+    );
+    // No tick of the throughput axis below zero, however wide the whiskers.
+    assert!(
+        !overlay.contains(">-") && !overlay.contains(">−"),
+        "{overlay:.3000}"
+    );
+    assert!(html.contains("too few samples"));
+    assert!(html.contains("it has no interval of its own"));
+    let _ = laid_out(&cmp, 1300).map(|dom| {
+        assert!(dom.contains(r#"data-measured="{&quot;wide&quot;:[]}""#));
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `6.00 ms`, `100 µs`, `0 ns` in nanoseconds.
+fn time_ns(label: &str) -> Option<f64> {
+    let (n, unit) = label.trim().split_once(' ')?;
+    let scale = match unit {
+        "ns" => 1.0,
+        "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        _ => return None,
+    };
+    Some(n.parse::<f64>().ok()? * scale)
+}

@@ -304,6 +304,9 @@ fn run_section(r: &RunRecord, options: &Options, shared: bool) -> Section {
             blocks.push(Block::Findings(checks));
         }
     }
+    if let Some(t) = settings_table(r) {
+        blocks.push(Block::Table(t));
+    }
     if !shared {
         blocks.push(Block::Table(disclosure(r)));
     }
@@ -377,6 +380,30 @@ fn usl_table(r: &RunRecord, a: &Analysis) -> Option<Table> {
         ]);
     }
     Some(t)
+}
+
+/// What defines the run (its kind's settings) and every setting of the server it reported
+/// (`spec.server_settings`: a database's version, durability and memory), for the run's own
+/// disclosure.
+fn settings_table(r: &RunRecord) -> Option<Table> {
+    let mut rows: Vec<Vec<String>> = r
+        .settings
+        .iter()
+        .map(|s| vec!["run".to_string(), s.name.clone(), s.value.clone()])
+        .collect();
+    if let Some(server) = r.spec.get("server_settings").and_then(|v| v.as_object()) {
+        for (k, v) in server {
+            let value = v.as_str().map_or_else(|| v.to_string(), String::from);
+            if !r.settings.iter().any(|s| s.name == *k && s.value == value) {
+                rows.push(vec!["server".to_string(), k.clone(), value]);
+            }
+        }
+    }
+    (!rows.is_empty()).then(|| Table {
+        caption: Some("settings: what defines the run, and the server's own".into()),
+        head: ["part", "setting", "value"].map(String::from).to_vec(),
+        rows,
+    })
 }
 
 /// The machine and tool the run was measured with, as `perflab sysinfo` shows them.
