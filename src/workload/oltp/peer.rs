@@ -142,9 +142,12 @@ static FLAGS: &[Flag] = &[
         names: &["-M", "--protocol"],
         takes: Takes::Value,
         means: "prepared (perflab prepares every statement); simple and extended refused",
-        read: |_, value| {
+        read: |r, value| {
             match v(value) {
-            "prepared" => Ok(()),
+            "prepared" => {
+                r.keep("protocol", "prepared");
+                Ok(())
+            }
             _ => Err("perflab prepares every statement, as -M prepared; simple and extended are not available yet".into()),
         }
         },
@@ -319,6 +322,9 @@ fn finish(r: &mut Reading) -> Result<(), String> {
             None => 1,
         };
         r.opt("--ops", &(whole(&n)? * clients).to_string());
+    }
+    if r.kept("protocol").is_none() && r.kept("initialize").is_none() {
+        r.note("pgbench's default query mode is -M simple; perflab prepares every statement, as pgbench -M prepared does: compare it with that".into());
     }
     let initialize = r.kept("initialize").is_some();
     match r.kept("action") {
