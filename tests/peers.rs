@@ -178,7 +178,7 @@ fn redis_benchmark_and_memtier_lines_read_as_their_tools_mean_them() {
     );
     // Without a tool's own flag, a flag both spell differently needs --like.
     same_run(
-        "kv --like memtier -s 127.0.0.1 -n 10 -t 1 -c 2 -d 10 --ratio 1:1",
+        "kv --like memtier -s 127.0.0.1 -p 6379 -n 10 -t 1 -c 2 -d 10 --ratio 1:1",
         "kv --target redis://127.0.0.1:6379 --ops 20 --threads 1 --clients 2 --value-size 10 --ratio 1:1",
     );
     // perflab's own spelling keeps its meaning: --clients counts all threads' connections.

@@ -258,7 +258,16 @@ fn dialect(
         if own.get(name).is_some() && name != "-h" {
             continue;
         }
-        let by = defining(peers, name);
+        let mut by = defining(peers, name);
+        // Peers that spell a flag alike with different meanings are told apart by its value
+        // where only one of them can read it (memtier's `-P memcache_text`, redis-benchmark's
+        // `-P 16`; a socket path against a host).
+        if by.len() > 1
+            && by.iter().any(|(_, f)| f.means != by[0].1.means)
+            && let Some(value) = inline.or(argv.get(i + 1).map(String::as_str))
+        {
+            by.retain(|(_, f)| (f.read)(&mut Reading::default(), Some(value)).is_ok());
+        }
         if let [(peer, _)] = by[..] {
             match &found {
                 Some((other, first)) if *other != peer.name => {

@@ -196,10 +196,18 @@ static FLAGS: &[Flag] = &[
         means: "--rate in bytes a second per job (fio's --rate is bandwidth): --rate NB/s --rate-scope worker",
         read: |r, value| {
             let n = v(value);
+            // perflab's own rates carry their period (`1000/s`, `100MB/s`): as written.
+            if n.contains('/') {
+                r.opt("--rate", n);
+                return Ok(());
+            }
             if n.contains(',') {
                 return Err("separate read and write rates: perflab paces all ops at one rate; give one number".into());
             }
             let bytes = crate::spec::units::parse_size("rate", n).map_err(|e| e.hint)?;
+            r.note(format!(
+                "fio's --rate={n}: {bytes} bytes a second per job (perflab's own --rate counts ops; write 1000/s for that)"
+            ));
             r.opt("--rate", &format!("{bytes}B/s"));
             r.opt("--rate-scope", "worker");
             Ok(())

@@ -52,12 +52,30 @@ keeper!(host, "host", false);
 keeper!(port, "port", true);
 keeper!(password, "password", false);
 keeper!(user, "user", false);
-keeper!(socket, "socket", false);
+/// redis-benchmark's `-s` and memtier's `-S`: a Unix socket, by its absolute path.
+fn socket(r: &mut Reading, value: Option<&str>) -> Result<(), String> {
+    if !v(value).starts_with('/') {
+        return Err("give the socket's absolute path".into());
+    }
+    r.keep("socket", v(value));
+    Ok(())
+}
 keeper!(db, "db", true);
 keeper!(clients, "clients", true);
 keeper!(threads, "threads", true);
 keeper!(requests, "requests", true);
 keeper!(size, "size", false);
+
+/// redis-benchmark's and memtier's `-d`: the value size, where perflab's own `-d` is
+/// `--duration`.
+fn data_size(r: &mut Reading, value: Option<&str>) -> Result<(), String> {
+    r.note(format!(
+        "{}'s -d {}: the value size in bytes (perflab's own -d is --duration)",
+        r.dialect().unwrap_or("the tool"),
+        v(value)
+    ));
+    size(r, value)
+}
 keeper!(tls, "tls", false);
 
 fn refuse_output(_: &mut Reading, _: Option<&str>) -> Result<(), String> {
@@ -141,13 +159,14 @@ static REDIS_FLAGS: &[Flag] = &[
         names: &["-d"],
         takes: Takes::Value,
         means: "--value-size (bytes)",
-        read: size,
+        read: data_size,
     },
     Flag {
         names: &["-P"],
         takes: Takes::Value,
         means: "--pipeline",
         read: |r, value| {
+            whole(v(value))?;
             r.opt("--pipeline", v(value));
             Ok(())
         },
@@ -175,6 +194,10 @@ static REDIS_FLAGS: &[Flag] = &[
                 .map(|t| t.trim().to_ascii_lowercase())
                 .filter(|t| !t.is_empty())
                 .collect();
+            r.note(format!(
+                "redis-benchmark's -t {}: the test (perflab's own -t is --threads)",
+                v(value)
+            ));
             match tests.iter().map(String::as_str).collect::<Vec<_>>()[..] {
                 ["get"] => r.opt("--ratio", "0:1"),
                 ["set"] => r.opt("--ratio", "1:0"),
@@ -332,7 +355,13 @@ static MEMTIER_FLAGS: &[Flag] = &[
         },
     },
     Flag {
-        names: &["-d", "--data-size"],
+        names: &["-d"],
+        takes: Takes::Value,
+        means: "--value-size (bytes)",
+        read: data_size,
+    },
+    Flag {
+        names: &["--data-size"],
         takes: Takes::Value,
         means: "--value-size (bytes)",
         read: size,
