@@ -28,7 +28,7 @@ RPID=$!
 trap 'kill $RPID 2>/dev/null || true; rm -rf "$work"' EXIT
 sleep 0.5
 URL=rediss://127.0.0.1:$TPORT/0
-"$PERFLAB" kv prepare --quiet --target "$URL" --key-maximum 99999 --value-size 100
+"$PERFLAB" kv prepare --quiet --target "$URL" --insecure --key-maximum 99999 --value-size 100
 redis-benchmark -p "$PORT" -c 50 -P 16 -d 100 -r 100000 -n 2000000 -t set -q >/dev/null
 
 cpu_of() { /usr/bin/time -f "%U %S" -o "$1" "${@:2}"; }
@@ -37,7 +37,7 @@ for round in $(seq 1 "$ROUNDS"); do
     tag="tls.$p.$round"
     run_perflab() {
       cpu_of "$work/perflab.$tag.cpu" "$PERFLAB" kv run --quiet --json --results "$work/res" \
-        --target "$URL" --key-maximum 99999 --value-size 100 --ratio 0:1 \
+        --target "$URL" --insecure --key-maximum 99999 --value-size 100 --ratio 0:1 \
         --clients 50 --threads 1 --pipeline "$p" --warmup 0s --duration "${SECS}s" \
         >"$work/perflab.$tag.json"
     }

@@ -180,6 +180,8 @@ fn redis_over_tls() {
             "32",
             "--ratio",
             "1:1",
+            // A self-signed certificate: verification is tests/trust.rs's subject.
+            "--insecure",
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -188,7 +190,10 @@ fn redis_over_tls() {
     assert!(v["spec"]["server"].as_str().unwrap().starts_with("redis "));
     assert_healthy(&v);
     let plain_as_tls = redis.url().replacen("redis://", "rediss://", 1);
-    let out = kv(&r, &["--target", &plain_as_tls, "--clients", "1"]);
+    let out = kv(
+        &r,
+        &["--target", &plain_as_tls, "--clients", "1", "--insecure"],
+    );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
     assert_eq!(err.trim().lines().count(), 1, "{err}");

@@ -50,7 +50,8 @@ use crate::stop::Stop;
 use mysql::consts::CapabilityFlags;
 use mysql::prelude::{Protocol, Queryable};
 use mysql::{
-    DriverError, LocalInfileHandler, OptsBuilder, Params, QueryResult, SslOpts, Statement, Value,
+    ClientIdentity, DriverError, LocalInfileHandler, OptsBuilder, Params, QueryResult, SslOpts,
+    Statement, Value,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -184,18 +185,35 @@ fn options_with(t: &ServerTarget, upgrade: bool) -> Result<Options, DbError> {
     let mut socket: Option<String> = None;
     let mut ssl_mode = String::from("PREFERRED");
     let mut ssl_ca: Option<PathBuf> = None;
+    let (mut ssl_cert, mut ssl_key): (Option<PathBuf>, Option<PathBuf>) = (None, None);
     for (k, v) in &url.params {
         match k.to_ascii_lowercase().replace('_', "-").as_str() {
             "socket" => socket = Some(v.clone()),
             "ssl-mode" | "sslmode" => ssl_mode = v.to_ascii_uppercase().replace('-', "_"),
             "ssl-ca" | "sslca" | "sslrootcert" => ssl_ca = Some(PathBuf::from(v)),
+            "ssl-cert" | "sslcert" => ssl_cert = Some(PathBuf::from(v)),
+            "ssl-key" | "sslkey" => ssl_key = Some(PathBuf::from(v)),
             _ => {
                 return Err(DbError::other(format!(
-                    "unknown URL parameter {k:?}; MySQL targets take socket=PATH, ssl-mode=DISABLED|PREFERRED|REQUIRED|VERIFY_CA|VERIFY_IDENTITY and ssl-ca=FILE"
+                    "unknown URL parameter {k:?}; MySQL targets take {PARAMS}"
                 )));
             }
         }
     }
+    let identity = match (ssl_cert, ssl_key) {
+        (None, None) => None,
+        (Some(cert), Some(key)) => {
+            let id = crate::target::tls::Identity { cert, key };
+            // Read here, so a bad file is one line of ours rather than the driver's.
+            id.check().map_err(|e| DbError::other(e.0))?;
+            Some(ClientIdentity::new(id.cert, id.key))
+        }
+        _ => {
+            return Err(DbError::other(
+                "ssl-cert and ssl-key go together: give the client certificate and its key",
+            ));
+        }
+    };
     // A host that is a path names the socket (or the directory holding mysqld.sock).
     if socket.is_none()
         && let Some(h) = url.host.as_deref().filter(|h| h.starts_with('/'))
@@ -248,7 +266,8 @@ fn options_with(t: &ServerTarget, upgrade: bool) -> Result<Options, DbError> {
     .map(|o| match ssl_ca {
         Some(ca) => o.with_root_cert_path(Some(ca)),
         None => o,
-    });
+    })
+    .map(|o| o.with_client_identity(identity));
 
     let tls = ssl.is_some();
     let builder = OptsBuilder::new()
@@ -268,6 +287,60 @@ fn options_with(t: &ServerTarget, upgrade: bool) -> Result<Options, DbError> {
         tls,
         explicit,
     })
+}
+
+/// The URL parameters a MySQL target takes, for messages.
+const PARAMS: &str = "socket=PATH, ssl-mode=DISABLED|PREFERRED|REQUIRED|VERIFY_CA|VERIFY_IDENTITY, ssl-ca=FILE, ssl-cert=FILE and ssl-key=FILE";
+
+/// What a MySQL URL's TLS settings verify, for the record: the mode and, in the shared
+/// words of [`crate::target::tls::Trust::describe`], what it checks.
+pub fn tls_description(url: &crate::target::url::TargetUrl) -> String {
+    use crate::target::tls::{Identity, Roots, Trust, Verify};
+    if url.host.as_deref().is_some_and(|h| h.starts_with('/'))
+        || url
+            .params
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("socket"))
+    {
+        return "a Unix socket: not encrypted".into();
+    }
+    let param = |names: &[&str]| {
+        url.params
+            .iter()
+            .find(|(k, _)| names.contains(&k.to_ascii_lowercase().replace('_', "-").as_str()))
+            .map(|(_, v)| v.clone())
+    };
+    let mode = param(&["ssl-mode", "sslmode"]).map_or_else(
+        || "PREFERRED".into(),
+        |m| m.to_ascii_uppercase().replace('-', "_"),
+    );
+    let verify = match mode.as_str() {
+        "DISABLED" => return "ssl-mode=DISABLED: not encrypted".into(),
+        "VERIFY_CA" => Verify::Chain,
+        "VERIFY_IDENTITY" => Verify::Full,
+        _ => Verify::Off,
+    };
+    let trust = Trust {
+        verify,
+        roots: param(&["ssl-ca", "sslca", "sslrootcert"])
+            .map_or(Roots::System, |f| Roots::File(f.into())),
+        identity: param(&["ssl-cert", "sslcert"])
+            .zip(param(&["ssl-key", "sslkey"]))
+            .map(|(c, k)| Identity {
+                cert: c.into(),
+                key: k.into(),
+            }),
+    };
+    let mut text = format!("ssl-mode={mode}: {}", trust.describe());
+    if verify != Verify::Off {
+        // The driver trusts its built-in Mozilla roots besides ssl-ca.
+        text = text.replace("the system's roots", "the driver's Mozilla roots");
+        text.push_str(" (the driver also trusts its built-in Mozilla roots)");
+    }
+    if mode == "PREFERRED" {
+        text.push_str("; in the clear if the server offers no TLS");
+    }
+    text
 }
 
 /// Opens a connection, without the session settings. With no `ssl-mode` in the URL, TLS is

@@ -9,9 +9,10 @@
 //! parameters (binary), simple queries for transactions, DDL and checks.
 //!
 //! - Connecting: TCP or a Unix socket (a host that is a directory, as libpq), startup, then
-//!   trust, password, MD5 or SCRAM-SHA-256 authentication. TLS as libpq's `sslmode`
-//!   ([`crate::target::tls`]): `prefer` (the default) and `require` ask the server, `disable` does
-//!   not; never over a Unix socket.
+//!   trust, password, MD5 or SCRAM-SHA-256 authentication. The URL or `key=value` string, the
+//!   `PG*` variables and libpq's defaults are resolved as libpq does
+//!   ([`crate::target::conninfo`]); TLS as libpq's `sslmode`, `verify-ca` and `verify-full`
+//!   verifying the server's certificate ([`crate::target::tls`]); never over a Unix socket.
 //! - `--set NAME=VALUE` sets server parameters per session (`SET`), e.g.
 //!   `synchronous_commit=off`; the settings that decide durability and group commit
 //!   ([`DISCLOSED`]) are read back and recorded.
@@ -27,6 +28,8 @@ use super::sql::{
     is_timeout, numbered_placeholders, plain_name,
 };
 use crate::stop::Stop;
+use crate::target::conninfo::{self, Resolved, SslMode};
+use crate::target::tls;
 use crate::target::url::TargetUrl;
 use bytes::BytesMut;
 use fallible_iterator::FallibleIterator;
@@ -54,9 +57,6 @@ pub const DISCLOSED: [&str; 11] = [
     "max_connections",
     "default_transaction_isolation",
 ];
-
-/// URL parameters understood; others are refused rather than silently ignored.
-const PARAMS: [&str; 3] = ["sslmode", "application_name", "connect_timeout"];
 
 /// The most one read takes from the socket.
 const READ_CHUNK: usize = 16 * 1024;
@@ -218,96 +218,56 @@ pub fn connect_with(
         .url
         .parse()
         .map_err(|e| DbError::other(format!("bad URL: {e}")))?;
-    if let Some((name, _)) = url
-        .params
-        .iter()
-        .find(|(k, _)| !PARAMS.contains(&k.as_str()))
-    {
-        return Err(DbError::other(format!(
-            "the URL parameter {name:?} is not supported; perflab takes {}",
-            PARAMS.join(", ")
-        )));
-    }
-    let param = |name: &str| {
-        url.params
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    };
-    let sslmode = param("sslmode").unwrap_or("prefer");
-    if !["disable", "prefer", "require"].contains(&sslmode) {
-        return Err(DbError::other(format!(
-            "sslmode={sslmode} is not supported; use disable, prefer or require (the certificate is not verified)"
-        )));
-    }
-    let port = url.port.unwrap_or(5432);
-    let user = url
-        .user
-        .clone()
-        .or_else(|| std::env::var("USER").ok())
-        .unwrap_or_else(|| "postgres".into());
-    let database = url.database.clone().unwrap_or_else(|| user.clone());
-    let host = url
-        .host
-        .clone()
-        .unwrap_or_else(|| "/var/run/postgresql".into());
-    let timeout = match param("connect_timeout") {
-        None => CONNECT_TIMEOUT,
-        Some(s) => s
-            .parse::<u64>()
-            .ok()
-            .filter(|&n| n > 0)
-            .map(Duration::from_secs)
-            .ok_or_else(|| {
-                DbError::other(format!("connect_timeout={s}: give whole seconds, e.g. 10"))
-            })?,
-    };
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let env = |k: &str| std::env::var(k).ok();
+    let conn = conninfo::resolve(&url, &env, home.as_deref()).map_err(DbError::other)?;
+    let timeout = conn.connect_timeout.unwrap_or(CONNECT_TIMEOUT);
     let timeout = answer.map_or(timeout, |a| a.min(timeout));
+    let (host, port) = (conn.host.clone(), conn.port);
     let place = match host.starts_with('/') {
         true => Place::Unix(format!("{host}/.s.PGSQL.{port}")),
         false => Place::Tcp(host.clone(), port),
     };
-    let stream = if host.starts_with('/') {
-        let path = format!("{host}/.s.PGSQL.{port}");
-        let unix = UnixStream::connect(&path)
-            .map_err(|e| DbError::other(format!("cannot connect to {path}: {e}")))?;
-        let _ = unix.set_read_timeout(Some(timeout));
-        Stream::Unix(unix)
-    } else {
+    let open = |tls: bool| -> Result<Stream, DbError> {
+        if host.starts_with('/') {
+            let path = format!("{host}/.s.PGSQL.{port}");
+            let unix = UnixStream::connect(&path)
+                .map_err(|e| DbError::other(format!("cannot connect to {path}: {e}")))?;
+            let _ = unix.set_read_timeout(Some(timeout));
+            return Ok(Stream::Unix(unix));
+        }
         let tcp = tcp_connect(&host, port, timeout)?;
         let _ = tcp.set_read_timeout(Some(timeout));
-        if sslmode == "disable" {
-            Stream::Tcp(tcp)
-        } else {
-            negotiate_tls(tcp, &host, sslmode == "require")?
+        let _ = tcp.set_write_timeout(Some(timeout));
+        match tls {
+            false => Ok(Stream::Tcp(tcp)),
+            true => negotiate_tls(tcp, &host, &conn),
         }
     };
-    let mut c = PgConn {
-        stream,
-        out: BytesMut::with_capacity(1024),
-        inb: BytesMut::with_capacity(READ_CHUNK),
-        chunk: vec![0; READ_CHUNK].into_boxed_slice(),
-        stmts: Vec::new(),
-        broken: false,
-        stop: stop.clone(),
-        waiting: Waiting::default(),
-        cancel_key: None,
-        _canceller: None,
-        bounded_after_stop: false,
-        before_stop: !stop.is_set(),
-    };
-    c.set_answer_timeout(Some(timeout));
     let password = match &url.password {
         Some(p) => Some(p.expose().to_string()),
-        None => {
-            let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-            url.password_from_environment(&|k| std::env::var(k).ok(), home.as_deref())
-                .password
-                .map(|p| p.expose().to_string())
-        }
+        None => conninfo::with_environment(&url, &env)
+            .password_from_environment(&env, home.as_deref())
+            .password
+            .map(|p| p.expose().to_string()),
     };
-    let application = param("application_name").unwrap_or("perflab");
-    let key = c.startup(&user, &database, application, password.as_deref())?;
+    let first_tls = !matches!(conn.sslmode, SslMode::Disable | SslMode::Allow);
+    let (mut c, key) = match start(open(first_tls)?, &conn, password.as_deref(), timeout, stop) {
+        // libpq's `allow`: a server that refuses a plain session is asked again with TLS.
+        Err(e)
+            if conn.sslmode == SslMode::Allow
+                && e.kind == DbErrorKind::Other
+                && !host.starts_with('/') =>
+        {
+            start(open(true)?, &conn, password.as_deref(), timeout, stop).map_err(|again| {
+                DbError {
+                    kind: again.kind,
+                    message: format!("{} (and without TLS: {})", again.message, e.message),
+                }
+            })?
+        }
+        other => other?,
+    };
     c.cancel_on_stop(place, key);
     for (name, value) in &t.set {
         c.batch(&format!(
@@ -332,6 +292,34 @@ pub fn connect_with(
     Ok(c)
 }
 
+/// A connection on `stream`, started up and authenticated, and its cancel key; answers
+/// bounded by `timeout` until the caller sets its own.
+fn start(
+    stream: Stream,
+    conn: &Resolved,
+    password: Option<&str>,
+    timeout: Duration,
+    stop: &Stop,
+) -> Result<(PgConn, Option<(i32, i32)>), DbError> {
+    let mut c = PgConn {
+        stream,
+        out: BytesMut::with_capacity(1024),
+        inb: BytesMut::with_capacity(READ_CHUNK),
+        chunk: vec![0; READ_CHUNK].into_boxed_slice(),
+        stmts: Vec::new(),
+        broken: false,
+        stop: stop.clone(),
+        waiting: Waiting::default(),
+        cancel_key: None,
+        _canceller: None,
+        bounded_after_stop: false,
+        before_stop: !stop.is_set(),
+    };
+    c.set_answer_timeout(Some(timeout));
+    let key = c.startup(&conn.user, &conn.database, &conn.application_name, password)?;
+    Ok((c, key))
+}
+
 fn tcp_connect(host: &str, port: u16, timeout: Duration) -> Result<TcpStream, DbError> {
     use std::net::ToSocketAddrs;
     let fail = |e: std::io::Error| DbError::other(format!("cannot connect to {host}:{port}: {e}"));
@@ -351,8 +339,10 @@ fn tcp_connect(host: &str, port: u16, timeout: Duration) -> Result<TcpStream, Db
     })))
 }
 
-/// Asks the server for TLS (SSLRequest) and wraps the socket if it agrees.
-fn negotiate_tls(mut tcp: TcpStream, host: &str, required: bool) -> Result<Stream, DbError> {
+/// Asks the server for TLS (SSLRequest) and wraps the socket if it agrees, verifying its
+/// certificate as far as `conn.trust` says; a server that says no is refused when the
+/// sslmode needs TLS, else the session goes on in the clear (`prefer`).
+fn negotiate_tls(mut tcp: TcpStream, host: &str, conn: &Resolved) -> Result<Stream, DbError> {
     let mut buf = BytesMut::with_capacity(8);
     frontend::ssl_request(&mut buf);
     let mut answer = [0u8; 1];
@@ -361,22 +351,26 @@ fn negotiate_tls(mut tcp: TcpStream, host: &str, required: bool) -> Result<Strea
         .map_err(|e| DbError::other(format!("cannot connect to {host}: {e}")))?;
     match answer[0] {
         b'S' => {
-            let config = crate::target::tls::config().map_err(DbError::other)?;
+            let config = conn.trust.config().map_err(|e| DbError::other(e.0))?;
             let name = rustls::pki_types::ServerName::try_from(host.to_string())
                 .map_err(|e| DbError::other(format!("TLS: {host}: {e}")))?;
-            let conn = rustls::ClientConnection::new(config, name)
+            let client = rustls::ClientConnection::new(config, name)
                 .map_err(|e| DbError::other(format!("TLS: {e}")))?;
-            let mut tls = rustls::StreamOwned::new(conn, tcp);
+            let mut tls = rustls::StreamOwned::new(client, tcp);
             // Finish the handshake now, so a TLS failure reads as one.
             while tls.conn.is_handshaking() {
-                tls.conn
-                    .complete_io(&mut tls.sock)
-                    .map_err(|e| DbError::other(format!("TLS handshake with {host}: {e}")))?;
+                tls.conn.complete_io(&mut tls.sock).map_err(|e| {
+                    DbError::other(
+                        tls::refusal(&e, tls::LIBPQ)
+                            .unwrap_or_else(|| format!("TLS handshake with {host}: {e}")),
+                    )
+                })?;
             }
             Ok(Stream::Tls(Box::new(tls)))
         }
-        _ if required => Err(DbError::other(format!(
-            "{host} does not offer TLS, and the URL says sslmode=require"
+        _ if conn.sslmode.needs_tls() => Err(DbError::other(format!(
+            "{host} does not offer TLS, and sslmode={} needs it",
+            conn.sslmode.name()
         ))),
         _ => Ok(Stream::Tcp(tcp)),
     }

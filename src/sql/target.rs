@@ -9,6 +9,7 @@ use crate::spec::sweep::parse_u64;
 use crate::spec::units::parse_count;
 use crate::spec::{SpecError, Sweep};
 use crate::stop::Stop;
+use crate::target::conninfo::{self, SslMode};
 use crate::target::url::{self, TargetUrl};
 
 /// A target that cannot be used, in one line naming the fix.
@@ -19,8 +20,12 @@ pub struct TargetError(pub String);
 /// One database a command works on (one shard).
 pub struct Target {
     pub backend: Backend,
-    /// As shown and recorded: no password.
+    /// As shown and recorded: no password; for PostgreSQL, with what the `PG*` variables
+    /// filled in.
     pub shown: String,
+    /// What the connection's TLS verifies, for the record (`sslmode=verify-full: verified:
+    /// chain to ca.pem and host name`); None for SQLite.
+    pub tls: Option<String>,
 }
 
 impl Target {
@@ -50,7 +55,21 @@ pub fn database(
     let parsed: TargetUrl = url.parse().map_err(|e: url::UrlError| {
         TargetError(format!("--target {}: {e}", crate::target::url::redact(url)))
     })?;
-    let shown = parsed.redacted();
+    let mut shown = parsed.redacted();
+    let mut tls = None;
+    if parsed.backend == url::Backend::Postgres {
+        // libpq's rules, checked now: a bad sslmode or a missing root file is one line
+        // before anything runs, and the record names what the environment filled in.
+        let env = |k: &str| std::env::var(k).ok();
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        let resolved = conninfo::resolve(&parsed, &env, home.as_deref())
+            .map_err(|e| TargetError(format!("--target {shown}: {e}")))?;
+        shown = conninfo::with_environment(&parsed, &env).redacted();
+        tls = Some(postgres_tls(&resolved));
+    }
+    if parsed.backend == url::Backend::Mysql {
+        tls = Some(super::mysql::tls_description(&parsed));
+    }
     let backend = match parsed.backend {
         url::Backend::Sqlite => {
             if !set.is_empty() {
@@ -89,7 +108,27 @@ pub fn database(
             )));
         }
     };
-    Ok(Target { backend, shown })
+    Ok(Target {
+        backend,
+        shown,
+        tls,
+    })
+}
+
+/// What a PostgreSQL connection's TLS verifies, in the record's words.
+fn postgres_tls(r: &conninfo::Resolved) -> String {
+    if r.host.starts_with('/') {
+        return "a Unix socket: not encrypted".into();
+    }
+    let mode = r.sslmode.name();
+    match r.sslmode {
+        SslMode::Disable => format!("sslmode={mode}: not encrypted"),
+        SslMode::Allow | SslMode::Prefer => format!(
+            "sslmode={mode}: {} (in the clear if the server offers no TLS)",
+            r.trust.describe()
+        ),
+        _ => format!("sslmode={mode}: {}", r.trust.describe()),
+    }
 }
 
 /// `--op-timeout`: above zero, and short enough that a stuck server is noticed.

@@ -16,10 +16,10 @@
 //! - a short `read` does not mean the socket is drained (a read returns at most one record's
 //!   plaintext at a time), so a non-blocking caller reads a TLS stream until `WouldBlock`.
 //!
-//! The settings (encrypted, server certificate not verified, rustls's default session
-//! resumption: an in-memory cache of the process, TLS 1.3 tickets) are the process's, from
-//! [`crate::target::tls`]. A resumed handshake skips the server's certificate signature, so
-//! [`TlsStream::resumed`] says which kind each connection had.
+//! The settings (how far the server is trusted, the client's certificate, rustls's session
+//! resumption: an in-memory cache, TLS 1.3 tickets) are the connection's
+//! [`crate::target::tls::Trust`]'s. A resumed handshake skips the server's certificate
+//! signature, so [`TlsStream::resumed`] says which kind each connection had.
 
 use rustls::ClientConnection;
 use rustls::pki_types::ServerName;
@@ -40,15 +40,9 @@ impl std::fmt::Debug for TlsStream {
 }
 
 impl TlsStream {
-    /// Runs the handshake on a blocking socket (its timeouts bound it), with the process's
-    /// settings.
-    pub fn connect(sock: TcpStream, server_name: &str) -> io::Result<TlsStream> {
-        let config = crate::target::tls::config().map_err(io::Error::other)?;
-        TlsStream::connect_with(sock, server_name, config)
-    }
-
-    /// [`TlsStream::connect`] with settings of the caller's (e.g. a session cache per
-    /// server, [`crate::target::tls::config_for_server`]).
+    /// Runs the handshake on a blocking socket (its timeouts bound it) with the settings of
+    /// the connection's [`crate::target::tls::Trust`]. A failure keeps rustls's error inside
+    /// the `io::Error`, so [`crate::target::tls::refusal`] can say why a certificate was refused.
     pub fn connect_with(
         mut sock: TcpStream,
         server_name: &str,
@@ -59,13 +53,7 @@ impl TlsStream {
         let mut conn = ClientConnection::new(config, name)
             .map_err(|e| io::Error::other(format!("TLS: {e}")))?;
         while conn.is_handshaking() {
-            conn.complete_io(&mut sock).map_err(|e| {
-                if e.kind() == io::ErrorKind::InvalidData {
-                    io::Error::new(e.kind(), format!("TLS handshake failed: {e}"))
-                } else {
-                    e
-                }
-            })?;
+            conn.complete_io(&mut sock)?;
         }
         Ok(TlsStream { conn, sock })
     }
@@ -132,9 +120,11 @@ impl Read for TlsStream {
             if self.conn.read_tls(&mut self.sock)? == 0 {
                 return Ok(0);
             }
+            // rustls's error stays inside, for `tls::refusal` (a server's alert after the
+            // handshake: TLS 1.3 servers judge the client's certificate only then).
             self.conn
                 .process_new_packets()
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("TLS: {e}")))?;
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
             // Alerts and post-handshake messages may want an answer.
             self.push_some()?;
         }

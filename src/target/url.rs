@@ -131,6 +131,9 @@ pub enum UrlError {
     /// `postgres:host` and the like: the `//` is missing.
     #[error("'{0}:' must be followed by '//'; write {0}://...")]
     MissingSlashes(String),
+    /// A libpq `key=value` string that does not parse (the reason never quotes a value).
+    #[error("not a PostgreSQL key=value string: {0}")]
+    Keywords(String),
     /// `sqlite::memory:` or `mode=memory`.
     #[error(
         "an in-memory SQLite database cannot be benchmarked; give a file: sqlite:///abs/path.db or sqlite://relative/path.db"
@@ -220,6 +223,9 @@ impl FromStr for TargetUrl {
 
     fn from_str(s: &str) -> Result<Self, UrlError> {
         let s = s.trim();
+        if super::conninfo::looks_like_keywords(s) {
+            return parse_keywords(s);
+        }
         let Some((scheme, rest)) = s.split_once("://") else {
             return Err(without_slashes(s));
         };
@@ -249,6 +255,15 @@ fn without_slashes(s: &str) -> UrlError {
         Some(_) => UrlError::MissingSlashes(head.to_ascii_lowercase()),
         None => UrlError::MissingScheme,
     }
+}
+
+/// A libpq `key=value` string: a PostgreSQL target with the same fields a URL would give.
+fn parse_keywords(s: &str) -> Result<TargetUrl, UrlError> {
+    let mut url = TargetUrl::empty(Backend::Postgres);
+    for (k, v) in super::conninfo::parse_keywords(s)? {
+        url.take_param(k, v)?;
+    }
+    Ok(url)
 }
 
 fn parse_sqlite(rest: &str) -> Result<TargetUrl, UrlError> {
@@ -962,7 +977,7 @@ pub fn redact_command_line(args: &[String]) -> Vec<String> {
             } else {
                 arg.clone()
             }
-        } else if arg.contains("://") {
+        } else if arg.contains("://") || super::conninfo::looks_like_keywords(arg) {
             redact_url_text(arg)
         } else {
             arg.clone()
@@ -984,6 +999,9 @@ pub fn redact(url: &str) -> String {
 
 /// One URL's text with its password(s) replaced by `***`, whether or not it parses.
 pub fn redact_url_text(u: &str) -> String {
+    if super::conninfo::looks_like_keywords(u) {
+        return redact_keywords_text(u);
+    }
     let (prefix, rest) = match u.find("://") {
         Some(i) => u.split_at(i + 3),
         None => ("", u),
@@ -1028,6 +1046,25 @@ pub fn redact_url_text(u: &str) -> String {
         out.push_str(&redact_query(q));
     }
     out
+}
+
+/// A libpq `key=value` string with its secrets' values replaced by `***`; kept as typed when
+/// it holds none, and hidden whole when it does not parse but may hold one.
+fn redact_keywords_text(s: &str) -> String {
+    let secret = |text: &str| {
+        let lower = text.to_ascii_lowercase();
+        ["pass", "pwd", "secret", "token"]
+            .iter()
+            .any(|w| lower.contains(w))
+    };
+    if !secret(s) {
+        return s.to_string();
+    }
+    match super::conninfo::parse_keywords(s) {
+        Ok(pairs) if !pairs.iter().any(|(k, _)| is_secret_param(k)) => s.to_string(),
+        Ok(_) => super::conninfo::redact_keywords(s).unwrap_or_else(|| "***".into()),
+        Err(_) => "***".into(),
+    }
 }
 
 /// A query string with the values of secret-looking parameters replaced by `***`.

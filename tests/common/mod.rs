@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each test file uses a part
 
 pub mod browser;
+pub mod pki;
 pub mod servers;
 pub mod skip;
 

@@ -159,6 +159,83 @@ impl PgServer {
         Ok(server)
     }
 
+    /// As [`PgServer::start`], with TLS: the certificate `server` of `pki` (for `localhost`),
+    /// clients' certificates checked against its CA, and the role `certuser` allowed only
+    /// over TLS with a client certificate for it (`clientcert=verify-full`).
+    pub fn start_tls(pki: &super::pki::Pki) -> Option<PgServer> {
+        settle("PostgreSQL with TLS", Self::try_start_tls(pki))
+    }
+
+    fn try_start_tls(pki: &super::pki::Pki) -> Result<PgServer, StartError> {
+        let bin = pg_bin_dir().ok_or_else(|| {
+            StartError::missing(
+                "initdb not found (looked in /usr/lib/postgresql/*/bin and PATH)",
+                "postgresql",
+            )
+        })?;
+        let run_as = RunAs::when_root("postgres", "postgresql")?;
+        let dir = scratch_dir("pg-tls", run_as.as_ref())?;
+        let mut server = PgServer {
+            data: dir.join("data"),
+            dir,
+            pg_ctl: bin.join("pg_ctl"),
+            run_as,
+            port: 0,
+        };
+        server.create(&bin)?;
+        server.use_certificate(pki, "server")?;
+        fs::copy(pki.path("ca.pem"), server.data.join("ca.pem"))
+            .map_err(|e| StartError::Failed(format!("cannot copy the test CA: {e}")))?;
+        append(
+            &server.data.join("postgresql.conf"),
+            "ssl = on\nssl_cert_file = 'server.pem'\nssl_key_file = 'server.key'\nssl_ca_file = 'ca.pem'\n",
+        )?;
+        fs::write(
+            server.data.join("pg_hba.conf"),
+            "local all all trust\n\
+             hostssl all certuser 127.0.0.1/32 trust clientcert=verify-full\n\
+             host all certuser 127.0.0.1/32 reject\n\
+             host all all 127.0.0.1/32 trust\n",
+        )
+        .map_err(|e| StartError::Failed(format!("cannot write pg_hba.conf: {e}")))?;
+        if let Some(u) = &server.run_as {
+            for f in ["ca.pem", "pg_hba.conf"] {
+                u.chown(&server.data.join(f))?;
+            }
+        }
+        server.boot()?;
+        Ok(server)
+    }
+
+    /// Serves `pki`'s certificate `name` (`server`, `expired`) from now on: copied over the
+    /// server's own, and the server told to reload (PostgreSQL rereads its TLS files then).
+    pub fn serve_certificate(&self, pki: &super::pki::Pki, name: &str) {
+        if let Err(StartError::Failed(e) | StartError::Missing { reason: e, .. }) =
+            self.use_certificate(pki, name)
+        {
+            panic!("{e}");
+        }
+        let mut reload = self.pg_ctl(&["reload"]);
+        run_logged(&mut reload, &self.dir.join("pg_ctl.log"), COMMAND_TIMEOUT)
+            .expect("pg_ctl reload");
+        // The postmaster reloads on SIGHUP, asynchronously; new connections see it after.
+        std::thread::sleep(Duration::from_millis(500));
+    }
+
+    fn use_certificate(&self, pki: &super::pki::Pki, name: &str) -> Result<(), StartError> {
+        for (from, to) in [("pem", "server.pem"), ("key", "server.key")] {
+            let target = self.data.join(to);
+            fs::copy(pki.path(&format!("{name}.{from}")), &target)
+                .map_err(|e| StartError::Failed(format!("cannot copy {name}.{from}: {e}")))?;
+            fs::set_permissions(&target, fs::Permissions::from_mode(0o600))
+                .map_err(|e| StartError::Failed(format!("cannot chmod {to}: {e}")))?;
+            if let Some(u) = &self.run_as {
+                u.chown(&target)?;
+            }
+        }
+        Ok(())
+    }
+
     fn create(&self, bin: &Path) -> Result<(), StartError> {
         let mut initdb = command(&bin.join("initdb"), self.run_as.as_ref(), &self.dir);
         initdb
@@ -1004,6 +1081,65 @@ impl RedisServer {
         settle("Redis with TLS", Self::try_start_tls())
     }
 
+    /// As [`RedisServer::start_tls`], with `pki`'s certificate `server` (for `localhost`) and
+    /// clients required to show a certificate signed by its CA (`tls-auth-clients yes`).
+    pub fn start_tls_with(pki: &super::pki::Pki) -> Option<RedisServer> {
+        settle(
+            "Redis with TLS and client certificates",
+            Self::try_start_tls_with(pki),
+        )
+    }
+
+    fn try_start_tls_with(pki: &super::pki::Pki) -> Result<RedisServer, StartError> {
+        let redis = redis_server_program()?;
+        let dir = scratch_dir("redis-tls", None)?;
+        for (from, to) in [
+            ("server.pem", "cert.pem"),
+            ("server.key", "key.pem"),
+            ("ca.pem", "ca.pem"),
+        ] {
+            if let Err(e) = fs::copy(pki.path(from), dir.join(to)) {
+                remove_dir(&dir);
+                return Err(StartError::Failed(format!("cannot copy {from}: {e}")));
+            }
+        }
+        Self::boot(&redis, dir, None, Role::Tls)
+    }
+
+    /// Serves `pki`'s certificate `name` (`expired`) from now on, by `CONFIG SET` on the
+    /// plain port (Redis loads the new files at once).
+    pub fn serve_certificate(&self, pki: &super::pki::Pki, name: &str) {
+        let (cert, key) = (
+            self.dir.join(format!("{name}.pem")),
+            self.dir.join(format!("{name}.key")),
+        );
+        fs::copy(pki.path(&format!("{name}.pem")), &cert).expect("copy the certificate");
+        fs::copy(pki.path(&format!("{name}.key")), &key).expect("copy the key");
+        let args = [
+            "CONFIG".to_string(),
+            "SET".into(),
+            "tls-cert-file".into(),
+            cert.display().to_string(),
+            "tls-key-file".into(),
+            key.display().to_string(),
+        ];
+        let mut command = format!("*{}\r\n", args.len());
+        for a in &args {
+            command.push_str(&format!("${}\r\n{a}\r\n", a.len()));
+        }
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).expect("the plain port");
+        s.set_read_timeout(Some(READY_TIMEOUT)).unwrap();
+        s.write_all(command.as_bytes()).unwrap();
+        let mut line = String::new();
+        BufReader::new(s).read_line(&mut line).unwrap();
+        assert_eq!(line.trim_end(), "+OK", "CONFIG SET tls-cert-file");
+    }
+
+    /// The TLS port, with [`RedisServer::start_tls`] or [`RedisServer::start_tls_with`].
+    pub fn tls_port(&self) -> Option<u16> {
+        self.tls_port
+    }
+
     fn try_start(password: Option<&str>) -> Result<RedisServer, StartError> {
         let redis = redis_server_program()?;
         let dir = scratch_dir("redis", None)?;
@@ -1051,8 +1187,15 @@ impl RedisServer {
                     .arg("--tls-cert-file")
                     .arg(dir.join("cert.pem"))
                     .arg("--tls-key-file")
-                    .arg(dir.join("key.pem"))
-                    .args(["--tls-auth-clients", "no"]);
+                    .arg(dir.join("key.pem"));
+                // With a CA (start_tls_with), clients must show a certificate it signed.
+                if dir.join("ca.pem").exists() {
+                    cmd.arg("--tls-ca-cert-file")
+                        .arg(dir.join("ca.pem"))
+                        .args(["--tls-auth-clients", "yes"]);
+                } else {
+                    cmd.args(["--tls-auth-clients", "no"]);
+                }
             }
             if role == Role::ClusterNode {
                 cmd.args(["--cluster-enabled", "yes"])

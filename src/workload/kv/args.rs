@@ -86,5 +86,7 @@ pub struct KvArgs {
     #[arg(long, value_name = "TIME", default_value = "10s")]
     pub op_timeout: String,
     #[command(flatten)]
+    pub tls: crate::target::tls_args::TlsArgs,
+    #[command(flatten)]
     pub run: RunArgs,
 }

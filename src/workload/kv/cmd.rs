@@ -12,7 +12,7 @@ use crate::error::AppError;
 use crate::spec::sweep::parse_u64;
 use crate::spec::units::{parse_count, parse_duration, parse_size};
 use crate::spec::{SpecError, Sweep};
-use crate::target::url::TargetUrl;
+use crate::target::url::{Backend, TargetUrl};
 use crate::workload::WorkloadSpec;
 use crate::workload::build::{Defaults, build_spec};
 use crate::workload::kind::Host;
@@ -67,6 +67,11 @@ fn meta(args: &KvArgs) -> Result<bool, SpecError> {
 fn server(args: &KvArgs, start: bool, first_threads: Option<u64>) -> Result<Server, AppError> {
     let meta = meta(args)?;
     if args.target.is_empty() {
+        if args.tls.any() {
+            return Err(AppError::Usage(
+                "--cacert, --insecure, --cert and --key are for a rediss:// --target; the throwaway memcached has no TLS".into(),
+            ));
+        }
         let memory = parse_size("server-memory", &args.server_memory)? / (1 << 20);
         if memory < 8 {
             return Err(SpecError::new(
@@ -107,8 +112,14 @@ fn server(args: &KvArgs, start: bool, first_threads: Option<u64>) -> Result<Serv
                 .map(std::path::PathBuf::from)
                 .as_deref(),
         );
-        let endpoint =
-            Endpoint::from_url(&parsed, meta).map_err(|e| AppError::Usage(e.to_string()))?;
+        if parsed.backend != Backend::Rediss && args.tls.any() {
+            return Err(AppError::Usage(format!(
+                "--cacert, --insecure, --cert and --key are for TLS; --target {} is not rediss://",
+                parsed.redacted()
+            )));
+        }
+        let endpoint = Endpoint::from_url(&parsed, meta, &args.tls.trust())
+            .map_err(|e| AppError::Usage(e.to_string()))?;
         if let Some(twice) = endpoints
             .iter()
             .find(|e: &&Endpoint| e.address == endpoint.address)
@@ -502,6 +513,7 @@ pub fn kv_spec(args: &KvArgs) -> Result<RunSpec, AppError> {
     let sharded = srv.shards.len() > 1;
     let spec = KvSpec {
         target: srv.shown.clone(),
+        tls: srv.shards[0].tls.as_ref().map(|t| t.trust.describe()),
         sharding: if sharded { srv.router.name() } else { None },
         shards: if sharded {
             srv.shards.iter().map(|e| e.shown.clone()).collect()

@@ -17,6 +17,7 @@
 use super::memcache;
 use super::protocol::Protocol;
 use super::resp::{self, Value};
+use crate::target::tls::Trust;
 use crate::target::tls_stream::TlsStream;
 use crate::target::url::{Backend, Secret, TargetUrl};
 use std::collections::BTreeMap;
@@ -39,8 +40,8 @@ pub enum Address {
 #[derive(Clone)]
 pub struct Endpoint {
     pub address: Address,
-    /// `rediss://`: TLS, with this server name (SNI); the certificate is not verified.
-    pub tls: Option<String>,
+    /// `rediss://`: TLS, and how far the server is trusted.
+    pub tls: Option<Tls>,
     pub protocol: Protocol,
     /// Redis ACL user (`AUTH user pass`); with only a password, `AUTH pass`.
     pub user: Option<String>,
@@ -55,6 +56,15 @@ impl fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.shown)
     }
+}
+
+/// A `rediss://` server's TLS: the name its certificate must carry (also sent for SNI; the
+/// host as the user wrote it, for a cluster's nodes too) and how far it is trusted
+/// (`--cacert`, `--insecure`, `--cert`, `--key`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tls {
+    pub name: String,
+    pub trust: Trust,
 }
 
 /// Why an endpoint could not be made or reached. One line each, naming the fix.
@@ -72,6 +82,10 @@ pub enum EndpointError {
     },
     #[error("{shown}: {message}")]
     Protocol { shown: String, message: String },
+    /// The server's certificate was not trusted, or the server refused perflab's: no retry
+    /// can change that.
+    #[error("{shown}: {message}")]
+    Trust { shown: String, message: String },
 }
 
 impl EndpointError {
@@ -173,7 +187,7 @@ impl Write for Stream {
 impl Endpoint {
     /// The endpoint a `--target` URL names. `protocol` overrides the memcached protocol
     /// (`--protocol meta`); Redis takes RESP3 from `?protocol=3`.
-    pub fn from_url(url: &TargetUrl, meta: bool) -> Result<Endpoint, EndpointError> {
+    pub fn from_url(url: &TargetUrl, meta: bool, trust: &Trust) -> Result<Endpoint, EndpointError> {
         let shown = url.redacted();
         let bad = |m: &str| EndpointError::Url(format!("--target {shown}: {m}"));
         let protocol = match url.backend {
@@ -224,8 +238,10 @@ impl Endpoint {
                 bad("the Redis database must be a number, e.g. redis://host:6379/0")
             })?,
         };
-        let tls = (url.backend == Backend::Rediss)
-            .then(|| url.host.clone().unwrap_or_else(|| "127.0.0.1".into()));
+        let tls = (url.backend == Backend::Rediss).then(|| Tls {
+            name: url.host.clone().unwrap_or_else(|| "127.0.0.1".into()),
+            trust: trust.clone(),
+        });
         let address = match (&url.path, &url.host) {
             (Some(_), _) if tls.is_some() => {
                 return Err(bad(
@@ -298,14 +314,21 @@ impl Endpoint {
                 s.set_nodelay(true).map_err(unreachable)?;
                 match &self.tls {
                     None => Stream::Tcp(s),
-                    Some(name) => {
+                    Some(tls) => {
                         s.set_read_timeout(Some(timeout)).map_err(unreachable)?;
                         s.set_write_timeout(Some(timeout)).map_err(unreachable)?;
-                        let tls = TlsStream::connect(s, name).map_err(|e| {
-                            self.protocol_error(format!(
-                                "{} (is this port TLS? redis:// for a plain one)",
-                                describe_io(&e)
-                            ))
+                        let config = tls.trust.config().map_err(|e| EndpointError::Url(e.0))?;
+                        let tls = TlsStream::connect_with(s, &tls.name, config).map_err(|e| {
+                            match crate::target::tls::refusal(&e, crate::target::tls::CLI) {
+                                Some(line) => EndpointError::Trust {
+                                    shown: self.shown.clone(),
+                                    message: line,
+                                },
+                                None => self.protocol_error(format!(
+                                    "TLS handshake failed: {} (is this port TLS? redis:// for a plain one)",
+                                    describe_io(&e)
+                                )),
+                            }
                         })?;
                         Stream::Tls(Box::new(tls))
                     }
@@ -335,6 +358,9 @@ impl Endpoint {
 
 /// An I/O error in words a user acts on.
 fn describe_io(e: &io::Error) -> String {
+    if let Some(line) = crate::target::tls::refusal(e, crate::target::tls::CLI) {
+        return line;
+    }
     match e.kind() {
         io::ErrorKind::ConnectionRefused => {
             "connection refused (is the server running, and on this port?)".into()

@@ -79,6 +79,9 @@ const COUNT_TOLERANCE: f64 = 0.005;
 pub struct KvSpec {
     /// The server, without secrets; several are separated by commas (the seeds of a cluster).
     pub target: String,
+    /// What `rediss://`'s TLS verified; absent without TLS.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<String>,
     /// How the keys are spread over several servers: `ketama` (memcached) or `cluster`
     /// (Redis Cluster); absent with one server.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -383,6 +386,9 @@ impl Workload for KvSpec {
         ];
         if let Some(t) = &self.server_threads {
             s.push(Setting::new("server threads", t.text(u64::to_string)));
+        }
+        if let Some(tls) = &self.tls {
+            s.push(Setting::new("tls", tls));
         }
         if self.ttl > 0 {
             s.push(Setting::new("ttl", format!("{} s", self.ttl)));

@@ -78,6 +78,28 @@ fn data_size(r: &mut Reading, value: Option<&str>) -> Result<(), String> {
 }
 keeper!(tls, "tls", false);
 
+/// perflab's own TLS options, under the same names (memtier's `--tls-skip-verify` is
+/// `--insecure`).
+fn insecure(r: &mut Reading, _: Option<&str>) -> Result<(), String> {
+    r.word("--insecure");
+    Ok(())
+}
+
+fn cacert(r: &mut Reading, value: Option<&str>) -> Result<(), String> {
+    r.opt("--cacert", v(value));
+    Ok(())
+}
+
+fn cert(r: &mut Reading, value: Option<&str>) -> Result<(), String> {
+    r.opt("--cert", v(value));
+    Ok(())
+}
+
+fn key(r: &mut Reading, value: Option<&str>) -> Result<(), String> {
+    r.opt("--key", v(value));
+    Ok(())
+}
+
 fn refuse_output(_: &mut Reading, _: Option<&str>) -> Result<(), String> {
     Err("every run is archived with its histograms; write it out with 'perflab export last -f csv -o FILE'".into())
 }
@@ -244,8 +266,26 @@ static REDIS_FLAGS: &[Flag] = &[
     Flag {
         names: &["--insecure"],
         takes: Takes::Nothing,
-        means: "what perflab's rediss:// does today (the certificate is not verified)",
-        read: same,
+        means: "--insecure: the server's certificate is not verified",
+        read: insecure,
+    },
+    Flag {
+        names: &["--cacert"],
+        takes: Takes::Value,
+        means: "--cacert FILE: the CA that signed the server's certificate",
+        read: cacert,
+    },
+    Flag {
+        names: &["--cert"],
+        takes: Takes::Value,
+        means: "--cert FILE: the client certificate",
+        read: cert,
+    },
+    Flag {
+        names: &["--key"],
+        takes: Takes::Value,
+        means: "--key FILE: the client certificate's key",
+        read: key,
     },
 ];
 
@@ -298,8 +338,26 @@ static MEMTIER_FLAGS: &[Flag] = &[
     Flag {
         names: &["--tls-skip-verify"],
         takes: Takes::Nothing,
-        means: "what perflab's rediss:// does today (the certificate is not verified)",
-        read: same,
+        means: "--insecure: the server's certificate is not verified",
+        read: insecure,
+    },
+    Flag {
+        names: &["--cacert"],
+        takes: Takes::Value,
+        means: "--cacert FILE: the CA that signed the server's certificate",
+        read: cacert,
+    },
+    Flag {
+        names: &["--cert"],
+        takes: Takes::Value,
+        means: "--cert FILE: the client certificate",
+        read: cert,
+    },
+    Flag {
+        names: &["--key"],
+        takes: Takes::Value,
+        means: "--key FILE: the client certificate's key",
+        read: key,
     },
     Flag {
         names: &["-P", "--protocol"],
@@ -450,9 +508,6 @@ static MEMTIER_FLAGS: &[Flag] = &[
             "--wait-ratio",
             "--num-slaves",
             "--wait-timeout",
-            "--cert",
-            "--key",
-            "--cacert",
             "--sni",
         ],
         takes: Takes::Value,

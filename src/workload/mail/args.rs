@@ -131,5 +131,7 @@ pub struct MailArgs {
     #[arg(long, value_name = "TIME", default_value = "30s")]
     pub op_timeout: String,
     #[command(flatten)]
+    pub tls_options: crate::target::tls_args::TlsArgs,
+    #[command(flatten)]
     pub run: RunArgs,
 }

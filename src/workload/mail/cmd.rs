@@ -16,6 +16,7 @@ use crate::error::AppError;
 use crate::spec::sweep::parse_u64;
 use crate::spec::units::{parse_count, parse_duration};
 use crate::spec::{SearchSpec, SpecError, Switch};
+use crate::target::tls::{Roots, Trust};
 use crate::workload::WorkloadSpec;
 use crate::workload::build::{Defaults, build_spec};
 use crate::workload::mail::MailSpec;
@@ -57,10 +58,11 @@ impl Url {
     }
 
     /// The endpoint: implicit TLS by scheme, else STARTTLS with `starttls`, else plain.
-    fn endpoint(&self, starttls: bool) -> Endpoint {
+    fn endpoint(&self, starttls: bool, trust: &Trust) -> Endpoint {
         Endpoint {
             addr: self.addr,
             host: self.host.clone(),
+            trust: trust.clone(),
             security: if self.implicit_tls() {
                 Security::Implicit
             } else if starttls {
@@ -341,8 +343,8 @@ fn offers_starttls(endpoint: &Endpoint, dialect: Dialect) -> bool {
     offered
 }
 
-/// The client's TLS settings, as disclosed with any TLS run.
-const TLS_CLIENT: &str = "rustls 0.23 (ring), the server's certificate not verified; session resumption on (rustls's default: TLS 1.3 tickets, TLS 1.2 session ids and tickets, in an in-memory cache per server address), so a handshake may skip the certificate signature: tls_resumed_pct says how many did";
+/// The client's TLS settings, as disclosed with any TLS run, after what was verified.
+const TLS_CLIENT: &str = "rustls 0.23 (ring); session resumption on (rustls's default: TLS 1.3 tickets, TLS 1.2 session ids and tickets, in an in-memory cache per server address), so a handshake may skip the certificate signature: tls_resumed_pct says how many did";
 
 /// Accounts for the throwaway server: user1, user2 ... with passwords drawn for this run.
 fn throwaway_accounts(n: u64, seed: u64) -> Vec<(String, String)> {
@@ -421,11 +423,19 @@ pub fn mail_spec(args: &MailArgs) -> Result<RunSpec, AppError> {
             .into_iter()
             .map(|(k, v)| (k.to_string(), v.security.name().to_string()))
             .collect();
-    if [&e.imap, &e.pop3, &e.submit]
-        .iter()
-        .any(|e| e.security.is_tls())
+    if let Some(secured) = [&e.imap, &e.pop3, &e.submit]
+        .into_iter()
+        .find(|e| e.security.is_tls())
     {
-        tls_settings.insert("client".into(), TLS_CLIENT.into());
+        // One trust for every server of the run.
+        tls_settings.insert(
+            "client".into(),
+            format!("{}; {TLS_CLIENT}", secured.trust.describe()),
+        );
+    } else if args.tls_options.any() {
+        return Err(AppError::Usage(
+            "--cacert, --insecure, --cert and --key are for TLS: give imaps://, pop3s:// or smtps:// URLs, or --starttls".into(),
+        ));
     }
     let spec = MailSpec {
         target: e.imap.url("imap"),
@@ -518,12 +528,28 @@ fn throwaway_servers(
     }
     let credentials = throwaway_accounts(most, seed);
     let secure = args.tls || args.starttls;
+    if args.tls_options.cacert.is_some() || args.tls_options.cert.is_some() {
+        return Err(AppError::Usage(
+            "--cacert, --cert and --key are for a --target server: the throwaway Dovecot's certificate is perflab's own, and trusted as such".into(),
+        ));
+    }
+    if args.tls_options.insecure && !secure {
+        return Err(AppError::Usage(
+            "--insecure is for TLS: add --tls or --starttls, or leave it out".into(),
+        ));
+    }
     let t = Throwaway::start_with(&credentials, secure).map_err(AppError::Usage)?;
-    // The certificate's name, for SNI (it is not verified).
+    // The throwaway's certificate is signed by a CA perflab made for it: trusted in full,
+    // host name included, unless --insecure says not to check.
+    let trust = match (t.ca_certificate(), args.tls_options.insecure) {
+        (Some(ca), false) => Trust::full(Roots::File(ca)),
+        _ => Trust::unverified(),
+    };
     let local = |addr: SocketAddr, security: Security| Endpoint {
         addr,
         host: "localhost".into(),
         security,
+        trust: trust.clone(),
     };
     // LMTP has no implicit-TLS port: it is upgraded by STARTTLS where Dovecot's LMTP
     // offers it, else it stays plain and the record says so.
@@ -599,6 +625,7 @@ fn target_servers(
     ));
     }
     let imap = url("target", target, &IMAP_SCHEMES)?;
+    let trust = args.tls_options.trust();
     let smtp_text = args
         .smtp
         .clone()
@@ -614,9 +641,9 @@ fn target_servers(
     let pop3 = url("pop3", &pop3_text, &POP3_SCHEMES)?;
     let (credentials, shown) = accounts(args, most)?;
     let endpoints = Endpoints {
-        imap: imap.endpoint(args.starttls),
-        pop3: pop3.endpoint(args.starttls),
-        submit: submit.endpoint(args.starttls),
+        imap: imap.endpoint(args.starttls, &trust),
+        pop3: pop3.endpoint(args.starttls, &trust),
+        submit: submit.endpoint(args.starttls, &trust),
         dialect: if submit.scheme == "lmtp" {
             Dialect::Lmtp
         } else {
@@ -683,7 +710,7 @@ mod tests {
             let u = url("x", text, schemes).unwrap();
             assert_eq!(u.addr.port(), port, "{text}");
             for starttls in [false, true] {
-                let e = u.endpoint(starttls);
+                let e = u.endpoint(starttls, &Trust::unverified());
                 assert_eq!(e.security, Security::Implicit, "{text}");
                 assert_eq!(e.host, "127.0.0.1");
             }
@@ -693,7 +720,7 @@ mod tests {
             (
                 u.addr.port(),
                 u.host.as_str(),
-                u.endpoint(false).url("imap")
+                u.endpoint(false, &Trust::unverified()).url("imap")
             ),
             (1993, "localhost", format!("imaps://{}", u.addr))
         );
@@ -704,8 +731,16 @@ mod tests {
             ("lmtp://127.0.0.1", &SUBMIT_SCHEMES[..]),
         ] {
             let u = url("x", text, schemes).unwrap();
-            assert_eq!(u.endpoint(false).security, Security::Plain, "{text}");
-            assert_eq!(u.endpoint(true).security, Security::StartTls, "{text}");
+            assert_eq!(
+                u.endpoint(false, &Trust::unverified()).security,
+                Security::Plain,
+                "{text}"
+            );
+            assert_eq!(
+                u.endpoint(true, &Trust::unverified()).security,
+                Security::StartTls,
+                "{text}"
+            );
         }
     }
 }

@@ -10,9 +10,11 @@
 //! The clients ([`super::imap`], [`super::pop3`], [`super::smtp`]) take an endpoint and do
 //! the handshake where its security says: right after the TCP connect for `Implicit`, after
 //! the greeting (SMTP and LMTP: after EHLO or LHLO) for `StartTls`. The server's certificate
-//! is not verified ([`crate::target::tls`]); `host` is the name sent for SNI (an IP address
-//! sends none).
+//! is verified as its `trust` says ([`crate::target::tls`]: against the system's roots by
+//! default, `--cacert`, or not with `--insecure`); `host` is the name it must carry, also
+//! sent for SNI (an IP address sends none).
 
+use crate::target::tls::Trust;
 use serde::Serialize;
 use std::net::SocketAddr;
 
@@ -51,6 +53,8 @@ pub struct Endpoint {
     /// The name sent for SNI (as written in the URL; an IP address is fine).
     pub host: String,
     pub security: Security,
+    /// How far the server's certificate is trusted, when TLS is on.
+    pub trust: Trust,
 }
 
 impl Endpoint {
@@ -60,6 +64,7 @@ impl Endpoint {
             addr,
             host: addr.ip().to_string(),
             security: Security::Plain,
+            trust: Trust::unverified(),
         }
     }
 

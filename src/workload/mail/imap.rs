@@ -28,6 +28,7 @@
 
 use super::endpoint::{Endpoint, Security};
 use super::wire::{MailError, Wire};
+use crate::target::tls::Trust;
 use std::fmt::Write as _;
 use std::io::{self, Write as _};
 use std::time::{Duration, Instant};
@@ -121,7 +122,7 @@ impl ImapClient {
     pub fn open(endpoint: &Endpoint, timeout: Duration) -> Result<ImapClient, MailError> {
         let mut wire = Wire::connect(endpoint.addr, timeout)?;
         if endpoint.security == Security::Implicit {
-            wire.start_tls(&endpoint.host)?;
+            wire.start_tls(&endpoint.host, &endpoint.trust)?;
         }
         let mut client = ImapClient {
             wire,
@@ -152,13 +153,13 @@ impl ImapClient {
         client.resp = resp;
         greeting?;
         if endpoint.security == Security::StartTls {
-            client.start_tls(&endpoint.host)?;
+            client.start_tls(&endpoint.host, &endpoint.trust)?;
         }
         Ok(client)
     }
 
     /// STARTTLS: only if CAPABILITY lists it; the capabilities known are forgotten after.
-    fn start_tls(&mut self, host: &str) -> Result<(), MailError> {
+    fn start_tls(&mut self, host: &str, trust: &Trust) -> Result<(), MailError> {
         if !self.caps_known {
             self.run("CAPABILITY", &[], &mut Sink::Ignore)?;
         }
@@ -169,7 +170,7 @@ impl ImapClient {
         }
         let asked = Instant::now();
         self.run("STARTTLS", &[], &mut Sink::Ignore)?;
-        let r = self.wire.start_tls_asked(host, asked);
+        let r = self.wire.start_tls_asked(host, trust, asked);
         self.check(r)?;
         self.caps.clear();
         self.caps_known = false;

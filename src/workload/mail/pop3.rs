@@ -38,7 +38,7 @@ impl Pop3Client {
     pub fn open(endpoint: &Endpoint, timeout: Duration) -> Result<Pop3Client, MailError> {
         let mut wire = Wire::connect(endpoint.addr, timeout)?;
         if endpoint.security == Security::Implicit {
-            wire.start_tls(&endpoint.host)?;
+            wire.start_tls(&endpoint.host, &endpoint.trust)?;
         }
         let mut client = Pop3Client {
             wire,
@@ -57,7 +57,9 @@ impl Pop3Client {
             }
             let asked = Instant::now();
             client.simple(&["STLS"])?;
-            let r = client.wire.start_tls_asked(&endpoint.host, asked);
+            let r = client
+                .wire
+                .start_tls_asked(&endpoint.host, &endpoint.trust, asked);
             client.check(r)?;
         }
         Ok(client)

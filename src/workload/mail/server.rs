@@ -56,7 +56,7 @@ pub const DURABILITY: [(&str, &str); 3] = [
 pub const TLS_SETTINGS: [(&str, &str); 3] = [
     (
         "certificate",
-        "self-signed RSA 2048 (openssl req -x509 -newkey rsa:2048, CN=localhost), made for the run",
+        "RSA 2048 for localhost and 127.0.0.1, signed by a CA made for the run (openssl), verified by perflab's clients",
     ),
     (
         "server_protocols",
@@ -245,39 +245,79 @@ impl Throwaway {
         Err(last)
     }
 
-    /// The self-signed certificate and its key, by `openssl req`, in the directory.
+    /// The certificate and its key, in the directory: a CA made for the run (`ca.pem`; its
+    /// key is deleted once it signed) and the server's certificate signed by it for
+    /// `localhost` and `127.0.0.1`, so that perflab's clients verify it in full, as they
+    /// verify any server's.
     fn make_certificate(&self) -> Result<(), String> {
         let openssl = find("openssl", &[]).ok_or(
             "openssl is not installed: the throwaway Dovecot's TLS certificate is made with it (apt-get install openssl)",
         )?;
-        let out = Command::new(&openssl)
-            .args([
+        let d = |name: &str| self.dir.join(name);
+        std::fs::write(
+            d("server.ext"),
+            "subjectAltName = DNS:localhost, IP:127.0.0.1\nbasicConstraints = CA:FALSE\nkeyUsage = digitalSignature, keyEncipherment\nextendedKeyUsage = serverAuth\n",
+        )
+        .map_err(|e| format!("cannot write the certificate's extensions: {e}"))?;
+        let key = |name: &str| {
+            ["-newkey", "rsa:2048", "-nodes", "-keyout"]
+                .map(str::to_string)
+                .into_iter()
+                .chain([d(name).display().to_string()])
+        };
+        let steps: [Vec<String>; 3] = [
+            [
                 "req",
                 "-x509",
-                "-newkey",
-                "rsa:2048",
-                "-nodes",
                 "-days",
                 "1",
                 "-subj",
-                "/CN=localhost",
-                "-keyout",
-            ])
-            .arg(self.dir.join("key.pem"))
-            .arg("-out")
-            .arg(self.dir.join("cert.pem"))
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| format!("cannot run {}: {e}", openssl.display()))?;
-        if !out.status.success() {
-            let err = String::from_utf8_lossy(&out.stderr);
-            return Err(format!(
-                "openssl could not make the throwaway Dovecot's certificate ({}): {}",
-                out.status,
-                err.lines()
-                    .find(|l| !l.trim().is_empty())
-                    .unwrap_or("no message")
-            ));
+                "/CN=perflab throwaway CA",
+                "-out",
+            ]
+            .map(str::to_string)
+            .into_iter()
+            .chain([d("ca.pem").display().to_string()])
+            .chain(key("ca-key.pem"))
+            .collect(),
+            ["req", "-new", "-subj", "/CN=localhost", "-out"]
+                .map(str::to_string)
+                .into_iter()
+                .chain([d("server.csr").display().to_string()])
+                .chain(key("key.pem"))
+                .collect(),
+            ["x509", "-req", "-days", "1", "-set_serial", "1", "-in"]
+                .map(str::to_string)
+                .into_iter()
+                .chain([d("server.csr").display().to_string()])
+                .chain(["-CA".to_string(), d("ca.pem").display().to_string()])
+                .chain(["-CAkey".to_string(), d("ca-key.pem").display().to_string()])
+                .chain([
+                    "-extfile".to_string(),
+                    d("server.ext").display().to_string(),
+                ])
+                .chain(["-out".to_string(), d("cert.pem").display().to_string()])
+                .collect(),
+        ];
+        for args in steps {
+            let out = Command::new(&openssl)
+                .args(&args)
+                .stdin(Stdio::null())
+                .output()
+                .map_err(|e| format!("cannot run {}: {e}", openssl.display()))?;
+            if !out.status.success() {
+                let err = String::from_utf8_lossy(&out.stderr);
+                return Err(format!(
+                    "openssl could not make the throwaway Dovecot's certificate ({}): {}",
+                    out.status,
+                    err.lines()
+                        .find(|l| !l.trim().is_empty())
+                        .unwrap_or("no message")
+                ));
+            }
+        }
+        for leftover in ["ca-key.pem", "server.csr", "server.ext"] {
+            let _ = std::fs::remove_file(d(leftover));
         }
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(
@@ -569,6 +609,11 @@ protocol lmtp {{
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    /// The CA that signed the server's certificate, with TLS: what perflab's clients trust.
+    pub fn ca_certificate(&self) -> Option<PathBuf> {
+        self.tls.then(|| self.dir.join("ca.pem"))
     }
 
     /// The certificate and protocols, with TLS (else empty), for the disclosure.

@@ -159,6 +159,7 @@ fn failed(command: &str, e: &MailError) -> OpError {
         MailError::Io(_) => ErrorKind::Reset,
         MailError::Refused(_) => ErrorKind::Server,
         MailError::Protocol(_) => ErrorKind::Protocol,
+        MailError::Trust(_) => ErrorKind::Refused,
     };
     OpError::new(kind, format!("{command}: {e}"))
 }

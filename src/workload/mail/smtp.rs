@@ -22,6 +22,7 @@
 
 use super::endpoint::{Endpoint, Security};
 use super::wire::{MailError, Wire, dot_stuff, excerpt};
+use crate::target::tls::Trust;
 use std::io;
 use std::time::{Duration, Instant};
 
@@ -80,7 +81,7 @@ pub struct SmtpClient {
     /// Whether the last EHLO or LHLO listed STARTTLS.
     offers_starttls: bool,
     /// The name for the STARTTLS handshake [`SmtpClient::hello`] still has to do.
-    starttls_pending: Option<String>,
+    starttls_pending: Option<(String, Trust)>,
 }
 
 impl SmtpClient {
@@ -107,7 +108,7 @@ impl SmtpClient {
     ) -> Result<SmtpClient, MailError> {
         let mut wire = Wire::connect(endpoint.addr, timeout)?;
         if endpoint.security == Security::Implicit {
-            wire.start_tls(&endpoint.host)?;
+            wire.start_tls(&endpoint.host, &endpoint.trust)?;
         }
         let mut client = SmtpClient {
             wire,
@@ -118,7 +119,7 @@ impl SmtpClient {
             out: Vec::with_capacity(4096),
             offers_starttls: false,
             starttls_pending: (endpoint.security == Security::StartTls)
-                .then(|| endpoint.host.clone()),
+                .then(|| (endpoint.host.clone(), endpoint.trust.clone())),
         };
         client.expect(2, |_| {})?;
         Ok(client)
@@ -129,7 +130,7 @@ impl SmtpClient {
     /// handshake, and EHLO or LHLO again, whose extensions are the ones kept.
     pub fn hello(&mut self, helo_name: &str) -> Result<(), MailError> {
         self.greet(helo_name)?;
-        let Some(host) = self.starttls_pending.take() else {
+        let Some((host, trust)) = self.starttls_pending.take() else {
             return Ok(());
         };
         if !self.offers_starttls {
@@ -143,7 +144,7 @@ impl SmtpClient {
         if code != 220 {
             return self.check(Err(MailError::unexpected("220 to STARTTLS", &self.last)));
         }
-        let r = self.wire.start_tls_asked(&host, started);
+        let r = self.wire.start_tls_asked(&host, &trust, started);
         self.check(r)?;
         // RFC 3207: what the server said in the clear is forgotten; it is asked again.
         self.pipelining = false;

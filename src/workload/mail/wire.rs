@@ -17,6 +17,7 @@
 //! injection attack (RFC 3207 and RFC 2595 require a client to discard it, and then the
 //! session cannot be trusted either).
 
+use crate::target::tls::{self, Trust};
 use crate::target::tls_stream::TlsStream;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -44,6 +45,10 @@ pub enum MailError {
     /// The server's reply did not parse: what was expected, and what came.
     #[error("protocol error: {0}")]
     Protocol(String),
+    /// The server's certificate was not trusted, or the TLS settings cannot be used: one
+    /// line naming the fix. No retry changes it.
+    #[error("{0}")]
+    Trust(String),
 }
 
 impl MailError {
@@ -142,7 +147,10 @@ fn handshake_error(e: io::Error) -> MailError {
             kind,
             "the server closed the connection during the TLS handshake (is this port TLS?)",
         )),
-        io::ErrorKind::InvalidData => MailError::Io(e),
+        io::ErrorKind::InvalidData => match tls::refusal(&e, tls::CLI) {
+            Some(line) => MailError::Trust(line),
+            None => MailError::Io(e),
+        },
         _ => MailError::Io(io::Error::new(kind, format!("TLS handshake: {e}"))),
     }
 }
@@ -190,7 +198,7 @@ impl Wire {
     /// sent for SNI (an IP address sends none). Refused (a protocol error) when bytes are
     /// buffered unread: they came in the clear after the server's last answer (see the
     /// module's doc), or TLS is already on.
-    pub fn start_tls(&mut self, server_name: &str) -> Result<Duration, MailError> {
+    pub fn start_tls(&mut self, server_name: &str, trust: &Trust) -> Result<Duration, MailError> {
         if self.end > self.start {
             return Err(MailError::Protocol(format!(
                 "{} bytes came in the clear before the TLS handshake ({:?}): refused, as they would pass for the encrypted session's (STARTTLS injection)",
@@ -203,8 +211,9 @@ impl Wire {
             Stream::Tls(_) => return Err(MailError::Protocol("TLS is already on".into())),
         };
         // A session cache per server (address and port), as a mail client keeps one.
-        let config = crate::target::tls::config_for_server(sock.peer_addr()?)
-            .map_err(|e| MailError::Io(io::Error::other(e)))?;
+        let config = trust
+            .config_for_server(sock.peer_addr()?)
+            .map_err(|e| MailError::Trust(e.0))?;
         let started = Instant::now();
         let tls = TlsStream::connect_with(sock, server_name, config).map_err(handshake_error)?;
         let took = started.elapsed();
@@ -216,8 +225,13 @@ impl Wire {
 
     /// [`Wire::start_tls`] after a STARTTLS exchange that began at `asked`: the TLS time
     /// counts from there, the command's round trip included.
-    pub fn start_tls_asked(&mut self, server_name: &str, asked: Instant) -> Result<(), MailError> {
-        self.start_tls(server_name)?;
+    pub fn start_tls_asked(
+        &mut self,
+        server_name: &str,
+        trust: &Trust,
+        asked: Instant,
+    ) -> Result<(), MailError> {
+        self.start_tls(server_name, trust)?;
         self.tls_time = Some(asked.elapsed());
         Ok(())
     }
@@ -483,7 +497,7 @@ mod tests {
         let mut wire = Wire::connect(addr, Duration::from_secs(5)).expect("connect");
         assert_eq!(wire.line().expect("go-ahead"), b"a1 OK Begin TLS");
         wire.wait_line().expect("the injected line is buffered");
-        match wire.start_tls("localhost") {
+        match wire.start_tls("localhost", &Trust::unverified()) {
             Err(MailError::Protocol(why)) => assert!(why.contains("injection"), "{why}"),
             other => panic!("{other:?}"),
         }
@@ -494,7 +508,9 @@ mod tests {
     fn a_silent_server_times_the_handshake_out() {
         let (addr, _) = scripted_server(Vec::new(), 1);
         let mut wire = Wire::connect(addr, Duration::from_millis(200)).expect("connect");
-        let err = wire.start_tls("127.0.0.1").expect_err("no server hello");
+        let err = wire
+            .start_tls("127.0.0.1", &Trust::unverified())
+            .expect_err("no server hello");
         assert!(err.is_timeout(), "{err:?}");
     }
 }

@@ -104,6 +104,7 @@ fn target(args: &OlapArgs, temp_dir: &Path) -> Result<Target, AppError> {
             }
             let path = temp_dir.join("olap.db");
             Ok(Target {
+                tls: None,
                 shown: format!("sqlite://{}", path.display()),
                 backend: Backend::Sqlite {
                     path,

@@ -70,6 +70,7 @@ fn targets(args: &OltpArgs) -> Result<Targets, AppError> {
             shards: paths
                 .into_iter()
                 .map(|path| Target {
+                    tls: None,
                     shown: format!("sqlite://{}", path.display()),
                     backend: Backend::Sqlite {
                         path,
@@ -92,6 +93,7 @@ fn targets(args: &OltpArgs) -> Result<Targets, AppError> {
                 for i in 1..=n {
                     let path = shard_path(path, i);
                     out.push(Target {
+                        tls: None,
                         shown: format!("sqlite://{}", path.display()),
                         backend: Backend::Sqlite {
                             path,
@@ -464,6 +466,7 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
         select_only: args.select_only,
         scale,
         target: first.shown.clone(),
+        tls: first.tls.clone(),
         shards: if ts.shards.len() > 1 {
             ts.shards.iter().map(|t| t.shown.clone()).collect()
         } else {

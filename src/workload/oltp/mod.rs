@@ -70,6 +70,9 @@ pub struct OltpSpec {
     pub scale: u64,
     /// The target, without secrets (the first shard's, with several).
     pub target: String,
+    /// What the connection's TLS verified (a server's; absent for SQLite).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<String>,
     /// With several shards, every shard's target, without secrets; user `i` works on shard
     /// `i % shards`, and each shard holds a whole database at `scale`.
     pub shards: Vec<String>,
@@ -162,6 +165,9 @@ impl Workload for OltpSpec {
         }
         if self.shards.len() > 1 {
             s.push(Setting::new("shards", self.shards.len().to_string()));
+        }
+        if let Some(tls) = &self.tls {
+            s.push(Setting::new("tls", tls));
         }
         // The server and what decides its durability and group commit, as it reported them.
         for key in [

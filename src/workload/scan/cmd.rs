@@ -190,6 +190,7 @@ fn source(args: &ScanArgs, set: Vec<(String, String)>) -> Result<Source, AppErro
             let path = dir.join("scan.db");
             Ok(Source::Database {
                 target: Target {
+                    tls: None,
                     shown: format!("sqlite://{}", path.display()),
                     backend: Backend::Sqlite {
                         path,
