@@ -7,7 +7,7 @@
 mod common;
 
 use common::pki::Pki;
-use common::servers::{PgServer, RedisServer, pg_program};
+use common::servers::{MariaDbServer, PgServer, RedisServer, pg_program};
 use common::{Results, json, stderr};
 use std::process::{Command, Output};
 
@@ -375,5 +375,177 @@ fn rediss_verifies_by_default_and_sends_client_certificates() {
             &[&["--cacert", ca.as_str()][..], &client[..]].concat(),
         ),
         &["expired"],
+    );
+}
+
+#[test]
+fn mariadb_verifies_in_its_modes_and_sends_client_certificates() {
+    let Some(pki) = Pki::make("mariadb") else {
+        return;
+    };
+    let Some(db) = MariaDbServer::start_tls_with(&pki) else {
+        return;
+    };
+    let r = Results::new("trust-mariadb");
+    let port = db.port();
+    let file = |n: &str| pki.path(n).display().to_string();
+    let (ca, cert, key) = (file("ca.pem"), file("client.pem"), file("client.key"));
+    // A user the server lets in only with a client certificate its CA signed.
+    let client = common::skip::find_program("mariadb")
+        .or_else(|| common::skip::find_program("mysql"))
+        .expect("the mariadb client beside the server");
+    let made = Command::new(client)
+        .args(["-h", "127.0.0.1", "-P", &port.to_string(), "-u", "root"])
+        .args([
+            "-e",
+            "CREATE DATABASE IF NOT EXISTS test; CREATE USER certuser@'%' REQUIRE X509; GRANT ALL ON *.* TO certuser@'%'",
+        ])
+        .output()
+        .expect("the mariadb client runs");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let url = |host: &str, q: &str| format!("mysql://certuser@{host}:{port}/test?{q}");
+    let with_cert = format!("&ssl-cert={cert}&ssl-key={key}");
+    let v = passed(&oltp(
+        &r,
+        &url(
+            "localhost",
+            &format!("ssl-mode=VERIFY_IDENTITY&ssl-ca={ca}{with_cert}"),
+        ),
+        &[],
+    ));
+    let tls = tls_setting(&v);
+    assert!(
+        tls.starts_with("ssl-mode=VERIFY_IDENTITY: verified") && tls.contains("client certificate"),
+        "{tls}"
+    );
+    // Without the client certificate, the server says no.
+    let o = oltp(
+        &r,
+        &url(
+            "localhost",
+            &format!("ssl-mode=VERIFY_IDENTITY&ssl-ca={ca}"),
+        ),
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+    // The wrong host name for VERIFY_IDENTITY, fine for VERIFY_CA; another CA.
+    refused(
+        &oltp(
+            &r,
+            &url(
+                "127.0.0.1",
+                &format!("ssl-mode=VERIFY_IDENTITY&ssl-ca={ca}{with_cert}"),
+            ),
+            &[],
+        ),
+        &["not for 127.0.0.1", "ssl-mode=REQUIRED"],
+    );
+    passed(&oltp(
+        &r,
+        &url(
+            "127.0.0.1",
+            &format!("ssl-mode=VERIFY_CA&ssl-ca={ca}{with_cert}"),
+        ),
+        &[],
+    ));
+    let other = file("other-ca.pem");
+    refused(
+        &oltp(
+            &r,
+            &url(
+                "localhost",
+                &format!("ssl-mode=VERIFY_CA&ssl-ca={other}{with_cert}"),
+            ),
+            &[],
+        ),
+        &["unknown issuer", "ssl-ca=FILE"],
+    );
+}
+
+#[test]
+fn mail_tls_verifies_by_default() {
+    use perflab::workload::mail::server::Throwaway;
+    let Some(pki) = Pki::make("mail") else {
+        return;
+    };
+    // A Dovecot perflab does not own in this run, with TLS: its certificate is signed by a
+    // CA made for it, which the client must be told of.
+    let users = vec![("box1".to_string(), "secret-1-pw".to_string())];
+    let server = match Throwaway::start_with(&users, true) {
+        Ok(s) => s,
+        Err(e) => {
+            common::skip::skip_or_fail(&e, "dovecot-imapd dovecot-pop3d dovecot-lmtpd");
+            return;
+        }
+    };
+    let r = Results::new("trust-mail");
+    std::fs::create_dir_all(r.path()).unwrap();
+    let users_file = r.path().join("users.txt");
+    std::fs::write(&users_file, "box1:secret-1-pw\n").unwrap();
+    let ca = server.ca_certificate().expect("a CA with TLS");
+    let (imaps, pop3s, lmtp) = (
+        format!("imaps://localhost:{}", server.imaps().port()),
+        format!("pop3s://localhost:{}", server.pop3s().port()),
+        format!("lmtp://localhost:{}", server.lmtp().port()),
+    );
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "mail",
+            "--json",
+            "--target",
+            &imaps,
+            "--pop3",
+            &pop3s,
+            "--smtp",
+            &lmtp,
+            "--users-file",
+            users_file.to_str().unwrap(),
+            "--users",
+            "1",
+            "--warmup",
+            "0s",
+            "--duration",
+            "300ms",
+        ];
+        args.extend_from_slice(extra);
+        perflab_env(&r, &args, &[])
+    };
+    refused(
+        &run(&[]),
+        &["unknown issuer", "--cacert FILE", "--insecure"],
+    );
+    let other = pki.path("other-ca.pem").display().to_string();
+    refused(&run(&["--cacert", &other]), &["unknown issuer"]);
+    let v = passed(&run(&["--cacert", ca.to_str().unwrap()]));
+    let client = v["spec"]["tls_settings"]["client"].as_str().unwrap();
+    assert!(client.starts_with("verified: chain to "), "{client}");
+    let v = passed(&run(&["--insecure"]));
+    let client = v["spec"]["tls_settings"]["client"].as_str().unwrap();
+    assert!(
+        client.starts_with("encrypted, the server's certificate not verified"),
+        "{client}"
+    );
+    // Without TLS the options mean nothing: one line.
+    refused(
+        &perflab_env(
+            &r,
+            &[
+                "mail",
+                "--target",
+                &format!("imap://localhost:{}", server.imap().port()),
+                "--users-file",
+                users_file.to_str().unwrap(),
+                "--users",
+                "1",
+                "--insecure",
+            ],
+            &[],
+        ),
+        &["are for TLS"],
     );
 }

@@ -375,6 +375,19 @@ fn open(t: &ServerTarget, answer: Option<Duration>, stop: &Stop) -> Result<mysql
 
 /// Why a connection did not open, in one line.
 fn open_error(e: mysql::Error, o: &Options) -> DbError {
+    // The driver's errors do not chain their causes: the I/O error inside holds rustls's.
+    let inner: Option<&(dyn std::error::Error + 'static)> = match &e {
+        mysql::Error::IoError(io) => Some(io),
+        // Its source is the I/O error.
+        mysql::Error::CodecError(c) => Some(c),
+        mysql::Error::TlsError(t) => Some(t),
+        _ => None,
+    };
+    if let Some(line) =
+        inner.and_then(|i| crate::target::tls::refusal(i, crate::target::tls::MYSQL))
+    {
+        return DbError::other(format!("cannot connect to {} with TLS: {line}", o.place));
+    }
     match e {
         mysql::Error::DriverError(DriverError::CouldNotConnect(Some((_, desc, _)))) => DbError {
             kind: DbErrorKind::Broken,

@@ -101,6 +101,13 @@ pub const LIBPQ: Spelling = Spelling {
     identity: "sslcert=FILE&sslkey=FILE",
 };
 
+/// The MySQL clients' names: MySQL and MariaDB URLs.
+pub const MYSQL: Spelling = Spelling {
+    roots: "ssl-ca=FILE",
+    off: "ssl-mode=REQUIRED",
+    identity: "ssl-cert=FILE&ssl-key=FILE",
+};
+
 /// A TLS setting that cannot be used: one line naming the fix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]

@@ -441,6 +441,47 @@ impl MariaDbServer {
         Ok(server)
     }
 
+    /// As [`MariaDbServer::start`], with `pki`'s certificate `server` (for `localhost`) and
+    /// its CA for client certificates (`ssl-ca`): a user created `REQUIRE X509` must show one.
+    pub fn start_tls_with(pki: &super::pki::Pki) -> Option<MariaDbServer> {
+        settle("MariaDB with TLS", Self::try_start_with(pki))
+    }
+
+    fn try_start_with(pki: &super::pki::Pki) -> Result<MariaDbServer, StartError> {
+        let mariadbd = find_program("mariadbd")
+            .or_else(|| find_program("mysqld"))
+            .ok_or_else(|| StartError::missing("mariadbd not found", "mariadb-server"))?;
+        let install = find_program("mariadb-install-db")
+            .or_else(|| find_program("mysql_install_db"))
+            .ok_or_else(|| StartError::missing("mariadb-install-db not found", "mariadb-server"))?;
+        let run_as = RunAs::when_root("mysql", "mariadb-server")?;
+        let dir = scratch_dir("mariadb-tls", run_as.as_ref())?;
+        let mut server = MariaDbServer {
+            dir,
+            child: Mutex::new(None),
+            port: 0,
+            extra: Vec::new(),
+        };
+        for name in ["server.pem", "server.key", "ca.pem"] {
+            let to = server.dir.join(name);
+            fs::copy(pki.path(name), &to)
+                .map_err(|e| StartError::Failed(format!("cannot copy {name}: {e}")))?;
+            if let Some(u) = &run_as {
+                u.chown(&to)?;
+            }
+        }
+        server.extra = ["ssl-cert=server.pem", "ssl-key=server.key", "ssl-ca=ca.pem"]
+            .iter()
+            .map(|o| {
+                let (k, f) = o.split_once('=').unwrap();
+                format!("--{k}={}", server.dir.join(f).display())
+            })
+            .collect();
+        server.create(&install, run_as.as_ref())?;
+        server.boot(&mariadbd, run_as.as_ref())?;
+        Ok(server)
+    }
+
     fn make_certificate(&mut self, run_as: Option<&RunAs>) -> Result<(), StartError> {
         let (key, cert) = self_signed_certificate(&self.dir)?;
         if let Some(u) = run_as {

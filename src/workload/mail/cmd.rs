@@ -432,10 +432,6 @@ pub fn mail_spec(args: &MailArgs) -> Result<RunSpec, AppError> {
             "client".into(),
             format!("{}; {TLS_CLIENT}", secured.trust.describe()),
         );
-    } else if args.tls_options.any() {
-        return Err(AppError::Usage(
-            "--cacert, --insecure, --cert and --key are for TLS: give imaps://, pop3s:// or smtps:// URLs, or --starttls".into(),
-        ));
     }
     let spec = MailSpec {
         target: e.imap.url("imap"),
@@ -639,6 +635,12 @@ fn target_servers(
         }
     });
     let pop3 = url("pop3", &pop3_text, &POP3_SCHEMES)?;
+    let any_tls = args.starttls || [&imap, &submit, &pop3].iter().any(|u| u.implicit_tls());
+    if args.tls_options.any() && !any_tls {
+        return Err(AppError::Usage(
+            "--cacert, --insecure, --cert and --key are for TLS: give imaps://, pop3s:// or smtps:// URLs, or --starttls".into(),
+        ));
+    }
     let (credentials, shown) = accounts(args, most)?;
     let endpoints = Endpoints {
         imap: imap.endpoint(args.starttls, &trust),
