@@ -25,7 +25,9 @@
 
 use super::observer::Observer;
 use super::pacer::Pacer;
-use super::worker::{self, MEASURE, STOP, Shared, WARMUP, WorkerOutput, WorkerPlan, WorkerResult};
+use super::worker::{
+    self, MEASURE, SETTLE, STOP, Shared, WARMUP, WorkerOutput, WorkerPlan, WorkerResult,
+};
 use crate::cluster::{
     self,
     gate::{Gate, Halt},
@@ -586,6 +588,13 @@ fn warmup(crew: &Crew, length: Duration, observer: &dyn Observer) -> Result<(), 
     let end = Instant::now().checked_add(length);
     crew.wait("warmup", TICK, |c| {
         end.is_some_and(|e| Instant::now() >= e) || c.shared.done.load(Ordering::SeqCst) >= n
+    })?;
+    // The ops in hand finish (each bounded by the op timeout) and are thrown away; none
+    // starts. A warmup shorter than one op would otherwise run that op on into the measure
+    // phase, its time and CPU charged to the step.
+    crew.shared.phase.store(SETTLE, Ordering::SeqCst);
+    crew.wait("warmup", TICK, |c| {
+        c.shared.warmed.load(Ordering::SeqCst) >= n
     })
 }
 

@@ -18,8 +18,11 @@ use std::time::{Duration, Instant};
 
 pub const SETUP: u8 = 0;
 pub const WARMUP: u8 = 1;
-pub const MEASURE: u8 = 2;
-pub const STOP: u8 = 3;
+/// The warmup is over: workers finish the op in hand (thrown away) and start none, so the
+/// measure phase begins with no warmup op still running into it.
+pub const SETTLE: u8 = 2;
+pub const MEASURE: u8 = 3;
+pub const STOP: u8 = 4;
 
 /// State the coordinator shares with its workers for one trial.
 #[derive(Default)]
@@ -36,6 +39,9 @@ pub struct Shared {
     /// Workers whose session is open or failed to open. They wait in SETUP until the
     /// coordinator, which polls this (a barrier could not be left on Ctrl-C), moves on.
     pub opened: AtomicUsize,
+    /// Workers whose warmup ops have all completed (or who had no warmup): the coordinator
+    /// starts the measure phase when all have.
+    pub warmed: AtomicUsize,
     /// Workers that have finished their measure phase (ops quota reached or stopped).
     pub done: AtomicUsize,
     /// When the latest of them finished, in ns after `measure_start` (0: none yet).
@@ -142,6 +148,7 @@ pub fn run(mut plan: WorkerPlan, shared: Arc<Shared>, tx: Sender<IntervalReport>
         }
         think(&plan.pacer, shared, WARMUP);
     }
+    shared.warmed.fetch_add(1, Ordering::SeqCst);
     while shared.phase() < MEASURE {
         std::thread::sleep(Duration::from_micros(200));
     }
@@ -355,6 +362,7 @@ fn run_queued(
         pacer: &mut plan.pacer,
     };
     let warmed = warmup_queued(queue, &mut warm, shared);
+    shared.warmed.fetch_add(1, Ordering::SeqCst);
     if warmed.is_err() {
         shared.measured.fetch_add(1, Ordering::SeqCst);
     }
