@@ -277,3 +277,34 @@ fn runs_killed_at_any_moment_stay_readable_records() {
     assert_eq!(last["id"].as_str(), Some(newest.as_str()));
     assert_eq!(last["status"], "complete");
 }
+
+/// What a kill during a save leaves (`run.json.tmp`, beside a record or alone in a run's
+/// folder) is removed by the next run's first save once it is a minute old; a younger one
+/// may be another process's save in progress and stays.
+#[test]
+fn leftovers_of_killed_saves_are_swept_by_the_next_save() {
+    let r = Results::new("archive-leftovers");
+    let runs = r.path().join("runs");
+    let alone = runs.join("20260101-000000-dead");
+    let beside = runs.join("20260101-000001-beef");
+    let young = runs.join("20260101-000002-cafe");
+    for dir in [&alone, &beside, &young] {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("run.json.tmp"), b"{\"schema_version\": 1").unwrap();
+    }
+    std::fs::write(beside.join("notes.txt"), b"not perflab's").unwrap();
+    let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+    for dir in [&alone, &beside] {
+        let f = std::fs::File::options()
+            .write(true)
+            .open(dir.join("run.json.tmp"))
+            .unwrap();
+        f.set_modified(old).unwrap();
+    }
+    let o = perflab(&r, &["null", "--duration", "100ms", "--warmup", "0s"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!alone.exists(), "a folder with only a leftover goes");
+    assert!(!beside.join("run.json.tmp").exists());
+    assert!(beside.join("notes.txt").exists(), "what is not perflab's stays");
+    assert!(young.join("run.json.tmp").exists(), "a save maybe in progress stays");
+}

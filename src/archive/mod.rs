@@ -12,11 +12,16 @@
 //! row was written (a run killed between saving its record and indexing it) is re-read.
 //!
 //! A kill can land anywhere in a save. Before the rename the old `run.json` stands and a
-//! `run.json.tmp` may be left beside it (never read: only `run.json` is a record); after the
-//! rename the new record stands and its index row is stale until the next listing.
+//! `run.json.tmp` may be left beside it (never read: only `run.json` is a record, and the
+//! next process's first save removes it once it is a minute old); after the rename the new
+//! record stands and its index row is stale until the next listing.
 
 mod index;
 mod store;
+
+/// How old a `run.json.tmp` must be to be a leftover of a killed save rather than a save in
+/// progress.
+const LEFTOVER_AGE: std::time::Duration = std::time::Duration::from_secs(60);
 pub mod tags;
 
 pub use index::RunSummary;
@@ -120,12 +125,37 @@ impl Archive {
             reason: e.to_string(),
         })?;
         store::write_atomic(&path, &json).map_err(io(&path))?;
+        self.sweep_leftovers();
         if let Ok(m) = std::fs::metadata(&path) {
             let stamp = index::Stamp::of(&m);
             let _ = index::Index::open(&self.root)
                 .and_then(|i| i.upsert(&RunSummary::of(record), &stamp));
         }
         Ok(path)
+    }
+
+    /// Removes the `run.json.tmp` files that killed saves left behind (and a run's folder
+    /// that held nothing else: a run killed during its first save). Once per process, at its
+    /// first save; only files older than [`LEFTOVER_AGE`], so another process's save in
+    /// progress (milliseconds between the write and the rename) is never touched.
+    fn sweep_leftovers(&self) {
+        static SWEPT: std::sync::Once = std::sync::Once::new();
+        SWEPT.call_once(|| {
+            let runs = self.root.join("runs");
+            let Ok(entries) = std::fs::read_dir(&runs) else {
+                return;
+            };
+            for run in entries.flatten() {
+                let tmp = run.path().join("run.json.tmp");
+                let old = std::fs::metadata(&tmp)
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > LEFTOVER_AGE));
+                if old && std::fs::remove_file(&tmp).is_ok() {
+                    // Only an empty folder goes: remove_dir refuses any other.
+                    let _ = std::fs::remove_dir(run.path());
+                }
+            }
+        });
     }
 
     /// Brings a record made elsewhere (another machine's `run.json`) into the archive, as it
