@@ -177,11 +177,18 @@ pub fn parse_rate(option: &str, text: &str) -> Result<f64, SpecError> {
                 "" => 1.0,
                 "k" | "K" => 1e3,
                 "m" | "M" => 1e6,
+                s if s.ends_with('B') => {
+                    return Err(SpecError::new(
+                        option,
+                        text,
+                        "this rate counts ops: 100/s, 2k/s or 600/min, a list (100/s,200/s) or a range (100/s..1k/s:x2); byte rates (8MB/s, 1MB/s..10MB/s) are io's",
+                    ));
+                }
                 _ => {
                     return Err(SpecError::new(
                         option,
                         text,
-                        "expected a rate such as 100/s or 2k/s",
+                        "expected a rate such as 100/s, 2k/s or 600/min, a list (100/s,200/s) or a range (100/s..1k/s:x2)",
                     ));
                 }
             }

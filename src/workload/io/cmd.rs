@@ -602,14 +602,12 @@ fn with_byte_rates(run: &RunArgs, sizes: &[(u64, u32)]) -> Result<RunArgs, SpecE
         .map(|&(b, w)| b as f64 * f64::from(w))
         .sum::<f64>()
         / total_w;
-    let mut items = Vec::new();
-    for item in rate.split(',') {
+    // One byte rate (`8MB/s`) as I/Os a second; anything else as it is.
+    let convert = |item: &str| -> Result<String, SpecError> {
         let (amount, per) = item.split_once('/').unwrap_or((item, "s"));
         let a = amount.trim();
-        let bytes = a.ends_with("B") || a.ends_with("iB");
-        if !bytes {
-            items.push(item.to_string());
-            continue;
+        if !(a.ends_with('B') || a.ends_with("iB")) {
+            return Ok(item.to_string());
         }
         // Sizes as everywhere, as fio reads them: `MB` and `MiB` both 2^20.
         let n = parse_size("rate", a)?;
@@ -621,7 +619,30 @@ fn with_byte_rates(run: &RunArgs, sizes: &[(u64, u32)]) -> Result<RunArgs, SpecE
                 "the byte rate is below one I/O per 1000 s",
             ));
         }
-        items.push(format!("{iops}/{per}"));
+        Ok(format!("{iops}/{per}"))
+    };
+    let mut items = Vec::new();
+    for item in rate.split(',') {
+        // A range of byte rates (`1MB/s..10MB/s:x2`): both ends converted; a step that is a
+        // factor stays, one in bytes (`:1MB/s`) becomes I/Os too.
+        let Some((low, high)) = item.split_once("..") else {
+            items.push(convert(item)?);
+            continue;
+        };
+        let (high, step) = match high.split_once(':') {
+            Some((h, s)) => (h, Some(s)),
+            None => (high, None),
+        };
+        let mut range = format!("{}..{}", convert(low)?, convert(high)?);
+        if let Some(step) = step {
+            let step = match step.trim().starts_with(['x', 'X']) {
+                true => step.to_string(),
+                false => convert(step)?,
+            };
+            range.push(':');
+            range.push_str(&step);
+        }
+        items.push(range);
     }
     let mut out = run.clone();
     out.rate = Some(items.join(","));
@@ -651,5 +672,16 @@ mod tests {
         // Mean block 8192 bytes: 8 MB/s (8 MiB/s, as fio reads it) is 1024 I/Os per second;
         // I/O rates pass through.
         assert_eq!(out.rate.as_deref(), Some("1024/s,1000/s"));
+        // Ranges: both ends, and a step in bytes; a factor stays.
+        for (given, expect) in [
+            ("1MB/s..4MB/s:x2", "128/s..512/s:x2"),
+            ("1MB/s..3MB/s:1MB/s", "128/s..384/s:128/s"),
+            ("100/s..400/s:x2", "100/s..400/s:x2"),
+        ] {
+            let args: super::IoArgs =
+                crate::workload::kind::parse(&super::super::KIND, &["--rate", given]).unwrap();
+            let out = with_byte_rates(&args.run, &[(8192, 1)]).unwrap();
+            assert_eq!(out.rate.as_deref(), Some(expect), "{given}");
+        }
     }
 }
