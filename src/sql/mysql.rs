@@ -814,7 +814,15 @@ fn db_err(e: mysql::Error) -> DbError {
                 "the server did not answer in time".into(),
             )
         }
-        E::CodecError(c) => (DbErrorKind::Broken, format!("protocol error: {c}")),
+        // An I/O error inside the codec is the connection breaking; anything else of the
+        // codec's (packets out of sync, too large) is the server's bytes not following the
+        // protocol.
+        E::CodecError(c) => {
+            match std::error::Error::source(&c).and_then(|e| e.downcast_ref::<std::io::Error>()) {
+                Some(io) => (DbErrorKind::Broken, plain_io(&io.to_string())),
+                None => (DbErrorKind::Protocol, format!("protocol error: {c}")),
+            }
+        }
         E::DriverError(d) => {
             // Caught before anything is sent: the connection is fine.
             let harmless = matches!(
@@ -824,8 +832,17 @@ fn db_err(e: mysql::Error) -> DbError {
                     | DriverError::MixedParams
                     | DriverError::ReadOnlyTransNotSupported
             );
+            let garbled = matches!(
+                d,
+                DriverError::PacketOutOfSync
+                    | DriverError::PacketTooLarge
+                    | DriverError::UnexpectedPacket
+                    | DriverError::UnsupportedProtocol(_)
+            );
             let kind = if harmless {
                 DbErrorKind::Other
+            } else if garbled {
+                DbErrorKind::Protocol
             } else {
                 DbErrorKind::Broken
             };
@@ -870,7 +887,10 @@ impl MyConn {
             // perflab stops waiting; the statement must stop on the server too.
             (self.kill)();
         }
-        if matches!(e.kind, DbErrorKind::Broken | DbErrorKind::TimedOut) {
+        if matches!(
+            e.kind,
+            DbErrorKind::Broken | DbErrorKind::Protocol | DbErrorKind::TimedOut
+        ) {
             self.broken = true;
         }
         e

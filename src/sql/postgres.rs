@@ -24,8 +24,8 @@
 
 use super::cancel::{Canceller, Place, Socket, Waiting, postgres_cancel};
 use super::sql::{
-    Conn, DbError, DbErrorKind, Dialect, Param, SHUTDOWN_TIMEOUT, ServerTarget, Stmt, answer_limit,
-    is_timeout, numbered_placeholders, plain_name,
+    Conn, DbError, DbErrorKind, Dialect, MAX_MESSAGE, Param, SHUTDOWN_TIMEOUT, ServerTarget, Stmt,
+    answer_limit, is_timeout, numbered_placeholders, plain_name,
 };
 use crate::stop::Stop;
 use crate::target::conninfo::{self, Resolved, SslMode};
@@ -462,15 +462,36 @@ impl PgConn {
         })
     }
 
-    /// The next message from the server, reading as needed.
+    /// The next message from the server, reading as needed. A message is parsed only once
+    /// all of it has arrived, and its length is checked first: the codec would set aside as
+    /// much memory as a header claims (up to 2 GB), before a byte of it came.
     fn next(&mut self) -> Result<Message, DbError> {
         loop {
-            match Message::parse(&mut self.inb) {
-                Ok(Some(m)) => return Ok(m),
-                Ok(None) => {}
-                Err(e) => {
+            if let Some(header) = self.inb.get(..5) {
+                let claimed = u32::from_be_bytes([header[1], header[2], header[3], header[4]]);
+                let claimed = claimed as usize;
+                if !(4..=MAX_MESSAGE).contains(&claimed) {
                     self.broken = true;
-                    return Err(broken(format!("protocol error: {e}")));
+                    return Err(DbError {
+                        kind: DbErrorKind::Protocol,
+                        message: format!(
+                            "protocol error: a message of type {:?} claims {claimed} bytes (perflab takes 4 to {MAX_MESSAGE})",
+                            char::from(header[0])
+                        ),
+                    });
+                }
+                if self.inb.len() > claimed {
+                    match Message::parse(&mut self.inb) {
+                        Ok(Some(m)) => return Ok(m),
+                        Ok(None) => {}
+                        Err(e) => {
+                            self.broken = true;
+                            return Err(DbError {
+                                kind: DbErrorKind::Protocol,
+                                message: format!("protocol error: {e}"),
+                            });
+                        }
+                    }
                 }
             }
             self.bound_after_stop();

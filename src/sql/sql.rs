@@ -17,6 +17,12 @@ pub enum Dialect {
     Mysql,
 }
 
+/// The longest message perflab's PostgreSQL client takes from a server (its header says how
+/// long). perflab's statements answer with integers and short texts; a longer claim is a
+/// broken or hostile server, refused before any memory is set aside for it, so what a reply
+/// costs is bounded by the bytes actually received and this limit.
+pub const MAX_MESSAGE: usize = 64 << 20;
+
 /// What the caller does about a failed statement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DbErrorKind {
@@ -25,6 +31,10 @@ pub enum DbErrorKind {
     Conflict,
     /// The connection is gone: open a new one.
     Broken,
+    /// The server's bytes did not follow its protocol (a message of an unknown type, a
+    /// length past [`MAX_MESSAGE`], packets out of order): the connection is given up, as a
+    /// broken one is.
+    Protocol,
     /// No answer within the op timeout (`--op-timeout`): the connection is given up (its
     /// state is unknown) and re-opened, and the transaction counts as timed out.
     TimedOut,
@@ -48,6 +58,7 @@ impl DbError {
         match self.kind {
             DbErrorKind::Conflict => crate::record::ErrorKind::Conflict,
             DbErrorKind::Broken => crate::record::ErrorKind::Reset,
+            DbErrorKind::Protocol => crate::record::ErrorKind::Protocol,
             DbErrorKind::TimedOut => crate::record::ErrorKind::Timeout,
             DbErrorKind::Cancelled => crate::record::ErrorKind::Timeout,
             DbErrorKind::Other => crate::record::ErrorKind::Server,

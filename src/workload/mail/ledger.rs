@@ -184,6 +184,13 @@ impl Ledger {
     }
 
     /// The answer for each recipient, in the order registered.
+    /// Message `seq` never went out whole (its envelope failed, or the connection broke
+    /// before its terminating line left): the server cannot deliver it, so it was not sent.
+    /// Were a copy of it found, it would count as unknown mail, as any stranger does.
+    pub fn withdraw(&self, seq: u64) {
+        self.lock().messages.remove(&seq);
+    }
+
     pub fn settle(&self, seq: u64, states: &[State]) {
         let mut inner = self.lock();
         if let Some(m) = inner.messages.get_mut(&seq) {

@@ -351,7 +351,8 @@ impl MailSession {
         let envelope = match self.note("smtp_envelope", t, r) {
             Ok(env) => env,
             Err(err) => {
-                p.ledger.settle(seq, &vec![State::InDoubt; users.len()]);
+                // No message went out: nothing can be delivered.
+                p.ledger.withdraw(seq);
                 self.buf = buf;
                 return Err(err);
             }
@@ -359,18 +360,22 @@ impl MailSession {
         let t = Instant::now();
         let r = c.data(&envelope, &buf);
         let outcome = self.note("smtp_data", t, r);
-        let states: Vec<State> = match &outcome {
-            Ok(d) => d
-                .iter()
-                .map(|d| match d {
-                    Delivery::Accepted => State::Accepted,
-                    Delivery::Refused(_) => State::Refused,
-                    Delivery::InDoubt => State::InDoubt,
-                })
-                .collect(),
-            Err(_) => vec![State::InDoubt; users.len()],
-        };
-        p.ledger.settle(seq, &states);
+        match &outcome {
+            Ok(d) => {
+                let states: Vec<State> = d
+                    .iter()
+                    .map(|d| match d {
+                        Delivery::Accepted => State::Accepted,
+                        Delivery::Refused(_) => State::Refused,
+                        Delivery::InDoubt => State::InDoubt,
+                    })
+                    .collect();
+                p.ledger.settle(seq, &states);
+            }
+            // The message's terminating line never left (`SmtpClient::data` writes it
+            // last): the server cannot have it.
+            Err(_) => p.ledger.withdraw(seq),
+        }
         self.bytes += buf.len() as u64;
         self.items += 1;
         self.buf = buf;

@@ -180,32 +180,46 @@ impl Session for OltpSession {
                 }
                 Err(e) => e,
             };
-            if e.kind == DbErrorKind::TimedOut {
-                // The statement may still run on the server; this connection's state is
-                // unknown, so it is given up like a broken one.
-                self.timeouts += 1;
-                self.ledger.unknown();
-                let limit = self.backend.op_timeout().unwrap_or_default();
-                let message =
-                    format!("{kind} timed out: no answer within {limit:?} (--op-timeout)");
+            let lost = matches!(
+                e.kind,
+                DbErrorKind::TimedOut | DbErrorKind::Broken | DbErrorKind::Protocol
+            ) || self.conn.is_broken();
+            if lost {
+                // The connection is given up (a timed-out statement may still run on the
+                // server; its state is unknown). Lost after COMMIT of a transaction that
+                // wrote was sent, the outcome is unknown: in doubt, and the checks allow
+                // for exactly these. Lost before, the server rolls the transaction back.
+                let doubt = self.conn.in_doubt();
+                let (what, kind_of) = match e.kind {
+                    DbErrorKind::TimedOut => {
+                        self.timeouts += 1;
+                        let limit = self.backend.op_timeout().unwrap_or_default();
+                        (
+                            format!("{kind} timed out: no answer within {limit:?} (--op-timeout)"),
+                            Kind::Timeout,
+                        )
+                    }
+                    DbErrorKind::Protocol => (format!("{kind}: {e}"), Kind::Protocol),
+                    _ if e.message.starts_with("connection lost") => (e.message, Kind::Reset),
+                    _ => (format!("connection lost: {e}"), Kind::Reset),
+                };
+                let (message, kind_of) = match doubt {
+                    true => {
+                        self.ledger.unknown();
+                        (
+                            format!("{what}, after COMMIT was sent: the outcome is unknown"),
+                            Kind::InDoubt,
+                        )
+                    }
+                    false => (what, kind_of),
+                };
                 self.reconnect().map_err(|r| {
                     OpError::new(
                         Kind::Refused,
                         format!("{message}; reconnecting failed: {r}"),
                     )
                 })?;
-                return Err(OpError::new(Kind::Timeout, message));
-            }
-            if e.kind == DbErrorKind::Broken || self.conn.is_broken() {
-                self.ledger.unknown();
-                let message = format!("connection lost: {e}");
-                self.reconnect().map_err(|r| {
-                    OpError::new(
-                        Kind::Refused,
-                        format!("{message}; reconnecting failed: {r}"),
-                    )
-                })?;
-                return Err(OpError::new(Kind::Reset, message));
+                return Err(OpError::new(kind_of, message));
             }
             self.conn.rollback();
             if e.kind == DbErrorKind::Conflict && tries < MAX_RETRIES {
