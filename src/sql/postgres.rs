@@ -376,6 +376,31 @@ fn negotiate_tls(mut tcp: TcpStream, host: &str, conn: &Resolved) -> Result<Stre
     }
 }
 
+/// The first message in `inb` once all of it has arrived (and taken out of `inb`), `None`
+/// while it is incomplete, or a protocol error. The length in its header is checked first:
+/// the codec would set aside as much memory as a header claims (up to 2 GB) before a byte of
+/// it came, so a reply costs the bytes received, and at most [`MAX_MESSAGE`] are waited for.
+pub fn frame(inb: &mut BytesMut) -> Result<Option<Message>, DbError> {
+    let Some(header) = inb.get(..5) else {
+        return Ok(None);
+    };
+    let claimed = u32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;
+    let garbled = |message: String| DbError {
+        kind: DbErrorKind::Protocol,
+        message,
+    };
+    if !(4..=MAX_MESSAGE).contains(&claimed) {
+        return Err(garbled(format!(
+            "protocol error: a message of type {:?} claims {claimed} bytes (perflab takes 4 to {MAX_MESSAGE})",
+            char::from(header[0])
+        )));
+    }
+    if inb.len() <= claimed {
+        return Ok(None);
+    }
+    Message::parse(inb).map_err(|e| garbled(format!("protocol error: {e}")))
+}
+
 /// A parameter name as given, checked to be a plain identifier (it is spliced into SQL).
 fn ident(name: &str) -> Result<&str, DbError> {
     plain_name(name).ok_or_else(|| DbError::other(format!("--set {name:?}: not a parameter name")))
@@ -462,36 +487,15 @@ impl PgConn {
         })
     }
 
-    /// The next message from the server, reading as needed. A message is parsed only once
-    /// all of it has arrived, and its length is checked first: the codec would set aside as
-    /// much memory as a header claims (up to 2 GB), before a byte of it came.
+    /// The next message from the server, reading as needed ([`frame`]).
     fn next(&mut self) -> Result<Message, DbError> {
         loop {
-            if let Some(header) = self.inb.get(..5) {
-                let claimed = u32::from_be_bytes([header[1], header[2], header[3], header[4]]);
-                let claimed = claimed as usize;
-                if !(4..=MAX_MESSAGE).contains(&claimed) {
+            match frame(&mut self.inb) {
+                Ok(Some(m)) => return Ok(m),
+                Ok(None) => {}
+                Err(e) => {
                     self.broken = true;
-                    return Err(DbError {
-                        kind: DbErrorKind::Protocol,
-                        message: format!(
-                            "protocol error: a message of type {:?} claims {claimed} bytes (perflab takes 4 to {MAX_MESSAGE})",
-                            char::from(header[0])
-                        ),
-                    });
-                }
-                if self.inb.len() > claimed {
-                    match Message::parse(&mut self.inb) {
-                        Ok(Some(m)) => return Ok(m),
-                        Ok(None) => {}
-                        Err(e) => {
-                            self.broken = true;
-                            return Err(DbError {
-                                kind: DbErrorKind::Protocol,
-                                message: format!("protocol error: {e}"),
-                            });
-                        }
-                    }
+                    return Err(e);
                 }
             }
             self.bound_after_stop();

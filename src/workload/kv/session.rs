@@ -198,13 +198,15 @@ impl Conn {
     }
 
     /// Makes room for the next read: moves unparsed bytes to the front, and grows the
-    /// buffer when the front reply needs more than it holds.
+    /// buffer when the front reply needs more than it holds: by doubling at most, with the
+    /// bytes that arrive, never to a size a reply's header merely claims (a broken or
+    /// hostile server announcing a 512 MB value costs what it sends, not 512 MB at once).
     fn make_room(&mut self) {
         if self.head == self.tail {
             self.head = 0;
             self.tail = 0;
         }
-        let want = (self.need.max(self.tail - self.head)) + READ_ROOM;
+        let want = room_wanted(self.tail - self.head, self.need);
         if self.input.len() - self.tail < READ_ROOM || self.input.len() - self.head < want {
             self.input.copy_within(self.head..self.tail, 0);
             self.tail -= self.head;
@@ -214,6 +216,13 @@ impl Conn {
             }
         }
     }
+}
+
+/// The buffer a connection wants for its next read, holding `held` unparsed bytes of a
+/// reply that needs `need` in all (0: not known yet): room for the reply and a read, but at
+/// most twice what has arrived, so memory follows the bytes received, not a header's claim.
+fn room_wanted(held: usize, need: usize) -> usize {
+    (need.max(held) + READ_ROOM).min(2 * held + 2 * READ_ROOM)
 }
 
 /// What this worker's requests found, counted while measuring.
@@ -1115,5 +1124,20 @@ impl Session for KvSession {
                 latency: std::mem::replace(&mut g.latency, new_histogram()),
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_claimed_size_is_not_allocated_ahead_of_its_bytes() {
+        // A 512 MB value announced, 16 KB of it arrived: room for twice that, not 512 MB.
+        assert_eq!(room_wanted(16 << 10, 512 << 20), 4 * READ_ROOM);
+        // A small reply wants room for itself and one read.
+        assert_eq!(room_wanted(100, 300), 300 + READ_ROOM);
+        // Nothing known yet: one read's room.
+        assert_eq!(room_wanted(0, 0), READ_ROOM);
     }
 }

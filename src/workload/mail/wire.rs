@@ -354,8 +354,10 @@ impl Wire {
             self.scanned -= self.start.min(self.scanned);
             self.start = 0;
             self.end = pending;
+            // Grown by doubling at most, with the bytes that arrive: an IMAP literal that
+            // claims 256 MiB costs what the server sends, not 256 MiB up front.
             if self.buf.len() < want {
-                let size = want.max(self.buf.len() * 2);
+                let size = want.min(self.buf.len() * 2).max(pending + 1);
                 self.buf.resize(size, 0);
             }
         }
