@@ -41,6 +41,9 @@ pub enum DbErrorKind {
     /// The server cancelled the statement: its statement timeout (which scans set at the op
     /// timeout), or a cancel request. The transaction failed; the connection is usable.
     Cancelled,
+    /// The database's own storage failed (a full disk, an I/O error): SQLite's, where the
+    /// client is the server. The transaction failed; the connection is usable.
+    Io,
     /// Anything else: the transaction failed.
     Other,
 }
@@ -61,6 +64,7 @@ impl DbError {
             DbErrorKind::Protocol => crate::record::ErrorKind::Protocol,
             DbErrorKind::TimedOut => crate::record::ErrorKind::Timeout,
             DbErrorKind::Cancelled => crate::record::ErrorKind::Timeout,
+            DbErrorKind::Io => crate::record::ErrorKind::Io,
             DbErrorKind::Other => crate::record::ErrorKind::Server,
         }
     }

@@ -69,6 +69,8 @@ impl SqliteSettings {
 fn db_error(e: rusqlite::Error) -> DbError {
     let kind = match e.sqlite_error_code() {
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => DbErrorKind::Conflict,
+        // SQLITE_FULL and SQLITE_IOERR: the disk under the database file.
+        Some(ErrorCode::DiskFull | ErrorCode::SystemIoFailure) => DbErrorKind::Io,
         _ => DbErrorKind::Other,
     };
     DbError {

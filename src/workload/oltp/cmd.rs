@@ -631,6 +631,12 @@ pub fn steps(host: &dyn Host, args: &OltpArgs) -> Result<(), AppError> {
                     .databases
                     .as_ref()
                     .is_some_and(|d| d.names.get(i).is_some_and(|n| created.contains(n)));
+                // An SQLite file this prepare makes is removed whole if loading fails (a full
+                // disk): perflab leaves nothing it made half-done.
+                let new_file = match &t.backend {
+                    Backend::Sqlite { path, .. } if !path.exists() => Some(path.clone()),
+                    _ => None,
+                };
                 let mut c = t.open(false, &host.stop())?;
                 let constants = load_constants(&args.run.seed)?;
                 let loaded = shards::load(&mut *c, mix, scale, &note, made, &constants)
@@ -642,8 +648,12 @@ pub fn steps(host: &dyn Host, args: &OltpArgs) -> Result<(), AppError> {
                 if let Err(e) = loaded {
                     // Leave nothing half-loaded behind.
                     let _ = schema::drop_ours(&mut *c, &Mix::known_tables());
+                    drop(c);
+                    let removed = new_file
+                        .map(|p| remove_sqlite_files(&p))
+                        .unwrap_or_default();
                     return Err(AppError::Failed(format!(
-                        "prepare failed on {}: {e}",
+                        "prepare failed on {}: {e}{removed}",
                         t.shown
                     )));
                 }
@@ -664,6 +674,21 @@ pub fn steps(host: &dyn Host, args: &OltpArgs) -> Result<(), AppError> {
             Ok(())
         }
         _ => Ok(()),
+    }
+}
+
+/// Removes an SQLite database file and its journals (`-wal`, `-shm`, `-journal`); says so
+/// for the error message.
+fn remove_sqlite_files(path: &std::path::Path) -> String {
+    let mut gone = false;
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        gone |= std::fs::remove_file(&p).is_ok();
+    }
+    match gone {
+        true => format!("; {} (made by this prepare) was removed", path.display()),
+        false => String::new(),
     }
 }
 
