@@ -104,7 +104,7 @@ fn redis_survives_every_network_fault() {
     );
     assert!(prepared.status.success(), "{}", stderr(&prepared));
     let proxy = FaultProxy::start(addr(redis.port()), Faults::default());
-    proxy.arm_after(Duration::from_millis(1500));
+    proxy.arm_for(Duration::from_millis(1500), Duration::from_millis(2500));
     let target = format!("redis://127.0.0.1:{}/0", proxy.port());
     let started = Instant::now();
     let o = common::run(
@@ -148,7 +148,7 @@ fn postgres_survives_every_network_fault() {
     let prepared = common::run(&r, &["oltp", "prepare", "--target", &url(pg.port())]);
     assert!(prepared.status.success(), "{}", stderr(&prepared));
     let proxy = FaultProxy::start(addr(pg.port()), Faults::default());
-    proxy.arm_after(Duration::from_millis(1500));
+    proxy.arm_for(Duration::from_millis(1500), Duration::from_millis(2500));
     let started = Instant::now();
     let o = common::run(
         &r,
@@ -191,7 +191,7 @@ fn kv_through(
     );
     assert!(prepared.status.success(), "{}", stderr(&prepared));
     let proxy = FaultProxy::start(addr(port), Faults::default());
-    proxy.arm_after(Duration::from_millis(1500));
+    proxy.arm_for(Duration::from_millis(1500), Duration::from_millis(2500));
     let target = format!("{scheme_host}:{}", proxy.port());
     let started = Instant::now();
     let o = common::run(
@@ -241,7 +241,7 @@ fn mariadb_survives_every_network_fault() {
     let prepared = common::run(&r, &["oltp", "prepare", "--target", &url(db.port())]);
     assert!(prepared.status.success(), "{}", stderr(&prepared));
     let proxy = FaultProxy::start(addr(db.port()), Faults::default());
-    proxy.arm_after(Duration::from_millis(1500));
+    proxy.arm_for(Duration::from_millis(1500), Duration::from_millis(2500));
     let started = Instant::now();
     let o = common::run(
         &r,
@@ -311,7 +311,7 @@ fn mail_survives_every_network_fault() {
         })
         .collect();
     for p in &proxies {
-        p.arm_after(Duration::from_millis(1500));
+        p.arm_for(Duration::from_millis(1500), Duration::from_millis(3000));
     }
     let url = |scheme: &str, p: &FaultProxy| format!("{scheme}://127.0.0.1:{}", p.port());
     let (imap, lmtp, pop3) = (
@@ -379,5 +379,125 @@ fn mail_survives_every_network_fault() {
             + f["in_doubt"].as_i64().unwrap();
         assert_eq!(sent, parts, "sent = accepted + refused + in doubt: {f}");
         eprintln!("FAULTS mail accounting: {f}");
+    }
+}
+
+/// One fault kind at a time, for each protocol: the table of docs/reliability.md. Slow (a
+/// minute or two), so run on demand: `scripts/fault-matrix.sh`.
+#[test]
+#[ignore = "the table for docs/reliability.md; run by scripts/fault-matrix.sh"]
+fn fault_matrix() {
+    use common::proxy::Fault;
+    let (Some(redis), Some(mc), Some(pg), Some(my)) = (
+        RedisServer::start(),
+        MemcachedServer::start(),
+        PgServer::start(),
+        MariaDbServer::start(),
+    ) else {
+        return;
+    };
+    let r = Results::new("faults-matrix");
+    let keys = ["--key-maximum", "999", "--value-size", "100"];
+    for url in [redis.url(), mc.url()] {
+        let o = common::run(
+            &r,
+            &[&["kv", "prepare", "--target", &url][..], &keys[..]].concat(),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let pg_url = |p: u16| format!("postgres://postgres@127.0.0.1:{p}/postgres?sslmode=disable");
+    let my_url = |p: u16| format!("mysql://root@127.0.0.1:{p}/test?ssl-mode=DISABLED");
+    for url in [pg_url(pg.port()), my_url(my.port())] {
+        let o = common::run(&r, &["oltp", "prepare", "--target", &url]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let timing = [
+        "--op-timeout",
+        "1s",
+        "--warmup",
+        "0s",
+        "--duration",
+        "3s",
+        "--json",
+    ];
+    println!("| protocol | fault | injected | errors by kind |");
+    println!("|---|---|---|---|");
+    let only = std::env::var("FAULT_MATRIX_ONLY").unwrap_or_default();
+    for (name, port) in [
+        ("Redis (RESP2)", redis.port()),
+        ("memcached (text)", mc.port()),
+        ("PostgreSQL", pg.port()),
+        ("MariaDB", my.port()),
+    ] {
+        if !name.starts_with(only.as_str()) {
+            continue;
+        }
+        for fault in Fault::ALL {
+            let proxy = FaultProxy::start(
+                addr(port),
+                Faults {
+                    one_in: 40,
+                    kinds: vec![fault],
+                    ..Faults::default()
+                },
+            );
+            proxy.arm_for(Duration::from_millis(1200), Duration::from_millis(1500));
+            let p = proxy.port();
+            let o = match name {
+                "Redis (RESP2)" => {
+                    let t = format!("redis://127.0.0.1:{p}/0");
+                    let args = [
+                        &["kv", "run", "--target", &t, "--clients", "4"][..],
+                        &keys[..],
+                        &timing[..],
+                    ]
+                    .concat();
+                    common::run(&r, &args)
+                }
+                "memcached (text)" => {
+                    let t = format!("memcached://127.0.0.1:{p}");
+                    let args = [
+                        &["kv", "run", "--target", &t, "--clients", "4"][..],
+                        &keys[..],
+                        &timing[..],
+                    ]
+                    .concat();
+                    common::run(&r, &args)
+                }
+                "PostgreSQL" => {
+                    let t = pg_url(p);
+                    common::run(
+                        &r,
+                        &[
+                            &["oltp", "run", "--target", &t, "--clients", "4"][..],
+                            &timing[..],
+                        ]
+                        .concat(),
+                    )
+                }
+                _ => {
+                    let t = my_url(p);
+                    common::run(
+                        &r,
+                        &[
+                            &["oltp", "run", "--target", &t, "--clients", "4"][..],
+                            &timing[..],
+                        ]
+                        .concat(),
+                    )
+                }
+            };
+            let kinds = if o.status.success() {
+                let (_, _, kinds) = tally(&json(&o));
+                format!("{kinds:?}")
+            } else {
+                format!("run failed: {}", stderr(&o).trim().replace('\n', " / "))
+            };
+            println!(
+                "| {name} | {} | {} | {kinds} |",
+                fault.name(),
+                proxy.total()
+            );
+        }
     }
 }

@@ -158,6 +158,18 @@ impl FaultProxy {
         });
     }
 
+    /// Faults from `after` from now, for `length`: the middle of a run, its start and its
+    /// end (the checks after a step) clean.
+    pub fn arm_for(&self, after: Duration, length: Duration) {
+        let shared = Arc::clone(&self.shared);
+        std::thread::spawn(move || {
+            std::thread::sleep(after);
+            shared.armed.store(true, Ordering::SeqCst);
+            std::thread::sleep(length);
+            shared.armed.store(false, Ordering::SeqCst);
+        });
+    }
+
     /// No more faults (connections already stalled stay so).
     pub fn disarm(&self) {
         self.shared.armed.store(false, Ordering::SeqCst);

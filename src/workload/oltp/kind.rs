@@ -39,12 +39,13 @@ impl crate::workload::kind::Kind for OltpKind {
         "clients"
     }
 
-    /// A consistency check that failed after a step (the books do not balance).
+    /// A consistency check that found the database wrong after a step (a check that could
+    /// not run is a warning, not this).
     fn failure(&self, record: &RunRecord) -> Option<String> {
         let bad = warnings_with(record, "inconsistent");
         (bad > 0).then(|| {
             format!(
-                "consistency check failed after {bad} step(s): the books do not balance (run {})",
+                "consistency check failed after {bad} step(s): the database lost or duplicated updates (run {})",
                 record.id
             )
         })
