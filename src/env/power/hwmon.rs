@@ -206,23 +206,24 @@ pub(super) fn hwmon_meter(sensors: &[HwmonSensor]) -> Option<PowerMeter> {
     };
     let energy = pick_sensors(&readable(true));
     let power = pick_sensors(&readable(false));
-    let from_counters = !energy.is_empty();
-    let chosen = if from_counters { energy } else { power };
 
-    // Each sensor is read once more on opening, as the meter's first reading.
+    // Each sensor is read once more on opening, as the meter's first reading. Counters
+    // first; if none of them opens again (a sensor that went away, a permission that
+    // changed since discovery), the power readings, rather than no meter at all.
     let mut domains = Vec::new();
-    let reader = if from_counters {
-        let mut counters = Vec::new();
-        for s in &chosen {
-            if let Some(counter) = Counter::open(&s.path, None) {
-                domains.push(s.name());
-                counters.push(counter);
-            }
+    let mut counters = Vec::new();
+    for s in &energy {
+        if let Some(counter) = Counter::open(&s.path, None) {
+            domains.push(s.name());
+            counters.push(counter);
         }
-        Reader::Counters(Counters::new(counters))
+    }
+    let from_counters = !counters.is_empty();
+    let (chosen, reader) = if from_counters {
+        (energy, Reader::Counters(Counters::new(counters)))
     } else {
         let mut files = Vec::new();
-        for s in &chosen {
+        for s in &power {
             if let Ok(file) = File::open(&s.path)
                 && pread_value(&file).is_some()
             {
@@ -230,7 +231,7 @@ pub(super) fn hwmon_meter(sensors: &[HwmonSensor]) -> Option<PowerMeter> {
                 files.push(file);
             }
         }
-        Reader::Watts(SampledWatts::new(files)?)
+        (power, Reader::Watts(SampledWatts::new(files)?))
     };
     if domains.is_empty() {
         return None;
@@ -335,6 +336,30 @@ mod tests {
             "{e} J in {elapsed} s"
         );
         assert_eq!(meter.errors(), 0);
+    }
+
+    /// Counters read at discovery that cannot be opened again when the meter starts: the
+    /// power readings serve, rather than no meter.
+    #[test]
+    fn counters_that_fail_to_reopen_fall_back_to_power_readings() {
+        let tmp = TempDir::new("power-hwmon-reopen");
+        let root = &tmp.0;
+        write(root, "class/hwmon/hwmon1/name", "amdgpu\n");
+        write(root, "class/hwmon/hwmon1/power1_input", "15000000\n");
+        write(root, "class/hwmon/hwmon2/name", "amd_energy\n");
+        write(root, "class/hwmon/hwmon2/energy17_input", "10000000\n");
+        write(root, "class/hwmon/hwmon2/energy17_label", "Esocket0\n");
+        let sensors = scan_hwmon(root);
+        assert!(
+            sensors
+                .iter()
+                .any(|s| s.kind == HwmonKind::Energy && s.value.is_ok())
+        );
+        std::fs::remove_file(root.join("class/hwmon/hwmon2/energy17_input")).unwrap();
+        let meter = hwmon_meter(&sensors).expect("the power readings serve");
+        let m = meter.method();
+        assert!(!m.from_counters);
+        assert_eq!(m.domains, ["hwmon1 power1 (amdgpu)"]);
     }
 
     #[test]

@@ -40,8 +40,10 @@
 //! if present, else every sensor labelled as a socket or package (one per socket), else the
 //! first.
 //!
-//! Counters wrap: RAPL's at `max_energy_range_uj` (2^32 units of 15.3 to 61 µJ: minutes at
-//! full load, never twice between one-second reads), see [`energy_delta`].
+//! Counters wrap: RAPL's at `max_energy_range_uj` (2^32 - 1 units of 15.3 to 61 µJ: minutes
+//! at full load, never twice between one-second reads), and the step from that last value to
+//! 0 is one more unit, which [`energy_delta`] counts. hwmon energy counters that cannot be
+//! opened again when the meter starts give way to the power readings.
 //!
 //! # Command sources
 //!

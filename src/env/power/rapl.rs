@@ -25,9 +25,21 @@ pub fn energy_delta(prev: u64, now: u64, range: Option<u64>) -> u64 {
         return now - prev;
     }
     match range {
-        Some(range) if range >= prev => (range - prev).saturating_add(now),
+        // The counter's last value is `range` itself, and the step from it to 0 is one
+        // unit of the 32-bit register under it (`range` is 2^32 - 1 units): without that
+        // unit every wrap would lose 15 to 61 µJ.
+        Some(range) if range >= prev => (range - prev)
+            .saturating_add(now)
+            .saturating_add(register_unit(range)),
         _ => now,
     }
+}
+
+/// One unit of the 32-bit energy register whose full range is `range` (RAPL's
+/// `max_energy_range_uj` is `0xffff_ffff` units), rounded to the counter's unit.
+fn register_unit(range: u64) -> u64 {
+    const STEPS: u128 = 0xffff_ffff;
+    ((u128::from(range) + STEPS / 2) / STEPS) as u64
 }
 
 /// What a RAPL zone is to the sum.
@@ -270,7 +282,19 @@ mod tests {
         // A "range" below the previous value is no wrap point: a reset.
         assert_eq!(energy_delta(900, 100, Some(500)), 100);
         assert_eq!(energy_delta(7, 7, None), 0);
-        assert_eq!(energy_delta(u64::MAX - 1, 5, Some(u64::MAX)), 6);
+        assert_eq!(
+            energy_delta(u64::MAX - 1, 5, Some(u64::MAX)),
+            1 + 5 + (1 << 32) + 1
+        );
+        assert_eq!(
+            energy_delta(900, 100, Some(1000)),
+            200,
+            "no whole unit below 2^32 - 1"
+        );
+        // A real package's range: 262143328850 µJ, 2^32 - 1 units of 61.035 µJ. From its
+        // last value to 0 is one unit, so a wrap from 10 below it to 100 is 171 µJ.
+        let range = 262_143_328_850;
+        assert_eq!(energy_delta(range - 10, 100, Some(range)), 10 + 100 + 61);
     }
 
     #[test]
