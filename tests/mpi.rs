@@ -427,3 +427,64 @@ fn a_workload_that_cannot_scale_out_is_refused_in_one_line() {
         assert!(ours[0].contains("done once"), "{err}");
     }
 }
+
+/// Ctrl-C on the launcher: Open MPI sends every rank SIGTERM, then SIGKILL a second later
+/// (its default), whatever they are doing. Rank 0's workers are inside 2 s ops then, so
+/// stopping them takes longer than that second; the record says where the run stopped all
+/// the same, because rank 0 saves that the moment the signal comes.
+#[test]
+fn ctrl_c_under_open_mpi_records_where_the_run_stopped() {
+    let results = Results::new("mpi-term");
+    let Some(mut cmd) = mpirun_command(
+        2,
+        &results,
+        &[
+            "null",
+            "--threads",
+            "2",
+            "--spin",
+            "0,2s",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+        ],
+    ) else {
+        return;
+    };
+    cmd.env("OMPI_MCA_odls_base_sigkill_timeout", "1");
+    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    let child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mpirun runs");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(
+            Instant::now() < deadline,
+            "no step was saved within a minute"
+        );
+        if records(&results).pop().is_some_and(|r| !r.steps.is_empty()) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Into the second step, whose ops spin 2 s each.
+    std::thread::sleep(Duration::from_millis(300));
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let out = child.wait_with_output().expect("mpirun ends");
+    let r = only_record(&results, &out);
+    assert_ne!(r.status, perflab::record::Status::Complete);
+    assert_eq!(r.steps.len(), 1);
+    let cut = r.cut_short.unwrap_or_else(|| {
+        panic!(
+            "the record says where the run stopped; stderr: {}",
+            text(&out.stderr)
+        )
+    });
+    assert_eq!(cut.step, 1, "{cut:?}");
+    assert!(cut.reason.contains("interrupted"), "{cut:?}");
+}

@@ -80,6 +80,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ArchiveError + '_ {
 }
 
 /// An opened results folder.
+#[derive(Debug, Clone)]
 pub struct Archive {
     root: PathBuf,
 }

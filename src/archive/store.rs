@@ -9,6 +9,12 @@ use std::path::Path;
 /// Writes `bytes` to `path` so that readers see the old file or the new one, never a torn one:
 /// a temporary file beside it, fsync, rename, fsync of the folder.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    // One writer at a time in this process: a stop action (an early save on SIGTERM) and the
+    // run's own save may write the same record, through the same temporary file.
+    static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = WRITING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let tmp = path.with_extension("json.tmp");
     {
         let mut f = std::fs::File::create(&tmp)?;

@@ -140,7 +140,7 @@ pub fn run(
     let idle = idle_ranks(spec, workload, &points);
     for w in busy_machine()
         .into_iter()
-        .chain(workload.run_warnings())
+        .chain(workload.run_warnings(record.cluster.as_ref()))
         .chain(idle)
     {
         observer.warning(&w);
@@ -263,6 +263,25 @@ impl Steps<'_, '_> {
                 stuck_workers: stuck as u64,
                 workers: workers as u64,
             };
+            // Under MPI the launcher follows its SIGTERM with SIGKILL a second later, before
+            // the trial has stopped its workers: rank 0 records where the run stopped the
+            // moment the signal comes, and the full account replaces it if there is time.
+            let _early = (crate::cluster::size() > 1 && crate::cluster::is_root()).then(|| {
+                let mut early = self.record.clone();
+                early.cut_short = Some(cut("in progress", interrupted(), 0, 0));
+                early.status = Status::Incomplete;
+                early.finished_at = None;
+                early.warnings.push(Warning {
+                    code: "interrupted".into(),
+                    message: "the run was interrupted; the step in progress was discarded".into(),
+                    step: Some(index),
+                });
+                let archive = archive.clone();
+                self.ctx.stop.on_stop(move || {
+                    early.finished_at = Some(now_rfc3339());
+                    let _ = archive.save(&early);
+                })
+            });
             let meter = self.meter.as_deref_mut();
             match run_trial(
                 spec,

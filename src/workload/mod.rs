@@ -124,8 +124,10 @@ pub trait Workload: AsSpec {
         Ok(Box::new(()))
     }
 
-    /// What the user should know before any step runs (found while planning it).
-    fn run_warnings(&self) -> Vec<Warning> {
+    /// What the user should know before any step runs (found while planning it); under
+    /// MPI, `cluster` says which rank runs on which host.
+    fn run_warnings(&self, cluster: Option<&crate::record::ClusterInfo>) -> Vec<Warning> {
+        let _ = cluster;
         Vec::new()
     }
 

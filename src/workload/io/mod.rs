@@ -246,7 +246,7 @@ impl Workload for IoSpec {
         Ok(Box::new(prepared))
     }
 
-    fn run_warnings(&self) -> Vec<Warning> {
+    fn run_warnings(&self, _cluster: Option<&crate::record::ClusterInfo>) -> Vec<Warning> {
         self.layout
             .notes
             .iter()

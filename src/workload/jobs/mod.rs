@@ -307,24 +307,82 @@ impl Workload for JobsSpec {
         derive_figures(&tallies, trial);
     }
 
-    fn run_warnings(&self) -> Vec<Warning> {
+    fn run_warnings(&self, cluster: Option<&crate::record::ClusterInfo>) -> Vec<Warning> {
         let most = self.copies.values().iter().copied().max().unwrap_or(1) as usize;
-        if most <= self.cpus_available {
-            return Vec::new();
-        }
         let pinned = match self.placement {
             Placement::None => "",
             _ => " (pinned copies wrap around the CPU order, two or more to a CPU)",
         };
-        vec![Warning {
-            code: "oversubscribed".into(),
-            message: format!(
-                "--copies {most} is more than the {} CPU(s) perflab may use: copies share CPUs{pinned}, so each job runs slower and throughput stops growing; give --copies up to {}",
-                self.cpus_available, self.cpus_available
-            ),
-            step: None,
-        }]
+        copies_per_host(most, self.cpus_available, cluster)
+            .into_iter()
+            .filter(|h| h.copies > h.cpus)
+            .map(|h| Warning {
+                code: "oversubscribed".into(),
+                message: match cluster {
+                    None => format!(
+                        "--copies {most} is more than the {} CPU(s) perflab may use: copies share CPUs{pinned}, so each job runs slower and throughput stops growing; give --copies up to {}",
+                        h.cpus, h.cpus
+                    ),
+                    Some(_) => format!(
+                        "--copies {most} puts {} copies on {} ({} rank(s)), which has {} CPU(s): copies share CPUs{pinned}, so each job runs slower and throughput stops growing; give fewer copies, or more hosts",
+                        h.copies, h.host, h.ranks, h.cpus
+                    ),
+                },
+                step: None,
+            })
+            .collect()
     }
+}
+
+/// One host's share of a step's copies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct HostLoad {
+    host: String,
+    ranks: usize,
+    copies: usize,
+    cpus: usize,
+}
+
+/// How `copies` fall on hosts: alone, all on this one (`cpus_here` CPUs); under MPI, each
+/// rank's share (as the runner splits workers over ranks) on its rank's host, whose CPUs the
+/// record's cluster disclosure gives (this host's for rank 0's).
+fn copies_per_host(
+    copies: usize,
+    cpus_here: usize,
+    cluster: Option<&crate::record::ClusterInfo>,
+) -> Vec<HostLoad> {
+    let Some(c) = cluster else {
+        return vec![HostLoad {
+            host: "this host".into(),
+            ranks: 1,
+            copies,
+            cpus: cpus_here,
+        }];
+    };
+    let ranks = c.members.len().max(1);
+    let per_rank = c.scope == "rank";
+    let mut hosts: Vec<HostLoad> = Vec::new();
+    for m in &c.members {
+        let share = crate::cluster::share::Share::of(copies, ranks, m.rank as usize, per_rank);
+        let cpus = m
+            .env
+            .as_ref()
+            .and_then(|e| e.cpu.logical_cpus)
+            .map_or(cpus_here, |n| n as usize);
+        match hosts.iter_mut().find(|h| h.host == m.host) {
+            Some(h) => {
+                h.ranks += 1;
+                h.copies += share.workers;
+            }
+            None => hosts.push(HostLoad {
+                host: m.host.clone(),
+                ranks: 1,
+                copies: share.workers,
+                cpus,
+            }),
+        }
+    }
+    hosts
 }
 
 /// The trial's figures from its copies' tallies (see docs/workloads.md, jobs).
@@ -557,6 +615,44 @@ impl Session for JobSession {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn oversubscription_is_counted_per_host() {
+        use crate::record::{ClusterInfo, RankInfo};
+        let other = |cpus: u32| {
+            let mut e = crate::env::Environment::default();
+            e.cpu.logical_cpus = Some(cpus);
+            Some(e)
+        };
+        // Four ranks on two hosts of 2 CPUs: 8 copies are 4 a host.
+        let member = |rank: u64, host: &str, env| RankInfo {
+            rank,
+            host: host.into(),
+            pid: 1,
+            env,
+        };
+        let c = ClusterInfo {
+            ranks: 4,
+            library: String::new(),
+            scope: "total".into(),
+            members: vec![
+                member(0, "a", None),
+                member(1, "a", None),
+                member(2, "b", other(2)),
+                member(3, "b", other(2)),
+            ],
+        };
+        let hosts = copies_per_host(4, 2, Some(&c));
+        assert_eq!(
+            hosts.iter().map(|h| (h.copies, h.cpus)).collect::<Vec<_>>(),
+            [(2, 2), (2, 2)]
+        );
+        let hosts = copies_per_host(8, 2, Some(&c));
+        assert!(hosts.iter().all(|h| h.copies == 4 && h.ranks == 2));
+        // The run's 4 copies over 4 hosts' ranks would not crowd any 2-CPU host; alone,
+        // 4 copies on 2 CPUs do.
+        assert_eq!(copies_per_host(4, 2, None)[0].copies, 4);
+    }
 
     fn spec(weights: &[u64]) -> JobsSpec {
         let commands = weights

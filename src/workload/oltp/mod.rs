@@ -224,7 +224,7 @@ impl Workload for OltpSpec {
         }
     }
 
-    fn run_warnings(&self) -> Vec<Warning> {
+    fn run_warnings(&self, _cluster: Option<&crate::record::ClusterInfo>) -> Vec<Warning> {
         match &self.tpcc {
             Some(t) if t.mode == tpcc::Mode::Spec && t.wait_factor != 1.0 => vec![Warning {
                 code: "not_spec_waits".into(),

@@ -465,7 +465,7 @@ impl Workload for ScanSpec {
         Ok(Box::new(teardown))
     }
 
-    fn run_warnings(&self) -> Vec<Warning> {
+    fn run_warnings(&self, _cluster: Option<&crate::record::ClusterInfo>) -> Vec<Warning> {
         let mut out = Vec::new();
         if self.is_native() {
             let big: Vec<&str> = self
