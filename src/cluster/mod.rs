@@ -18,7 +18,8 @@
 //! - [`gate`]: a trial's meeting points and its end: agreement, release, gather.
 //! - [`merge`]: ranks' trials into one, histograms added count for count; the per-rank
 //!   figures (`by: rank`) and stragglers.
-//! - [`share`]: how workers, `--ops` and the rate are split over the active ranks.
+//! - how workers, `--ops` and the rate are split over the active ranks: [`crate::spec::share`]
+//!   (pure arithmetic, below the workloads, which read it too).
 //!
 //! MPI lives on the main thread (the coordinator's): its handles are not `Send`, and load
 //! threads never touch it. Waits poll a non-blocking collective with a short sleep, so a rank
@@ -29,7 +30,6 @@ pub mod gate;
 pub mod merge;
 #[cfg(feature = "mpi")]
 mod mpi_comm;
-pub mod share;
 
 use crate::record::RankInfo;
 use comm::{Comm, Local};

@@ -32,8 +32,8 @@ use crate::cluster::{
     self,
     gate::{Gate, Halt},
     merge::merge,
-    share::Share,
 };
+use crate::spec::share::Share;
 use crate::env::power::PowerMeter;
 use crate::env::sampler::{Sampled, Sampler};
 use crate::record::histogram::{LatencyHistogram, encode, new_histogram, summarize};
@@ -94,7 +94,7 @@ const DRAIN_POLL: Duration = Duration::from_micros(200);
 struct TrialPlan {
     /// This rank's workers (all of them with one rank; 0 on a rank that sits the step out).
     workers: usize,
-    /// Their place among the run's workers (see `cluster::share`).
+    /// Their place among the run's workers (see `spec::share`).
     share: Share,
     seed: u64,
     repeat: u32,

@@ -3,13 +3,15 @@
 //! The kinds fill a `crate::workload::RunSpec` with it; nothing here touches a device, a
 //! network or a thread. `units` reads values with units, `sweep` reads lists and ranges,
 //! `numbers` writes numbers for people, `levels` the graduated load levels of SPECpower's method, `search` the search for the
-//! largest value of an option that passes its checks (SPECmail's users supported).
+//! largest value of an option that passes its checks (SPECmail's users supported), `share`
+//! how a step's workers, `--ops` and rate are split over MPI ranks.
 //! Each workload's own options live beside the workload, in `crate::workload`.
 
 pub mod levels;
 pub mod notes;
 pub mod numbers;
 pub mod search;
+pub mod share;
 pub mod slo;
 pub mod sweep;
 pub mod units;

@@ -363,7 +363,7 @@ fn copies_per_host(
     let per_rank = c.scope == "rank";
     let mut hosts: Vec<HostLoad> = Vec::new();
     for m in &c.members {
-        let share = crate::cluster::share::Share::of(copies, ranks, m.rank as usize, per_rank);
+        let share = crate::spec::share::Share::of(copies, ranks, m.rank as usize, per_rank);
         let cpus = m
             .env
             .as_ref()
