@@ -305,6 +305,12 @@ fn leftovers_of_killed_saves_are_swept_by_the_next_save() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!alone.exists(), "a folder with only a leftover goes");
     assert!(!beside.join("run.json.tmp").exists());
-    assert!(beside.join("notes.txt").exists(), "what is not perflab's stays");
-    assert!(young.join("run.json.tmp").exists(), "a save maybe in progress stays");
+    assert!(
+        beside.join("notes.txt").exists(),
+        "what is not perflab's stays"
+    );
+    assert!(
+        young.join("run.json.tmp").exists(),
+        "a save maybe in progress stays"
+    );
 }

@@ -394,7 +394,7 @@ fn mariadb_verifies_in_its_modes_and_sends_client_certificates() {
     let client = common::skip::find_program("mariadb")
         .or_else(|| common::skip::find_program("mysql"))
         .expect("the mariadb client beside the server");
-    let made = Command::new(client)
+    let made = Command::new(&client)
         .args(["-h", "127.0.0.1", "-P", &port.to_string(), "-u", "root"])
         .args([
             "-e",
@@ -465,6 +465,31 @@ fn mariadb_verifies_in_its_modes_and_sends_client_certificates() {
         ),
         &["unknown issuer", "ssl-ca=FILE"],
     );
+    // An expired certificate, loaded by FLUSH SSL.
+    for (from, to) in [("expired.pem", "server.pem"), ("expired.key", "server.key")] {
+        std::fs::copy(pki.path(from), db.dir().join(to)).unwrap();
+    }
+    let flushed = Command::new(&client)
+        .args(["-h", "127.0.0.1", "-P", &port.to_string(), "-u", "root"])
+        .args(["-e", "FLUSH SSL"])
+        .output()
+        .expect("the mariadb client runs");
+    assert!(
+        flushed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&flushed.stderr)
+    );
+    refused(
+        &oltp(
+            &r,
+            &url(
+                "localhost",
+                &format!("ssl-mode=VERIFY_IDENTITY&ssl-ca={ca}{with_cert}"),
+            ),
+            &[],
+        ),
+        &["expired"],
+    );
 }
 
 #[test]
@@ -530,6 +555,47 @@ fn mail_tls_verifies_by_default() {
         client.starts_with("encrypted, the server's certificate not verified"),
         "{client}"
     );
+    // The server's certificate replaced by the test CA's (for localhost only), then by an
+    // expired one; Dovecot rereads them on SIGHUP.
+    let dir = ca.parent().expect("the throwaway's folder").to_path_buf();
+    let serve = |name: &str| {
+        std::fs::copy(pki.path(&format!("{name}.pem")), dir.join("cert.pem")).unwrap();
+        std::fs::copy(pki.path(&format!("{name}.key")), dir.join("key.pem")).unwrap();
+        let pid = server.pid().expect("Dovecot runs");
+        let _ = Command::new("kill")
+            .args(["-HUP", &pid.to_string()])
+            .status();
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+    };
+    serve("server");
+    let test_ca = pki.path("ca.pem").display().to_string();
+    passed(&run(&["--cacert", &test_ca]));
+    let by_address = |extra: &[&str]| {
+        let mut args = vec![
+            "mail",
+            "--json",
+            "--target",
+            &imaps,
+            "--pop3",
+            &pop3s,
+            "--smtp",
+            &lmtp,
+            "--users-file",
+            users_file.to_str().unwrap(),
+            "--users",
+            "1",
+        ];
+        args.extend_from_slice(extra);
+        let args: Vec<String> = args
+            .iter()
+            .map(|a| a.replace("localhost", "127.0.0.1"))
+            .collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        perflab_env(&r, &args, &[])
+    };
+    refused(&by_address(&["--cacert", &test_ca]), &["not for 127.0.0.1"]);
+    serve("expired");
+    refused(&run(&["--cacert", &test_ca]), &["expired"]);
     // Without TLS the options mean nothing: one line.
     refused(
         &perflab_env(

@@ -33,7 +33,6 @@ use crate::cluster::{
     gate::{Gate, Halt},
     merge::merge,
 };
-use crate::spec::share::Share;
 use crate::env::power::PowerMeter;
 use crate::env::sampler::{Sampled, Sampler};
 use crate::record::histogram::{LatencyHistogram, encode, new_histogram, summarize};
@@ -42,6 +41,7 @@ use crate::record::{GroupResult, Resources, ScheduleSummary, Trial};
 use crate::run::recorder::{IntervalReport, LATE_THRESHOLD, Lag, WorkerTotals};
 use crate::run::series::SeriesBuilder;
 use crate::spec::StepPoint;
+use crate::spec::share::Share;
 use crate::stop::Stop;
 use crate::workload::{Context, Figures, GroupTotals, SessionFactory, Workload};
 use crate::workload::{LoadSpec, RateScope, RunSpec, StopSpec};

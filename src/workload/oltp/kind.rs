@@ -39,13 +39,20 @@ impl crate::workload::kind::Kind for OltpKind {
         "clients"
     }
 
-    /// A consistency check that found the database wrong after a step (a check that could
-    /// not run is a warning, not this).
+    /// A consistency check that found the database wrong after a step, or could not run
+    /// (then nothing is known either way, and the command says so rather than pass).
     fn failure(&self, record: &RunRecord) -> Option<String> {
         let bad = warnings_with(record, "inconsistent");
-        (bad > 0).then(|| {
-            format!(
+        let unknown = warnings_with(record, "check_not_run");
+        if bad > 0 {
+            return Some(format!(
                 "consistency check failed after {bad} step(s): the database lost or duplicated updates (run {})",
+                record.id
+            ));
+        }
+        (unknown > 0).then(|| {
+            format!(
+                "the consistency check could not run after {unknown} step(s): whether the database is consistent is not known (run {})",
                 record.id
             )
         })
