@@ -73,9 +73,13 @@ impl AppError {
 pub enum RunError {
     #[error("interrupted; the {steps} finished step(s) are saved as run {id} (status incomplete)")]
     Interrupted { id: String, steps: usize },
-    #[error("step {step} failed: {message} (run {id} saved with status failed)")]
+    #[error(
+        "step {} failed: {message} (run {id} saved with status failed)",
+        crate::record::step_number(*.step)
+    )]
     Failed {
         id: String,
+        /// The step's index (0-based); the message shows its number.
         step: usize,
         message: String,
     },

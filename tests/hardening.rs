@@ -173,7 +173,7 @@ fn a_panic_on_a_worker_fails_the_step_and_saves_the_record() {
     );
     let details = std::fs::read_to_string(details_path(bug[0])).expect("the crash file");
     assert!(details.contains("thread:   perflab-worker-0"), "{details}");
-    assert!(err.contains("step 0 failed"), "{err}");
+    assert!(err.contains("step 1 failed"), "{err}");
     // The record is saved, as for any failed step.
     let runs = perflab(&r, &["runs", "--json"]);
     let v = common::json(&runs);
@@ -194,7 +194,7 @@ fn a_panic_while_a_session_opens_fails_the_step_instead_of_hanging() {
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("(PERFLAB_TEST_PANIC=open)"), "{err}");
-    assert!(err.contains("step 0 failed"), "{err}");
+    assert!(err.contains("step 1 failed"), "{err}");
     let v = common::json(&perflab(&r, &["runs", "--json"]));
     assert_eq!(v[0]["status"], "failed", "{v}");
 }

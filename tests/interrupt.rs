@@ -58,7 +58,7 @@ fn assert_cut_short(results: &Results) {
     assert_eq!(cut["workers"], 2, "{cut}");
     assert!(cut["stuck_workers"].as_u64().unwrap() >= 1, "{cut}");
     let shown = common::stdout(&common::run(results, &["show", "last"]));
-    assert!(shown.contains("cut short: step 0"), "{shown}");
+    assert!(shown.contains("cut short: step 1"), "{shown}");
     assert!(shown.contains("stuck in an op"), "{shown}");
 }
 

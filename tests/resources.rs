@@ -70,7 +70,7 @@ fn every_run_samples_the_machine_each_interval() {
     let shown = run(&results, &["show", "last"]);
     let text = stdout(&shown);
     assert!(text.contains("resources over each measure phase"), "{text}");
-    assert!(text.contains("step 0: "), "{text}");
+    assert!(text.contains("step 1: "), "{text}");
 }
 
 /// `--resources off` keeps the per-step CPU figures and drops the rest (for measuring the

@@ -13,7 +13,7 @@ use crate::archive::Archive;
 use crate::cli::{GlobalArgs, ReportFormat, StudyArgs};
 use crate::env::Environment;
 use crate::present::table::Table as TextTable;
-use crate::record::{RunRecord, Status, StudyRef};
+use crate::record::{RunRecord, Status, StudyRef, step_number};
 use crate::run::{self, RunError, RunOptions, interrupt};
 use crate::spec::numbers::sig3;
 use crate::study::evaluate::{self, Cell, Inputs, LegState, Outcome, ShapeResult};
@@ -720,8 +720,9 @@ fn run_legs(
             }
             Err(RunError::Failed { id, step, message }) => {
                 progress.line(&style::warning(&format!(
-                    "leg {}: step {step} failed: {message} (run {id}); the other legs go on",
-                    p.name
+                    "leg {}: step {} failed: {message} (run {id}); the other legs go on",
+                    p.name,
+                    step_number(step)
                 )));
                 if let Ok(r) = archive.load(&id) {
                     records.push(r);

@@ -4,7 +4,7 @@ use super::{AppError, print};
 use crate::archive::Archive;
 use crate::cli::{GlobalArgs, SuiteArgs};
 use crate::env::Environment;
-use crate::record::RunRecord;
+use crate::record::{RunRecord, step_number};
 use crate::run::{self, RunError, RunOptions, interrupt};
 use crate::suite::{self, SUITES};
 use crate::ui::{Progress, balance, style};
@@ -79,8 +79,9 @@ pub fn run(g: &GlobalArgs, args: &SuiteArgs) -> Result<(), AppError> {
             Err(RunError::Failed { id, step, message }) => {
                 // One capability failing should not hide the others: note it and go on.
                 progress.line(&style::warning(&format!(
-                    "{}: step {step} failed: {message} (run {id})",
-                    entry.capability
+                    "{}: step {} failed: {message} (run {id})",
+                    entry.capability,
+                    step_number(step)
                 )));
                 if let Ok(r) = archive.load(&id) {
                     records.push(r);

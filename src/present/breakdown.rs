@@ -4,7 +4,7 @@
 //! with groups uses them, in its own words ([`Words`]).
 
 use super::table::Table;
-use crate::record::{GroupResult, RunRecord};
+use crate::record::{GroupResult, RunRecord, step_number};
 use crate::spec::numbers::{bytes_per_sec, ns, rate, sig3};
 
 /// What a kind calls its groups of ops and their rates.
@@ -71,7 +71,7 @@ pub fn tables(r: &RunRecord, words: Words) -> Vec<(&'static str, Table)> {
             .filter(|g| !matches!(g.by.as_str(), "kind" | "shard" | "rank" | "command"))
         {
             groups.row(vec![
-                s.index.to_string(),
+                step_number(s.index).to_string(),
                 match g.by.as_str() {
                     "file" => format!("file {}", g.label),
                     "block_size" => format!("bs {}", g.label),
@@ -90,7 +90,7 @@ pub fn tables(r: &RunRecord, words: Words) -> Vec<(&'static str, Table)> {
         for d in &t.devices {
             let a = &d.activity;
             devices.row(vec![
-                s.index.to_string(),
+                step_number(s.index).to_string(),
                 d.name.clone(),
                 rate(a.reads_per_sec),
                 rate(a.writes_per_sec),
@@ -128,7 +128,8 @@ fn breakdown_table(what: &str, rate: &str) -> Table {
     )
 }
 
-/// One row per group of `by` in a step, when the step has more than one such group.
+/// One row per group of `by` in a step (by its index), when the step has more than one such
+/// group.
 fn breakdown_rows(table: &mut Table, step: usize, groups: &[GroupResult], by: &str) {
     let mut ours: Vec<&GroupResult> = groups.iter().filter(|g| g.by == by).collect();
     // The order a worker first saw them in is chance: by name, so steps read alike.
@@ -140,7 +141,7 @@ fn breakdown_rows(table: &mut Table, step: usize, groups: &[GroupResult], by: &s
     for g in ours {
         let l = &g.latency;
         let row = vec![
-            step.to_string(),
+            step_number(step).to_string(),
             g.label.clone(),
             rate(g.ops_per_sec),
             format!("{:.1}%", 100.0 * g.ops as f64 / all.max(1) as f64),

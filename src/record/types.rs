@@ -206,6 +206,8 @@ pub struct Headline {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 #[serde(default)]
 pub struct StepResult {
+    /// Its 0-based position in the sweep (and in `steps`); people read it as
+    /// [`step_number`]`(index)`.
     pub index: usize,
     /// Every option's value at this step (swept or not), in the run's option order.
     pub params: BTreeMap<String, serde_json::Value>,
@@ -442,6 +444,17 @@ pub struct StepSummary {
     /// The errors by kind over the repeats (`timeout`, `reset`, `wrong_answer`...); empty
     /// without errors, and in records of schema 1.
     pub errors_by_kind: super::ErrorsByKind,
+}
+
+/// The step number people read for a step's index: 1-based (`index + 1`).
+///
+/// The convention: the record's step fields (`steps[].index`, `analysis.peak_step`,
+/// `warnings[].step`, `cut_short.step` ...) and the CSV export's `step` column hold the
+/// 0-based position in the sweep; every text a person reads (the progress line, tables,
+/// warnings, findings, check lines, error messages) shows this number instead, so the
+/// first step is "step 1" while running and afterwards.
+pub fn step_number(index: usize) -> usize {
+    index + 1
 }
 
 /// What the sweep as a whole shows.

@@ -16,7 +16,7 @@
 
 use super::runner::{RunError, Steps};
 use crate::record::levels::{LevelResult, LoadLevels};
-use crate::record::{StepResult, Warning};
+use crate::record::{StepResult, Warning, step_number};
 use crate::spec::{LevelsSpec, StepPoint, Sweep};
 use crate::workload::{Arrival, LoadSpec, RateScope, RunSpec, StopSpec};
 use serde_json::json;
@@ -100,7 +100,7 @@ pub(super) fn run(spec: &RunSpec, levels: &LevelsSpec, steps: &mut Steps) -> Res
         if let Some(l) = summary.levels.last().filter(|l| !l.flag.is_empty()) {
             let w = Warning {
                 code: "level_off_target".into(),
-                message: format!("step {}: {}", l.step, l.flag),
+                message: format!("step {}: {}", step_number(l.step), l.flag),
                 step: Some(l.step),
             };
             steps.warn(w);

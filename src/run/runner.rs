@@ -10,6 +10,7 @@ pub use crate::error::RunError;
 use crate::record::timestamp::{now_rfc3339, run_id};
 use crate::record::{
     CutShort, PowerDisclosure, RunRecord, Status, StepResult, StepSummary, Trial, Warning,
+    step_number,
 };
 use crate::spec::StepPoint;
 use crate::spec::sweep::step_params;
@@ -486,7 +487,7 @@ fn step_warnings(step: &StepResult) -> Vec<Warning> {
             code: "steal_time".into(),
             message: format!(
                 "the hypervisor took {steal:.1}% of CPU time (steal) during step {}; figures may be low and noisy. Run on an idle host or use --repeat 3 to see the noise",
-                step.index
+                step_number(step.index)
             ),
             step: Some(step.index),
         });
@@ -497,7 +498,7 @@ fn step_warnings(step: &StepResult) -> Vec<Warning> {
             code: "repeat_spread".into(),
             message: format!(
                 "repeats of step {} differ by {:.0}% (max-min over mean); the machine looks noisy. Close other work, lengthen --duration, or add --repeat",
-                step.index,
+                step_number(step.index),
                 spread * 100.0
             ),
             step: Some(step.index),
@@ -529,7 +530,7 @@ fn step_warnings(step: &StepResult) -> Vec<Warning> {
             code: "rate_not_reached".into(),
             message: format!(
                 "step {} completed {achieved:.0} ops/s of the {target:.0} offered ({:.1}%): the system (or perflab) could not keep up, so response times describe an overload. Lower the load (--rate; mail's --users), or look at the late and missed starts",
-                step.index,
+                step_number(step.index),
                 achieved / target * 100.0
             ),
             step: Some(step.index),
@@ -541,7 +542,7 @@ fn step_warnings(step: &StepResult) -> Vec<Warning> {
                 code: "straggler_rank".into(),
                 message: format!(
                     "step {}: {} drove {:.0} ops/s, under {:.0}% of the median rank's; that host (or its network) held the run back. See the per-rank figures ('perflab show')",
-                    step.index,
+                    step_number(step.index),
                     g.label,
                     g.ops_per_sec,
                     crate::cluster::merge::STRAGGLER_SHARE * 100.0
@@ -567,7 +568,8 @@ fn step_warnings(step: &StepResult) -> Vec<Warning> {
             code: "errors".into(),
             message: format!(
                 "step {} had {} failed ops{kinds}, e.g. {sample}",
-                step.index, step.summary.errors
+                step_number(step.index),
+                step.summary.errors
             ),
             step: Some(step.index),
         });

@@ -22,7 +22,7 @@
 //!   the last to differ from the first by more than that; `sublinear` asks that the figure
 //!   grew at most 90% as fast as P; `all` asks the comparison at every value.
 
-use crate::record::{RunRecord, StepResult};
+use crate::record::{RunRecord, StepResult, step_number};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -619,7 +619,7 @@ pub fn eval(e: &Expr, runs: &Runs, scope: &Scope) -> Result<f64, Missing> {
             step_figure(step, figure).ok_or_else(|| {
                 Missing(format!(
                     "leg {leg_name} records no {figure} (step {})",
-                    step.index
+                    step_number(step.index)
                 ))
             })
         }

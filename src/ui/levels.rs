@@ -4,8 +4,8 @@
 
 use super::format::{ns, rate, sig3};
 use crate::present::table::Table;
-use crate::record::RunRecord;
 use crate::record::levels::LoadLevels;
+use crate::record::{RunRecord, step_number};
 
 /// The table and its lines, or nothing for a run without load levels.
 pub fn render(r: &RunRecord) -> String {
@@ -33,7 +33,7 @@ pub fn table(r: &RunRecord) -> Option<(String, Table, String)> {
             _ => format!("{}%", row.target_pct),
         };
         t.row(vec![
-            row.step.to_string(),
+            step_number(row.step).to_string(),
             name,
             if row.kind == "calibration" {
                 "max".into()

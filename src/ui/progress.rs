@@ -3,7 +3,7 @@
 
 use super::format::{metric, ns};
 use super::style;
-use crate::record::{RunRecord, StepResult, Warning};
+use crate::record::{RunRecord, StepResult, Warning, step_number};
 use crate::run::Observer;
 use crate::run::recorder::Counts;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -88,7 +88,7 @@ impl Progress {
         } else {
             format!("/{}", s.steps)
         };
-        format!("step {}{of}{rep} {}", s.step + 1, s.label)
+        format!("step {}{of}{rep} {}", step_number(s.step), s.label)
     }
 }
 

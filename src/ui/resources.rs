@@ -5,7 +5,7 @@
 use super::format::{bytes_per_sec, count, rate};
 use crate::env::resources::ResourceSummary;
 use crate::present::table::Table;
-use crate::record::RunRecord;
+use crate::record::{RunRecord, step_number};
 
 /// The table's title.
 pub const TITLE: &str = "resources over each measure phase (busy, user, sys, iowait, steal, perflab's own CPU: % of all CPUs)";
@@ -92,7 +92,7 @@ pub fn table(r: &RunRecord) -> Option<(Table, Vec<String>)> {
             .iter()
             .map(|d| d.activity.utilisation)
             .fold(None, |a: Option<f64>, u| Some(a.map_or(u, |a| a.max(u))));
-        let mut row = vec![index.to_string()];
+        let mut row = vec![step_number(*index).to_string()];
         if repeats {
             row.push(repeat.to_string());
         }
@@ -125,7 +125,7 @@ pub fn table(r: &RunRecord) -> Option<(Table, Vec<String>)> {
     let mut limits: Vec<String> = rows
         .iter()
         .filter(|(_, s)| !short(s))
-        .map(|(index, s)| format!("step {index}: {}", s.limit))
+        .map(|(index, s)| format!("step {}: {}", step_number(*index), s.limit))
         .collect();
     let too_short: Vec<usize> = rows
         .iter()
@@ -135,19 +135,20 @@ pub fn table(r: &RunRecord) -> Option<(Table, Vec<String>)> {
     match too_short.as_slice() {
         [] => {}
         [one] => limits.push(format!(
-            "step {one}: {}",
+            "step {}: {}",
+            step_number(*one),
             rows.iter().find(|(i, _)| i == one).map_or("", |(_, s)| s.limit.as_str())
         )),
         many => limits.push(format!(
             "steps {}: too short to tell what limited them (under {} ms each; the kernel counts CPU time in 10 ms ticks)",
-            ranges(many),
+            ranges(&many.iter().map(|i| step_number(*i)).collect::<Vec<_>>()),
             crate::env::resources::SHORTEST_JUDGED.as_millis()
         )),
     }
     Some((t, limits))
 }
 
-/// `0-6, 9, 11-12`: step numbers as ranges.
+/// `1-7, 10, 12-13`: step numbers (as people read them) as ranges.
 fn ranges(steps: &[usize]) -> String {
     let mut out: Vec<String> = Vec::new();
     let mut i = 0;

@@ -4,7 +4,7 @@ use super::format::{self, header, metric, ns};
 use crate::archive::RunSummary;
 use crate::present::mean_figure;
 use crate::present::table::Table;
-use crate::record::{Analysis, RunRecord, StepResult, Trial};
+use crate::record::{Analysis, RunRecord, StepResult, Trial, step_number};
 use crate::workload::kind;
 
 /// Under MPI: the ranks, their hosts, the library, how the load was divided and how closely
@@ -138,7 +138,7 @@ pub fn cut_short_line(c: &crate::record::CutShort) -> String {
     }
     format!(
         "cut short: step {}{label}, repeat {}, during {}: {}{stuck}",
-        c.step,
+        step_number(c.step),
         c.repeat + 1,
         c.phase,
         c.reason
@@ -166,7 +166,11 @@ pub fn check_lines(r: &RunRecord) -> Vec<String> {
         if !c.passed || Some(*step) == last {
             let shard = c.shard.map(|s| format!(" shard {s}")).unwrap_or_default();
             let mark = if c.passed { "ok" } else { "FAILED" };
-            out.push(format!("  step {step}{shard}: {mark}: {}", c.summary));
+            out.push(format!(
+                "  step {}{shard}: {mark}: {}",
+                step_number(*step),
+                c.summary
+            ));
         }
     }
     out
@@ -654,4 +658,48 @@ pub fn render_targets(targets: &[TargetRow]) -> String {
 fn work_of(spec: &serde_json::Value) -> Option<String> {
     let name = spec.get("workload")?.as_str()?;
     kind::by_name(name)?.describe_work(spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Check, CutShort};
+
+    /// People read steps from 1: the record's index 0 is "step 1" (`record::step_number`).
+    #[test]
+    fn steps_read_from_one() {
+        let cut = CutShort {
+            step: 0,
+            repeat: 0,
+            phase: "measure".into(),
+            reason: "interrupted (Ctrl-C)".into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            cut_short_line(&cut),
+            "cut short: step 1, repeat 1, during measure: interrupted (Ctrl-C)"
+        );
+        let check = |passed| Check {
+            name: "books_balance".into(),
+            passed,
+            summary: "the books balance".into(),
+            ..Default::default()
+        };
+        let mut r = RunRecord::default();
+        for (index, passed) in [(0, false), (1, true)] {
+            r.steps.push(StepResult {
+                index,
+                checks: vec![check(passed)],
+                ..Default::default()
+            });
+        }
+        assert_eq!(
+            check_lines(&r),
+            [
+                "checks after each step: 1 of 2 passed",
+                "  step 1: FAILED: the books balance",
+                "  step 2: ok: the books balance",
+            ]
+        );
+    }
 }

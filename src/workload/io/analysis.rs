@@ -7,7 +7,7 @@
 //! processes' I/O on the same device only adds, so the check is one-sided with a margin.
 
 use super::IoSpec;
-use crate::record::{StepResult, Trial, Warning};
+use crate::record::{StepResult, Trial, Warning, step_number};
 use crate::spec::units::format_bytes;
 use crate::stats::steady::{SteadyCriteria, detect, stragglers};
 
@@ -73,7 +73,7 @@ pub fn warnings(spec: &IoSpec, step: &StepResult) -> Vec<Warning> {
                 "straggler",
                 format!(
                     "step {}: file {} ({}) ran at {:.0} I/O/s against a median of {:.0} over {} files; a slow volume holds back everything that waits on it",
-                    step.index,
+                    step_number(step.index),
                     g.key,
                     g.label,
                     g.ops_per_sec,
@@ -87,7 +87,7 @@ pub fn warnings(spec: &IoSpec, step: &StepResult) -> Vec<Warning> {
                 "not_steady",
                 format!(
                     "step {} never reached steady state; lengthen --duration or loosen --steady-state",
-                    step.index
+                    step_number(step.index)
                 ),
             ));
         }

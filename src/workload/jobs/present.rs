@@ -3,7 +3,7 @@
 //! reader looks for: throughput relative to one copy alone, and the time to finish a batch.
 
 use crate::present::table::Table;
-use crate::record::RunRecord;
+use crate::record::{RunRecord, step_number};
 use crate::spec::numbers::{metric, ns, rate};
 
 /// The per-command and per-copy tables that have rows, each with its title.
@@ -32,7 +32,7 @@ fn by_command(r: &RunRecord) -> Option<(String, Table)> {
         for g in kinds {
             let l = &g.latency;
             t.row(vec![
-                s.index.to_string(),
+                step_number(s.index).to_string(),
                 g.label.clone(),
                 g.ops.to_string(),
                 rate(g.ops_per_sec),
@@ -66,7 +66,7 @@ fn by_copy(r: &RunRecord) -> Option<(String, Table)> {
         for g in copies {
             let figure = |what: &str| trial.figures.get(&format!("copy_{}_{what}", g.key));
             t.row(vec![
-                s.index.to_string(),
+                step_number(s.index).to_string(),
                 trial.workers.to_string(),
                 g.key.clone(),
                 g.label.clone(),

@@ -46,7 +46,7 @@ pub mod shard;
 pub use kind::KIND;
 
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
-use crate::record::{Check, Headline, StepResult, Trial, Warning};
+use crate::record::{Check, Headline, StepResult, Trial, Warning, step_number};
 use crate::spec::{Axis, StepPoint, Sweep};
 use crate::stop::Stop;
 use crate::workload::Context;
@@ -590,7 +590,8 @@ impl Workload for KvSpec {
                 code: "server_disagrees".into(),
                 message: format!(
                     "step {}: {}; another client may be using the server, or it lost requests",
-                    step.index, c.summary
+                    step_number(step.index),
+                    c.summary
                 ),
                 step: Some(step.index),
             });
@@ -605,7 +606,8 @@ impl Workload for KvSpec {
                 code: "client_bound".into(),
                 message: format!(
                     "step {}: perflab's threads were {:.0}% busy: the client may be what limits this step; add --threads or run perflab on another machine",
-                    step.index, busy
+                    step_number(step.index),
+                    busy
                 ),
                 step: Some(step.index),
             });
@@ -620,7 +622,7 @@ impl Workload for KvSpec {
                 code: "evictions".into(),
                 message: format!(
                     "step {}: the server evicted items ({evicted:.0}/s): the key space does not fit, and gets miss",
-                    step.index
+                    step_number(step.index)
                 ),
                 step: Some(step.index),
             });

@@ -7,7 +7,7 @@ use super::present::{load_pct, users, users_text};
 use crate::present::Figure;
 use crate::present::mean_figure;
 use crate::present::svg::{Axis, LineChart, Marker, Point, Rule, Scale, Series, Style};
-use crate::record::{RunRecord, StepResult};
+use crate::record::{RunRecord, StepResult, step_number};
 use crate::spec::numbers::{count, ns};
 
 fn verdict(s: &StepResult) -> Option<bool> {
@@ -65,7 +65,7 @@ fn series(r: &RunRecord, figure: &str, show: fn(f64) -> String) -> Vec<Series> {
                         y,
                         format!(
                             "step {}: {} users at {pct}%: {}{mark}",
-                            s.index,
+                            step_number(s.index),
                             users_text(x),
                             show(y)
                         ),

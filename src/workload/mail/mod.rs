@@ -38,7 +38,7 @@ pub mod wire;
 pub use kind::KIND;
 
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
-use crate::record::{Check, Headline, StepResult, Trial, Warning};
+use crate::record::{Check, Headline, StepResult, Trial, Warning, step_number};
 use crate::spec::{Axis, StepPoint, Sweep};
 use crate::workload::Context;
 use ledger::Ledger;
@@ -622,10 +622,15 @@ impl Workload for MailSpec {
                 message: if c.name == "mail_qos" {
                     format!(
                         "step {} misses the quality of service: {}",
-                        step.index, c.summary
+                        step_number(step.index),
+                        c.summary
                     )
                 } else {
-                    format!("step {}: MAIL NOT ACCOUNTED FOR: {}", step.index, c.summary)
+                    format!(
+                        "step {}: MAIL NOT ACCOUNTED FOR: {}",
+                        step_number(step.index),
+                        c.summary
+                    )
                 },
                 step: Some(step.index),
             })
@@ -636,7 +641,7 @@ impl Workload for MailSpec {
                 code: "server_restarted".into(),
                 message: format!(
                     "the throwaway Dovecot died during step {} and was started again ({revived} times); the step's accounting says whether acknowledged mail survived",
-                    step.index
+                    step_number(step.index)
                 ),
                 step: Some(step.index),
             });

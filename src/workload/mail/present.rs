@@ -4,7 +4,7 @@
 
 use crate::present::mean_figure;
 use crate::present::table::Table;
-use crate::record::{RunRecord, StepResult};
+use crate::record::{RunRecord, StepResult, step_number};
 use crate::spec::numbers::{count, ns, sig3};
 
 pub const TITLE: &str = "quality of service by step (SPECmail-style: every command within its limit for 95%, delivery within its limit for 95%, under 1% errors)";
@@ -66,7 +66,7 @@ pub fn table(r: &RunRecord) -> Option<Table> {
     for s in &r.steps {
         let f = |name: &str| mean_figure(s, name);
         t.row(vec![
-            s.index.to_string(),
+            step_number(s.index).to_string(),
             users(s).map_or("-".into(), users_text),
             format!("{}%", load_pct(s)),
             f("sessions_per_hour").map_or("-".into(), count),
@@ -98,7 +98,7 @@ pub fn findings(r: &RunRecord) -> Vec<String> {
                 "users supported: {} at {} (step {}; passes at {} of its load)",
                 users_text(users),
                 rate(s),
-                s.index,
+                step_number(s.index),
                 search
                     .loads_pct
                     .iter()
@@ -141,7 +141,7 @@ pub fn findings(r: &RunRecord) -> Vec<String> {
             "largest step within the quality of service: {} users at {} (step {}); not qualified at 80% and 120% of its load: --search-users does that",
             users(s).map_or("-".into(), users_text),
             rate(s),
-            s.index
+            step_number(s.index)
         )],
         None => vec!["no step met the quality of service".into()],
     }

@@ -3,7 +3,7 @@
 use super::args::OlapArgs;
 use crate::env::Environment;
 use crate::error::AppError;
-use crate::record::RunRecord;
+use crate::record::{RunRecord, step_number};
 use crate::target::TargetEntry;
 use crate::workload::RunSpec;
 use crate::workload::kind::wrong_answers;
@@ -39,7 +39,7 @@ impl crate::workload::kind::Kind for OlapKind {
             .steps
             .iter()
             .flat_map(|s| s.checks.iter().filter(|c| !c.passed).map(move |c| (s, c)))
-            .map(|(s, c)| format!("step {} {}: {}", s.index, c.name, c.summary))
+            .map(|(s, c)| format!("step {} {}: {}", step_number(s.index), c.name, c.summary))
             .collect();
         if let Some(first) = failed.first() {
             return Some(format!(

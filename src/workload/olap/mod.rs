@@ -32,7 +32,7 @@ pub mod session;
 pub use kind::KIND;
 
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
-use crate::record::{Check, Headline, StepResult, Trial, Warning};
+use crate::record::{Check, Headline, StepResult, Trial, Warning, step_number};
 use crate::spec::{Axis, StepPoint, Sweep};
 use crate::sql::backend::Backend;
 use crate::sql::sqlite::SqliteSettings;
@@ -525,7 +525,12 @@ impl Workload for OlapSpec {
             .filter(|c| !c.passed)
             .map(|c| Warning {
                 code: "check_failed".into(),
-                message: format!("step {}: {} failed: {}", step.index, c.name, c.summary),
+                message: format!(
+                    "step {}: {} failed: {}",
+                    step_number(step.index),
+                    c.name,
+                    c.summary
+                ),
                 step: Some(step.index),
             })
             .collect()

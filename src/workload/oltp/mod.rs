@@ -35,7 +35,7 @@ pub mod tpcc;
 pub use kind::KIND;
 
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
-use crate::record::{Headline, StepResult, Trial, Warning};
+use crate::record::{Headline, StepResult, Trial, Warning, step_number};
 use crate::spec::Sweep;
 use crate::spec::{Axis, StepPoint};
 use crate::sql::backend::{self, Backend};
@@ -450,7 +450,8 @@ impl Workload for OltpSpec {
                         "check_not_run",
                         format!(
                             "the consistency check after step {}{shard} {}; the database's consistency is not known",
-                            step.index, c.summary
+                            step_number(step.index),
+                            c.summary
                         ),
                     )
                 } else {
@@ -458,7 +459,8 @@ impl Workload for OltpSpec {
                         "inconsistent",
                         format!(
                             "INCONSISTENT after step {}{shard}: {}; the database lost or duplicated updates",
-                            step.index, c.summary
+                            step_number(step.index),
+                            c.summary
                         ),
                     )
                 };

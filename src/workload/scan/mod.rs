@@ -34,7 +34,7 @@ pub use kind::KIND;
 
 use super::oltp::Phases;
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
-use crate::record::{Check, Headline, StepResult, Trial, Warning};
+use crate::record::{Check, Headline, StepResult, Trial, Warning, step_number};
 use crate::spec::{Axis, StepPoint, Sweep};
 use crate::sql::backend::Backend;
 use crate::sql::sqlite::SqliteSettings;
@@ -512,7 +512,8 @@ impl Workload for ScanSpec {
                 code: "ceiling_above_bandwidth".into(),
                 message: format!(
                     "step {}: {}: more than reading the same bytes allows (noise, or the read step was slowed)",
-                    step.index, c.summary
+                    step_number(step.index),
+                    c.summary
                 ),
                 step: Some(step.index),
             })
@@ -537,7 +538,7 @@ impl Workload for ScanSpec {
                 code: "not_cold".into(),
                 message: format!(
                     "step {}: asked cold, but the server read only {pct:.1}% of its pages from storage: the table was served from the server's cache{cache}, which perflab cannot empty; use a table larger than the cache (--size) for a cold scan",
-                    step.index
+                    step_number(step.index)
                 ),
                 step: Some(step.index),
             });

@@ -7,7 +7,7 @@
 
 use super::input::Kind;
 use super::{MAX_NOPM_PER_WAREHOUSE, Mode, TERMINALS_PER_WAREHOUSE, TpccOptions};
-use crate::record::{Check, StepResult, Trial, Warning};
+use crate::record::{Check, StepResult, Trial, Warning, step_number};
 use crate::spec::StepPoint;
 use std::collections::BTreeMap;
 
@@ -151,7 +151,8 @@ pub fn step_checks(t: &TpccOptions, step: &StepResult) -> Vec<Check> {
     checks
 }
 
-/// The warning for a failed check of this file; None for the others (consistency).
+/// The warning for a failed check of this file after the step of index `step`; None for the
+/// others (consistency).
 pub fn warning(c: &Check, step: usize) -> Option<Warning> {
     let code = match c.name.as_str() {
         RESPONSE_TIMES => "response_time_limit",
@@ -160,7 +161,7 @@ pub fn warning(c: &Check, step: usize) -> Option<Warning> {
     };
     Some(Warning {
         code: code.into(),
-        message: format!("step {step}: {}", c.summary),
+        message: format!("step {}: {}", step_number(step), c.summary),
         step: Some(step),
     })
 }
