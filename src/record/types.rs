@@ -454,7 +454,7 @@ pub struct StepSummary {
 /// warnings, findings, check lines, error messages) shows this number instead, so the
 /// first step is "step 1" while running and afterwards.
 pub fn step_number(index: usize) -> usize {
-    index + 1
+    index.saturating_add(1)
 }
 
 /// What the sweep as a whole shows.
