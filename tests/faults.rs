@@ -97,47 +97,8 @@ fn redis_survives_every_network_fault() {
         return;
     };
     let r = Results::new("faults-redis");
-    let keys = ["--key-maximum", "999", "--value-size", "100"];
-    let prepared = common::run(
-        &r,
-        &[&["kv", "prepare", "--target", &redis.url()][..], &keys[..]].concat(),
-    );
-    assert!(prepared.status.success(), "{}", stderr(&prepared));
-    let proxy = FaultProxy::start(addr(redis.port()), Faults::default());
-    proxy.arm_for(Duration::from_millis(1500), Duration::from_millis(2500));
-    let target = format!("redis://127.0.0.1:{}/0", proxy.port());
-    let started = Instant::now();
-    let o = common::run(
-        &r,
-        &[
-            &[
-                "kv",
-                "run",
-                "--json",
-                "--target",
-                &target,
-                "--clients",
-                "4",
-                "--threads",
-                "2",
-                "--op-timeout",
-                "1s",
-                "--warmup",
-                "0s",
-                "--duration",
-                "4s",
-            ][..],
-            &keys[..],
-        ]
-        .concat(),
-    );
-    survived(
-        "redis",
-        &o,
-        started.elapsed(),
-        Duration::from_secs(30),
-        &[&proxy],
-    );
+    let (o, took, proxy) = kv_through(&r, &redis.url(), redis.port(), "redis://127.0.0.1");
+    survived("redis", &o, took, Duration::from_secs(30), &[&proxy]);
 }
 
 #[test]
@@ -145,13 +106,24 @@ fn postgres_survives_every_network_fault() {
     let Some(pg) = PgServer::start() else { return };
     let r = Results::new("faults-pg");
     let url = |port: u16| format!("postgres://postgres@127.0.0.1:{port}/postgres?sslmode=disable");
-    let prepared = common::run(&r, &["oltp", "prepare", "--target", &url(pg.port())]);
+    let (o, took, proxy) = oltp_through(&r, pg.port(), &url);
+    survived("postgres", &o, took, Duration::from_secs(40), &[&proxy]);
+}
+
+/// An oltp run of 4 s through a proxy armed in its middle, on a bank prepared directly;
+/// `url` names the server at a port.
+fn oltp_through(
+    r: &Results,
+    port: u16,
+    url: &dyn Fn(u16) -> String,
+) -> (Output, Duration, FaultProxy) {
+    let prepared = common::run(r, &["oltp", "prepare", "--target", &url(port)]);
     assert!(prepared.status.success(), "{}", stderr(&prepared));
-    let proxy = FaultProxy::start(addr(pg.port()), Faults::default());
+    let proxy = FaultProxy::start(addr(port), Faults::default());
     proxy.arm_for(Duration::from_millis(1500), Duration::from_millis(2500));
     let started = Instant::now();
     let o = common::run(
-        &r,
+        r,
         &[
             "oltp",
             "run",
@@ -168,13 +140,7 @@ fn postgres_survives_every_network_fault() {
             "4s",
         ],
     );
-    survived(
-        "postgres",
-        &o,
-        started.elapsed(),
-        Duration::from_secs(40),
-        &[&proxy],
-    );
+    (o, started.elapsed(), proxy)
 }
 
 /// A kv run of 4 s through a proxy armed after 1.5 s, on a key space prepared directly.
@@ -238,36 +204,8 @@ fn mariadb_survives_every_network_fault() {
     };
     let r = Results::new("faults-mariadb");
     let url = |port: u16| format!("mysql://root@127.0.0.1:{port}/test?ssl-mode=DISABLED");
-    let prepared = common::run(&r, &["oltp", "prepare", "--target", &url(db.port())]);
-    assert!(prepared.status.success(), "{}", stderr(&prepared));
-    let proxy = FaultProxy::start(addr(db.port()), Faults::default());
-    proxy.arm_for(Duration::from_millis(1500), Duration::from_millis(2500));
-    let started = Instant::now();
-    let o = common::run(
-        &r,
-        &[
-            "oltp",
-            "run",
-            "--json",
-            "--target",
-            &url(proxy.port()),
-            "--clients",
-            "4",
-            "--op-timeout",
-            "1s",
-            "--warmup",
-            "0s",
-            "--duration",
-            "4s",
-        ],
-    );
-    survived(
-        "mariadb",
-        &o,
-        started.elapsed(),
-        Duration::from_secs(40),
-        &[&proxy],
-    );
+    let (o, took, proxy) = oltp_through(&r, db.port(), &url);
+    survived("mariadb", &o, took, Duration::from_secs(40), &[&proxy]);
 }
 
 #[test]
