@@ -82,7 +82,7 @@ pub fn import(g: &GlobalArgs, args: &ImportArgs) -> Result<(), AppError> {
     }
     // The study's run, named before the import adds a run that could be `last`.
     let study = match &args.study {
-        Some(q) => Some(archive.resolve(q)?),
+        Some(q) => Some(super::study_cmd::study_run(&archive, q)?.id),
         None => None,
     };
     let mut out = String::new();

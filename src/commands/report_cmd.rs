@@ -22,7 +22,8 @@ pub fn report(g: &GlobalArgs, args: &ReportArgs) -> Result<(), AppError> {
                 "--study takes one run of the study (e.g. last)".into(),
             ));
         };
-        let (records, answer) = super::study_cmd::report_of(&archive, &archive.load(one)?)?;
+        let (records, answer) =
+            super::study_cmd::report_of(&archive, &super::study_cmd::study_run(&archive, one)?)?;
         study = Some(answer);
         records
     } else if args.suite {

@@ -433,6 +433,10 @@ fn run_study(
             out.push_str(&format!("\n# leg {}{about}\n", leg.name));
             if let Some(why) = invocation.not_run.get(&leg.name) {
                 out.push_str(&format!("# not run here: {why}\n# "));
+            } else if line.contains("{=") {
+                out.push_str(
+                    "# each {= ...} is computed from the legs before it when they have run\n",
+                );
             }
             out.push_str(&format!("{line}\n"));
         }
@@ -480,8 +484,14 @@ fn run_study(
         run: study_run.clone(),
         digest: digest.clone(),
     };
-    let (records, outcome) = match run_legs(&planned, &mut done, &stamp, &env, &archive, &progress)
-    {
+    let legs_run = LegsRun {
+        study,
+        stamp: &stamp,
+        env: &env,
+        archive: &archive,
+        progress: &progress,
+    };
+    let (records, outcome) = match run_legs(&planned, &mut done, &legs_run) {
         Ok(done) => done,
         Err(e) => {
             progress.finish();
@@ -598,6 +608,8 @@ fn plan_legs(
             args.dry_run,
             on_postgres(study, std::slice::from_ref(&leg.name), overrides),
         ) {
+            // Values computed from earlier legs are known only when those have run.
+            _ if legs::is_derived(&argv) => Build::No,
             (false, _) => Build::Spec,
             (true, false) => Build::Note,
             (true, true) => Build::No,
@@ -663,16 +675,30 @@ fn answer(
     Ok(answer)
 }
 
+/// What running the legs needs besides the plan.
+struct LegsRun<'a> {
+    study: &'a Study,
+    stamp: &'a StudyRef,
+    env: &'a Environment,
+    archive: &'a Archive,
+    progress: &'a Progress,
+}
+
 /// Runs the planned legs in order (a complete one of `done` is taken as it is): the records,
-/// and whether a Ctrl-C cut the study short. A leg that fails is noted and the others go on.
+/// and whether a Ctrl-C cut the study short. A leg that fails is noted and the others go on;
+/// a leg whose values come from earlier legs (`{= EXPR}`) gets them just before it runs.
 fn run_legs(
     planned: &[Planned],
     done: &mut BTreeMap<String, RunRecord>,
-    stamp: &StudyRef,
-    env: &Environment,
-    archive: &Archive,
-    progress: &Progress,
+    ctx: &LegsRun,
 ) -> Result<(Vec<RunRecord>, Result<(), AppError>), AppError> {
+    let LegsRun {
+        study,
+        stamp,
+        env,
+        archive,
+        progress,
+    } = *ctx;
     let mut records: Vec<RunRecord> = Vec::new();
     let mut outcome = Ok(());
     let total = planned.len();
@@ -687,6 +713,36 @@ fn run_legs(
             records.push(r);
             continue;
         }
+        let derived;
+        let p = if legs::is_derived(&p.argv) {
+            let runs: crate::study::expr::Runs = records
+                .iter()
+                .filter_map(|r| Some((r.study.as_ref()?.leg.clone(), r)))
+                .collect();
+            let leg = study.legs.iter().find(|l| l.name == p.name);
+            let planned = legs::derive(&p.argv, &runs)
+                .map_err(|e| e.to_string())
+                .and_then(|argv| {
+                    let leg = leg.ok_or_else(|| "no such leg".to_string())?;
+                    plan(study, leg, argv, env, Build::Spec).map_err(|e| e.to_string())
+                });
+            match planned {
+                Ok(p) => {
+                    derived = p;
+                    &derived
+                }
+                Err(e) => {
+                    progress.line(&style::warning(&format!(
+                        "== leg {} ({}/{total}): not run: {e}",
+                        p.name,
+                        i + 1
+                    )));
+                    continue;
+                }
+            }
+        } else {
+            p
+        };
         let Ok(spec) = &p.spec else { continue };
         progress.line(&format!(
             "== leg {} ({}/{total}): {}",
@@ -806,6 +862,24 @@ fn study_runs(archive: &Archive, name: &str) -> Result<Vec<(String, Vec<RunRecor
 /// Makes imported run `id` stand for leg `leg` of the study invocation that run `study`
 /// belongs to (the record stays as it was made; the invocation's folder notes it). Returns
 /// the study's name.
+/// The run a `--study RUN` option names: `last` is the newest run made by a study (not the
+/// newest run, which may be a record imported since), anything else as any run query.
+pub(crate) fn study_run(archive: &Archive, query: &str) -> Result<RunRecord, AppError> {
+    if query.trim() != "last" {
+        return Ok(archive.load(query)?);
+    }
+    for row in archive.list()?.iter().rev() {
+        if let Ok(r) = archive.load(&row.id)
+            && r.study.is_some()
+        {
+            return Ok(r);
+        }
+    }
+    Err(AppError::Usage(
+        "no run here was made by a study; run one first (perflab study NAME)".into(),
+    ))
+}
+
 pub(crate) fn attach(
     archive: &Archive,
     study: &str,
@@ -813,6 +887,8 @@ pub(crate) fn attach(
     id: &str,
 ) -> Result<String, AppError> {
     let r = archive.load(study)?;
+    // An imported record that was a leg elsewhere names its own study invocation; only a
+    // study invocation of this archive has the folder to attach to.
     let Some(sref) = r.study.clone() else {
         return Err(AppError::Usage(format!(
             "run {} was not started by a study; --study names a run of one (e.g. last)",
@@ -994,8 +1070,9 @@ pub(crate) fn summary(a: &Outcome) -> String {
     }
     for t in &a.tables {
         out.push_str(&format!(
-            "\n{} (seed line {}): paper | here | here/paper\n",
-            t.title, t.line
+            "\n{}{}: paper | here | here/paper\n",
+            t.title,
+            crate::report::study::seed_line(t.line)
         ));
         let mut head = vec![String::new()];
         head.extend(t.head.iter().cloned());

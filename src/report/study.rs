@@ -171,6 +171,14 @@ fn legs_table(a: &Outcome) -> Block {
     })
 }
 
+/// " (seed line N)", or nothing for a table the seed does not print (a study's own).
+pub(crate) fn seed_line(line: usize) -> String {
+    match line {
+        0 => String::new(),
+        n => format!(" (seed line {n})"),
+    }
+}
+
 fn table_blocks(a: &Outcome, blocks: &mut Vec<Block>) {
     for t in &a.tables {
         let mut head = vec![String::new()];
@@ -178,8 +186,9 @@ fn table_blocks(a: &Outcome, blocks: &mut Vec<Block>) {
         head.push("seed line".into());
         blocks.push(Block::Table(Table {
             caption: Some(format!(
-                "{} (seed line {}): each cell paper | here | here/paper",
-                t.title, t.line
+                "{}{}: each cell paper | here | here/paper",
+                t.title,
+                seed_line(t.line)
             )),
             head,
             rows: t
@@ -188,7 +197,12 @@ fn table_blocks(a: &Outcome, blocks: &mut Vec<Block>) {
                 .map(|(label, line, cells)| {
                     let mut r = vec![label.clone()];
                     r.extend(cells.iter().map(cell));
-                    r.push(line.to_string());
+                    // A row with no published value (this machine's) has no seed line.
+                    r.push(if *line == 0 {
+                        "-".into()
+                    } else {
+                        line.to_string()
+                    });
                     r
                 })
                 .collect(),

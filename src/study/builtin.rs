@@ -2,9 +2,18 @@
 //! one out as a file to edit.
 
 /// Name and text of each built-in study, in the order `perflab study` lists them.
-pub const STUDIES: [(&str, &str); 2] = [
+pub const STUDIES: [(&str, &str); 5] = [
     ("gray-thumper", include_str!("builtin/gray-thumper.toml")),
     ("ral-x4500", include_str!("builtin/ral-x4500.toml")),
+    ("bestperf-igen", include_str!("builtin/bestperf-igen.toml")),
+    (
+        "bestperf-mail-cache-batch-power",
+        include_str!("builtin/bestperf-mail-cache-batch-power.toml"),
+    ),
+    (
+        "bestperf-hpc-flash-landscape",
+        include_str!("builtin/bestperf-hpc-flash-landscape.toml"),
+    ),
 ];
 
 /// A built-in study's text.

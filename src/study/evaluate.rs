@@ -276,10 +276,8 @@ fn paper_rows(study: &Study, runs: &Runs) -> Vec<PaperRow> {
 }
 
 fn tables_of(study: &Study, runs: &Runs) -> Vec<TableOutcome> {
-    study
-        .tables
-        .iter()
-        .map(|t| TableOutcome {
+    let tables = study.tables.iter().map(|t| {
+        let table = TableOutcome {
             title: t.title.clone(),
             line: t.line,
             note: t.note.clone(),
@@ -322,8 +320,58 @@ fn tables_of(study: &Study, runs: &Runs) -> Vec<TableOutcome> {
                     (row.label.clone(), row.line, cells)
                 })
                 .collect(),
+        };
+        let normalised = t.base.as_ref().and_then(|b| over_base(&table, b));
+        std::iter::once(table).chain(normalised)
+    });
+    tables.flatten().collect()
+}
+
+/// A table again with every cell over the base row's in its column, the paper's and here's
+/// alike: the landscape "normalised to a base machine" (E25k = 1).
+fn over_base(t: &TableOutcome, base: &str) -> Option<TableOutcome> {
+    let (_, _, base_cells) = t.rows.iter().find(|(label, _, _)| label == base)?;
+    let paper_of = |c: &Cell| match c.paper {
+        Some(PaperValue::One(v)) => Some(v),
+        _ => None,
+    };
+    let rows = t
+        .rows
+        .iter()
+        .map(|(label, line, cells)| {
+            let cells = cells
+                .iter()
+                .zip(base_cells)
+                .map(|(c, b)| {
+                    let paper = match (paper_of(c), paper_of(b)) {
+                        (Some(x), Some(y)) if y != 0.0 => Some(x / y),
+                        _ => None,
+                    };
+                    Cell {
+                        printed: paper.map_or("-".into(), |v| format!("{v:.3}")),
+                        paper: paper.map(PaperValue::One),
+                        here: match (&c.here, &b.here) {
+                            (Ok(x), Ok(y)) if *y != 0.0 => Ok(x / y),
+                            (Err(e), _) => Err(e.clone()),
+                            (_, Err(e)) => Err(format!("the base row: {e}")),
+                            _ => Err("the base row's figure is 0".into()),
+                        },
+                        erratum: c.erratum.clone().or_else(|| b.erratum.clone()),
+                    }
+                })
+                .collect();
+            (label.clone(), *line, cells)
         })
-        .collect()
+        .collect();
+    Some(TableOutcome {
+        title: format!("{}, each over {base} (= 1)", t.title),
+        line: t.line,
+        note: Some(format!(
+            "every cell divided by the {base} row's in its column: the paper's printed values and this machine's alike"
+        )),
+        head: t.head.iter().map(|h| format!("{h} / {base}")).collect(),
+        rows,
+    })
 }
 
 fn shapes_of(study: &Study, runs: &Runs) -> Vec<ShapeOutcome> {

@@ -43,10 +43,65 @@ pub enum Expr {
     },
     /// `@name`: the step's value of a parameter.
     Param(String),
-    /// `mean(EXPR over P)`, or `mean(EXPR over P in LO..HI)`: the mean over the values of P
-    /// the leg took (within the range), those with a value.
-    Mean(Box<Expr>, String, Option<(String, String)>),
+    /// `mean(EXPR over P)`, `max(..)`, `min(..)`, optionally `over P in LO..HI`: the mean,
+    /// largest or smallest over the values of P the leg took (within the range), those with
+    /// a value.
+    Agg(Agg, Box<Expr>, Over),
+    /// `round(EXPR)`: to the nearest whole number (a count computed from a figure).
+    Round(Box<Expr>),
     Bin(Box<Expr>, char, Box<Expr>),
+}
+
+/// How `mean`, `max` and `min` reduce a series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agg {
+    Mean,
+    Max,
+    Min,
+}
+
+/// `over P` or `over P in LO..HI`: the parameter a series steps through, and the range of
+/// its values taken (as typed: `4k..64k`, `1..{cpus}` once placeholders are filled in).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Over {
+    pub param: String,
+    pub range: Option<(String, String)>,
+}
+
+impl Over {
+    /// Whether a value of the parameter is in the range (every value when there is none).
+    fn admits(&self, v: &str, runs: &Runs, scope: &Scope) -> bool {
+        let Some((lo, hi)) = &self.range else {
+            return true;
+        };
+        let bound = |t: &str| number(t).or_else(|| placeholder(t, runs, scope));
+        let (x, lo, hi) = (number(v), bound(lo), bound(hi));
+        x.is_some_and(|x| lo.is_none_or(|lo| x >= lo) && hi.is_none_or(|hi| x <= hi))
+    }
+}
+
+/// `{cpus}` (logical CPUs) and `{ram}` (bytes) of the machine the runs were made on: that of
+/// the leg in context, else of any leg, else the scope's variables of the same name.
+fn placeholder(word: &str, runs: &Runs, scope: &Scope) -> Option<f64> {
+    let name = word.strip_prefix('{')?.strip_suffix('}')?;
+    let record = scope
+        .leg
+        .as_ref()
+        .and_then(|l| runs.get(l))
+        .or_else(|| runs.values().next());
+    let from_record = record.and_then(|r| match name {
+        "cpus" => r.env.cpu.logical_cpus.map(f64::from),
+        "ram" => r.env.memory.total_bytes.map(|b| b as f64),
+        _ => None,
+    });
+    from_record.or_else(|| scope.vars.get(name).copied())
+}
+
+/// A parameter's value as a number: `16`, `8k` (8192).
+fn number(t: &str) -> Option<f64> {
+    t.parse::<f64>()
+        .ok()
+        .or_else(|| crate::spec::units::parse_size("", t).ok().map(|b| b as f64))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,8 +122,8 @@ pub enum Trend {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Check {
     Cmp(Expr, Rel, Expr),
-    Trend(Trend, Expr, String),
-    All(Box<Check>, String),
+    Trend(Trend, Expr, Over),
+    All(Box<Check>, Over),
 }
 
 /// Where an expression is read: the leg and step parameters it defaults to, and named numbers.
@@ -138,7 +193,8 @@ fn tokens(text: &str) -> Result<Vec<Tok>, String> {
         }
         // A word: names, numbers and parameter values such as 8k, 1m, x4-2.
         let start = i;
-        while i < b.len() && (b[i].is_alphanumeric() || "._:%".contains(b[i])) {
+        // `{cpus}` and `{ram}` are words too, filled in for the machine of the runs.
+        while i < b.len() && (b[i].is_alphanumeric() || "._:%{}".contains(b[i])) {
             i += 1;
         }
         if i == start {
@@ -221,6 +277,29 @@ impl Parser {
         }
     }
 
+    /// `over P` or `over P in LO..HI`.
+    fn over(&mut self) -> Result<Over, String> {
+        match self.next() {
+            Some(Tok::Word(o)) if o == "over" => {}
+            _ => {
+                self.at -= 1;
+                return Err(format!("expected 'over PARAMETER' {}", self.here()));
+            }
+        }
+        let param = self.word()?;
+        let range = if matches!(self.peek(), Some(Tok::Word(w)) if w == "in") {
+            self.at += 1;
+            let r = self.word()?;
+            let (lo, hi) = r
+                .split_once("..")
+                .ok_or_else(|| format!("expected a range LO..HI, not {r}"))?;
+            Some((lo.to_string(), hi.to_string()))
+        } else {
+            None
+        };
+        Ok(Over { param, range })
+    }
+
     fn check(&mut self) -> Result<Check, String> {
         if let Some(Tok::Word(w)) = self.peek().cloned()
             && matches!(self.toks.get(self.at + 1), Some(Tok::Sym("(")))
@@ -238,14 +317,7 @@ impl Parser {
                 } else {
                     Ok(self.expr()?)
                 };
-                match self.next() {
-                    Some(Tok::Word(o)) if o == "over" => {}
-                    _ => {
-                        self.at -= 1;
-                        return Err(format!("expected 'over PARAMETER' {}", self.here()));
-                    }
-                }
-                let over = self.word()?;
+                let over = self.over()?;
                 self.expect(")")?;
                 return Ok(match (trend, inner) {
                     (Some(t), Ok(e)) => Check::Trend(t, e, over),
@@ -313,37 +385,39 @@ impl Parser {
         if self.eat("@") {
             return Ok(Expr::Param(self.word()?));
         }
-        if matches!(self.peek(), Some(Tok::Word(w)) if w == "mean")
+        let agg = match self.peek() {
+            Some(Tok::Word(w)) if w == "mean" => Some(Agg::Mean),
+            Some(Tok::Word(w)) if w == "max" => Some(Agg::Max),
+            Some(Tok::Word(w)) if w == "min" => Some(Agg::Min),
+            _ => None,
+        };
+        if matches!(self.peek(), Some(Tok::Word(w)) if w == "round")
             && matches!(self.toks.get(self.at + 1), Some(Tok::Sym("(")))
         {
             self.at += 2;
             let inner = self.expr()?;
-            match self.next() {
-                Some(Tok::Word(o)) if o == "over" => {}
-                _ => {
-                    self.at -= 1;
-                    return Err(format!("expected 'over PARAMETER' {}", self.here()));
-                }
-            }
-            let over = self.word()?;
-            let range = if matches!(self.peek(), Some(Tok::Word(w)) if w == "in") {
-                self.at += 1;
-                let r = self.word()?;
-                let (lo, hi) = r
-                    .split_once("..")
-                    .ok_or_else(|| format!("expected a range LO..HI, not {r}"))?;
-                Some((lo.to_string(), hi.to_string()))
-            } else {
-                None
-            };
             self.expect(")")?;
-            return Ok(Expr::Mean(Box::new(inner), over, range));
+            return Ok(Expr::Round(Box::new(inner)));
+        }
+        if let Some(agg) = agg
+            && matches!(self.toks.get(self.at + 1), Some(Tok::Sym("(")))
+        {
+            self.at += 2;
+            let inner = self.expr()?;
+            let over = self.over()?;
+            self.expect(")")?;
+            return Ok(Expr::Agg(agg, Box::new(inner), over));
         }
         match self.next() {
             Some(Tok::Num(n)) => Ok(Expr::Num(n)),
             Some(Tok::Word(figure)) => {
                 let leg = if self.eat("[") {
-                    let l = self.word()?;
+                    // Leg names may hold '-' (`e25k-cpu`), which elsewhere is minus.
+                    let mut l = self.word()?;
+                    while self.eat("-") {
+                        l.push('-');
+                        l.push_str(&self.word()?);
+                    }
                     self.expect("]")?;
                     Some(l)
                 } else {
@@ -414,7 +488,7 @@ impl Expr {
                 a.legs(out);
                 b.legs(out);
             }
-            Expr::Mean(e, _, _) => e.legs(out),
+            Expr::Agg(_, e, _) | Expr::Round(e) => e.legs(out),
             _ => {}
         }
     }
@@ -521,6 +595,13 @@ fn the_step<'a>(
     // `max` and `min` stand for the largest and smallest value the leg stepped through
     // (`threads=max`: all the CPUs this machine has).
     let extreme = |k: &str, v: &str| -> String {
+        // `threads={cpus}`: this run's machine.
+        let cpus = record.env.cpu.logical_cpus.map(|n| n.to_string());
+        if v == "{cpus}"
+            && let Some(n) = cpus
+        {
+            return n;
+        }
         let pick = match v {
             "max" => f64::max,
             "min" => f64::min,
@@ -582,6 +663,43 @@ fn the_step<'a>(
     }
 }
 
+/// The figures of a whole run rather than of a step (Some: `name` is one; its value if the
+/// run has it): `clock_ghz`, the clock of the run's host, which `compare --expect clock` sets
+/// ratios against; `supported`, the users a `--search-users` run found; `overall_ops_per_watt`
+/// of a load-level run.
+fn run_figure(record: &RunRecord, name: &str) -> Option<Option<f64>> {
+    Some(match name {
+        "clock_ghz" => {
+            let cpu = &record.env.cpu;
+            (cpu.max_mhz.or(cpu.mhz))
+                .filter(|m| *m > 0.0)
+                .map(|m| m / 1000.0)
+        }
+        "supported" => record.search.as_ref().and_then(|s| s.supported),
+        "overall_ops_per_watt" => record
+            .load_levels
+            .as_ref()
+            .and_then(|l| l.overall_ops_per_watt),
+        _ => return None,
+    })
+}
+
+/// A load level's figures from the run's summary of its levels: `achieved_pct` (its
+/// throughput in percent of the calibrated maximum), `target_pct`.
+fn level_figure(record: &RunRecord, step: &StepResult, name: &str) -> Option<f64> {
+    let level = record
+        .load_levels
+        .as_ref()?
+        .levels
+        .iter()
+        .find(|l| l.step == step.index)?;
+    match name {
+        "achieved_pct" => Some(level.achieved_pct),
+        "target_pct" => Some(level.target_pct),
+        _ => None,
+    }
+}
+
 /// A figure's value at a step: the mean over its repeats.
 pub fn step_figure(s: &StepResult, name: &str) -> Option<f64> {
     let v: Vec<f64> = s
@@ -591,6 +709,12 @@ pub fn step_figure(s: &StepResult, name: &str) -> Option<f64> {
             "cpu_busy_pct" => Some(t.resources.cpu.busy_pct),
             // How many block devices the step's I/O reached (one: its files share a disk).
             "devices" => Some(t.devices.len() as f64),
+            // Power, where the step read any (RAPL, hwmon, --power-cmd).
+            "watts" => t.resources.summary.as_ref()?.watts,
+            "ops_per_watt" => {
+                let w = t.resources.summary.as_ref()?.watts.filter(|w| *w > 0.0)?;
+                Some(t.metric("ops_per_sec")? / w)
+            }
             _ => t.metric(name),
         })
         .filter(|v| v.is_finite())
@@ -608,6 +732,10 @@ pub fn eval(e: &Expr, runs: &Runs, scope: &Scope) -> Result<f64, Missing> {
             {
                 return Ok(*v);
             }
+            if figure.starts_with('{') {
+                return placeholder(figure, runs, scope)
+                    .ok_or_else(|| Missing(format!("{figure} is not known here")));
+            }
             let leg_name = match leg {
                 Some(l) => l.as_str(),
                 None => leg_of(leg, scope)?,
@@ -615,13 +743,18 @@ pub fn eval(e: &Expr, runs: &Runs, scope: &Scope) -> Result<f64, Missing> {
             let record = runs
                 .get(leg_name)
                 .ok_or_else(|| Missing(format!("leg {leg_name} did not run")))?;
+            if let Some(v) = run_figure(record, figure) {
+                return v.ok_or_else(|| Missing(format!("leg {leg_name} records no {figure}")));
+            }
             let step = the_step(record, leg_name, at, &scope.at)?;
-            step_figure(step, figure).ok_or_else(|| {
-                Missing(format!(
-                    "leg {leg_name} records no {figure} (step {})",
-                    step_number(step.index)
-                ))
-            })
+            level_figure(record, step, figure)
+                .or_else(|| step_figure(step, figure))
+                .ok_or_else(|| {
+                    Missing(format!(
+                        "leg {leg_name} records no {figure} (step {})",
+                        step_number(step.index)
+                    ))
+                })
         }
         Expr::Param(name) => {
             let from_scope = scope.at.iter().find(|(k, _)| k == name).map(|(_, v)| v);
@@ -636,34 +769,22 @@ pub fn eval(e: &Expr, runs: &Runs, scope: &Scope) -> Result<f64, Missing> {
                 })
                 .ok_or_else(|| Missing(format!("@{name} is {text}, not a number")))
         }
-        Expr::Mean(inner, over, range) => {
+        Expr::Agg(agg, inner, over) => {
             let holder = Check::Cmp((**inner).clone(), Rel::Le, Expr::Num(0.0));
-            let num = |t: &str| {
-                t.parse::<f64>()
-                    .ok()
-                    .or_else(|| crate::spec::units::parse_size("", t).ok().map(|b| b as f64))
-            };
-            let bounds = range.as_ref().map(|(lo, hi)| (num(lo), num(hi)));
-            let mut sum = 0.0;
-            let mut n = 0usize;
-            for v in values_over(&holder, runs, scope, over)? {
-                if let Some((lo, hi)) = bounds {
-                    let x = num(&v);
-                    if x.is_none_or(|x| lo.is_some_and(|lo| x < lo) || hi.is_some_and(|hi| x > hi))
-                    {
-                        continue;
-                    }
-                }
-                if let Ok(y) = eval(inner, runs, &with(scope, over, &v)) {
-                    sum += y;
-                    n += 1;
-                }
+            let ys: Vec<f64> = values_over(&holder, runs, scope, over)?
+                .into_iter()
+                .filter_map(|v| eval(inner, runs, &with(scope, &over.param, &v)).ok())
+                .collect();
+            if ys.is_empty() {
+                return Err(Missing(format!("no step to reduce over {}", over.param)));
             }
-            if n == 0 {
-                return Err(Missing(format!("no step to average over {over}")));
-            }
-            Ok(sum / n as f64)
+            Ok(match agg {
+                Agg::Mean => ys.iter().sum::<f64>() / ys.len() as f64,
+                Agg::Max => ys.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                Agg::Min => ys.iter().copied().fold(f64::INFINITY, f64::min),
+            })
         }
+        Expr::Round(e) => Ok(eval(e, runs, scope)?.round()),
         Expr::Bin(a, op, b) => {
             let (x, y) = (eval(a, runs, scope)?, eval(b, runs, scope)?);
             Ok(match op {
@@ -676,8 +797,8 @@ pub fn eval(e: &Expr, runs: &Runs, scope: &Scope) -> Result<f64, Missing> {
     }
 }
 
-/// The values of parameter `over` in the order the leg's steps took them (within the scope).
-fn values_over(e: &Check, runs: &Runs, scope: &Scope, over: &str) -> Result<Vec<String>, Missing> {
+/// The values of parameter `over` in the order the leg's steps took them (within its range).
+fn values_over(e: &Check, runs: &Runs, scope: &Scope, over: &Over) -> Result<Vec<String>, Missing> {
     let legs = {
         let mut l = e.legs();
         if l.is_empty()
@@ -694,17 +815,29 @@ fn values_over(e: &Check, runs: &Runs, scope: &Scope, over: &str) -> Result<Vec<
         .get(leg)
         .ok_or_else(|| Missing(format!("leg {leg} did not run")))?;
     let mut out: Vec<String> = Vec::new();
-    let over = key_in(record, over);
+    let key = key_in(record, &over.param);
+    let mut any = false;
     for s in record.steps.iter().filter(|s| !s.trials.is_empty()) {
-        if let Some(v) = s.params.get(&over) {
+        if let Some(v) = s.params.get(&key) {
+            any = true;
             let t = param_text(v);
-            if !out.contains(&t) {
+            if over.admits(&t, runs, scope) && !out.contains(&t) {
                 out.push(t);
             }
         }
     }
+    if !any {
+        return Err(Missing(format!(
+            "leg {leg} has no parameter {}",
+            over.param
+        )));
+    }
     if out.is_empty() {
-        return Err(Missing(format!("leg {leg} has no parameter {over}")));
+        let (lo, hi) = over.range.clone().unwrap_or_default();
+        return Err(Missing(format!(
+            "leg {leg} took no value of {} in {lo}..{hi}",
+            over.param
+        )));
     }
     Ok(out)
 }
@@ -734,12 +867,12 @@ fn series(
     e: &Expr,
     runs: &Runs,
     scope: &Scope,
-    over: &str,
+    over: &Over,
     owner: &Check,
 ) -> Result<Vec<(String, f64)>, Missing> {
     values_over(owner, runs, scope, over)?
         .into_iter()
-        .map(|v| Ok((v.clone(), eval(e, runs, &with(scope, over, &v))?)))
+        .map(|v| Ok((v.clone(), eval(e, runs, &with(scope, &over.param, &v))?)))
         .collect()
 }
 
@@ -762,7 +895,10 @@ pub fn decide(c: &Check, runs: &Runs, scope: &Scope) -> Result<Verdict, Missing>
         Check::Trend(t, e, over) => {
             let s = series(e, runs, scope, over, c)?;
             if s.len() < 2 {
-                return Err(Missing(format!("one value of {over}: no trend to judge")));
+                return Err(Missing(format!(
+                    "one value of {}: no trend to judge",
+                    over.param
+                )));
             }
             let ys: Vec<f64> = s.iter().map(|(_, y)| *y).collect();
             let (first, last) = (ys[0], ys[ys.len() - 1]);
@@ -785,7 +921,7 @@ pub fn decide(c: &Check, runs: &Runs, scope: &Scope) -> Result<Verdict, Missing>
                         (Some(x0), Some(x1)) if x0 > 0.0 && first > 0.0 => {
                             (last / first) <= SUBLINEAR_AT_MOST * (x1 / x0)
                         }
-                        _ => return Err(Missing(format!("{over} is not numeric"))),
+                        _ => return Err(Missing(format!("{} is not numeric", over.param))),
                     }
                 }
             };
@@ -793,7 +929,7 @@ pub fn decide(c: &Check, runs: &Runs, scope: &Scope) -> Result<Verdict, Missing>
                 passed,
                 numbers: s
                     .iter()
-                    .map(|(k, y)| format!("{over}={k}: {}", short(*y)))
+                    .map(|(k, y)| format!("{}={k}: {}", over.param, short(*y)))
                     .collect::<Vec<_>>()
                     .join(", "),
             })
@@ -802,10 +938,11 @@ pub fn decide(c: &Check, runs: &Runs, scope: &Scope) -> Result<Verdict, Missing>
             let mut parts = Vec::new();
             let mut passed = true;
             for v in values_over(c, runs, scope, over)? {
-                let r = decide(inner, runs, &with(scope, over, &v))?;
+                let r = decide(inner, runs, &with(scope, &over.param, &v))?;
                 passed &= r.passed;
                 parts.push(format!(
-                    "{over}={v}: {}{}",
+                    "{}={v}: {}{}",
+                    over.param,
                     r.numbers,
                     if r.passed { "" } else { " (fails)" }
                 ));

@@ -310,12 +310,30 @@ impl Reader<'_> {
         };
         if let OptValue::Values(vs) = &value {
             for v in vs {
-                let mut rest = v.as_str();
+                // `{= EXPR}`: parsed here; its legs are checked against the order of the legs.
+                let spans = super::legs::derived_spans(v)
+                    .map_err(|e| self.err(n.line, format!("{key}: {e}")))?;
+                for &span in &spans {
+                    let text = super::legs::derived_text(v, span);
+                    let e = expr::parse_expr(text)
+                        .map_err(|e| self.err(n.line, format!("{key} = {{= {text}}}: {e}")))?;
+                    let _ = e;
+                }
+                let mut plain = v.clone();
+                for &(open, close) in spans.iter().rev() {
+                    plain.replace_range(open..close, "");
+                }
+                let mut rest = plain.as_str();
                 while let Some(open) = rest.find('{') {
                     let close = rest[open..].find('}').map(|c| open + c + 1);
                     let Some(close) = close else { break };
                     let word = &rest[open..close];
-                    if !PLACEHOLDERS.contains(&word) {
+                    // Only `{name}` is a placeholder: a shell's or awk's braces pass as they are.
+                    let named = word.len() > 2
+                        && word[1..word.len() - 1]
+                            .chars()
+                            .all(|c| c.is_ascii_lowercase() || c == '_');
+                    if named && !PLACEHOLDERS.contains(&word) {
                         return Err(self.err(
                             n.line,
                             format!(
@@ -440,6 +458,7 @@ impl Reader<'_> {
                 "leg" => t.leg = self.text(k, n)?,
                 "line" => t.line = self.number(k, n)? as usize,
                 "note" => t.note = Some(self.text(k, n)?),
+                "base" => t.base = Some(self.text(k, n)?),
                 "columns" => {
                     let Val::List(cols) = &n.v else {
                         return Err(self.err(n.line, "columns is a list of { label, unit, here }"));
@@ -472,7 +491,7 @@ impl Reader<'_> {
                 _ => {
                     return Err(self.err(
                         n.line,
-                        format!("[[table]] has no key {k}; it takes title, leg, line, note, columns, [[table.row]]"),
+                        format!("[[table]] has no key {k}; it takes title, leg, line, note, base, columns, [[table.row]]"),
                     ));
                 }
             }
@@ -497,6 +516,21 @@ impl Reader<'_> {
         }
         if t.title.is_empty() || t.leg.is_empty() || t.columns.is_empty() {
             return Err(self.err(node.line, "[[table]] needs a title, a leg and columns"));
+        }
+        if let Some(b) = &t.base
+            && !t.rows.iter().any(|r| &r.label == b)
+        {
+            return Err(self.err(
+                node.line,
+                format!(
+                    "base = {b:?} is not the label of one of the table's rows ({})",
+                    t.rows
+                        .iter()
+                        .map(|r| r.label.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
         }
         Ok(t)
     }
@@ -539,7 +573,9 @@ impl Reader<'_> {
                 }
             }
         }
-        if r.label.is_empty() || r.line == 0 || r.quote.is_empty() {
+        // A row with no published value (this machine's, beside the paper's) needs no quote.
+        let published = r.values.iter().any(|v| v != "-");
+        if r.label.is_empty() || (published && (r.line == 0 || r.quote.is_empty())) {
             return Err(self.err(node.line, "a table row needs label, line and quote"));
         }
         Ok(r)
@@ -670,6 +706,46 @@ impl Reader<'_> {
     }
 
     /// What needs the whole file: legs' commands and options, references to legs.
+    /// A value computed from other legs (`{= EXPR}`) names only legs that run here before
+    /// this one.
+    fn derived_from_earlier(&self, s: &Study, leg: &Leg, o: &Opt) -> Result<(), String> {
+        let OptValue::Values(vs) = &o.value else {
+            return Ok(());
+        };
+        let position = |name: &str| s.legs.iter().position(|l| l.name == name);
+        let me = position(&leg.name).unwrap_or(0);
+        for v in vs {
+            for span in super::legs::derived_spans(v).unwrap_or_default() {
+                let text = super::legs::derived_text(v, span);
+                let Ok(e) = expr::parse_expr(text) else {
+                    continue;
+                };
+                let mut legs = Vec::new();
+                e.legs(&mut legs);
+                for name in legs {
+                    let why = match position(&name) {
+                        None => Some("no leg has that name".to_string()),
+                        Some(i) if i >= me => Some("it must come before this leg".into()),
+                        Some(i) if s.legs[i].external.is_some() => {
+                            Some("it runs elsewhere, so its figures are not known here".into())
+                        }
+                        Some(_) => None,
+                    };
+                    if let Some(why) = why {
+                        return Err(self.err(
+                            o.line,
+                            format!(
+                                "leg '{}': {} = {{= {text}}} takes figures of leg '{name}': {why}",
+                                leg.name, o.key
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn cross_check(&self, s: &Study) -> Result<(), String> {
         let default_command = s.defaults.iter().find(|o| o.key == "command");
         for leg in &s.legs {
@@ -707,6 +783,7 @@ impl Reader<'_> {
             for o in leg.options.iter().chain(&leg.quick) {
                 check_option(&cmd, o)
                     .map_err(|m| self.err(o.line, format!("leg '{}': {m}", leg.name)))?;
+                self.derived_from_earlier(s, leg, o)?;
             }
         }
         let commands: Vec<clap::Command> = s
@@ -830,6 +907,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// A number as a paper prints it: `1,746`, `245%`, `4.6K`, `0.12`, `2.14 GB/s` (the unit is
 /// the entry's, so only K, M and G scale).
 pub fn parse_printed(text: &str) -> Option<f64> {
+    if let Some(minutes) = hours_and_minutes(text) {
+        return Some(minutes);
+    }
     let t = text.trim().replace(',', "");
     let t = t.trim_end_matches('%').trim();
     let num_end = t
@@ -847,8 +927,24 @@ pub fn parse_printed(text: &str) -> Option<f64> {
     Some(x * scale)
 }
 
+/// A time printed as hours and minutes (`6hr 19min`, `2h 54m`), in minutes.
+fn hours_and_minutes(text: &str) -> Option<f64> {
+    let t = text.trim().to_ascii_lowercase();
+    let (h, rest) = t.split_once('h')?;
+    let hours: f64 = h.trim().parse().ok()?;
+    let rest = rest.trim_start_matches("rs").trim_start_matches('r').trim();
+    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let unit = rest[digits.len()..].trim();
+    let minutes: f64 = match digits.is_empty() {
+        true if unit.is_empty() => 0.0,
+        true => return None,
+        false => digits.parse().ok()?,
+    };
+    matches!(unit, "" | "m" | "min" | "mins").then_some(hours * 60.0 + minutes)
+}
+
 impl PaperValue {
-    /// `9000`, `4.6K`, `20..40`.
+    /// `9000`, `4.6K`, `20..40`, `6hr 19min` (minutes).
     pub fn parse(text: &str) -> Option<PaperValue> {
         match text.split_once("..") {
             Some((a, b)) => Some(PaperValue::Range(parse_printed(a)?, parse_printed(b)?)),
@@ -860,6 +956,15 @@ impl PaperValue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn printed_hours_and_minutes_are_minutes() {
+        assert_eq!(parse_printed("6hr 19min"), Some(379.0));
+        assert_eq!(parse_printed("2h 54m"), Some(174.0));
+        assert_eq!(parse_printed("3hr"), Some(180.0));
+        assert_eq!(parse_printed("4.6K"), Some(4600.0));
+        assert_eq!(hours_and_minutes("6hr apples"), None);
+    }
 
     fn read(text: &str) -> Result<Study, String> {
         parse(

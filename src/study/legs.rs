@@ -6,6 +6,11 @@
 //! given on the command line. Placeholders are filled in for this machine: `{cpus}`, `{ram}`
 //! (bytes), `{io_path}` (where storage legs put their files) and `{postgres}` (the user's
 //! server or the study's throwaway one).
+//!
+//! A value may also hold `{= EXPR}`: a number computed from the records of legs that ran
+//! before this one (a rate at 75% of an earlier leg's peak, a database of twice the RAM), in
+//! the figures' language of [`super::expr`]. Such a leg's command line is final only when
+//! those legs have run: [`derive`] fills it in just before the leg runs.
 
 use super::file::arg_named;
 use super::{Leg, Opt, OptValue, Study};
@@ -226,7 +231,106 @@ pub fn argv(
             .iter()
             .map(|s| fill(s)),
     );
-    v
+    // Values computed from this machine alone are known now; a value that cannot be is left
+    // as written, and the leg's command's parser then names it.
+    fill_derived(&v, &super::expr::Runs::new(), true).unwrap_or(v)
+}
+
+/// The spans (byte ranges, braces included) of each `{= EXPR}` in an option's value; braces
+/// nest (`{= 2 * {ram} / 1e8}`).
+pub fn derived_spans(value: &str) -> Result<Vec<(usize, usize)>, String> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(open) = value[from..].find("{=").map(|i| from + i) {
+        let mut depth = 0usize;
+        let mut close = None;
+        for (i, c) in value[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(open + i + 1);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let close = close.ok_or_else(|| format!("{value:?}: '{{=' without its closing '}}'"))?;
+        out.push((open, close));
+        from = close;
+    }
+    Ok(out)
+}
+
+/// The expression of a span `{= EXPR}`.
+pub fn derived_text(value: &str, (open, close): (usize, usize)) -> &str {
+    value[open + 2..close - 1].trim()
+}
+
+/// A computed value as an option takes it: whole numbers as such, others with four
+/// significant digits (`round(EXPR)` where the option wants a count).
+fn derived_number(v: f64) -> String {
+    if (v - v.round()).abs() < 1e-9 || v.abs() >= 1e4 {
+        return format!("{}", v.round() as i64);
+    }
+    let decimals = (3 - v.abs().log10().floor() as i32).clamp(0, 9) as usize;
+    let t = format!("{v:.decimals$}");
+    t.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Fills in each `{= EXPR}` of a leg's command line from the records of the legs that ran
+/// before it. Errors say which value could not be computed and why.
+pub fn derive(argv: &[String], runs: &super::expr::Runs) -> Result<Vec<String>, String> {
+    fill_derived(argv, runs, false)
+}
+
+/// Fills in the `{= EXPR}` of a command line: all of them, or only those that name no leg
+/// (`{= round(0.5 * 25769803776 / 2.5e6)}` once `{ram}` is filled in), which are known
+/// before any leg runs.
+fn fill_derived(
+    argv: &[String],
+    runs: &super::expr::Runs,
+    leg_free_only: bool,
+) -> Result<Vec<String>, String> {
+    let mut out = Vec::with_capacity(argv.len());
+    for a in argv {
+        let spans = derived_spans(a)?;
+        if spans.is_empty() {
+            out.push(a.clone());
+            continue;
+        }
+        let mut filled = String::new();
+        let mut last = 0;
+        for span in spans {
+            let text = derived_text(a, span);
+            let e = super::expr::parse_expr(text).map_err(|e| format!("{{= {text}}}: {e}"))?;
+            let mut legs = Vec::new();
+            e.legs(&mut legs);
+            if leg_free_only && !legs.is_empty() {
+                filled.push_str(&a[last..span.1]);
+                last = span.1;
+                continue;
+            }
+            let v = super::expr::eval(&e, runs, &super::expr::Scope::default())
+                .map_err(|m| format!("{{= {text}}} cannot be computed: {m}"))?;
+            if !v.is_finite() {
+                return Err(format!("{{= {text}}} is {v}, not a number"));
+            }
+            filled.push_str(&a[last..span.0]);
+            filled.push_str(&derived_number(v));
+            last = span.1;
+        }
+        filled.push_str(&a[last..]);
+        out.push(filled);
+    }
+    Ok(out)
+}
+
+/// Whether a command line still holds values computed from earlier legs.
+pub fn is_derived(argv: &[String]) -> bool {
+    argv.iter().any(|a| a.contains("{="))
 }
 
 /// A command line as a shell would take it back (single quotes where needed).
@@ -335,6 +439,49 @@ target = "{postgres}"
             argv(&s, &s.legs[2], false, &Overrides::default(), &with)
                 .contains(&"postgres://p@127.0.0.1:5/x".to_string())
         );
+    }
+
+    #[test]
+    fn derived_values_come_from_earlier_legs() {
+        use crate::record::{RunRecord, StepResult, Trial};
+        let mut r = RunRecord::default();
+        let mut step = StepResult::default();
+        step.params.insert("threads".into(), serde_json::json!(4));
+        let mut t = Trial::default();
+        t.ops_per_sec = 200.0;
+        step.trials.push(t);
+        r.steps.push(step);
+        let mut runs = super::super::expr::Runs::new();
+        runs.insert("peak".to_string(), &r);
+        let argv: Vec<String> = [
+            "oltp",
+            "--rate",
+            "{= 0.75 * max(ops_per_sec[peak] over threads) / {4}}/s",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        // `{4}` is no placeholder: one line saying so.
+        assert!(derive(&argv, &runs).is_err());
+        let argv: Vec<String> = [
+            "oltp",
+            "--rate",
+            "{= 0.75 * max(ops_per_sec[peak] over threads) / 4}/s",
+            "--scale",
+            "{= round(2 * 1e8 / 3e6)}",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            derive(&argv, &runs).unwrap(),
+            ["oltp", "--rate", "37.5/s", "--scale", "67"]
+        );
+        let missing: Vec<String> = vec!["--rate".into(), "{= ops_per_sec[other]}".into()];
+        let e = derive(&missing, &runs).unwrap_err();
+        assert!(e.contains("leg other did not run"), "{e}");
+        assert_eq!(derived_spans("{= 2 * {ram} }x").unwrap(), [(0, 14)]);
+        assert!(derived_spans("{= 2").is_err());
     }
 
     #[test]

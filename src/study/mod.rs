@@ -137,6 +137,8 @@ pub struct Table {
     pub leg: String,
     pub line: usize,
     pub note: Option<String>,
+    /// A row's label: the table is shown again with every row over this one ("E25k = 1").
+    pub base: Option<String>,
     pub columns: Vec<Column>,
     pub rows: Vec<Row>,
     pub file_line: usize,

@@ -6,8 +6,9 @@ use clap::Args;
 #[derive(Debug, Args)]
 pub struct JobsArgs {
     /// The job: a program and its arguments, split as a shell splits words ('...', "...",
-    /// backslashes) but run without a shell; repeat for a mixed batch
-    #[arg(long, value_name = "CMD ARGS")]
+    /// backslashes) but run without a shell; repeat for a mixed batch (alias --job, which a
+    /// study file writes `job = ...`, its `command` being the perflab command)
+    #[arg(long, visible_alias = "job", value_name = "CMD ARGS")]
     pub command: Vec<String>,
     /// Run each --command through `sh -c` (pipes, redirections, loops)
     #[arg(long)]
@@ -16,8 +17,9 @@ pub struct JobsArgs {
     #[arg(long, value_name = "W,..")]
     pub weights: Option<String>,
     /// Each command's short name (its op kind), in --command order (default: the program's
-    /// name, or with --shell the script's first word)
-    #[arg(long, value_name = "NAME,..")]
+    /// name, or with --shell the script's first word); alias --job-name (a study leg's
+    /// `name` is its own)
+    #[arg(long, visible_alias = "job-name", value_name = "NAME,..")]
     pub name: Option<String>,
     /// Copies running at once (the batch's slots); sweeps, e.g. 1,2,4,8 (default: 1 and one
     /// per CPU)
@@ -28,8 +30,9 @@ pub struct JobsArgs {
     #[arg(long, value_name = "N")]
     pub jobs: Option<String>,
     /// Pin each copy to one CPU: compact (fill a NUMA node and its cores' SMT siblings first)
-    /// or spread (round-robin over nodes, physical cores before siblings); none: not pinned
-    #[arg(long, value_name = "none|compact|spread", default_value = "none")]
+    /// or spread (round-robin over nodes, physical cores before siblings); none: not pinned.
+    /// Sweeps: compact,spread runs each copy count both ways (ECLIPSE's study)
+    #[arg(long, value_name = "none|compact|spread,..", default_value = "none")]
     pub placement: String,
     /// Run each step N times; steps report mean and 95% confidence interval
     #[arg(long, value_name = "N", default_value = "1")]

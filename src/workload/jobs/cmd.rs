@@ -9,9 +9,9 @@
 use super::args::JobsArgs;
 use crate::env::Environment;
 use crate::error::AppError;
-use crate::spec::SpecError;
 use crate::spec::sweep::parse_u64;
 use crate::spec::units::parse_count;
+use crate::spec::{SpecError, Sweep};
 use crate::workload::WorkloadSpec;
 use crate::workload::build::{Defaults, build_spec};
 use crate::workload::jobs::JobsSpec;
@@ -52,13 +52,21 @@ pub fn jobs(host: &dyn Host, args: &JobsArgs) -> Result<(), AppError> {
 /// The run specification: the commands checked and resolved, the copies as the threads axis.
 pub fn jobs_spec(args: &JobsArgs, env: &Environment) -> Result<RunSpec, AppError> {
     let commands = commands(args)?;
-    let placement = Placement::parse(&args.placement).ok_or_else(|| {
-        SpecError::new(
-            "placement",
-            &args.placement,
-            "give none (not pinned), compact or spread",
-        )
-    })?;
+    // A list sweeps: `compact,spread` runs each copy count both ways.
+    let placements = args
+        .placement
+        .split(',')
+        .map(|p| {
+            Placement::parse(p).ok_or_else(|| {
+                SpecError::new(
+                    "placement",
+                    &args.placement,
+                    "give none (not pinned), compact or spread, or a list such as compact,spread",
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let placement = Sweep::list("placement", placements);
     let all = env
         .cpu
         .logical_cpus
@@ -99,10 +107,10 @@ pub fn jobs_spec(args: &JobsArgs, env: &Environment) -> Result<RunSpec, AppError
         commands,
         args.shell,
         batch,
-        placement,
+        placement.clone(),
         copies.clone().named("threads"),
     );
-    if placement != Placement::None && spec.cpu_order.is_empty() {
+    if placement.values().iter().any(|p| *p != Placement::None) && spec.cpus.is_empty() {
         return Err(AppError::Usage(
             "--placement: perflab cannot read which CPUs it may use (/sys/devices/system/cpu); run with --placement none".into(),
         ));

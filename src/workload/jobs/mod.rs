@@ -69,10 +69,14 @@ pub struct JobsSpec {
     /// `--jobs`: the batch size; None: one job per copy.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jobs: Option<u64>,
-    pub placement: Placement,
-    /// The order copies take CPUs in (copy i on `cpu_order[i % len]`); empty when not
-    /// pinned.
+    /// How copies are pinned; sweeps (`compact,spread`: the same copies each way).
+    pub placement: Sweep<Placement>,
+    /// The order copies take CPUs in under the first placement (copy i on
+    /// `cpu_order[i % len]`); empty when not pinned.
     pub cpu_order: Vec<usize>,
+    /// The CPUs perflab may use and where they sit, for each step's placement.
+    #[serde(skip)]
+    pub cpus: Vec<placement::Cpu>,
     /// The CPUs perflab may use (online, in its affinity mask).
     pub cpus_available: usize,
     /// The copies of each step: the run's threads axis (`--copies`), kept here too because
@@ -172,7 +176,7 @@ impl JobsSpec {
         commands: Vec<JobCommand>,
         shell: bool,
         jobs: Option<u64>,
-        placement: Placement,
+        placement: Sweep<Placement>,
         copies: Sweep<u64>,
     ) -> JobsSpec {
         let allowed = crate::engine::process::allowed_cpus().unwrap_or_default();
@@ -181,9 +185,10 @@ impl JobsSpec {
             commands,
             shell,
             jobs,
+            cpu_order: placement::order(&cpus, placement.first()),
             placement,
-            cpu_order: placement::order(&cpus, placement),
             cpus_available: cpus.len().max(1),
+            cpus,
             copies,
             temp_dir: std::env::temp_dir(),
         }
@@ -243,8 +248,11 @@ impl Workload for JobsSpec {
     }
 
     fn axes(&self) -> Vec<&dyn Axis> {
-        // The copies are the run's threads axis.
-        Vec::new()
+        // The copies are the run's threads axis; the placement sweeps within each.
+        match self.placement.is_swept() {
+            true => vec![&self.placement],
+            false => Vec::new(),
+        }
     }
 
     fn headline(&self) -> Headline {
@@ -273,7 +281,7 @@ impl Workload for JobsSpec {
             next: AtomicUsize::new(0),
             batch: self.jobs.is_some(),
         });
-        let cpu_order = self.cpu_order.clone();
+        let cpu_order = placement::order(&self.cpus, self.placement.at(point));
         let temp_dir = self.temp_dir.clone();
         // Under MPI, copies are numbered over the run, but each host pins its own from its
         // first CPU in the order: a slot per copy opened on this rank.
@@ -309,9 +317,14 @@ impl Workload for JobsSpec {
 
     fn run_warnings(&self, cluster: Option<&crate::record::ClusterInfo>) -> Vec<Warning> {
         let most = self.copies.values().iter().copied().max().unwrap_or(1) as usize;
-        let pinned = match self.placement {
-            Placement::None => "",
-            _ => " (pinned copies wrap around the CPU order, two or more to a CPU)",
+        let pinned = match self
+            .placement
+            .values()
+            .iter()
+            .all(|p| *p == Placement::None)
+        {
+            true => "",
+            false => " (pinned copies wrap around the CPU order, two or more to a CPU)",
         };
         copies_per_host(most, self.cpus_available, cluster)
             .into_iter()
@@ -668,7 +681,7 @@ mod tests {
             commands,
             false,
             None,
-            Placement::None,
+            Sweep::single("placement", Placement::None),
             Sweep::single("threads", 1),
         )
     }

@@ -105,24 +105,56 @@ pub fn findings(r: &RunRecord) -> Vec<String> {
             format!("{n} copies")
         }
     };
-    if let (Some(a), Some(first)) = (&r.analysis, r.steps.first()) {
-        let base = first.params.get("threads").and_then(|v| v.as_u64());
-        let parts: Vec<String> = a
-            .scaling
+    // Per placement (or any other swept option): each copy count against that group's first.
+    let group_of = |st: &crate::record::StepResult| -> Vec<(String, String)> {
+        st.swept
             .iter()
-            .filter(|s| s.step != first.index)
-            .filter_map(|s| {
-                let n = copies_of(s.step)?;
-                let per = s
-                    .efficiency
-                    .map(|e| format!(" ({:.0}% per copy)", e * 100.0))
-                    .unwrap_or_default();
-                Some(format!("{} {:.2}x{per}", plural(n), s.speedup))
+            .filter(|k| *k != "threads")
+            .filter_map(|k| Some((k.clone(), st.params.get(k)?.to_string())))
+            .collect()
+    };
+    let mut groups: Vec<(Vec<(String, String)>, Vec<&crate::record::StepResult>)> = Vec::new();
+    for st in r.steps.iter().filter(|s| !s.trials.is_empty()) {
+        let g = group_of(st);
+        match groups.iter_mut().find(|(k, _)| *k == g) {
+            Some((_, v)) => v.push(st),
+            None => groups.push((g, vec![st])),
+        }
+    }
+    for (key, steps) in &groups {
+        let Some(first) = steps.first() else { continue };
+        let (Some(base), rate0) = (copies_of(first.index), first.summary.ops_per_sec.mean) else {
+            continue;
+        };
+        let parts: Vec<String> = steps[1..]
+            .iter()
+            .filter_map(|st| {
+                let n = copies_of(st.index)?;
+                let speedup = st.summary.ops_per_sec.mean / rate0;
+                if !speedup.is_finite() {
+                    return None;
+                }
+                let per = speedup / (n as f64 / base as f64);
+                Some(format!(
+                    "{} {speedup:.2}x ({:.0}% per copy)",
+                    plural(n),
+                    per * 100.0
+                ))
             })
             .collect();
-        if let (Some(base), false) = (base, parts.is_empty()) {
+        let of = match key.is_empty() {
+            true => String::new(),
+            false => format!(
+                " ({})",
+                key.iter()
+                    .map(|(k, v)| format!("{k}={}", v.trim_matches('"')))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        if !parts.is_empty() {
             out.push(format!(
-                "throughput relative to {}: {}",
+                "throughput relative to {}{of}: {}",
                 plural(base),
                 parts.join(", ")
             ));
@@ -163,10 +195,21 @@ pub fn describe(spec: &serde_json::Value) -> String {
         Some(n) => format!("a batch of {n} jobs per step"),
         None => "one job per copy".to_string(),
     };
-    let placement = match spec.get("placement").and_then(|v| v.as_str()) {
-        Some("compact") => "pinned compact",
-        Some("spread") => "pinned spread",
+    let one = |p: &str| match p {
+        "compact" => "pinned compact",
+        "spread" => "pinned spread",
         _ => "not pinned",
+    };
+    let placement = match spec.get("placement") {
+        Some(serde_json::Value::String(p)) => one(p).to_string(),
+        // Swept: each copy count every way in turn.
+        Some(serde_json::Value::Array(ps)) => ps
+            .iter()
+            .filter_map(|p| p.as_str())
+            .map(one)
+            .collect::<Vec<_>>()
+            .join(", then "),
+        _ => one("none").to_string(),
     };
     format!("{work}, {placement}")
 }

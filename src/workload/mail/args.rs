@@ -39,8 +39,9 @@ pub struct MailArgs {
         default_value = "1000,2000,4000,8000"
     )]
     pub users: String,
-    /// The user profile: office (enterprise IMAP users) or isp (POP3 users, SPECmail2001's
-    /// day); the options below change its numbers
+    /// The user profile: office (enterprise IMAP users), isp (POP3 users, SPECmail2001's
+    /// day) or specmail (office's mix at SPECmail2009's published 4.79 sessions per
+    /// user-hour); the options below change its numbers
     #[arg(long, value_name = "NAME", default_value = "office")]
     pub profile: String,
     /// Messages a user sends a day

@@ -47,17 +47,21 @@ fn shard_path(path: &std::path::Path, i: u64) -> PathBuf {
     path.with_file_name(name)
 }
 
-fn targets(args: &OltpArgs) -> Result<Targets, AppError> {
-    let shards = match args.shards.as_deref() {
-        None => None,
-        Some(text) => {
-            let n = parse_count("shards", text)?;
-            if n == 0 || n > MAX_SHARDS {
-                return Err(SpecError::new("shards", text, "from 1 to 256 shards").into());
-            }
-            Some(n)
-        }
+/// `--shards N` or a sweep of shard counts.
+fn shard_sweep(args: &OltpArgs) -> Result<Option<Sweep<u64>>, AppError> {
+    let Some(text) = args.shards.as_deref() else {
+        return Ok(None);
     };
+    let sweep = parse_u64("shards", text, parse_count)?;
+    if sweep.values().iter().any(|&n| n == 0 || n > MAX_SHARDS) {
+        return Err(SpecError::new("shards", text, "from 1 to 256 shards").into());
+    }
+    Ok(Some(sweep))
+}
+
+fn targets(args: &OltpArgs) -> Result<Targets, AppError> {
+    // A sweep (`1,2,4`) prepares the most and uses the first N at each step.
+    let shards = shard_sweep(args)?.map(|s| s.values().iter().copied().max().unwrap_or(1));
     let sqlite = sqlite_settings(args)?;
     if args.target.is_empty() {
         let dir = std::env::temp_dir().join(format!("perflab-oltp-{}", std::process::id()));
@@ -472,6 +476,7 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
         } else {
             Vec::new()
         },
+        shards_in_play: shard_sweep(args)?.filter(|s| s.is_swept()),
         sqlite,
         server_settings,
         tables_of,

@@ -76,6 +76,10 @@ pub struct OltpSpec {
     /// With several shards, every shard's target, without secrets; user `i` works on shard
     /// `i % shards`, and each shard holds a whole database at `scale`.
     pub shards: Vec<String>,
+    /// `--shards 1,2,4`: how many of the shards each step uses (the first N; users spread
+    /// over those); absent when the shards do not sweep.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shards_in_play: Option<Sweep<u64>>,
     /// SQLite's settings, when the target is SQLite.
     pub sqlite: Option<SqliteSettings>,
     /// The server's settings that decide durability and group commit, as it reported them.
@@ -205,6 +209,9 @@ impl Workload for OltpSpec {
             Some(t) if t.mode == tpcc::Mode::Throughput => vec![&t.warehouses],
             _ => Vec::new(),
         };
+        if let Some(n) = &self.shards_in_play {
+            axes.push(n);
+        }
         axes.extend(self.set.iter().map(|s| s as &dyn Axis));
         axes
     }
@@ -245,12 +252,16 @@ impl Workload for OltpSpec {
         ctx: &Context,
     ) -> Result<SessionFactory, OpError> {
         // The step's values of the swept settings, on every shard.
-        let backends: Vec<Arc<Backend>> = match self.set.is_empty() {
+        let mut backends: Vec<Arc<Backend>> = match self.set.is_empty() {
             true => self.backends.clone(),
             false => (self.backends.iter())
                 .map(|b| Arc::new(b.at_step(&self.set, point)))
                 .collect(),
         };
+        // `--shards 1,2,4`: the step's first N shards (all were prepared).
+        if let Some(n) = &self.shards_in_play {
+            backends.truncate((n.at(point) as usize).max(1));
+        }
         let stop = ctx.stop.clone();
         let (mix, scale, select_only) = (self.mix, self.scale, self.select_only);
         let ledger = Arc::clone(&self.ledger);
