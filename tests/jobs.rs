@@ -187,6 +187,78 @@ fn a_failing_job_is_an_error_with_its_status_and_stderr() {
     );
 }
 
+/// `--placement compact,spread` sweeps: every copy count each way, and the scaling line is
+/// given per placement.
+#[test]
+fn a_sweep_of_placements_runs_every_copy_count_each_way() {
+    let r = Results::new("jobs-placement-sweep");
+    let o = common::run(
+        &r,
+        &[
+            "jobs",
+            "--shell",
+            "--command",
+            BUSY,
+            "--copies",
+            "1,2",
+            "--placement",
+            "compact,spread",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = common::stdout(&o);
+    for p in ["compact", "spread"] {
+        assert!(
+            out.contains(&format!(
+                "throughput relative to 1 copy (placement={p}): 2 copies"
+            )),
+            "{out}"
+        );
+    }
+    assert!(out.contains("pinned compact, then pinned spread"), "{out}");
+    let v = jobs(
+        &r,
+        &[
+            "--command",
+            "true",
+            "--copies",
+            "1,2",
+            "--placement",
+            "spread,compact",
+        ],
+    );
+    let seen: Vec<(String, u64)> = v["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["params"]["placement"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                s["params"]["threads"].as_u64().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("spread".to_string(), 1),
+            ("spread".to_string(), 2),
+            ("compact".to_string(), 1),
+            ("compact".to_string(), 2)
+        ]
+    );
+    let o = perflab(&r, &["--command", "true", "--placement", "compact,tight"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("a list such as compact,spread"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn placement_discloses_each_copys_cpu() {
     let r = Results::new("jobs-placement");

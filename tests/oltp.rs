@@ -419,6 +419,54 @@ fn order_entry_keeps_its_counts_and_reports_each_transaction_type() {
     );
 }
 
+/// `--shards 1,2` sweeps: both shards are prepared, and each step's users work on its first N
+/// (zipped with the clients, as the sharding study added users with instances).
+#[test]
+fn a_sweep_of_shards_uses_the_first_n_at_each_step() {
+    let r = Results::new("oltp-shard-sweep");
+    let d = Scratch::new("shard-sweep");
+    let url = d.url();
+    let mut args = vec![
+        "oltp",
+        "--json",
+        "--workload",
+        "orderentry",
+        "--target",
+        &url,
+        "--shards",
+        "1,2",
+        "--clients",
+        "1,2",
+        "--zip",
+        "threads,shards",
+    ];
+    args.extend_from_slice(&SHORT);
+    let o = perflab(&r, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    let steps = v["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2);
+    for (s, n) in steps.iter().zip([1u64, 2]) {
+        assert_eq!(s["params"]["shards"], n, "{}", s["params"]);
+        assert_eq!(s["params"]["threads"], n, "{}", s["params"]);
+        let shards = s["trials"][0]["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|g| g["by"] == "shard")
+            .count();
+        // One shard is not labelled as a shard; two are.
+        assert_eq!(shards, if n == 1 { 0 } else { 2 }, "step {n}");
+    }
+    let o = perflab(&r, &["oltp", "--target", &url, "--shards", "0,2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("from 1 to 256 shards"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn shards_each_get_a_database_and_their_own_figures() {
     let r = Results::new("oltp-shards");

@@ -415,3 +415,103 @@ duration = "3s"
     assert!(!stdout(&o).contains("not run"), "{}", stdout(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A value taken from an earlier leg (`{= EXPR}`): computed when that leg has run, before
+/// the leg that uses it; refused when its leg comes later or runs elsewhere. Values of the
+/// machine alone are computed at once, and `--dry-run` shows the others as written.
+#[test]
+fn values_taken_from_earlier_legs_are_computed_before_their_leg_runs() {
+    let r = Results::new("study-derived");
+    let dir = tempdir("study-derived");
+    let file = dir.join("derived.toml");
+    let text = r#"
+[study]
+name = "derived"
+title = "A rate at half an earlier leg's peak"
+
+[defaults]
+command = "null"
+warmup = "0s"
+duration = "300ms"
+
+[[leg]]
+name = "full-speed"
+threads = "1,2"
+
+[[leg]]
+name = "elsewhere"
+external = "another machine"
+
+[[leg]]
+name = "half"
+threads = "{= round({cpus} / {cpus})}"
+rate = "{= round(0.5 * max(ops_per_sec[full-speed] over threads))}/s"
+
+[[shape]]
+name = "the half-speed leg ran at about half the peak"
+leg = "half"
+check = "ops_per_sec <= 0.6 * max(ops_per_sec[full-speed] over threads)"
+"#;
+    std::fs::write(&file, text).unwrap();
+    let f = file.display().to_string();
+    let o = perflab_ok(&r, &["study", &f, "--dry-run"]);
+    let out = stdout(&o);
+    assert!(
+        out.contains(
+            "--threads 1 --rate '{= round(0.5 * max(ops_per_sec[full-speed] over threads))}/s'"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("computed from the legs before it"), "{out}");
+    let o = perflab_ok(&r, &["study", &f]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("pass  the half-speed leg ran at about half the peak"),
+        "{out}"
+    );
+    let full = common::json(&common::run(&r, &["show", "derived.full-speed", "--json"]));
+    let half = common::json(&common::run(&r, &["show", "derived.half", "--json"]));
+    let peak = full["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["summary"]["ops_per_sec"]["mean"].as_f64())
+        .fold(0.0, f64::max);
+    let command: Vec<&str> = half["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    let rate = command
+        .windows(2)
+        .find(|w| w[0] == "--rate")
+        .map(|w| w[1].trim_end_matches("/s").parse::<f64>().unwrap())
+        .unwrap_or_else(|| panic!("{command:?}"));
+    assert!(
+        (rate - (0.5 * peak).round()).abs() <= 1.0,
+        "{rate} against {peak}"
+    );
+
+    // Figures of a later leg, or of one that runs elsewhere: one line with the file's line.
+    for (from, why) in [
+        ("half", "it must come before this leg"),
+        ("elsewhere", "it runs elsewhere"),
+        ("nope", "no leg has that name"),
+    ] {
+        let bad = text.replace(
+            "rate = \"{= round(0.5 * max(ops_per_sec[full-speed] over threads))}/s\"",
+            &format!("rate = \"{{= ops_per_sec[{from}]@threads=1}}/s\""),
+        );
+        std::fs::write(&file, bad).unwrap();
+        let o = common::run(&r, &["study", &f, "--dry-run"]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains("derived.toml:22: leg 'half'") && e.contains(why),
+            "{e}"
+        );
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -311,6 +311,7 @@ fn tables_of(study: &Study, runs: &Runs) -> Vec<TableOutcome> {
                                 .then(|| super::file::parse_printed(printed).map(PaperValue::One))
                                 .flatten(),
                             here: match &c.here {
+                                _ if row.no_here => Err("another machine's".into()),
                                 Some((_, e)) => expr::eval(e, runs, &scope).map_err(|Missing(m)| m),
                                 None => Err("not measured".into()),
                             },

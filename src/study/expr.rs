@@ -624,14 +624,19 @@ fn the_step<'a>(
         )
         .map(|(k, v)| (k.clone(), extreme(k, v)))
         .collect();
+    // A parameter the leg has nowhere is ignored (the context's, from another leg); one that
+    // some of its steps have picks among those (a load level's `load_pct`: the calibrations,
+    // which have none, are not its steps).
+    let anywhere = |k: &str| record.steps.iter().any(|s| s.params.contains_key(k));
     let matching: Vec<&StepResult> = record
         .steps
         .iter()
         .filter(|s| !s.trials.is_empty())
         .filter(|s| {
-            wanted
-                .iter()
-                .all(|(k, v)| s.params.get(k).is_none_or(|p| param_matches(p, v)))
+            wanted.iter().all(|(k, v)| match s.params.get(k) {
+                Some(p) => param_matches(p, v),
+                None => !anywhere(k),
+            })
         })
         .collect();
     match matching.as_slice() {

@@ -544,6 +544,10 @@ impl Reader<'_> {
             match k.as_str() {
                 "label" => r.label = self.text(k, n)?,
                 "leg" => r.leg = Some(self.text(k, n)?),
+                "here" => match &n.v {
+                    Val::Bool(b) => r.no_here = !b,
+                    _ => return Err(self.err(n.line, "here = false: a row with no figures of this machine (another machine's, in a landscape)")),
+                },
                 "at" => r.at = self.at(n)?,
                 "line" => r.line = self.number(k, n)? as usize,
                 "quote" => r.quote = self.text(k, n)?,
@@ -568,7 +572,7 @@ impl Reader<'_> {
                 _ => {
                     return Err(self.err(
                         n.line,
-                        format!("[[table.row]] has no key {k}; it takes label, leg, at, line, quote, values, vars, errata"),
+                        format!("[[table.row]] has no key {k}; it takes label, leg, here, at, line, quote, values, vars, errata"),
                     ));
                 }
             }

@@ -447,9 +447,10 @@ target = "{postgres}"
         let mut r = RunRecord::default();
         let mut step = StepResult::default();
         step.params.insert("threads".into(), serde_json::json!(4));
-        let mut t = Trial::default();
-        t.ops_per_sec = 200.0;
-        step.trials.push(t);
+        step.trials.push(Trial {
+            ops_per_sec: 200.0,
+            ..Default::default()
+        });
         r.steps.push(step);
         let mut runs = super::super::expr::Runs::new();
         runs.insert("peak".to_string(), &r);

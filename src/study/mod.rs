@@ -155,6 +155,8 @@ pub struct Column {
 #[derive(Debug, Clone, Default)]
 pub struct Row {
     pub label: String,
+    /// `here = false`: another machine's row in a landscape, with no figures of this one.
+    pub no_here: bool,
     /// The leg of this row, when not the table's (a row from another OS's leg).
     pub leg: Option<String>,
     pub at: Vec<(String, String)>,

@@ -113,7 +113,8 @@ pub fn findings(r: &RunRecord) -> Vec<String> {
             .filter_map(|k| Some((k.clone(), st.params.get(k)?.to_string())))
             .collect()
     };
-    let mut groups: Vec<(Vec<(String, String)>, Vec<&crate::record::StepResult>)> = Vec::new();
+    type Group<'r> = (Vec<(String, String)>, Vec<&'r crate::record::StepResult>);
+    let mut groups: Vec<Group> = Vec::new();
     for st in r.steps.iter().filter(|s| !s.trials.is_empty()) {
         let g = group_of(st);
         match groups.iter_mut().find(|(k, _)| *k == g) {
