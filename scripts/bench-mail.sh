@@ -185,7 +185,8 @@ add() { sum[$1]=$(python3 -c "print(${sum[$1]:-0} + $2)"); }
 for round in $(seq 1 "$ROUNDS"); do
   run_postal() {
     local before; before=$(messages)
-    run_for "$SECS" postal -t "$CONN" -c 1 -m 10 -L "[127.0.0.1]$LMTP" "$work/postal-users"
+    # postal writes postal.log into its working directory: keep it in the scratch one.
+    (cd "$work" && run_for "$SECS" postal -t "$CONN" -c 1 -m 10 -L "[127.0.0.1]$LMTP" "$work/postal-users")
     local n=$(( $(messages) - before ))
     add postal.msgs "$n"; add postal.cpu "$(cpu "$work/cpu")"
   }
@@ -201,7 +202,7 @@ for round in $(seq 1 "$ROUNDS"); do
     refill
     local before; before=$(logins)
     local got; got=$(retrieved)
-    run_for "$SECS" rabid -p "$CONN" -c 5 "[127.0.0.1]$POP3" "$work/rabid-users"
+    (cd "$work" && run_for "$SECS" rabid -p "$CONN" -c 5 "[127.0.0.1]$POP3" "$work/rabid-users")
     local n=$(( $(logins) - before ))
     add rabid.sessions "$n"; add rabid.cpu "$(cpu "$work/cpu")"; add rabid.retr $(( $(retrieved) - got ))
   }

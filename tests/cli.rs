@@ -203,6 +203,10 @@ fn bad_input_gets_one_line_and_exit_code_2() {
             &["null", "--think", "1ms", "--rate", "10/s"],
             "cannot be used with",
         ),
+        // -M means a wire protocol: SQLite has none to choose.
+        (&["oltp", "-M", "simple"], "SQLite prepares every statement"),
+        (&["scan", "--query-mode", "extended"], "leave -M out"),
+        (&["olap", "-M", "fast"], "simple, extended or prepared"),
     ];
     for (args, hint) in cases {
         let o = perflab(&r, args);

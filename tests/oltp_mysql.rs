@@ -292,3 +292,81 @@ fn a_server_that_requires_tls_gets_it_unless_the_url_says_otherwise() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
 }
+
+/// `-M simple` is MySQL's text protocol and `-M prepared` its binary one, as the server
+/// counts them (`Com_stmt_execute` grows only for prepared statements); `-M extended`,
+/// which MySQL has not, is refused in one line.
+#[test]
+fn query_modes_are_the_text_and_binary_protocols() {
+    let Some(client) = common::skip::program("mariadb", "mariadb-client") else {
+        return;
+    };
+    let Some(db) = MariaDbServer::start() else {
+        return;
+    };
+    let r = Results::new("my-modes");
+    let url = db.url();
+    let port = db.port().to_string();
+    let executes = || -> u64 {
+        let o = Command::new(&client)
+            .args([
+                "--no-defaults",
+                "-h",
+                "127.0.0.1",
+                "-P",
+                &port,
+                "-u",
+                "root",
+            ])
+            .args([
+                "-N",
+                "-B",
+                "-e",
+                "SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'",
+            ])
+            .output()
+            .expect("the mariadb client runs");
+        let text = String::from_utf8_lossy(&o.stdout).to_string();
+        let n = text.split_whitespace().nth(1).and_then(|n| n.parse().ok());
+        n.unwrap_or_else(|| panic!("Com_stmt_execute: {text:?} {}", stderr(&o)))
+    };
+    for mode in ["simple", "prepared"] {
+        let before = executes();
+        let o = perflab(
+            &r,
+            &[
+                "oltp",
+                "--json",
+                "--target",
+                &url,
+                "-M",
+                mode,
+                "--clients",
+                "2",
+                "--ops",
+                "40",
+                "--warmup",
+                "0s",
+            ],
+        );
+        assert!(o.status.success(), "-M {mode}: {}", stderr(&o));
+        let v = json(&o);
+        assert_eq!(v["spec"]["query_mode"], mode);
+        let t = &v["steps"][0]["trials"][0];
+        assert_eq!(t["errors"], 0, "-M {mode}: {}", t["error_samples"]);
+        assert_consistent(&v);
+        let grew = executes() - before;
+        match mode {
+            // Each DebitCredit transaction executes five statements.
+            "prepared" => assert!(grew >= 200, "-M prepared: {grew} executes"),
+            _ => assert_eq!(grew, 0, "-M simple executed prepared statements"),
+        }
+    }
+    let o = perflab(&r, &["oltp", "--target", &url, "-M", "extended"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("MySQL has no extended protocol") && err.lines().count() == 1,
+        "{err}"
+    );
+}

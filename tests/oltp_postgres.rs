@@ -419,3 +419,91 @@ fn shards_on_one_server_are_databases_perflab_makes_and_drops() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(databases().unwrap(), "postgres_2");
 }
+
+/// `-M` as pgbench means it, seen in the real server's statement log: named statements
+/// executed (prepared), the unnamed one parsed and executed every time (extended), the
+/// parameters written into the text of one query (simple). Every mode's bank balances.
+#[test]
+fn query_modes_send_statements_as_pgbench_does() {
+    let Some(pg) = PgServer::start() else { return };
+    let r = Results::new("pg-modes");
+    let url = pg.url();
+    let log = pg.dir().join("server.log");
+    for mode in ["prepared", "extended", "simple"] {
+        let seen = std::fs::read(&log).map(|b| b.len()).unwrap_or(0);
+        let o = perflab(
+            &r,
+            &[
+                "oltp",
+                "--json",
+                "--target",
+                &url,
+                "-M",
+                mode,
+                // The test's server runs as its own superuser, who may log every statement.
+                "--set",
+                "log_statement=all",
+                "--clients",
+                "2",
+                "--ops",
+                "40",
+                "--warmup",
+                "0s",
+            ],
+        );
+        assert!(o.status.success(), "-M {mode}: {}", stderr(&o));
+        let v = json(&o);
+        assert_eq!(v["spec"]["query_mode"], mode);
+        let t = &v["steps"][0]["trials"][0];
+        assert_eq!(t["errors"], 0, "-M {mode}: {}", t["error_samples"]);
+        assert!(
+            v["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|w| w["code"] != "inconsistent"),
+            "-M {mode}: {}",
+            v["warnings"]
+        );
+        let text = std::fs::read(&log).unwrap_or_default();
+        let lines = String::from_utf8_lossy(&text[seen..]).to_string();
+        let count = |needle: &str| lines.lines().filter(|l| l.contains(needle)).count();
+        let named = count("execute perflab_");
+        let unnamed = count("execute <unnamed>: UPDATE pgbench_accounts");
+        let inline = count("statement: UPDATE pgbench_accounts SET abalance = abalance + ");
+        match mode {
+            "prepared" => assert!(named >= 40 && unnamed == 0 && inline == 0, "{lines}"),
+            "extended" => assert!(named == 0 && unnamed >= 40 && inline == 0, "{lines}"),
+            _ => assert!(named == 0 && unnamed == 0 && inline >= 40, "{lines}"),
+        }
+    }
+    // pgbench's line without -M means pgbench's default, simple, and says so.
+    let o = perflab(&r, &["oltp", "prepare", "--target", &url]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let port = pg.port().to_string();
+    let o = perflab(
+        &r,
+        &[
+            "oltp",
+            "--json",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-U",
+            "postgres",
+            "-c",
+            "1",
+            "-t",
+            "5",
+            "postgres",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(json(&o)["spec"]["query_mode"], "simple");
+    assert!(
+        stderr(&o).contains("-M simple, pgbench's default"),
+        "{}",
+        stderr(&o)
+    );
+}

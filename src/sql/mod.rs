@@ -6,7 +6,8 @@
 //!   into conflict, broken, timed out, cancelled, other) and the server target (URL, `--set`,
 //!   op timeout); [`counted`], a connection that counts the statements it sends.
 //! - [`sqlite`], [`postgres`] (TLS from [`crate::target::tls`]), [`mysql`]: the backends;
-//!   PostgreSQL's wire protocol is perflab's own, MySQL's is the `mysql` crate's.
+//!   PostgreSQL's wire protocol is perflab's own, MySQL's is the `mysql` crate's;
+//!   [`query_mode`], how sessions send statements (`-M simple|extended|prepared`).
 //! - [`backend`]: which one a run uses, its settings, log counters and server CPU.
 //! - [`schema`]: tables, fast server-side loading, perflab's record of what it created.
 //! - [`shard_db`]: the databases `--shards N` makes on one server.
@@ -21,6 +22,7 @@ pub mod cancel;
 pub mod counted;
 pub mod mysql;
 pub mod postgres;
+pub mod query_mode;
 pub mod schema;
 pub mod shard_db;
 #[allow(clippy::module_inception)]

@@ -42,6 +42,7 @@
 //!   syncs and commits from `SHOW GLOBAL STATUS` on a connection of its own.
 
 use super::cancel::{Canceller, Waiting};
+use super::query_mode::{self, QueryMode};
 use super::sql::{
     Conn, DbError, DbErrorKind, Dialect, Param, ServerTarget, Stmt, answer_limit, is_timeout,
     plain_name,
@@ -110,8 +111,12 @@ const COUNTERS: [(&str, &str); 7] = [
 /// One connection to the server, with the statements prepared on it.
 pub struct MyConn {
     conn: mysql::Conn,
-    /// The prepared statements, by [`Stmt`], with their text (to find a repeated one).
-    stmts: Vec<(String, Statement)>,
+    /// The prepared statements, by [`Stmt`], with their text (to find a repeated one); none
+    /// server-side in the simple mode (`-M simple`, the text protocol), where the text is
+    /// sent with the parameters written in.
+    stmts: Vec<(String, Option<Statement>)>,
+    /// `-M simple`: statements go as text with their parameters written in.
+    simple: bool,
     broken: bool,
     /// The run's stop token; see [`super::cancel`].
     stop: Stop,
@@ -466,6 +471,7 @@ pub fn connect_with(
     Ok(MyConn {
         conn,
         stmts: Vec::new(),
+        simple: t.query_mode == QueryMode::Simple,
         broken: false,
         stop: stop.clone(),
         waiting,
@@ -612,7 +618,16 @@ fn run_query(
     width: usize,
     out: &mut Vec<i64>,
 ) -> Result<usize, Fail> {
-    let mut r = c.exec_iter(st, params)?;
+    let r = c.exec_iter(st, params)?;
+    read_rows(r, width, out)
+}
+
+/// The rows of a result in either protocol: the first `width` columns as integers.
+fn read_rows<P: Protocol>(
+    mut r: QueryResult<'_, '_, '_, P>,
+    width: usize,
+    out: &mut Vec<i64>,
+) -> Result<usize, Fail> {
     let mut rows = 0;
     let mut bad = None;
     if let Some(set) = r.iter() {
@@ -635,6 +650,27 @@ fn run_query(
         Some(e) => Err(Fail::Value(e)),
         None => Ok(rows),
     }
+}
+
+/// `-M simple`: the statement with its parameters written in, over the text protocol;
+/// the rows changed, or the rows read (first `width` columns) into `out`.
+fn run_inline(
+    c: &mut mysql::Conn,
+    sql: &str,
+    params: &[Param<'_>],
+    width: usize,
+    out: &mut Vec<i64>,
+) -> Result<(u64, usize), Fail> {
+    let backslashes = !c.no_backslash_escape();
+    let text = query_mode::inline(sql, params, |_, v, out| match v {
+        Param::Int(n) => query_mode::integer(n, out),
+        Param::Text(t) => query_mode::quote(t, backslashes, out),
+    })
+    .map_err(Fail::Value)?;
+    let r = c.query_iter(text)?;
+    let changed = r.affected_rows();
+    let rows = read_rows(r, width, out)?;
+    Ok((changed, rows))
 }
 
 fn run_text(c: &mut mysql::Conn, sql: &str) -> mysql::Result<()> {
@@ -975,27 +1011,40 @@ impl Conn for MyConn {
         if let Some(i) = self.stmts.iter().position(|(s, _)| s == sql) {
             return Ok(i);
         }
-        let r = self.conn.prep(sql);
-        let st = self.check(r)?;
+        let st = match self.simple {
+            true => None,
+            false => {
+                let r = self.conn.prep(sql);
+                Some(self.check(r)?)
+            }
+        };
         self.stmts.push((sql.to_string(), st));
         Ok(self.stmts.len() - 1)
     }
 
     fn exec(&mut self, stmt: Stmt, params: &[i64]) -> Result<u64, DbError> {
         self.usable()?;
-        let Some((_, st)) = self.stmts.get(stmt) else {
-            return Err(no_statement(stmt));
+        let r = match self.stmts.get(stmt) {
+            None => return Err(no_statement(stmt)),
+            Some((sql, None)) => {
+                let values: Vec<Param<'_>> = params.iter().map(|&v| Param::Int(v)).collect();
+                run_inline(&mut self.conn, sql, &values, 0, &mut Vec::new()).map(|(n, _)| n)
+            }
+            Some((_, Some(st))) => run_exec(&mut self.conn, st, params).map_err(Fail::from),
         };
-        let r = run_exec(&mut self.conn, st, params);
         self.check(r)
     }
 
     fn query(&mut self, stmt: Stmt, params: &[i64], out: &mut Vec<i64>) -> Result<usize, DbError> {
         self.usable()?;
-        let Some((_, st)) = self.stmts.get(stmt) else {
-            return Err(no_statement(stmt));
+        let r = match self.stmts.get(stmt) {
+            None => return Err(no_statement(stmt)),
+            Some((sql, None)) => {
+                let values: Vec<Param<'_>> = params.iter().map(|&v| Param::Int(v)).collect();
+                run_inline(&mut self.conn, sql, &values, 1, out).map(|(_, rows)| rows)
+            }
+            Some((_, Some(st))) => run_query(&mut self.conn, st, params_of(params), 1, out),
         };
-        let r = run_query(&mut self.conn, st, params_of(params), 1, out);
         self.check(r)
     }
 
@@ -1007,8 +1056,13 @@ impl Conn for MyConn {
         out: &mut Vec<i64>,
     ) -> Result<usize, DbError> {
         self.usable()?;
-        let Some((_, st)) = self.stmts.get(stmt) else {
-            return Err(no_statement(stmt));
+        let st = match self.stmts.get(stmt) {
+            None => return Err(no_statement(stmt)),
+            Some((sql, None)) => {
+                let r = run_inline(&mut self.conn, sql, params, width, out).map(|(_, rows)| rows);
+                return self.check(r);
+            }
+            Some((_, Some(st))) => st,
         };
         let values = if params.is_empty() {
             Params::Empty
@@ -1164,6 +1218,7 @@ mod tests {
             url: url.into(),
             set: vec![],
             op_timeout: Duration::from_secs(30),
+            query_mode: Default::default(),
         };
         let o = options(&t("mariadb://u:pw@[::1]:3307/d")).map_err(|e| e.message);
         assert_eq!(

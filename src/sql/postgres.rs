@@ -7,6 +7,9 @@
 //! nothing, and the async `postgres` crate adds its runtime's `epoll_wait`s (docs/performance.md
 //! has the counts). Only what the workloads need is here: prepared statements with integer
 //! parameters (binary), simple queries for transactions, DDL and checks.
+//! - `-M` ([`super::query_mode`]): named statements parsed once (`prepared`, the default),
+//!   the unnamed statement parsed on every execution (`extended`), or the parameters written
+//!   into the text of one Query (`simple`), as pgbench's modes.
 //!
 //! - Connecting: TCP or a Unix socket (a host that is a directory, as libpq), startup, then
 //!   trust, password, MD5 or SCRAM-SHA-256 authentication. The URL or `key=value` string, the
@@ -23,6 +26,7 @@
 //!   lookup; never in a message.
 
 use super::cancel::{Canceller, Place, Socket, Waiting, postgres_cancel};
+use super::query_mode::{self, QueryMode};
 use super::sql::{
     Conn, DbError, DbErrorKind, Dialect, MAX_MESSAGE, Param, SHUTDOWN_TIMEOUT, ServerTarget, Stmt,
     answer_limit, is_timeout, numbered_placeholders, plain_name,
@@ -104,10 +108,13 @@ impl Write for Stream {
     }
 }
 
-/// A prepared statement: its server-side name and its parameters' types.
+/// A prepared statement: its server-side name and its parameters' types; in the extended
+/// and simple modes (no named statement), its text to send on every execution.
 struct Prepared {
     name: String,
     params: Vec<u32>,
+    /// With `$n` placeholders (extended) or `?` (simple); empty when prepared.
+    sql: String,
 }
 
 /// One connection.
@@ -120,6 +127,8 @@ pub struct PgConn {
     /// Where the socket is read into: allocated once, never cleared.
     chunk: Box<[u8]>,
     stmts: Vec<Prepared>,
+    /// How statements are sent (`-M`).
+    mode: QueryMode,
     broken: bool,
     /// The run's stop token; see [`super::cancel`].
     stop: Stop,
@@ -269,6 +278,7 @@ pub fn connect_with(
         other => other?,
     };
     c.cancel_on_stop(place, key);
+    c.mode = t.query_mode;
     for (name, value) in &t.set {
         c.batch(&format!(
             "SET {} = '{}'",
@@ -307,6 +317,7 @@ fn start(
         inb: BytesMut::with_capacity(READ_CHUNK),
         chunk: vec![0; READ_CHUNK].into_boxed_slice(),
         stmts: Vec::new(),
+        mode: QueryMode::Prepared,
         broken: false,
         stop: stop.clone(),
         waiting: Waiting::default(),
@@ -462,6 +473,17 @@ fn int_of(bytes: Option<&[u8]>) -> i64 {
         Some(b) if b.len() == 2 => i16::from_be_bytes(b.try_into().unwrap_or_default()) as i64,
         _ => 0,
     }
+}
+
+/// A column in the text format as an integer: NULL as 0, a fraction (numeric) cut off.
+fn int_of_text(bytes: Option<&[u8]>) -> i64 {
+    let text = bytes
+        .and_then(|b| std::str::from_utf8(b).ok())
+        .unwrap_or("");
+    text.parse::<i64>()
+        .ok()
+        .or_else(|| text.parse::<f64>().ok().map(|f| f.trunc() as i64))
+        .unwrap_or(0)
 }
 
 /// How much of a file one `CopyData` message carries.
@@ -681,16 +703,20 @@ impl PgConn {
         }
     }
 
-    /// Bind, Execute, Sync for a prepared statement, in one write: integers in binary
-    /// when every parameter is an integer of an integer type, else every one as text.
+    /// Bind, Execute, Sync for a prepared statement, in one write (Parse first in the
+    /// extended mode): integers in binary when every parameter is an integer of an integer
+    /// type, else every one as text.
     fn bind_execute<P: AsParam>(&mut self, stmt: Stmt, params: &[P]) -> Result<(), DbError> {
         if self.broken {
             return Err(broken("connection lost earlier"));
         }
-        let p = self
-            .stmts
-            .get(stmt)
-            .ok_or_else(|| DbError::other("no such statement"))?;
+        if stmt >= self.stmts.len() {
+            return Err(DbError::other("no such statement"));
+        }
+        if self.mode == QueryMode::Simple {
+            return self.simple_execute(stmt, params);
+        }
+        let p = &self.stmts[stmt];
         let types = &p.params;
         if params.len() != types.len() {
             return Err(DbError::other(format!(
@@ -701,6 +727,11 @@ impl PgConn {
         }
         let binary = types.iter().all(|t| [INT2, INT4, INT8].contains(t))
             && params.iter().all(|p| matches!(p.param(), Param::Int(_)));
+        if self.mode == QueryMode::Extended {
+            // The unnamed statement, parsed (and planned) again on every execution.
+            frontend::parse("", &p.sql, types.iter().copied(), &mut self.out)
+                .map_err(|e| DbError::other(e.to_string()))?;
+        }
         let mut range_error = None;
         let bound = frontend::bind(
             "",
@@ -743,18 +774,42 @@ impl PgConn {
         frontend::sync(&mut self.out);
         self.send()
     }
+
+    /// `-M simple`: the parameters written into the statement's text as literals (integers
+    /// bare for integer parameters, anything else quoted), sent as one Query.
+    fn simple_execute<P: AsParam>(&mut self, stmt: Stmt, params: &[P]) -> Result<(), DbError> {
+        let p = &self.stmts[stmt];
+        let values: Vec<Param<'_>> = params.iter().map(AsParam::param).collect();
+        let text = query_mode::inline(&p.sql, &values, |i, v, out| match v {
+            Param::Int(n)
+                if [INT2, INT4, INT8].contains(&p.params.get(i).copied().unwrap_or(0)) =>
+            {
+                query_mode::integer(n, out)
+            }
+            other => query_mode::quote(&other.text(), false, out),
+        })
+        .map_err(DbError::other)?;
+        frontend::query(&text, &mut self.out).map_err(|e| DbError::other(e.to_string()))?;
+        self.send()
+    }
 }
 
 impl PgConn {
     /// The rows of an executed query: the first `width` columns of each, binary integers.
+    /// In the simple mode the columns come as text.
     fn read_rows(&mut self, width: usize, out: &mut Vec<i64>) -> Result<usize, DbError> {
         let mut n = 0;
+        let text = self.mode == QueryMode::Simple;
         self.finish_exchange(|m| {
             if let Message::DataRow(row) = m {
                 let mut ranges = row.ranges();
                 for _ in 0..width {
                     let value = ranges.next().ok().flatten().flatten();
-                    out.push(int_of(value.map(|r| &row.buffer()[r])));
+                    let bytes = value.map(|r| &row.buffer()[r]);
+                    out.push(match text {
+                        true => int_of_text(bytes),
+                        false => int_of(bytes),
+                    });
                 }
                 n += 1;
             }
@@ -860,8 +915,14 @@ impl Conn for PgConn {
         if self.broken {
             return Err(broken("connection lost earlier"));
         }
-        let name = format!("perflab_{}", self.stmts.len());
-        frontend::parse(&name, &numbered_placeholders(sql), [], &mut self.out)
+        // Without named statements, the unnamed one is parsed once here only to learn the
+        // parameters' types (how to bind them, or write them as literals).
+        let name = match self.mode {
+            QueryMode::Prepared => format!("perflab_{}", self.stmts.len()),
+            QueryMode::Extended | QueryMode::Simple => String::new(),
+        };
+        let numbered = numbered_placeholders(sql);
+        frontend::parse(&name, &numbered, [], &mut self.out)
             .map_err(|e| DbError::other(e.to_string()))?;
         frontend::describe(b'S', &name, &mut self.out)
             .map_err(|e| DbError::other(e.to_string()))?;
@@ -892,7 +953,12 @@ impl Conn for PgConn {
         if let Some(e) = failed {
             return Err(e.into_db_error());
         }
-        self.stmts.push(Prepared { name, params });
+        let sql = match self.mode {
+            QueryMode::Prepared => String::new(),
+            QueryMode::Extended => numbered,
+            QueryMode::Simple => sql.to_string(),
+        };
+        self.stmts.push(Prepared { name, params, sql });
         Ok(self.stmts.len() - 1)
     }
 

@@ -99,6 +99,8 @@ pub struct ServerTarget {
     pub set: Vec<(String, String)>,
     /// How long a session's statement (or a counter's query) may wait for its answer.
     pub op_timeout: std::time::Duration,
+    /// How the sessions send their statements (`-M`).
+    pub query_mode: super::query_mode::QueryMode,
 }
 
 /// How long any wait on a server may take once the run was stopped: cleanup after Ctrl-C
@@ -151,6 +153,7 @@ impl fmt::Debug for ServerTarget {
             .field("url", &url)
             .field("set", &self.set)
             .field("op_timeout", &self.op_timeout)
+            .field("query_mode", &self.query_mode)
             .finish()
     }
 }

@@ -3,6 +3,7 @@
 //! and olap share it, and the sweep of a setting over several values ([`swept_settings`]).
 
 use super::backend::Backend;
+use super::query_mode::QueryMode;
 use super::sql::{Conn, DbError, ServerTarget};
 use super::sqlite::SqliteSettings;
 use crate::spec::sweep::parse_u64;
@@ -26,6 +27,8 @@ pub struct Target {
     /// What the connection's TLS verifies, for the record (`sslmode=verify-full: verified:
     /// chain to ca.pem and host name`); None for SQLite.
     pub tls: Option<String>,
+    /// How the sessions send their statements (`-M`), for the record; None for SQLite.
+    pub query_mode: Option<QueryMode>,
 }
 
 impl Target {
@@ -51,6 +54,7 @@ pub fn database(
     set: Vec<(String, String)>,
     op_timeout: std::time::Duration,
     sqlite: &SqliteSettings,
+    query_mode: QueryMode,
 ) -> Result<Target, TargetError> {
     let parsed: TargetUrl = url.parse().map_err(|e: url::UrlError| {
         TargetError(format!("--target {}: {e}", crate::target::url::redact(url)))
@@ -77,6 +81,7 @@ pub fn database(
                     "--set is for servers; SQLite takes --sqlite-journal-mode and --sqlite-synchronous".into(),
                 ));
             }
+            embedded_mode(query_mode)?;
             let path = parsed.path.unwrap_or_default();
             if let Some(dir) = path.parent()
                 && !dir.as_os_str().is_empty()
@@ -96,11 +101,18 @@ pub fn database(
             url: url.to_string(),
             set,
             op_timeout,
+            query_mode,
         }),
+        url::Backend::Mysql if query_mode == QueryMode::Extended => {
+            return Err(TargetError(
+                "--query-mode extended: MySQL has no extended protocol; use -M simple (the text protocol) or -M prepared (the binary protocol)".into(),
+            ));
+        }
         url::Backend::Mysql => Backend::Mysql(ServerTarget {
             url: url.to_string(),
             set,
             op_timeout,
+            query_mode,
         }),
         url::Backend::Memcached | url::Backend::Redis | url::Backend::Rediss => {
             return Err(TargetError(format!(
@@ -108,11 +120,32 @@ pub fn database(
             )));
         }
     };
+    let query_mode = (!matches!(backend, Backend::Sqlite { .. })).then_some(query_mode);
     Ok(Target {
         backend,
         shown,
         tls,
+        query_mode,
     })
+}
+
+/// `-M` on SQLite: only the default means anything.
+pub fn embedded_mode(query_mode: QueryMode) -> Result<(), TargetError> {
+    no_protocol(
+        query_mode,
+        "SQLite prepares every statement and has no protocol to choose",
+    )
+}
+
+/// `-M` where no statement crosses a wire (SQLite, the native scan): `why`, in one line.
+pub fn no_protocol(query_mode: QueryMode, why: &str) -> Result<(), TargetError> {
+    match query_mode {
+        QueryMode::Prepared => Ok(()),
+        other => Err(TargetError(format!(
+            "--query-mode {}: {why}; leave -M out, or give a postgres:// or mysql:// --target",
+            other.name()
+        ))),
+    }
 }
 
 /// What a PostgreSQL connection's TLS verifies, in the record's words.

@@ -300,6 +300,7 @@ impl ThrowawayPostgres {
             ),
             set: Vec::new(),
             op_timeout: READY_TIMEOUT,
+            query_mode: Default::default(),
         };
         let conn = super::postgres::connect_with(&target, Some(READY_TIMEOUT), &Stop::new())
             .map_err(|e| e.to_string())?;
@@ -644,8 +645,14 @@ mod tests {
             synchronous: "full".into(),
             page_size: None,
         };
-        let target = crate::sql::target::database(url, vec![], Duration::from_secs(10), &sqlite)
-            .expect("a postgres URL");
+        let target = crate::sql::target::database(
+            url,
+            vec![],
+            Duration::from_secs(10),
+            &sqlite,
+            Default::default(),
+        )
+        .expect("a postgres URL");
         let mut conn = target.open(false, &Stop::new()).expect("connects");
         conn.query_text(sql).expect("answers")
     }

@@ -48,5 +48,7 @@ pub struct OlapArgs {
     #[arg(long, value_name = "TIME", default_value = "10m")]
     pub op_timeout: String,
     #[command(flatten)]
+    pub query: crate::sql::query_mode::QueryModeArg,
+    #[command(flatten)]
     pub run: RunArgs,
 }

@@ -95,8 +95,10 @@ fn target(args: &OlapArgs, temp_dir: &Path) -> Result<Target, AppError> {
         )));
     }
     let op_timeout = target::op_timeout(&args.op_timeout)?;
+    let query_mode = args.query.mode().map_err(AppError::Usage)?;
     match args.target.as_deref() {
         None => {
+            target::embedded_mode(query_mode)?;
             if !set.is_empty() {
                 return Err(AppError::Usage(
                     "--set is for servers; give --target postgres://... or mysql://...".into(),
@@ -105,6 +107,7 @@ fn target(args: &OlapArgs, temp_dir: &Path) -> Result<Target, AppError> {
             let path = temp_dir.join("olap.db");
             Ok(Target {
                 tls: None,
+                query_mode: None,
                 shown: format!("sqlite://{}", path.display()),
                 backend: Backend::Sqlite {
                     path,
@@ -112,7 +115,7 @@ fn target(args: &OlapArgs, temp_dir: &Path) -> Result<Target, AppError> {
                 },
             })
         }
-        Some(url) => Ok(target::database(url, set, op_timeout, &sqlite)?),
+        Some(url) => Ok(target::database(url, set, op_timeout, &sqlite, query_mode)?),
     }
 }
 
@@ -261,6 +264,7 @@ pub fn olap_spec(args: &OlapArgs, env: &Environment) -> Result<RunSpec, AppError
             .map_err(|e| AppError::from(t.unreachable(e)))?,
     };
     let sqlite = t.backend.sqlite_settings();
+    let query_mode = t.query_mode;
     let mut spec = OlapSpec::new(
         t.shown.clone(),
         phases,
@@ -273,6 +277,7 @@ pub fn olap_spec(args: &OlapArgs, env: &Environment) -> Result<RunSpec, AppError
         dir,
     );
     spec.sqlite = sqlite;
+    spec.query_mode = query_mode;
     spec.server_settings = server_settings;
     spec.files_dir = args.files_dir.clone();
     spec.keep = args.keep || args.action == Action::Prepare;

@@ -73,6 +73,9 @@ impl Phase {
 pub struct OlapSpec {
     /// The database without secrets.
     pub target: String,
+    /// How the sessions send their statements (`-M`); absent for SQLite.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query_mode: Option<crate::sql::query_mode::QueryMode>,
     pub phase: Sweep<Phase>,
     /// Rows of the fact table.
     pub rows: u64,
@@ -139,6 +142,7 @@ impl OlapSpec {
     ) -> OlapSpec {
         OlapSpec {
             target,
+            query_mode: None,
             phase: Sweep::list("phase", phases),
             rows,
             files,

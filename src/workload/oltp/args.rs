@@ -64,5 +64,7 @@ pub struct OltpArgs {
     #[arg(long, value_name = "TIME", default_value = "30s")]
     pub op_timeout: String,
     #[command(flatten)]
+    pub query: crate::sql::query_mode::QueryModeArg,
+    #[command(flatten)]
     pub run: RunArgs,
 }

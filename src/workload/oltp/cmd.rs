@@ -9,11 +9,12 @@ use crate::spec::Sweep;
 use crate::spec::sweep::parse_u64;
 use crate::spec::units::parse_count;
 use crate::sql::backend::Backend;
+use crate::sql::query_mode::QueryMode;
 use crate::sql::schema::{self, Found};
 use crate::sql::shard_db::{self, ShardDatabases};
 use crate::sql::sql::{Conn, DbError, count_tables};
 use crate::sql::sqlite::SqliteSettings;
-use crate::sql::target::{Target, database, op_timeout, swept_settings};
+use crate::sql::target::{Target, database, embedded_mode, op_timeout, swept_settings};
 use crate::target::url::TargetUrl;
 use crate::workload::WorkloadSpec;
 use crate::workload::build::{Defaults, build_spec};
@@ -64,6 +65,7 @@ fn targets(args: &OltpArgs) -> Result<Targets, AppError> {
     let shards = shard_sweep(args)?.map(|s| s.values().iter().copied().max().unwrap_or(1));
     let sqlite = sqlite_settings(args)?;
     if args.target.is_empty() {
+        embedded_mode(query_mode(args)?)?;
         let dir = std::env::temp_dir().join(format!("perflab-oltp-{}", std::process::id()));
         let path = dir.join("bank.db");
         let paths = match shards {
@@ -75,6 +77,7 @@ fn targets(args: &OltpArgs) -> Result<Targets, AppError> {
                 .into_iter()
                 .map(|path| Target {
                     tls: None,
+                    query_mode: None,
                     shown: format!("sqlite://{}", path.display()),
                     backend: Backend::Sqlite {
                         path,
@@ -98,6 +101,7 @@ fn targets(args: &OltpArgs) -> Result<Targets, AppError> {
                     let path = shard_path(path, i);
                     out.push(Target {
                         tls: None,
+                        query_mode: None,
                         shown: format!("sqlite://{}", path.display()),
                         backend: Backend::Sqlite {
                             path,
@@ -164,7 +168,12 @@ fn target(args: &OltpArgs, url: &str, sqlite: &SqliteSettings) -> Result<Target,
         swept_settings(&args.set)?.0,
         op_timeout(&args.op_timeout)?,
         sqlite,
+        query_mode(args)?,
     )?)
+}
+
+fn query_mode(args: &OltpArgs) -> Result<QueryMode, AppError> {
+    args.query.mode().map_err(AppError::Usage)
 }
 
 fn sqlite_settings(args: &OltpArgs) -> Result<SqliteSettings, SpecError> {
@@ -471,6 +480,7 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
         scale,
         target: first.shown.clone(),
         tls: first.tls.clone(),
+        query_mode: first.query_mode,
         shards: if ts.shards.len() > 1 {
             ts.shards.iter().map(|t| t.shown.clone()).collect()
         } else {

@@ -73,6 +73,9 @@ pub struct OltpSpec {
     /// What the connection's TLS verified (a server's; absent for SQLite).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls: Option<String>,
+    /// How the sessions send their statements (`-M`); absent for SQLite.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query_mode: Option<crate::sql::query_mode::QueryMode>,
     /// With several shards, every shard's target, without secrets; user `i` works on shard
     /// `i % shards`, and each shard holds a whole database at `scale`.
     pub shards: Vec<String>,
@@ -172,6 +175,13 @@ impl Workload for OltpSpec {
         }
         if let Some(tls) = &self.tls {
             s.push(Setting::new("tls", tls));
+        }
+        if let Some(mode) = self.query_mode {
+            let mysql = matches!(
+                self.backends.first().map(|b| b.as_ref()),
+                Some(Backend::Mysql(_))
+            );
+            s.push(Setting::new("query mode", mode.describe(mysql)));
         }
         // The server and what decides its durability and group commit, as it reported them.
         for key in [

@@ -141,15 +141,12 @@ static FLAGS: &[Flag] = &[
     Flag {
         names: &["-M", "--protocol"],
         takes: Takes::Value,
-        means: "prepared (perflab prepares every statement); simple and extended refused",
+        means: "--query-mode (simple, extended, prepared: pgbench's meanings)",
         read: |r, value| {
-            match v(value) {
-            "prepared" => {
-                r.keep("protocol", "prepared");
-                Ok(())
-            }
-            _ => Err("perflab prepares every statement, as -M prepared; simple and extended are not available yet".into()),
-        }
+            let mode = crate::sql::query_mode::QueryMode::parse(v(value))?;
+            r.keep("protocol", mode.name());
+            r.opt("--query-mode", mode.name());
+            Ok(())
         },
     },
     Flag {
@@ -323,8 +320,12 @@ fn finish(r: &mut Reading) -> Result<(), String> {
         };
         r.opt("--ops", &(whole(&n)? * clients).to_string());
     }
-    if r.kept("protocol").is_none() && r.kept("initialize").is_none() {
-        r.note("pgbench's default query mode is -M simple; perflab prepares every statement, as pgbench -M prepared does: compare it with that".into());
+    if r.kept("protocol").is_none() && r.kept("initialize").is_none() && !r.has("--query-mode") {
+        // pgbench's line means pgbench's run: its default mode, not perflab's.
+        r.note(
+            "-M simple, pgbench's default query mode (perflab's own default is -M prepared)".into(),
+        );
+        r.opt("--query-mode", "simple");
     }
     let initialize = r.kept("initialize").is_some();
     match r.kept("action") {

@@ -61,5 +61,7 @@ pub struct ScanArgs {
     #[arg(long, value_name = "TIME", default_value = "10m")]
     pub op_timeout: String,
     #[command(flatten)]
+    pub query: crate::sql::query_mode::QueryModeArg,
+    #[command(flatten)]
     pub run: RunArgs,
 }

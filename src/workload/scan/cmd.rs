@@ -171,6 +171,12 @@ fn source(args: &ScanArgs, set: Vec<(String, String)>) -> Result<Source, AppErro
         page_size: Some(SQLITE_PAGE_SIZE),
     };
     let op_timeout = target::op_timeout(&args.op_timeout)?;
+    let query_mode = args.query.mode().map_err(AppError::Usage)?;
+    match args.target.as_deref() {
+        Some("native") => target::no_protocol(query_mode, "the native scan sends no statements")?,
+        None => target::embedded_mode(query_mode)?,
+        Some(_) => {}
+    }
     match args.target.as_deref() {
         Some("native") => {
             if !set.is_empty() {
@@ -191,6 +197,7 @@ fn source(args: &ScanArgs, set: Vec<(String, String)>) -> Result<Source, AppErro
             Ok(Source::Database {
                 target: Target {
                     tls: None,
+                    query_mode: None,
                     shown: format!("sqlite://{}", path.display()),
                     backend: Backend::Sqlite {
                         path,
@@ -201,7 +208,7 @@ fn source(args: &ScanArgs, set: Vec<(String, String)>) -> Result<Source, AppErro
             })
         }
         Some(url) => Ok(Source::Database {
-            target: target::database(url, set, op_timeout, &sqlite)?,
+            target: target::database(url, set, op_timeout, &sqlite, query_mode)?,
             temp_dir: None,
         }),
     }
@@ -307,6 +314,7 @@ pub fn scan_spec(args: &ScanArgs, env: &Environment) -> Result<RunSpec, AppError
             };
             target.try_settings(&swept, &looking())?;
             let sqlite = target.backend.sqlite_settings();
+            let query_mode = target.query_mode;
             let mut spec = ScanSpec::new(
                 target.shown.clone(),
                 tables,
@@ -318,6 +326,7 @@ pub fn scan_spec(args: &ScanArgs, env: &Environment) -> Result<RunSpec, AppError
                 phases,
             );
             spec.sqlite = sqlite;
+            spec.query_mode = query_mode;
             spec.server_settings = found.server_settings;
             spec.server_cache_bytes = found.server_cache_bytes;
             spec.keep = args.keep;

@@ -80,6 +80,9 @@ pub type Ceilings = BTreeMap<(ScanTable, Predicate, u64), f64>;
 pub struct ScanSpec {
     /// `native`, or the database without secrets.
     pub target: String,
+    /// How the sessions send their statements (`-M`); absent for SQLite.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query_mode: Option<crate::sql::query_mode::QueryMode>,
     pub table: Sweep<ScanTable>,
     pub predicate: Sweep<Predicate>,
     pub cache: Sweep<Cache>,
@@ -147,6 +150,7 @@ impl ScanSpec {
     ) -> ScanSpec {
         ScanSpec {
             target,
+            query_mode: None,
             table,
             predicate,
             cache,

@@ -182,6 +182,7 @@ mod tests {
             url: "postgres://u@h/db".into(),
             set,
             op_timeout: Duration::from_secs(90),
+            query_mode: Default::default(),
         };
         let pg = server_limits(&Backend::Postgres(target(Vec::new())), Dialect::Postgres);
         assert_eq!(pg[0].1, "SET statement_timeout = 90000");
