@@ -22,6 +22,8 @@
 //! - [`report`]: records as self-contained HTML (or Markdown + SVG): curves, hockey sticks,
 //!   time series, latency spectra, heatmaps, the landscape of several runs.
 //! - [`ui`]: progress, tables, `show`, the balance sheet, warnings.
+//! - [`live`]: a run as it goes: its interval file, `--live` JSON lines, the Prometheus
+//!   endpoint, HDR interval logs.
 //! - [`compare`]: runs set side by side, step by step: ratios, verdicts, what else differed.
 //! - [`export`]: one file per output format.
 //! - [`run`]: the sweep, trials, worker threads, load models, Ctrl-C.
@@ -62,6 +64,7 @@ pub mod engine;
 pub mod env;
 pub mod error;
 pub mod export;
+pub mod live;
 pub mod present;
 pub mod record;
 pub mod report;

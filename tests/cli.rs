@@ -553,3 +553,56 @@ fn zipped_options_step_together_in_the_record() {
         assert_eq!(s["params"]["spin_ns"], i as u64 + 1);
     }
 }
+
+/// The manual page and the completion scripts come from the command line's own
+/// definitions: every command and each of its options is in them, and docs/perflab.1 is what
+/// `perflab man` prints (`PERFLAB_BLESS=1 cargo test --test cli man_page` writes it anew).
+#[test]
+fn man_page_and_completions_are_in_step_with_the_cli() {
+    let r = Results::new("man");
+    let run = |args: &[&str]| {
+        let o = perflab(&r, args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        stdout(&o)
+    };
+    let man = run(&["man"]);
+    let committed = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/perflab.1");
+    if std::env::var_os("PERFLAB_BLESS").is_some() {
+        std::fs::write(&committed, &man).unwrap();
+    }
+    assert!(
+        std::fs::read_to_string(&committed).is_ok_and(|c| c == man),
+        "docs/perflab.1 is not what 'perflab man' prints: PERFLAB_BLESS=1 cargo test --test cli man_page"
+    );
+    let bash = run(&["completions", "bash"]);
+    let zsh = run(&["completions", "zsh"]);
+    let fish = run(&["completions", "fish"]);
+    let cli = perflab::cli::command();
+    for sub in cli.get_subcommands() {
+        let name = sub.get_name();
+        assert!(
+            man.contains(&format!(".SH \"PERFLAB {}\"", name.to_uppercase())),
+            "{name}"
+        );
+        assert!(
+            bash.contains(name) && zsh.contains(name) && fish.contains(name),
+            "{name}"
+        );
+        for arg in sub.get_arguments().filter(|a| !a.is_hide_set()) {
+            let Some(long) = arg.get_long() else { continue };
+            let what = format!("perflab {name} --{long}");
+            assert!(
+                man.contains(&format!("\\-\\-{}", long.replace('-', "\\-"))),
+                "man: {what}"
+            );
+            assert!(bash.contains(&format!("--{long}")), "bash: {what}");
+            assert!(zsh.contains(&format!("--{long}")), "zsh: {what}");
+            assert!(fish.contains(&format!("-l {long}")), "fish: {what}");
+        }
+    }
+    // The completions know the values an option takes from a fixed list.
+    assert!(
+        bash.contains("bash zsh fish"),
+        "the shells of 'completions'"
+    );
+}

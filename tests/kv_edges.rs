@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::servers::MemcachedServer;
+use common::servers::{MemcachedServer, RedisServer};
 use common::{Results, json, run, stderr};
 
 fn kv(results: &Results, extra: &[&str]) -> std::process::Output {
@@ -41,6 +41,65 @@ fn a_unix_socket_target_works_like_tcp() {
     let t = trial(&v);
     assert!(t["ops"].as_u64().unwrap() > 0);
     assert_eq!(t["errors"].as_u64(), Some(0), "{}", t["error_samples"]);
+}
+
+/// Redis over its socket in redis-py's and redis-rs's spellings, the database and the
+/// password as their parameters: the keys land in that database, and the password shows
+/// nowhere.
+#[test]
+fn redis_sockets_take_the_clients_url_spellings() {
+    let Some(redis) = RedisServer::start_with_password("pw") else {
+        return;
+    };
+    let socket = redis.socket().display().to_string();
+    let r = Results::new("kv-redis-unix");
+    for url in [
+        format!("unix://:pw@{socket}?db=3"),
+        format!("redis+unix://{socket}?db=3&password=pw"),
+    ] {
+        let out = kv(
+            &r,
+            &[
+                "--target",
+                &url,
+                "--clients",
+                "2",
+                "--threads",
+                "1",
+                "--keep",
+            ],
+        );
+        assert!(out.status.success(), "{url}: {}", stderr(&out));
+        let v = json(&out);
+        let shown = v["spec"]["target"].as_str().unwrap();
+        assert_eq!(shown, format!("redis://{socket}?db=3&password=***"));
+        let t = trial(&v);
+        assert!(t["ops"].as_u64().unwrap() > 0);
+        assert_eq!(t["errors"].as_u64(), Some(0), "{}", t["error_samples"]);
+        assert!(!String::from_utf8_lossy(&out.stdout).contains(":pw@"));
+    }
+    // The keys are in database 3, none in 0.
+    let sizes = |db: &str| {
+        let o = std::process::Command::new("redis-cli")
+            .args([
+                "-s",
+                &socket,
+                "-a",
+                "pw",
+                "--no-auth-warning",
+                "-n",
+                db,
+                "DBSIZE",
+            ])
+            .output()
+            .expect("redis-cli runs");
+        String::from_utf8_lossy(&o.stdout)
+            .trim()
+            .parse::<u64>()
+            .unwrap_or(0)
+    };
+    assert!(sizes("3") > 0);
+    assert_eq!(sizes("0"), 0);
 }
 
 #[test]

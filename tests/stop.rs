@@ -45,6 +45,7 @@ fn target(url: &str) -> ServerTarget {
         url: url.to_string(),
         set: Vec::new(),
         op_timeout: Duration::from_secs(30),
+        query_mode: Default::default(),
     }
 }
 

@@ -27,7 +27,8 @@ pub enum What {
 /// The whole command line: the generic commands, with `run` first and each kind's subcommand
 /// after it in the registry's order.
 pub fn command() -> clap::Command {
-    let mut cmd = Cli::command();
+    // `--version` says how the binary was built; `-V` stays the one-line version.
+    let mut cmd = Cli::command().long_version(crate::record::ToolInfo::this_build().describe());
     let generic: Vec<String> = cmd
         .get_subcommands()
         .map(|c| c.get_name().to_string())
@@ -46,6 +47,84 @@ pub fn command() -> clap::Command {
         cmd = cmd.mut_subcommand(name, |c| c.display_order(i));
     }
     cmd
+}
+
+/// The manual page in roff: clap_mangen's page of the top command (name, synopsis,
+/// description, global options, the list of commands), then a section per command with
+/// its options, so one page holds the whole command line.
+pub fn man_page() -> String {
+    let cmd = command();
+    let mut out = Vec::new();
+    // Writing into a Vec cannot fail.
+    // The package's version only: the page stays the same from commit to commit.
+    let _ = clap_mangen::Man::new(cmd.clone().long_version(None)).render(&mut out);
+    let mut page = String::from_utf8_lossy(&out).into_owned();
+    let mut subs: Vec<&clap::Command> = cmd.get_subcommands().collect();
+    subs.sort_by_key(|c| c.get_display_order());
+    for sub in subs {
+        page.push_str(&format!(
+            ".SH \"PERFLAB {}\"\n",
+            sub.get_name().to_uppercase()
+        ));
+        page.push_str(&format!(".B perflab {}\n", sub.get_name()));
+        if let Some(about) = sub.get_long_about().or(sub.get_about()) {
+            page.push_str(&format!(".PP\n{}\n", roff_text(&about.to_string())));
+        }
+        for arg in sub
+            .get_arguments()
+            .filter(|a| !a.is_hide_set() && !a.is_global_set())
+        {
+            page.push_str(".TP\n");
+            let mut names = Vec::new();
+            if let Some(l) = arg.get_long() {
+                names.push(format!("\\fB\\-\\-{}\\fR", l.replace('-', "\\-")));
+            }
+            if let Some(s) = arg.get_short() {
+                names.push(format!("\\fB\\-{s}\\fR"));
+            }
+            let value = arg
+                .get_value_names()
+                .and_then(|v| v.first())
+                .map(|v| format!(" \\fI{}\\fR", roff_text(v)))
+                .filter(|_| arg.get_action().takes_values());
+            if names.is_empty() {
+                names.push(format!("\\fI{}\\fR", roff_text(arg.get_id().as_str())));
+            }
+            page.push_str(&format!(
+                "{}{}\n",
+                names.join(", "),
+                value.unwrap_or_default()
+            ));
+            let help = arg
+                .get_long_help()
+                .or(arg.get_help())
+                .map(|h| h.to_string());
+            let defaults: Vec<String> = arg
+                .get_default_values()
+                .iter()
+                .map(|v| v.to_string_lossy().into_owned())
+                .collect();
+            let mut text = help.unwrap_or_default();
+            if !defaults.is_empty() && arg.get_action().takes_values() {
+                text.push_str(&format!(" [default: {}]", defaults.join(",")));
+            }
+            page.push_str(&roff_text(&text));
+            page.push('\n');
+        }
+    }
+    page
+}
+
+/// Text for a roff page: backslashes escaped, no line starting with a control character.
+fn roff_text(text: &str) -> String {
+    text.replace('\\', "\\e")
+        .lines()
+        .map(|l| match l.starts_with(['.', '\'']) {
+            true => format!("\\&{l}"),
+            false => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Parses a command line (the program's name first).
@@ -134,6 +213,8 @@ pub struct GlobalArgs {
     /// No progress display on stderr
     #[arg(long, short, global = true)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub live: crate::live::LiveArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -166,6 +247,27 @@ pub enum Command {
     Sysinfo,
     /// List the targets perflab can measure
     Targets,
+    /// Print a shell's completion script, e.g. 'perflab completions bash >
+    /// /etc/bash_completion.d/perflab' (zsh: a _perflab file on $fpath; fish:
+    /// ~/.config/fish/completions/perflab.fish)
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff), e.g. 'perflab man > /usr/local/share/man/man1/perflab.1'
+    Man,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell
+    #[arg(value_enum)]
+    pub shell: Shell,
+}
+
+/// The shells `perflab completions` writes for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
 }
 
 #[derive(Debug, Args)]

@@ -1,4 +1,4 @@
-//! `perflab sysinfo | targets`.
+//! `perflab sysinfo | targets | completions | man`.
 
 use super::{AppError, print};
 use crate::cli::GlobalArgs;
@@ -41,4 +41,24 @@ pub fn targets(g: &GlobalArgs) -> Result<(), AppError> {
         return print(&(text + "\n"));
     }
     print(&crate::ui::show::render_targets(&targets))
+}
+
+/// A shell's completion script for the whole command line (every kind's options too),
+/// generated from the clap definitions.
+pub fn completions(shell: crate::cli::Shell) -> Result<(), AppError> {
+    use clap_complete::Shell as S;
+    let which = match shell {
+        crate::cli::Shell::Bash => S::Bash,
+        crate::cli::Shell::Zsh => S::Zsh,
+        crate::cli::Shell::Fish => S::Fish,
+    };
+    let mut out = Vec::new();
+    clap_complete::generate(which, &mut crate::cli::command(), "perflab", &mut out);
+    print(&String::from_utf8_lossy(&out))
+}
+
+/// The manual page: the top page with every subcommand's options after it, generated
+/// from the clap definitions.
+pub fn man() -> Result<(), AppError> {
+    print(&crate::cli::man_page())
 }

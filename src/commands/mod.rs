@@ -11,6 +11,7 @@ mod info;
 mod report_cmd;
 mod study_cmd;
 mod suite_cmd;
+mod watch;
 mod workload_cmd;
 
 use crate::cli::{Command, Invocation, What};
@@ -131,6 +132,8 @@ fn dispatch(cli: Invocation) -> Result<(), AppError> {
         Command::Import(args) => archive_cmds::import(g, args),
         Command::Sysinfo => info::sysinfo(g),
         Command::Targets => info::targets(g),
+        Command::Completions(a) => info::completions(a.shell),
+        Command::Man => info::man(),
     }
 }
 

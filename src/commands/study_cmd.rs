@@ -20,7 +20,7 @@ use crate::study::evaluate::{self, Cell, Inputs, LegState, Outcome, ShapeResult}
 use crate::study::file::{self, Origin};
 use crate::study::legs::{self, Machine, Overrides};
 use crate::study::{Study, builtin};
-use crate::ui::{Progress, style};
+use crate::ui::style;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -466,7 +466,8 @@ fn run_study(
 
     save_invocation(&archive, &study_run, study, &invocation)?;
     interrupt::install();
-    let progress = Progress::new(g.quiet);
+    let watch = super::watch::Watch::open(g, &archive)?;
+    let progress = &watch;
     progress.line(&format!("== {head}"));
     for leg in study.legs.iter().filter(|l| chosen.contains(&l.name)) {
         if let Some(note) = legs::shared_device(study, leg, &overrides, &m) {
@@ -489,16 +490,16 @@ fn run_study(
         stamp: &stamp,
         env: &env,
         archive: &archive,
-        progress: &progress,
+        progress: &watch,
     };
     let (records, outcome) = match run_legs(&planned, &mut done, &legs_run) {
         Ok(done) => done,
         Err(e) => {
-            progress.finish();
+            watch.finish();
             return Err(e);
         }
     };
-    progress.finish();
+    watch.finish();
     drop(server);
 
     let answer = answer(g, study, args, &study_run, &invocation, &records, &archive)?;
@@ -681,7 +682,7 @@ struct LegsRun<'a> {
     stamp: &'a StudyRef,
     env: &'a Environment,
     archive: &'a Archive,
-    progress: &'a Progress,
+    progress: &'a super::watch::Watch,
 }
 
 /// Runs the planned legs in order (a complete one of `done` is taken as it is): the records,
@@ -761,7 +762,7 @@ fn run_legs(
                 ..stamp.clone()
             }),
         };
-        match run::run(spec, env, archive, &options, progress) {
+        match run::run(spec, env, archive, &options, &progress.observer()) {
             Ok(record) => {
                 // `perflab compare gray-thumper.force gray-thumper.group`: the leg's latest run.
                 let tag = format!("{}.{}", stamp.name, p.name);

@@ -7,7 +7,7 @@ use crate::env::Environment;
 use crate::record::{RunRecord, step_number};
 use crate::run::{self, RunError, RunOptions, interrupt};
 use crate::suite::{self, SUITES};
-use crate::ui::{Progress, balance, style};
+use crate::ui::{balance, style};
 
 pub fn run(g: &GlobalArgs, args: &SuiteArgs) -> Result<(), AppError> {
     let env = Environment::collect();
@@ -47,7 +47,8 @@ pub fn run(g: &GlobalArgs, args: &SuiteArgs) -> Result<(), AppError> {
         .collect::<Result<Vec<_>, AppError>>()?;
 
     interrupt::install();
-    let progress = Progress::new(g.quiet);
+    let watch = super::watch::Watch::open(g, &archive)?;
+    let progress = &watch;
     for note in suite::skipped(&args.suite) {
         progress.line(&style::warning(&format!("== {note}")));
     }
@@ -70,7 +71,7 @@ pub fn run(g: &GlobalArgs, args: &SuiteArgs) -> Result<(), AppError> {
             suite_run: Some(suite_run.clone()),
             study: None,
         };
-        match run::run(spec, &env, &archive, &options, &progress) {
+        match run::run(spec, &env, &archive, &options, &watch.observer()) {
             Ok(record) => records.push(record),
             Err(e @ RunError::Interrupted { .. }) => {
                 outcome = Err(AppError::Run(e));
@@ -94,7 +95,7 @@ pub fn run(g: &GlobalArgs, args: &SuiteArgs) -> Result<(), AppError> {
             Err(e) => return Err(e.into()),
         }
     }
-    progress.finish();
+    watch.finish();
     if g.json {
         let value = serde_json::json!({ "suite": suite_name, "runs": records });
         let text =

@@ -7,7 +7,7 @@ use crate::cli::GlobalArgs;
 use crate::env::Environment;
 use crate::record::RunRecord;
 use crate::run::{self, RunError, RunOptions, interrupt};
-use crate::ui::{Progress, show};
+use crate::ui::show;
 use crate::workload::RunSpec;
 use crate::workload::kind::Host;
 
@@ -54,13 +54,13 @@ fn run_record(
         }
     }
     interrupt::install();
-    let progress = Progress::new(g.quiet);
+    let watch = super::watch::Watch::open(g, &archive)?;
     let options = RunOptions {
         command: command_line(),
         ..Default::default()
     };
-    let result = run::run(spec, &env, &archive, &options, &progress);
-    progress.finish();
+    let result = run::run(spec, &env, &archive, &options, &watch.observer());
+    watch.finish();
     let saved = match &result {
         Ok(record) => Some(record.clone()),
         Err(RunError::Interrupted { id, .. } | RunError::Failed { id, .. }) => {
@@ -81,6 +81,10 @@ fn run_record(
 
 /// The record on stdout: tables, or JSON with `--json`.
 pub(crate) fn show(g: &GlobalArgs, record: &RunRecord) -> Result<(), AppError> {
+    // `--live -` gave stdout to the JSON lines: the tables are 'perflab show last' away.
+    if g.live.live.as_deref() == Some("-") && !g.json {
+        return Ok(());
+    }
     if g.json {
         let text =
             serde_json::to_string_pretty(record).map_err(|e| AppError::Output(e.to_string()))?;

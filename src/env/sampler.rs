@@ -131,6 +131,11 @@ impl<'m> Sampler<'m> {
         self.origin + self.interval * self.next
     }
 
+    /// The readings' points so far, oldest first (for live outputs).
+    pub fn points(&self) -> &[ResourcePoint] {
+        &self.points
+    }
+
     /// Takes a reading if a boundary has passed.
     pub fn poll(&mut self, now: Instant) {
         if !self.detailed || now < self.due() {

@@ -118,7 +118,7 @@ impl Default for RunRecord {
     fn default() -> Self {
         RunRecord {
             schema_version: SCHEMA_VERSION,
-            tool: ToolInfo::default(),
+            tool: ToolInfo::this_build(),
             id: String::new(),
             started_at: String::new(),
             finished_at: None,
@@ -152,10 +152,39 @@ pub struct ToolInfo {
     pub version: String,
     /// `release` or `debug`: figures from a debug build are not comparable.
     pub profile: String,
+    /// The commit it was built from (`-dirty` with uncommitted changes); empty in records
+    /// written before perflab said.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub commit: String,
+    /// The CPU level it was compiled for (`x86-64-v2`, `native (x86-64-v3)`).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub target_cpu: String,
+    /// Optional features built in (`mpi`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub features: Vec<String>,
+    /// The bundled SQLite's version.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub sqlite: String,
 }
 
 impl Default for ToolInfo {
+    /// What a record that does not say holds: the name, and nothing of a build.
     fn default() -> Self {
+        ToolInfo {
+            name: "perflab".into(),
+            version: String::new(),
+            profile: String::new(),
+            commit: String::new(),
+            target_cpu: String::new(),
+            features: Vec::new(),
+            sqlite: String::new(),
+        }
+    }
+}
+
+impl ToolInfo {
+    /// This binary.
+    pub fn this_build() -> ToolInfo {
         ToolInfo {
             name: "perflab".into(),
             version: env!("CARGO_PKG_VERSION").into(),
@@ -165,7 +194,26 @@ impl Default for ToolInfo {
                 "release"
             }
             .into(),
+            commit: env!("PERFLAB_COMMIT").into(),
+            target_cpu: env!("PERFLAB_TARGET_CPU").into(),
+            features: cfg!(feature = "mpi")
+                .then(|| "mpi".to_string())
+                .into_iter()
+                .collect(),
+            sqlite: rusqlite::version().into(),
         }
+    }
+
+    /// `perflab --version`'s long form, after the program's name (clap writes that).
+    pub fn describe(&self) -> String {
+        let features = match self.features.is_empty() {
+            true => "none".to_string(),
+            false => self.features.join(", "),
+        };
+        format!(
+            "{}\ncommit:     {}\ntarget cpu: {}\nprofile:    {}\nfeatures:   {features}\nsqlite:     {}",
+            self.version, self.commit, self.target_cpu, self.profile, self.sqlite
+        )
     }
 }
 

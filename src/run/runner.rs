@@ -238,23 +238,23 @@ impl Steps<'_, '_> {
         swept: &[String],
     ) -> Result<(), RunError> {
         let index = self.record.steps.len();
-        let label = params
+        let values: Vec<(String, String)> = params
             .iter()
             .filter(|(k, _)| swept.contains(k))
             .map(|(k, v)| {
-                format!(
-                    "{k}={}",
-                    v.as_str()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| v.to_string())
-                )
+                let text = v.as_str().map(str::to_string);
+                (k.clone(), text.unwrap_or_else(|| v.to_string()))
             })
+            .collect();
+        let label = values
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
             .collect::<Vec<_>>()
             .join(" ");
         let (observer, archive) = (self.observer, self.archive);
         let mut trials = Vec::with_capacity(spec.repeat as usize);
         for repeat in 0..spec.repeat {
-            observer.trial_started(index, repeat, &label);
+            observer.trial_started(index, repeat, &label, &values);
             let cut = |phase: &str, reason: &str, stuck: usize, workers: usize| CutShort {
                 step: index,
                 repeat,
@@ -430,7 +430,9 @@ fn stop(
     }
     observer.warning(&warning);
     record.warnings.push(warning);
-    match keep(archive, record) {
+    let kept = keep(archive, record);
+    observer.run_finished(record);
+    match kept {
         Ok(_) => error,
         Err(e) => RunError::Archive(e),
     }

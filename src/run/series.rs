@@ -21,6 +21,22 @@ struct Closed {
 }
 
 impl Closed {
+    fn point(&self, start_ns: u64, duration_ns: u64) -> IntervalPoint {
+        let secs = duration_ns as f64 / 1e9;
+        IntervalPoint {
+            start_ns,
+            duration_ns,
+            ops: self.counts.ops,
+            errors: self.counts.errors,
+            ops_per_sec: self.counts.ops as f64 / secs,
+            bytes_per_sec: self.counts.bytes as f64 / secs,
+            p50_ns: self.p50_ns,
+            p99_ns: self.p99_ns,
+            max_ns: self.max_ns,
+            missed: self.counts.missed,
+        }
+    }
+
     fn of(counts: Counts, h: &LatencyHistogram) -> Closed {
         if h.is_empty() {
             return Closed {
@@ -49,6 +65,17 @@ pub struct SeriesBuilder {
     pub response: LatencyHistogram,
     pub service: Option<LatencyHistogram>,
     pub total: Counts,
+    /// Intervals closed since [`SeriesBuilder::take_closed`] last ran, with their histograms,
+    /// for live outputs; None when nobody watches (the histograms are dropped at once).
+    fresh: Option<Vec<ClosedInterval>>,
+}
+
+/// An interval every worker is past, as live outputs see it: its counts and its histogram
+/// of response times. Ops a late worker adds afterwards are in the trial's totals, not here.
+pub struct ClosedInterval {
+    pub index: u64,
+    pub counts: Counts,
+    pub histogram: LatencyHistogram,
 }
 
 impl SeriesBuilder {
@@ -61,7 +88,51 @@ impl SeriesBuilder {
             response: new_histogram(),
             service: open_loop.then(new_histogram),
             total: Counts::default(),
+            fresh: None,
         }
+    }
+
+    /// Keeps each interval's histogram when it closes, until [`SeriesBuilder::take_closed`].
+    pub fn watch(&mut self) {
+        self.fresh.get_or_insert_with(Vec::new);
+    }
+
+    /// The intervals closed since the last call, oldest first.
+    pub fn take_closed(&mut self) -> Vec<ClosedInterval> {
+        self.fresh.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// The phase is over and every worker has reported: closes what is still open.
+    pub fn close_all(&mut self) {
+        while let Some((index, (counts, h))) = self.open.pop_first() {
+            self.retire(index, counts, h);
+        }
+    }
+
+    /// Keeps what survives of an interval; hands its histogram to a watcher, if any.
+    fn retire(&mut self, index: u64, counts: Counts, h: LatencyHistogram) {
+        self.closed.insert(index, Closed::of(counts, &h));
+        if let Some(fresh) = &mut self.fresh {
+            fresh.push(ClosedInterval {
+                index,
+                counts,
+                histogram: h,
+            });
+        }
+    }
+
+    /// Interval `index` as a point of the series, given how long the measure phase lasted
+    /// (None: still going, so the interval is whole).
+    pub fn point(&self, index: u64, measured: Option<Duration>) -> IntervalPoint {
+        let interval_ns = self.interval.as_nanos() as u64;
+        let start_ns = index * interval_ns;
+        let duration_ns = match measured {
+            Some(m) => interval_ns.min((m.as_nanos() as u64).saturating_sub(start_ns)),
+            None => interval_ns,
+        }
+        .max(1);
+        let c = self.closed.get(&index).copied().unwrap_or_default();
+        c.point(start_ns, duration_ns)
     }
 
     pub fn add(&mut self, report: IntervalReport) {
@@ -113,7 +184,7 @@ impl SeriesBuilder {
                 break;
             }
             let (index, (counts, h)) = entry.remove_entry();
-            self.closed.insert(index, Closed::of(counts, &h));
+            self.retire(index, counts, h);
         }
     }
 
@@ -154,27 +225,8 @@ impl SeriesBuilder {
                 }
                 let start_ns = i * interval_ns;
                 let duration_ns = interval_ns.min(measured_ns.saturating_sub(start_ns)).max(1);
-                let secs = duration_ns as f64 / 1e9;
-                Some(match found {
-                    Some(c) => IntervalPoint {
-                        start_ns,
-                        duration_ns,
-                        ops: c.counts.ops,
-                        errors: c.counts.errors,
-                        ops_per_sec: c.counts.ops as f64 / secs,
-                        bytes_per_sec: c.counts.bytes as f64 / secs,
-                        p50_ns: c.p50_ns,
-                        p99_ns: c.p99_ns,
-                        max_ns: c.max_ns,
-                        missed: c.counts.missed,
-                    },
-                    // A stall: no worker finished anything in this interval. Keep the zero.
-                    None => IntervalPoint {
-                        start_ns,
-                        duration_ns,
-                        ..Default::default()
-                    },
-                })
+                // A stall (no worker finished anything in this interval) keeps its zero.
+                Some(found.unwrap_or_default().point(start_ns, duration_ns))
             })
             .collect()
     }

@@ -373,6 +373,8 @@ struct Measured<'m> {
     /// The system under test's counters just before the phase began, and just after.
     server_before: Vec<(String, f64)>,
     server_started: Vec<(String, f64)>,
+    /// The sampler's points live outputs have seen.
+    resources_shown: usize,
 }
 
 /// What happened during the measure phase, beside the workers' own figures.
@@ -508,6 +510,11 @@ fn local_trial(
     // The server's counters first: they are the ones a check compares op for op.
     let after = workload.server_counters(&plan.ctx);
     let sampled = measured.sampler.finish();
+    if cluster::size() == 1 {
+        for p in sampled.points.iter().skip(measured.resources_shown) {
+            observer.resources(p);
+        }
+    }
     let server = ServerReadings {
         before,
         started,
@@ -515,6 +522,11 @@ fn local_trial(
     };
     let activity = Activity::new(sampled, server, elapsed);
     let results = crew.collect(&mut measured.series).map_err(stopped)?;
+    measured.series.close_all();
+    for closed in measured.series.take_closed() {
+        let point = measured.series.point(closed.index, Some(elapsed));
+        observer.interval(&point, &closed.histogram);
+    }
     if plan.ctx.stop.is_set() {
         return Err(stopped(Cut {
             phase: "measure",
@@ -610,6 +622,13 @@ fn measure<'m>(
     probe: (bool, &[String], Option<&'m mut PowerMeter>),
 ) -> Result<Measured<'m>, Cut> {
     let mut series = SeriesBuilder::new(spec.interval, plan.open);
+    // Live outputs see each interval as it closes; under MPI rank 0 has only its share, and
+    // the merged series comes with the trial.
+    let live = cluster::size() == 1;
+    if live {
+        series.watch();
+    }
+    let mut shown = 0;
     let limit = match plan.fixed {
         true => None,
         false => stop_duration(spec.stop),
@@ -642,12 +661,19 @@ fn measure<'m>(
                 sampler,
                 server_before,
                 server_started,
+                resources_shown: shown,
             });
         }
         if crew.stop.is_set() {
             return Err(crew.abandon("measure"));
         }
         sampler.poll(Instant::now());
+        if live {
+            for p in &sampler.points()[shown..] {
+                observer.resources(p);
+            }
+            shown = sampler.points().len();
+        }
         let wait = match limit {
             Some(d) => TICK.min(d.saturating_sub(elapsed)),
             None => TICK,
@@ -665,8 +691,12 @@ fn measure<'m>(
                     sampler,
                     server_before,
                     server_started,
+                    resources_shown: shown,
                 });
             }
+        }
+        for closed in series.take_closed() {
+            observer.interval(&series.point(closed.index, None), &closed.histogram);
         }
         observer.progress(elapsed, series.total.ops, series.latest());
     }

@@ -186,6 +186,9 @@ pub enum UrlError {
     /// `?=value`.
     #[error("a query parameter has an empty name; write ?NAME=VALUE")]
     EmptyParamName,
+    /// `unix://` without a socket path.
+    #[error("unix:// takes a socket's path, e.g. unix:///run/redis/redis.sock?db=1")]
+    UnixNoPath,
 }
 
 /// The part of the URL a percent-decoding error is in (for the message).
@@ -231,6 +234,9 @@ impl FromStr for TargetUrl {
         };
         if !looks_like_scheme(scheme) {
             return Err(UrlError::MissingScheme);
+        }
+        if is_unix_scheme(scheme) {
+            return parse_unix(rest);
         }
         let backend =
             backend_of(scheme).ok_or_else(|| UrlError::UnknownScheme(scheme.to_string()))?;
@@ -289,8 +295,43 @@ fn parse_sqlite(rest: &str) -> Result<TargetUrl, UrlError> {
     Ok(url)
 }
 
+/// Redis clients' spellings of a Unix socket: redis-py's `unix://`, redis-rs's
+/// `redis+unix://` (and Valkey's).
+fn is_unix_scheme(scheme: &str) -> bool {
+    matches!(
+        scheme.to_ascii_lowercase().as_str(),
+        "unix" | "redis+unix" | "valkey+unix"
+    )
+}
+
+/// `unix://[user:password@]/path/redis.sock[?db=N&password=...]`: Redis over a Unix socket,
+/// as redis-py and redis-rs write it.
+fn parse_unix(rest: &str) -> Result<TargetUrl, UrlError> {
+    let (userinfo, path) = match rest.split_once("@/") {
+        Some((info, p)) if !info.contains('/') => (Some(info), format!("/{p}")),
+        _ => (None, rest.to_string()),
+    };
+    if !path.starts_with('/') || path.len() < 2 {
+        return Err(UrlError::UnixNoPath);
+    }
+    let mut url = parse_cache(Backend::Redis, &path)?;
+    if let Some(info) = userinfo {
+        let (user, password) = match info.split_once(':') {
+            Some((u, p)) => (u, Some(p)),
+            None => (info, None),
+        };
+        if !user.is_empty() {
+            url.user = Some(decode(user, PART_USER)?);
+        }
+        if let Some(p) = password {
+            url.password = Some(Secret(decode(p, PART_PASSWORD)?));
+        }
+    }
+    Ok(url)
+}
+
 /// A cache: a server URL, or a Unix socket as the path after an empty authority
-/// (`memcached:///run/memcached.sock`, `redis:///run/redis.sock`).
+/// (`memcached:///run/memcached.sock`, `redis:///run/redis.sock?db=1`).
 fn parse_cache(backend: Backend, rest: &str) -> Result<TargetUrl, UrlError> {
     if let Some(path) = rest.strip_prefix('/') {
         let (path, query) = match path.split_once('?') {
@@ -300,7 +341,14 @@ fn parse_cache(backend: Backend, rest: &str) -> Result<TargetUrl, UrlError> {
         let mut url = TargetUrl::empty(backend);
         url.path = Some(PathBuf::from(format!("/{}", decode(path, PART_PATH)?)));
         for (k, v) in parse_query(query)? {
-            url.take_param(k, v)?;
+            // A socket has no path left for the database: redis-py's and redis-rs's
+            // parameters name it, and the user and password.
+            match (backend, k.as_str()) {
+                (Backend::Redis, "db") => url.database = Some(v),
+                (Backend::Redis, "pass") => url.password = Some(Secret(v)),
+                (Backend::Redis, "user" | "username") => url.user = Some(v),
+                _ => url.take_param(k, v)?,
+            }
         }
         return Ok(url);
     }
@@ -514,8 +562,18 @@ impl TargetUrl {
             .as_ref()
             .filter(|_| self.backend != Backend::Sqlite)
         {
-            // A cache's Unix socket: an empty authority, then the absolute path.
+            // A cache's Unix socket: an empty authority, then the absolute path; the
+            // database and user as parameters (the password as one, hidden).
             out.push_str(&encode(&path.to_string_lossy(), "/:~+,;=@"));
+            if let Some(db) = &self.database {
+                params.push(("db", db));
+            }
+            if let Some(user) = &self.user {
+                params.push(("user", user));
+            }
+            if self.password.is_some() {
+                params.push(("password", "***"));
+            }
         } else if self.backend == Backend::Sqlite {
             if let Some(path) = &self.path {
                 out.push_str(&encode(&path.to_string_lossy(), "/:~+,;=@"));
@@ -1171,6 +1229,35 @@ mod tests {
         ] {
             assert_eq!(parse(s).backend, b, "{s}");
         }
+    }
+
+    /// redis-py's `unix://` and redis-rs's `redis+unix://` are Redis over a socket, with the
+    /// database, user and password as parameters (or redis-py's `user:pass@` before the path).
+    #[test]
+    fn redis_sockets_in_the_clients_spellings() {
+        for s in [
+            "unix:///run/redis.sock?db=2",
+            "redis+unix:///run/redis.sock?db=2",
+            "REDIS+UNIX:///run/redis.sock?db=2",
+            "redis:///run/redis.sock?db=2",
+        ] {
+            let u = parse(s);
+            assert_eq!(u.backend, Backend::Redis, "{s}");
+            assert_eq!(u.path, Some(PathBuf::from("/run/redis.sock")), "{s}");
+            assert_eq!(u.database.as_deref(), Some("2"), "{s}");
+        }
+        let u = parse("unix://bob:s3cret@/run/redis.sock");
+        assert_eq!(u.user.as_deref(), Some("bob"));
+        assert_eq!(u.password.as_ref().map(|p| p.expose()), Some("s3cret"));
+        assert!(!u.redacted().contains("s3cret"));
+        let u = parse("redis+unix:///run/redis.sock?pass=pw&user=al");
+        assert_eq!(u.password.as_ref().map(|p| p.expose()), Some("pw"));
+        assert_eq!(u.user.as_deref(), Some("al"));
+        assert_eq!("unix://".parse::<TargetUrl>(), Err(UrlError::UnixNoPath));
+        assert_eq!(
+            "unix://host:6379".parse::<TargetUrl>(),
+            Err(UrlError::UnixNoPath)
+        );
     }
 
     #[test]

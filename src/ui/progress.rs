@@ -1,9 +1,11 @@
 //! Live progress on stderr: a bar with the current step, its phase and live rate on a
-//! terminal; one plain line per finished step otherwise (logs, CI). Silent with `--quiet`.
+//! terminal; otherwise (logs, CI) plain lines: one every interval while measuring, or every
+//! `--progress TIME` (pgbench's `-P`), and one per finished step. Silent with `--quiet`.
 
 use super::format::{metric, ns};
 use super::style;
-use crate::record::{RunRecord, StepResult, Warning, step_number};
+use crate::record::histogram::{LatencyHistogram, new_histogram};
+use crate::record::{IntervalPoint, RunRecord, StepResult, Warning, step_number};
 use crate::run::Observer;
 use crate::run::recorder::Counts;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -21,16 +23,65 @@ struct State {
     op_name: String,
     interval: Duration,
     phase: String,
+    /// The plain lines' period so far (no terminal).
+    period: Period,
+}
+
+/// How often plain progress lines come where stderr is not a terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Every {
+    /// Each interval of the run (the default).
+    Interval,
+    /// Every so long, in whole intervals (`--progress 5s`).
+    Time(Duration),
+    /// Only a line per finished step (`--progress off`).
+    Off,
+}
+
+impl Every {
+    /// `--progress` as given: None is the default.
+    pub fn parse(text: Option<&str>) -> Result<Every, crate::spec::SpecError> {
+        match text {
+            None => Ok(Every::Interval),
+            Some("off") => Ok(Every::Off),
+            Some(t) => {
+                let d = crate::spec::units::parse_duration("progress", t)?;
+                if d.is_zero() {
+                    return Err(crate::spec::SpecError::new(
+                        "progress",
+                        t,
+                        "a time above zero, e.g. 5s, or off",
+                    ));
+                }
+                Ok(Every::Time(d))
+            }
+        }
+    }
+}
+
+/// What the intervals since the last plain line add up to.
+#[derive(Default)]
+struct Period {
+    ops: u64,
+    errors: u64,
+    bytes: f64,
+    /// Nanoseconds of measure phase covered.
+    covered_ns: u64,
+    /// The end of the last interval added, from the measure phase's start.
+    end_ns: u64,
+    histogram: Option<LatencyHistogram>,
 }
 
 pub struct Progress {
     bar: Option<ProgressBar>,
     quiet: bool,
+    every: Every,
     state: RefCell<State>,
 }
 
 impl Progress {
-    pub fn new(quiet: bool) -> Self {
+    /// `every`: the plain lines' period where stderr is not a terminal.
+    pub fn new(quiet: bool, every: Every) -> Self {
         let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
             let bar =
                 ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::stderr_with_hz(10));
@@ -44,6 +95,7 @@ impl Progress {
         Progress {
             bar,
             quiet,
+            every,
             state: RefCell::new(State {
                 steps: 0,
                 repeat: 1,
@@ -54,6 +106,7 @@ impl Progress {
                 op_name: "ops".into(),
                 interval: Duration::from_secs(1),
                 phase: String::new(),
+                period: Period::default(),
             }),
         }
     }
@@ -118,11 +171,61 @@ impl Observer for Progress {
         ));
     }
 
-    fn trial_started(&self, index: usize, repeat: u32, label: &str) {
+    fn trial_started(&self, index: usize, repeat: u32, label: &str, _swept: &[(String, String)]) {
         let mut s = self.state.borrow_mut();
         s.step = index;
         s.trial = repeat;
         s.label = label.to_string();
+        s.period = Period::default();
+    }
+
+    /// Plain lines (no terminal): the intervals add up until the period is over.
+    fn interval(&self, point: &IntervalPoint, histogram: &LatencyHistogram) {
+        if self.bar.is_some() || self.quiet || self.every == Every::Off {
+            return;
+        }
+        let mut s = self.state.borrow_mut();
+        let p = &mut s.period;
+        p.ops += point.ops;
+        p.errors += point.errors;
+        p.bytes += point.bytes_per_sec * point.duration_ns as f64 / 1e9;
+        p.covered_ns += point.duration_ns;
+        p.end_ns = point.start_ns + point.duration_ns;
+        let h = p.histogram.get_or_insert_with(new_histogram);
+        let _ = h.add(histogram);
+        let due = match self.every {
+            Every::Time(d) => p.covered_ns + 1_000 >= d.as_nanos() as u64,
+            _ => true,
+        };
+        if !due {
+            return;
+        }
+        let p = std::mem::take(&mut s.period);
+        let secs = (p.covered_ns as f64 / 1e9).max(1e-9);
+        let rate = if s.headline.starts_with("bytes") {
+            metric("bytes_per_sec", p.bytes / secs)
+        } else {
+            format!(
+                "{} {}/s",
+                super::format::count(p.ops as f64 / secs),
+                s.op_name
+            )
+        };
+        let latency = match p.histogram.filter(|h| !h.is_empty()) {
+            Some(h) => format!(
+                ", mean {} p99 {}",
+                ns(h.mean()),
+                ns(h.value_at_quantile(0.99) as f64)
+            ),
+            None => String::new(),
+        };
+        drop(s);
+        self.line(&format!(
+            "  progress: {} · {:.0} s: {rate}{latency}, {} errors",
+            self.prefix().trim_end(),
+            p.end_ns as f64 / 1e9,
+            p.errors
+        ));
     }
 
     fn phase(&self, name: &str, length: Option<Duration>) {

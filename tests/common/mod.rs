@@ -4,6 +4,7 @@
 
 pub mod browser;
 pub mod pki;
+pub mod prometheus;
 pub mod proxy;
 pub mod servers;
 pub mod skip;

@@ -1176,6 +1176,11 @@ impl RedisServer {
         assert_eq!(line.trim_end(), "+OK", "CONFIG SET tls-cert-file");
     }
 
+    /// The server's Unix socket.
+    pub fn socket(&self) -> PathBuf {
+        self.dir.join("redis.sock")
+    }
+
     /// The TLS port, with [`RedisServer::start_tls`] or [`RedisServer::start_tls_with`].
     pub fn tls_port(&self) -> Option<u16> {
         self.tls_port
@@ -1218,6 +1223,10 @@ impl RedisServer {
                 .arg("--dir")
                 .arg(&dir)
                 .args(["--protected-mode", "no"])
+                // A Unix socket beside the TCP port, for the socket URL spellings.
+                .arg("--unixsocket")
+                .arg(dir.join("redis.sock"))
+                .args(["--unixsocketperm", "700"])
                 .current_dir(&dir);
             if let Some(p) = password {
                 cmd.args(["--requirepass", p]);

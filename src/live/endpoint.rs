@@ -1,0 +1,168 @@
+//! `--metrics-listen ADDR`: a small HTTP server on its own thread that answers
+//! `GET /metrics` with the figures of [`super::metrics`], for Prometheus (or anything that
+//! scrapes its format) to read during a run.
+//!
+//! It binds before the run starts, so a bad or busy address is one line and exit code 2, not
+//! a run without its metrics. Only `/metrics` answers (and `/` with a pointer to it); each
+//! connection serves one request and closes. When the command ends, a scraper that was
+//! reading the endpoint gets one more scrape of the final figures: perflab waits for it, up to
+//! twice the interval it saw between scrapes (at most 30 s), so the last counters Prometheus
+//! stores are the record's.
+
+use super::metrics::Metrics;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long a client may take to send its request.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+/// The longest perflab waits for a last scrape at the end.
+const LAST_SCRAPE_LIMIT: Duration = Duration::from_secs(30);
+
+/// When the endpoint was read, for the wait at the end.
+#[derive(Debug, Default)]
+struct Scrapes {
+    count: u64,
+    last: Option<Instant>,
+    /// The time between the last two scrapes.
+    period: Option<Duration>,
+}
+
+/// The listening endpoint; the figures it serves are shared with the run's observer.
+pub struct Endpoint {
+    pub addr: SocketAddr,
+    pub metrics: Arc<Mutex<Metrics>>,
+    scrapes: Arc<(Mutex<Scrapes>, Condvar)>,
+}
+
+impl Endpoint {
+    /// Binds `addr` (`127.0.0.1:9464`, `[::1]:9464`, `:9464` for every interface) and
+    /// starts serving, or says in one line why not.
+    pub fn bind(addr: &str) -> Result<Endpoint, String> {
+        let text = match addr.strip_prefix(':') {
+            Some(port) => format!("0.0.0.0:{port}"),
+            None => addr.to_string(),
+        };
+        let parsed: SocketAddr = text.parse().map_err(|_| {
+            format!("--metrics-listen {addr:?}: give HOST:PORT, e.g. 127.0.0.1:9464 (or :9464 for every interface)")
+        })?;
+        let listener = TcpListener::bind(parsed).map_err(|e| {
+            format!("--metrics-listen {addr}: cannot listen there: {e}; choose another port")
+        })?;
+        let addr = listener.local_addr().unwrap_or(parsed);
+        let metrics = Arc::new(Mutex::new(Metrics::default()));
+        let scrapes = Arc::new((Mutex::new(Scrapes::default()), Condvar::new()));
+        let (m, s) = (metrics.clone(), scrapes.clone());
+        std::thread::Builder::new()
+            .name("perflab-metrics".into())
+            .spawn(move || {
+                for conn in listener.incoming().flatten() {
+                    serve(conn, &m, &s);
+                }
+            })
+            .map_err(|e| format!("--metrics-listen: cannot start its thread: {e}"))?;
+        Ok(Endpoint {
+            addr,
+            metrics,
+            scrapes,
+        })
+    }
+
+    /// The command is done: if a scraper has been reading, waits for its next scrape (the
+    /// final figures), up to twice its period. Returns how long it waited, if it did.
+    pub fn last_scrape(&self, say: &dyn Fn(&str)) -> Option<Duration> {
+        let (lock, ready) = &*self.scrapes;
+        let guard = lock.lock().ok()?;
+        let seen = guard.count;
+        // One scrape is somebody looking (curl); a scraper comes back on a period.
+        let period = guard.period?;
+        let limit = (period * 2).min(LAST_SCRAPE_LIMIT);
+        say(&format!(
+            "metrics: waiting up to {:.0} s for the last scrape of {}",
+            limit.as_secs_f64().ceil(),
+            self.addr
+        ));
+        let start = Instant::now();
+        let _unused = ready
+            .wait_timeout_while(guard, limit, |s| s.count == seen)
+            .ok()?;
+        Some(start.elapsed())
+    }
+}
+
+/// Answers one request.
+fn serve(mut conn: TcpStream, metrics: &Mutex<Metrics>, scrapes: &(Mutex<Scrapes>, Condvar)) {
+    let _ = conn.set_read_timeout(Some(REQUEST_TIMEOUT));
+    let _ = conn.set_write_timeout(Some(REQUEST_TIMEOUT));
+    let Ok(reader) = conn.try_clone() else { return };
+    let mut reader = BufReader::new(reader);
+    let mut request = String::new();
+    if reader.read_line(&mut request).is_err() {
+        return;
+    }
+    let mut accept = String::new();
+    loop {
+        let mut line = String::new();
+        match reader.read_line(&mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) if line.trim().is_empty() => break,
+            Ok(_) => {
+                if let Some((name, value)) = line.split_once(':')
+                    && name.trim().eq_ignore_ascii_case("accept")
+                {
+                    accept = value.trim().to_string();
+                }
+            }
+        }
+    }
+    let mut words = request.split_whitespace();
+    let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+    let path = path.split('?').next().unwrap_or("");
+    let (status, kind, body) = match (method, path) {
+        ("GET" | "HEAD", "/metrics") => {
+            let openmetrics = accept.contains("application/openmetrics-text");
+            let body = metrics
+                .lock()
+                .map(|m| m.render(openmetrics))
+                .unwrap_or_default();
+            let kind = match openmetrics {
+                true => "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                false => "text/plain; version=0.0.4; charset=utf-8",
+            };
+            (200, kind, body)
+        }
+        ("GET" | "HEAD", "/") => (
+            200,
+            "text/plain; charset=utf-8",
+            "perflab: the run's figures are at /metrics\n".to_string(),
+        ),
+        ("GET" | "HEAD", _) => (404, "text/plain", "not found: try /metrics\n".to_string()),
+        _ => (405, "text/plain", "only GET and HEAD\n".to_string()),
+    };
+    let head = format!(
+        "HTTP/1.1 {status} {}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        match status {
+            200 => "OK",
+            404 => "Not Found",
+            _ => "Method Not Allowed",
+        },
+        body.len()
+    );
+    let sent = conn.write_all(head.as_bytes()).and_then(|_| match method {
+        "HEAD" => Ok(()),
+        _ => conn.write_all(body.as_bytes()),
+    });
+    if sent.is_ok() && status == 200 && path == "/metrics" {
+        let (lock, ready) = scrapes;
+        if let Ok(mut s) = lock.lock() {
+            let now = Instant::now();
+            if let Some(last) = s.last {
+                s.period = Some(now - last);
+            }
+            s.last = Some(now);
+            s.count += 1;
+            ready.notify_all();
+        }
+    }
+}
