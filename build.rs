@@ -1,5 +1,7 @@
-//! Says how the binary was built, for `perflab --version` and every record's `tool` block:
-//! the commit it was built from and the CPU level it was compiled for.
+//! Says how the binary was built, for `perflab --version` and every record's `tool` block
+//! (the commit it was built from and the CPU level it was compiled for), and compiles
+//! perflab's SQL math functions for SQLite (`src/engine/sqlite_math.c`) against the bundled
+//! SQLite's header, so that any build has them: `cargo install` reads no `.cargo/config.toml`.
 
 use std::process::Command;
 
@@ -14,6 +16,18 @@ fn main() {
     println!("cargo:rerun-if-env-changed=PERFLAB_COMMIT");
     println!("cargo:rustc-env=PERFLAB_COMMIT={}", commit());
     println!("cargo:rustc-env=PERFLAB_TARGET_CPU={}", target_cpu());
+    sqlite_math();
+}
+
+fn sqlite_math() {
+    println!("cargo:rerun-if-changed=src/engine/sqlite_math.c");
+    let mut build = cc::Build::new();
+    build.file("src/engine/sqlite_math.c").warnings(true);
+    // libsqlite3-sys's folder holding sqlite3.h, which it hands its direct dependents.
+    if let Ok(dir) = std::env::var("DEP_SQLITE3_INCLUDE") {
+        build.include(dir);
+    }
+    build.compile("perflab_sqlite_math");
 }
 
 /// `git describe`'s commit (12 hex digits, `-dirty` with uncommitted changes to tracked

@@ -172,13 +172,23 @@ fn runs_killed_at_any_moment_stay_readable_records() {
             dir.display(),
             steps_saved(&dir)
         );
-        // Only the record and, after a kill mid-write, its temporary file.
+        // Only the record, after a kill mid-write its temporary file, and the interval file
+        // the run appends to, whose every whole line is an event.
         assert!(
             leftovers
                 .iter()
-                .all(|f| f == "run.json" || f == "run.json.tmp"),
+                .all(|f| f == "run.json" || f == "run.json.tmp" || f == "intervals.jsonl"),
             "{moment:?}: {leftovers:?}"
         );
+        let intervals = std::fs::read_to_string(dir.join("intervals.jsonl")).unwrap_or_default();
+        for l in intervals
+            .split_inclusive('\n')
+            .filter(|l| l.ends_with('\n'))
+        {
+            let event: serde_json::Value =
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("{moment:?}: {e}: {l}"));
+            assert!(event["event"].is_string(), "{moment:?}: {l}");
+        }
         killed.push((moment, dir));
     }
 

@@ -20,6 +20,10 @@
 //!                      O_DIRECT open options, ENOSPC test, block size ioctl
 //!  process             the jobs workload's child processes: pin the spawning thread
 //!                      (sched_setaffinity), reap a child with its rusage (wait4)
+//!  sqlite_math         SQL math functions (C, built by build.rs) on an SQLite connection
+//!  kernels             the memory bandwidth kernels, compiled for AVX-512, AVX2 and the
+//!                      baseline and chosen at run time (a portable build runs them at full
+//!                      width)
 //! ```
 //!
 //! # The slot contract
@@ -38,13 +42,16 @@
 //! with `-EBADF` or `-EINVAL` like any failed I/O.
 //!
 //! `unsafe` lives in [`buffer`] (the allocation), [`uring`] (handing buffer addresses to the
-//! kernel), [`poll`] (epoll), [`sys`] and [`process`] (libc calls); each block says why it
-//! is sound.
+//! kernel), [`poll`] (epoll), [`sys`] and [`process`] (libc calls), and [`kernels`] (calling a
+//! copy compiled for features the CPU was seen to have) and [`sqlite_math`] (a C function
+//! given the connection's handle); each block says why it is sound.
 #![allow(unsafe_code)]
 
 pub mod buffer;
+pub mod kernels;
 pub mod poll;
 pub mod process;
+pub mod sqlite_math;
 pub mod sync;
 pub mod sys;
 pub mod uring;

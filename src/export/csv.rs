@@ -67,11 +67,7 @@ pub fn write(r: &RunRecord, out: &mut dyn Write) -> std::io::Result<()> {
                 t.resources.cpu.busy_pct.to_string(),
                 t.resources.cpu.steal_pct.to_string(),
             ];
-            row.extend(params.iter().map(|p| match s.params.get(*p) {
-                Some(serde_json::Value::String(v)) => v.clone(),
-                Some(v) => v.to_string(),
-                None => String::new(),
-            }));
+            row.extend(params.iter().map(|p| param_text(s.params.get(*p))));
             row.extend(
                 figures
                     .iter()
@@ -89,7 +85,16 @@ pub fn write(r: &RunRecord, out: &mut dyn Write) -> std::io::Result<()> {
     Ok(())
 }
 
-fn line(out: &mut dyn Write, cells: &[String]) -> std::io::Result<()> {
+/// A parameter's value as a cell: text as it is, anything else as JSON writes it.
+pub(super) fn param_text(v: Option<&serde_json::Value>) -> String {
+    match v {
+        Some(serde_json::Value::String(v)) => v.clone(),
+        Some(v) => v.to_string(),
+        None => String::new(),
+    }
+}
+
+pub(super) fn line(out: &mut dyn Write, cells: &[String]) -> std::io::Result<()> {
     let text: Vec<String> = cells.iter().map(|c| quote(c)).collect();
     writeln!(out, "{}", text.join(","))
 }

@@ -2,6 +2,7 @@
 //! file, a variant of [`ExportFormat`] and a line in [`write`].
 
 mod csv;
+mod csv_intervals;
 mod json;
 
 use crate::record::RunRecord;
@@ -14,11 +15,14 @@ pub enum ExportFormat {
     Json,
     /// One row per trial of each step
     Csv,
+    /// One row per interval of each trial: the time series
+    CsvIntervals,
 }
 
 pub fn write(format: ExportFormat, record: &RunRecord, out: &mut dyn Write) -> std::io::Result<()> {
     match format {
         ExportFormat::Json => json::write(record, out),
         ExportFormat::Csv => csv::write(record, out),
+        ExportFormat::CsvIntervals => csv_intervals::write(record, out),
     }
 }

@@ -83,6 +83,8 @@ fn db_error(e: rusqlite::Error) -> DbError {
 pub fn connect(path: &Path, s: &SqliteSettings, stop: &Stop) -> Result<SqliteConn, DbError> {
     let open = || -> rusqlite::Result<Connection> {
         let conn = Connection::open(path)?;
+        crate::engine::sqlite_math::register(&conn)
+            .map_err(|e| rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(1), Some(e)))?;
         conn.busy_handler(Some(busy))?;
         conn.set_prepared_statement_cache_capacity(64);
         // Before the journal mode: switching to WAL writes the header of a new database,
@@ -112,6 +114,7 @@ pub fn inspect(path: &Path, stop: &Stop) -> Result<SqliteConn, DbError> {
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(|e| DbError::other(format!("cannot open {}: {e}", path.display())))?;
+    crate::engine::sqlite_math::register(&conn).map_err(DbError::other)?;
     Ok(SqliteConn::new(conn, stop))
 }
 

@@ -467,9 +467,9 @@ static FLAGS: &[Flag] = &[
             "--write_hist_log",
         ],
         takes: Takes::Value,
-        means: "refused: every run is archived with its time series; 'perflab export last -f csv -o FILE' writes them",
+        means: "refused: every run is archived with its time series; 'perflab export last -f csv-intervals -o FILE' writes them, --hlog FILE each interval's histogram",
         read: |_, _| {
-            Err("every run is archived with its time series and histograms; write them out with 'perflab export last -f csv -o FILE'".into())
+            Err("every run is archived with its time series and histograms; write them out with 'perflab export last -f csv-intervals -o FILE', or give --hlog FILE for each interval's histogram".into())
         },
     },
     Flag {

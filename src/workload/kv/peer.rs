@@ -101,7 +101,7 @@ fn key(r: &mut Reading, value: Option<&str>) -> Result<(), String> {
 }
 
 fn refuse_output(_: &mut Reading, _: Option<&str>) -> Result<(), String> {
-    Err("every run is archived with its histograms; write it out with 'perflab export last -f csv -o FILE'".into())
+    Err("every run is archived with its histograms; write it out with 'perflab export last -f csv -o FILE' (or -f csv-intervals), or give --hlog FILE for an HdrHistogram interval log".into())
 }
 
 static REDIS_FLAGS: &[Flag] = &[
@@ -490,7 +490,7 @@ static MEMTIER_FLAGS: &[Flag] = &[
     Flag {
         names: &["-o", "--out-file", "--json-out-file", "--hdr-file-prefix"],
         takes: Takes::Value,
-        means: "refused: 'perflab export' writes the run",
+        means: "refused: 'perflab export' writes the run; --hlog FILE an HdrHistogram interval log",
         read: refuse_output,
     },
     Flag {

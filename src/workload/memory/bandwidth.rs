@@ -33,6 +33,7 @@
 //! destination of each kernel holds a known value, which [`BandwidthSession::check`] verifies
 //! the way STREAM does (average relative error below 1e-13).
 
+use crate::engine::kernels::{add, copy, read, scale, triad, write};
 use std::hint::black_box;
 
 use crate::workload::session::{OpError, OpOutcome, Session};
@@ -46,8 +47,7 @@ const INIT_C: f64 = 0.5;
 /// STREAM's tolerance for the average relative error of an array.
 const EPSILON: f64 = 1e-13;
 
-/// `f64`s per cache line.
-const LANES: usize = 8;
+use crate::engine::kernels::LANES;
 /// Bytes the arrays are aligned to: a cache line.
 const ALIGN: usize = 64;
 
@@ -329,63 +329,6 @@ fn close(v: &[f64], expected: f64) -> bool {
     let err: f64 = v.iter().map(|x| (x - expected).abs()).sum();
     let scale = if expected == 0.0 { 1.0 } else { expected.abs() };
     err / v.len() as f64 / scale <= EPSILON
-}
-
-// The kernels. Each works on whole slices, the destination first; the pass cuts every array
-// to `elements`, so the zipped loops below run without bounds checks and the compiler turns
-// them into vector loads, arithmetic and stores for whatever target it builds for.
-
-/// Sum of `a`, in eight partial sums (one per lane of a line) so the additions can run as
-/// vectors; the last `len % 8` elements are added at the end.
-fn read(a: &[f64]) -> f64 {
-    let (lines, rest) = a.as_chunks::<LANES>();
-    let mut acc = [0.0f64; LANES];
-    for line in lines {
-        for (s, x) in acc.iter_mut().zip(line) {
-            *s += *x;
-        }
-    }
-    acc.iter().sum::<f64>() + rest.iter().sum::<f64>()
-}
-
-/// `a[i] = v`.
-fn write(a: &mut [f64], v: f64) {
-    a.fill(v);
-}
-
-/// `c[i] = a[i]`, a whole line (`[f64; 8]`) per iteration: an element-wise loop would be
-/// recognised as a copy idiom and replaced by a call to `memcpy`, which for large arrays uses
-/// non-temporal stores and so measures something else than STREAM's copy.
-fn copy(c: &mut [f64], a: &[f64]) {
-    let (dst, dst_rest) = c.as_chunks_mut::<LANES>();
-    let (src, src_rest) = a.as_chunks::<LANES>();
-    for (d, s) in dst.iter_mut().zip(src) {
-        *d = *s;
-    }
-    for (d, s) in dst_rest.iter_mut().zip(src_rest) {
-        *d = *s;
-    }
-}
-
-/// `b[i] = q * c[i]`.
-fn scale(b: &mut [f64], c: &[f64], q: f64) {
-    for (x, y) in b.iter_mut().zip(c) {
-        *x = q * *y;
-    }
-}
-
-/// `c[i] = a[i] + b[i]`.
-fn add(c: &mut [f64], a: &[f64], b: &[f64]) {
-    for ((r, x), y) in c.iter_mut().zip(a).zip(b) {
-        *r = *x + *y;
-    }
-}
-
-/// `a[i] = b[i] + q * c[i]`.
-fn triad(a: &mut [f64], b: &[f64], c: &[f64], q: f64) {
-    for ((r, x), y) in a.iter_mut().zip(b).zip(c) {
-        *r = *x + q * *y;
-    }
 }
 
 #[cfg(test)]

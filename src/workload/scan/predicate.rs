@@ -12,8 +12,8 @@
 //! computed from sums as `sqrt((sum(x*x) - sum(x)*sum(x)/n) / (n - 1))` over a subquery that
 //! evaluates the expression once per row (`LIMIT -1` keeps SQLite from flattening the
 //! subquery, which would compute the expression three times per row). SQLite's `sin`, `cos`,
-//! `sqrt` and `pi` are its own math functions (`SQLITE_ENABLE_MATH_FUNCTIONS`, set for the
-//! bundled build in `.cargo/config.toml`, as the `sqlite3` shell has them).
+//! `sqrt` and `pi` are perflab's C math functions registered on every connection
+//! (`crate::engine::sqlite_math`), with the names and rules of the `sqlite3` shell's own.
 //!
 //! The native ceiling has a third predicate, **read**: every byte of the table read and
 //! nothing tested, perflab's memory read kernel over the same bytes, the ceiling of the
