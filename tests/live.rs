@@ -202,10 +202,26 @@ fn prometheus_stores_the_records_counters() {
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("waiting up to"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("waiting up to"),
+        "never scraped: {}",
+        stderr(&o)
+    );
     let record = json(&o);
     let id = record["id"].as_str().unwrap();
-    let ops = prom.query(&format!("perflab_ops_total{{run=\"{id}\"}}"));
+    let total: u64 = (0..2)
+        .map(|i| record["steps"][i]["trials"][0]["ops"].as_u64().unwrap())
+        .sum();
+    // The last scrape is stored; a loaded machine may take a moment to make it queryable.
+    let query = format!("perflab_ops_total{{run=\"{id}\"}}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut ops = prom.query(&query);
+    while ops.iter().map(|(_, v)| *v).sum::<f64>() != total as f64
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        ops = prom.query(&query);
+    }
     assert_eq!(ops.len(), 2, "{ops:?}\n{}", prom.log());
     for (labels, value) in &ops {
         let step: usize = labels["step"].as_str().unwrap().parse().unwrap();

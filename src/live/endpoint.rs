@@ -75,8 +75,10 @@ impl Endpoint {
         let (lock, ready) = &*self.scrapes;
         let guard = lock.lock().ok()?;
         let seen = guard.count;
-        // One scrape is somebody looking (curl); a scraper comes back on a period.
-        let period = guard.period?;
+        // Not scraped at all: nobody to wait for. Scraped once (a scraper whose second visit
+        // has not come yet, or somebody with curl): a short wait; on a period: two of them.
+        guard.last?;
+        let period = guard.period.unwrap_or(Duration::from_millis(2500));
         let limit = (period * 2).min(LAST_SCRAPE_LIMIT);
         say(&format!(
             "metrics: waiting up to {:.0} s for the last scrape of {}",
