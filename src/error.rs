@@ -57,6 +57,7 @@ impl AppError {
             AppError::Run(RunError::Archive(e)) | AppError::Archive(e) => match e {
                 ArchiveError::NotFound(_)
                 | ArchiveError::NotAFolder(_)
+                | ArchiveError::NoArchive(_)
                 | ArchiveError::BadTag { .. }
                 | ArchiveError::Ambiguous { .. }
                 | ArchiveError::Empty => 2,

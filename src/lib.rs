@@ -18,6 +18,7 @@
 //!
 //! - [`commands`]: the generic commands, one file each; a kind's command goes to its kind.
 //! - [`cli`]: the command line: the generic commands and the kinds' subcommands.
+//! - [`serve`]: the archive in a browser (`perflab serve`), read-only.
 //! - [`suite`]: named lists of runs (`perflab run`).
 //! - [`report`]: records as self-contained HTML (or Markdown + SVG): curves, hockey sticks,
 //!   time series, latency spectra, heatmaps, the landscape of several runs.
@@ -44,6 +45,7 @@
 //! - [`record`]: the record's shape: the record type, HDR histograms.
 //! - [`stats`]: estimates with confidence intervals, USL fits, knees, comparison statistics,
 //!   steady state: pure functions over numbers.
+//! - [`http`]: the little HTTP/1.1 the metrics endpoint and `serve` speak.
 //! - [`env`]: the machine's disclosure, the sampler, power, block devices, write hazards.
 //! - [`engine`]: storage engines (io_uring, sync), epoll, processes and the few system calls
 //!   std lacks.
@@ -64,11 +66,13 @@ pub mod engine;
 pub mod env;
 pub mod error;
 pub mod export;
+pub mod http;
 pub mod live;
 pub mod present;
 pub mod record;
 pub mod report;
 pub mod run;
+pub mod serve;
 pub mod spec;
 pub mod sql;
 pub mod stats;

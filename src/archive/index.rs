@@ -108,6 +108,26 @@ impl Index {
         }
     }
 
+    /// Opens the index to read only, if it is there and of this version (else the records
+    /// are read instead): nothing is created, dropped or rewritten.
+    pub fn open_read_only(root: &Path) -> Option<Index> {
+        use rusqlite::OpenFlags;
+        let path = root.join("index.sqlite");
+        if !path.is_file() {
+            return None;
+        }
+        let conn = Connection::open_with_flags(
+            &path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .ok()?;
+        conn.busy_timeout(std::time::Duration::from_secs(5)).ok()?;
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .ok()?;
+        (version == VERSION).then_some(Index { conn })
+    }
+
     fn open_at(path: &Path) -> rusqlite::Result<Index> {
         let conn = Connection::open(path)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;

@@ -64,6 +64,10 @@ pub enum ArchiveError {
         "{path}: written by a newer perflab (schema {version}, this one reads up to {SCHEMA_VERSION}); upgrade perflab"
     )]
     NewerSchema { path: PathBuf, version: u64 },
+    #[error(
+        "{0}: no perflab archive there; record a run first (e.g. 'perflab run --quick') or give --results DIR"
+    )]
+    NoArchive(PathBuf),
     #[error("no results folder: set --results DIR or PERFLAB_RESULTS (HOME is not set)")]
     NoHome,
     #[error("{0}: not a folder; give --results (or PERFLAB_RESULTS) a folder")]
@@ -226,55 +230,11 @@ impl Archive {
     /// written, the others read again from their files (and re-indexed); unreadable records
     /// are left out.
     pub fn list(&self) -> Result<Vec<RunSummary>, ArchiveError> {
-        let ids = self.ids()?;
-        let index = index::Index::open(&self.root).ok();
-        let mut indexed: std::collections::HashMap<String, (RunSummary, index::Stamp)> = index
-            .as_ref()
-            .and_then(|i| i.list().ok())
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(row, stamp)| (row.id.clone(), (row, stamp)))
-            .collect();
-        let mut rows = Vec::with_capacity(ids.len());
-        for id in &ids {
-            let path = self.record_path(id);
-            let current = std::fs::metadata(&path).ok().map(|m| index::Stamp::of(&m));
-            match indexed.remove(id) {
-                Some((row, stamp)) if current.as_ref() == Some(&stamp) => rows.push(row),
-                _ => {
-                    if let Ok((record, stamp)) = store::read_stamped(&path) {
-                        let row = RunSummary::of(&record);
-                        if let Some(i) = &index {
-                            let _ = i.upsert(&row, &stamp);
-                        }
-                        rows.push(row);
-                    }
-                }
-            }
-        }
-        // Rows of runs whose folders are gone (re-checked: a run may have started meanwhile).
-        if let Some(i) = &index {
-            for id in indexed.keys() {
-                if !self.record_path(id).is_file() {
-                    let _ = i.delete(id);
-                }
-            }
-        }
-        rows.sort_by(|a, b| a.started_at.cmp(&b.started_at).then(a.id.cmp(&b.id)));
-        Ok(rows)
+        list_in(&self.root, Refresh::Write)
     }
 
-    /// Run folders present, sorted.
     fn ids(&self) -> Result<Vec<String>, ArchiveError> {
-        let runs = self.root.join("runs");
-        let mut ids: Vec<String> = std::fs::read_dir(&runs)
-            .map_err(io(&runs))?
-            .filter_map(Result::ok)
-            .filter(|e| e.path().join("run.json").is_file())
-            .filter_map(|e| e.file_name().into_string().ok())
-            .collect();
-        ids.sort();
-        Ok(ids)
+        ids_in(&self.root)
     }
 
     /// Names run `query` (an id, a prefix, `last` or another tag) `name`, moving the tag if
@@ -331,6 +291,148 @@ impl Archive {
                 candidates: matches,
             }),
         }
+    }
+}
+
+/// Whether listing may bring the index up to date; read-only, which run folders to list.
+#[derive(Clone, Copy)]
+enum Refresh<'a> {
+    Write,
+    ReadOnly(&'a dyn Fn(&str) -> bool),
+}
+
+/// The runs of the archive at `root`, oldest first (see [`Archive::list`]); read-only, the
+/// index is read where it is current and the records where it is not, and nothing is written.
+fn list_in(root: &Path, refresh: Refresh) -> Result<Vec<RunSummary>, ArchiveError> {
+    let mut ids = ids_in(root)?;
+    let (index, write) = match refresh {
+        Refresh::Write => (index::Index::open(root).ok(), true),
+        Refresh::ReadOnly(keep) => {
+            ids.retain(|id| keep(id));
+            (index::Index::open_read_only(root), false)
+        }
+    };
+    let mut indexed: std::collections::HashMap<String, (RunSummary, index::Stamp)> = index
+        .as_ref()
+        .and_then(|i| i.list().ok())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(row, stamp)| (row.id.clone(), (row, stamp)))
+        .collect();
+    let record_path = |id: &str| root.join("runs").join(id).join("run.json");
+    let mut rows = Vec::with_capacity(ids.len());
+    for id in &ids {
+        let path = record_path(id);
+        let current = std::fs::metadata(&path).ok().map(|m| index::Stamp::of(&m));
+        match indexed.remove(id) {
+            Some((row, stamp)) if current.as_ref() == Some(&stamp) => rows.push(row),
+            _ => {
+                if let Ok((record, stamp)) = store::read_stamped(&path) {
+                    let row = RunSummary::of(&record);
+                    if let (Some(i), true) = (&index, write) {
+                        let _ = i.upsert(&row, &stamp);
+                    }
+                    rows.push(row);
+                }
+            }
+        }
+    }
+    // Rows of runs whose folders are gone (re-checked: a run may have started meanwhile).
+    if let (Some(i), true) = (&index, write) {
+        for id in indexed.keys() {
+            if !record_path(id).is_file() {
+                let _ = i.delete(id);
+            }
+        }
+    }
+    rows.sort_by(|a, b| a.started_at.cmp(&b.started_at).then(a.id.cmp(&b.id)));
+    Ok(rows)
+}
+
+/// Run folders present (those holding a `run.json`), sorted.
+fn ids_in(root: &Path) -> Result<Vec<String>, ArchiveError> {
+    let runs = root.join("runs");
+    let mut ids: Vec<String> = std::fs::read_dir(&runs)
+        .map_err(io(&runs))?
+        .filter_map(Result::ok)
+        .filter(|e| e.path().join("run.json").is_file())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    ids.sort();
+    Ok(ids)
+}
+
+/// A results folder opened to read and never write (`perflab serve`): no folder made, no
+/// index row refreshed, no leftover swept. What the index has wrong is read from the records.
+#[derive(Debug, Clone)]
+pub struct ReadOnlyArchive {
+    root: PathBuf,
+}
+
+impl ReadOnlyArchive {
+    /// The results folder `dir`, else the default; it must exist.
+    pub fn open(dir: Option<&Path>) -> Result<ReadOnlyArchive, ArchiveError> {
+        let root = match dir {
+            Some(d) => d.to_path_buf(),
+            None => default_root()?,
+        };
+        if root.exists() && !root.is_dir() {
+            return Err(ArchiveError::NotAFolder(root));
+        }
+        if !root.join("runs").is_dir() {
+            return Err(ArchiveError::NoArchive(root));
+        }
+        Ok(ReadOnlyArchive { root })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// As [`Archive::list`], writing nothing, and without the folders [`Self::run_dir`]
+    /// refuses (a link to a folder elsewhere).
+    pub fn list(&self) -> Result<Vec<RunSummary>, ArchiveError> {
+        list_in(
+            &self.root,
+            Refresh::ReadOnly(&|id| self.run_dir(id).is_some()),
+        )
+    }
+
+    /// The folder of run `id`, if the archive holds that run: `id` must be the name of a run
+    /// folder (no path), and the folder must lie inside the archive once links are followed.
+    pub fn run_dir(&self, id: &str) -> Option<PathBuf> {
+        let plain = !id.is_empty()
+            && !id.starts_with('.')
+            && id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !plain {
+            return None;
+        }
+        let runs = self.root.join("runs").canonicalize().ok()?;
+        let dir = runs.join(id).canonicalize().ok()?;
+        (dir.parent() == Some(runs.as_path()) && dir.join("run.json").is_file()).then_some(dir)
+    }
+
+    /// Run `id` (exactly, or `last`).
+    pub fn load(&self, id: &str) -> Result<RunRecord, ArchiveError> {
+        let id = match id {
+            "last" => self
+                .list()?
+                .pop()
+                .map(|r| r.id)
+                .ok_or(ArchiveError::Empty)?,
+            id => id.to_string(),
+        };
+        let dir = self
+            .run_dir(&id)
+            .ok_or_else(|| ArchiveError::NotFound(id.clone()))?;
+        store::read_record(&dir.join("run.json"))
+    }
+
+    /// Every tag, name → run id.
+    pub fn tags(&self) -> Result<tags::Tags, ArchiveError> {
+        tags::load(&self.root)
     }
 }
 
@@ -520,6 +622,83 @@ mod tests {
         assert_eq!(a.list().unwrap().len(), 1);
         std::fs::remove_file(dir.join("index.sqlite")).unwrap();
         assert_eq!(a.list().unwrap().len(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Every file under `dir` with its size, modification time and inode.
+    fn snapshot(dir: &Path) -> Vec<(PathBuf, u64, i64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        let mut out = Vec::new();
+        let mut todo = vec![dir.to_path_buf()];
+        while let Some(d) = todo.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let m = e.metadata().unwrap();
+                if m.is_dir() {
+                    todo.push(e.path());
+                }
+                out.push((
+                    e.path(),
+                    m.len(),
+                    m.mtime_nsec() + m.mtime() * 1_000_000_000,
+                    m.ino(),
+                ));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// Read-only listing sees what the records say, even where the index is stale or of
+    /// another version, and leaves every file as it was; a missing archive is not created.
+    #[test]
+    fn a_read_only_archive_writes_nothing() {
+        let dir = temp_dir("readonly");
+        assert!(matches!(
+            ReadOnlyArchive::open(Some(&dir)),
+            Err(ArchiveError::NoArchive(_))
+        ));
+        assert!(!dir.exists());
+        let a = Archive::open(Some(&dir)).unwrap();
+        let mut r = record("20260101-000000-aaaa", "2026-01-01T00:00:00.000Z");
+        a.save(&r).unwrap();
+        a.save(&record("20260102-000000-bbbb", "2026-01-02T00:00:00.000Z"))
+            .unwrap();
+        a.tag("20260101", "base").unwrap();
+        // The first run's record replaced behind the index's back; the second's folder gone.
+        r.status = Status::Complete;
+        store::write_atomic(
+            &a.record_path(&r.id),
+            &serde_json::to_vec_pretty(&r).unwrap(),
+        )
+        .unwrap();
+        std::fs::remove_dir_all(dir.join("runs/20260102-000000-bbbb")).unwrap();
+        let before = snapshot(&dir);
+        let ro = ReadOnlyArchive::open(Some(&dir)).unwrap();
+        let list = ro.list().unwrap();
+        assert_eq!(list.len(), 1);
+        assert_eq!(list[0].status, "complete");
+        assert_eq!(ro.load("last").unwrap().status, Status::Complete);
+        assert_eq!(ro.tags().unwrap()["base"], r.id);
+        assert_eq!(snapshot(&dir), before, "nothing written");
+        // Ids are folder names, never paths.
+        for bad in [
+            "..",
+            "../runs",
+            "/etc",
+            "20260101-000000-aaaa/..",
+            "",
+            ".hidden",
+        ] {
+            assert!(ro.run_dir(bad).is_none(), "{bad}");
+        }
+        assert!(ro.run_dir(&r.id).is_some());
+        // An index of another version is read around, not rebuilt.
+        let c = rusqlite::Connection::open(dir.join("index.sqlite")).unwrap();
+        c.pragma_update(None, "user_version", 1).unwrap();
+        drop(c);
+        let before = snapshot(&dir);
+        assert_eq!(ro.list().unwrap().len(), 1);
+        assert_eq!(snapshot(&dir), before);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

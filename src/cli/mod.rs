@@ -253,6 +253,16 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the manual page (roff), e.g. 'perflab man > /usr/local/share/man/man1/perflab.1'
     Man,
+    /// The archive in a browser, read-only: the runs to sort, filter and pick, each run's
+    /// report, comparisons, the landscape, and runs in progress with their charts filling in
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Where to listen: HOST:PORT (port 0 picks a free one), or :PORT for every interface
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    pub listen: String,
 }
 
 #[derive(Debug, Args)]

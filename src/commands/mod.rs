@@ -9,6 +9,7 @@ mod compare_cmd;
 pub mod crash;
 mod info;
 mod report_cmd;
+mod serve_cmd;
 mod study_cmd;
 mod suite_cmd;
 mod watch;
@@ -134,6 +135,7 @@ fn dispatch(cli: Invocation) -> Result<(), AppError> {
         Command::Targets => info::targets(g),
         Command::Completions(a) => info::completions(a.shell),
         Command::Man => info::man(),
+        Command::Serve(args) => serve_cmd::serve(g, args),
     }
 }
 

@@ -10,13 +10,11 @@
 //! stores are the record's.
 
 use super::metrics::Metrics;
-use std::io::{BufRead, BufReader, Write};
+use crate::http::{self, Response};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-/// How long a client may take to send its request.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 /// The longest perflab waits for a last scrape at the end.
 const LAST_SCRAPE_LIMIT: Duration = Duration::from_secs(30);
 
@@ -40,11 +38,7 @@ impl Endpoint {
     /// Binds `addr` (`127.0.0.1:9464`, `[::1]:9464`, `:9464` for every interface) and
     /// starts serving, or says in one line why not.
     pub fn bind(addr: &str) -> Result<Endpoint, String> {
-        let text = match addr.strip_prefix(':') {
-            Some(port) => format!("0.0.0.0:{port}"),
-            None => addr.to_string(),
-        };
-        let parsed: SocketAddr = text.parse().map_err(|_| {
+        let parsed = http::parse_listen(addr).ok_or_else(|| {
             format!("--metrics-listen {addr:?}: give HOST:PORT, e.g. 127.0.0.1:9464 (or :9464 for every interface)")
         })?;
         let listener = TcpListener::bind(parsed).map_err(|e| {
@@ -95,35 +89,21 @@ impl Endpoint {
 
 /// Answers one request.
 fn serve(mut conn: TcpStream, metrics: &Mutex<Metrics>, scrapes: &(Mutex<Scrapes>, Condvar)) {
-    let _ = conn.set_read_timeout(Some(REQUEST_TIMEOUT));
-    let _ = conn.set_write_timeout(Some(REQUEST_TIMEOUT));
-    let Ok(reader) = conn.try_clone() else { return };
-    let mut reader = BufReader::new(reader);
-    let mut request = String::new();
-    if reader.read_line(&mut request).is_err() {
-        return;
-    }
-    let mut accept = String::new();
-    loop {
-        let mut line = String::new();
-        match reader.read_line(&mut line) {
-            Ok(0) | Err(_) => break,
-            Ok(_) if line.trim().is_empty() => break,
-            Ok(_) => {
-                if let Some((name, value)) = line.split_once(':')
-                    && name.trim().eq_ignore_ascii_case("accept")
-                {
-                    accept = value.trim().to_string();
-                }
-            }
+    let request = match http::read_request(&conn) {
+        Ok(r) => r,
+        Err(http::BadRequest::Gone) => return,
+        Err(http::BadRequest::Answer(r)) => {
+            let _ = r.send(&mut conn, "GET");
+            return;
         }
-    }
-    let mut words = request.split_whitespace();
-    let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
-    let path = path.split('?').next().unwrap_or("");
-    let (status, kind, body) = match (method, path) {
-        ("GET" | "HEAD", "/metrics") => {
-            let openmetrics = accept.contains("application/openmetrics-text");
+    };
+    let scrape = request.is_read() && request.path == "/metrics";
+    let answer = match request.path.as_str() {
+        _ if !request.is_read() => Response::text(405, "only GET and HEAD\n"),
+        "/metrics" => {
+            let openmetrics = request
+                .header("accept")
+                .is_some_and(|a| a.contains("application/openmetrics-text"));
             let body = metrics
                 .lock()
                 .map(|m| m.render(openmetrics))
@@ -132,30 +112,12 @@ fn serve(mut conn: TcpStream, metrics: &Mutex<Metrics>, scrapes: &(Mutex<Scrapes
                 true => "application/openmetrics-text; version=1.0.0; charset=utf-8",
                 false => "text/plain; version=0.0.4; charset=utf-8",
             };
-            (200, kind, body)
+            Response::new(200, kind, body)
         }
-        ("GET" | "HEAD", "/") => (
-            200,
-            "text/plain; charset=utf-8",
-            "perflab: the run's figures are at /metrics\n".to_string(),
-        ),
-        ("GET" | "HEAD", _) => (404, "text/plain", "not found: try /metrics\n".to_string()),
-        _ => (405, "text/plain", "only GET and HEAD\n".to_string()),
+        "/" => Response::text(200, "perflab: the run's figures are at /metrics\n"),
+        _ => Response::text(404, "not found: try /metrics\n"),
     };
-    let head = format!(
-        "HTTP/1.1 {status} {}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        match status {
-            200 => "OK",
-            404 => "Not Found",
-            _ => "Method Not Allowed",
-        },
-        body.len()
-    );
-    let sent = conn.write_all(head.as_bytes()).and_then(|_| match method {
-        "HEAD" => Ok(()),
-        _ => conn.write_all(body.as_bytes()),
-    });
-    if sent.is_ok() && status == 200 && path == "/metrics" {
+    if answer.send(&mut conn, &request.method).is_ok() && scrape {
         let (lock, ready) = scrapes;
         if let Ok(mut s) = lock.lock() {
             let now = Instant::now();

@@ -150,7 +150,9 @@ impl Default for RunRecord {
 pub struct ToolInfo {
     pub name: String,
     pub version: String,
-    /// `release` or `debug`: figures from a debug build are not comparable.
+    /// `release` or `debug`: figures from a debug build are not comparable; empty in
+    /// records written before perflab said.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub profile: String,
     /// The commit it was built from (`-dirty` with uncommitted changes); empty in records
     /// written before perflab said.

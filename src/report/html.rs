@@ -8,7 +8,7 @@ use super::{Block, Document, Figure, Section, Table};
 /// the same five characters matter in both).
 pub use crate::present::svg::escape;
 
-const STYLE: &str = r#"
+pub const STYLE: &str = r#"
 :root { color-scheme: light; --ink: #1d2430; --muted: #5b6473; --rule: #d9dee5; --band: #f5f7fa; --warn: #8a4b00; --warnbg: #fff6e5; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: var(--ink); background: #fff; }

@@ -20,6 +20,34 @@ pub fn chromium() -> Option<PathBuf> {
 /// The page as Chromium parsed it (headless, no network, a fresh profile), or None when
 /// Chromium is not installed here (a failure when CI requires it).
 pub fn dump_dom(page: &Path) -> Option<String> {
+    let dom = chromium_on(&format!("file://{}", page.display()), &["--dump-dom"])?;
+    Some(dom)
+}
+
+/// The page at `url` as Chromium left it after `budget_ms` of the page's own time (its
+/// scripts, timers and fetches run), or None without Chromium.
+pub fn dump_url(url: &str, budget_ms: u32) -> Option<String> {
+    chromium_on(
+        url,
+        &["--dump-dom", &format!("--virtual-time-budget={budget_ms}")],
+    )
+}
+
+/// A screenshot of `url` (1300 by 1000) in `png`, after `budget_ms` of the page's time.
+pub fn screenshot(url: &str, png: &Path, budget_ms: u32) -> Option<()> {
+    chromium_on(
+        url,
+        &[
+            &format!("--screenshot={}", png.display()),
+            "--window-size=1300,1000",
+            "--hide-scrollbars",
+            &format!("--virtual-time-budget={budget_ms}"),
+        ],
+    )?;
+    Some(())
+}
+
+fn chromium_on(url: &str, what: &[&str]) -> Option<String> {
     let Some(bin) = chromium() else {
         super::skip::skip_or_fail("the Chromium check: chromium is not installed", "chromium");
         return None;
@@ -37,18 +65,20 @@ pub fn dump_dom(page: &Path) -> Option<String> {
             "--disable-dev-shm-usage",
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
-        .arg("--dump-dom")
-        .arg(format!("file://{}", page.display()))
+        .args(what)
+        .arg(url)
         .output()
         .expect("chromium runs");
     let _ = std::fs::remove_dir_all(&profile);
-    let dom = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(
-        dom.contains("</html>"),
-        "chromium rendered nothing: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    Some(dom)
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    if what.contains(&"--dump-dom") {
+        assert!(
+            out.contains("</html>"),
+            "chromium rendered nothing: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    Some(out)
 }
 
 /// A fresh directory of this test process's own: tests run in parallel threads of one
