@@ -23,8 +23,8 @@ pub fn answer(archive: &ReadOnlyArchive, req: &Request) -> Response {
         }
         ["live", id] => with_run(archive, id, |_| super::live_page::page_of(id)),
         ["compare"] => compare(archive, req),
-        ["report"] => several(archive, req, "report"),
-        ["landscape"] => several(archive, req, "landscape"),
+        ["report"] => report_of(archive, req),
+        ["landscape"] => landscape_of(archive, req),
         ["favicon.ico"] => Response::new(404, "text/plain", Vec::new()),
         _ => page::problem(
             404,
@@ -181,37 +181,47 @@ fn compare(archive: &ReadOnlyArchive, req: &Request) -> Response {
     )
 }
 
-/// `/report?runs=...` (one report of them) or `/landscape[?runs=...]` (the landscape table
-/// of them, of every run without `runs`).
-fn several(archive: &ReadOnlyArchive, req: &Request, what: &str) -> Response {
-    let mut records = match picked(archive, req) {
-        Ok(r) => r,
+/// `/report?runs=A,B,...`: one report of them, as `perflab report A B` writes it.
+fn report_of(archive: &ReadOnlyArchive, req: &Request) -> Response {
+    let records = match picked(archive, req) {
+        Ok(r) if !r.is_empty() => r,
+        Ok(_) => return page::problem(400, "report takes runs: /report?runs=A,B"),
         Err(answer) => return answer,
     };
-    if what == "landscape" && req.param("runs").is_none() {
+    let options = Options {
+        names: names(archive),
+        ..Default::default()
+    };
+    framed_report(
+        report::to_html(&records, &options),
+        &format!("report of {} runs", records.len()),
+        &[],
+    )
+}
+
+/// `/landscape[?runs=A,B,...]`: the landscape table of those runs, or of every run (the
+/// newest [`MAX_RUNS`]).
+fn landscape_of(archive: &ReadOnlyArchive, req: &Request) -> Response {
+    let records = if req.param("runs").is_some() {
+        match picked(archive, req) {
+            Ok(r) => r,
+            Err(answer) => return answer,
+        }
+    } else {
         let all = match archive.list() {
             Ok(all) => all,
             Err(e) => return page::problem(500, &e.to_string()),
         };
-        // The newest, if there are more than a page takes.
         let skip = all.len().saturating_sub(MAX_RUNS);
-        records = all[skip..]
+        all[skip..]
             .iter()
             .filter_map(|r| archive.load(&r.id).ok())
-            .collect();
-    }
+            .collect()
+    };
     if records.is_empty() {
-        return page::problem(400, &format!("{what} takes runs: /{what}?runs=A,B"));
-    }
-    if what == "report" {
-        let options = Options {
-            names: names(archive),
-            ..Default::default()
-        };
-        return framed_report(
-            report::to_html(&records, &options),
-            &format!("report of {} runs", records.len()),
-            &[],
+        return page::problem(
+            400,
+            "no runs to rank: record some, or name them: /landscape?runs=A,B",
         );
     }
     landscape(&records)

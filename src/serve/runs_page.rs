@@ -25,7 +25,7 @@ pub fn page_of(archive: &ReadOnlyArchive) -> Response {
     ));
     body.push_str(concat!(
         "<div class=\"controls\">",
-        "<input type=\"search\" id=\"filter\" placeholder=\"filter: words that must all appear (workload, target, tag, status...)\" aria-label=\"filter\">",
+        "<input type=\"search\" id=\"filter\" placeholder=\"filter: words that must all appear\" aria-label=\"filter\">",
         "<a class=\"button\" id=\"compare\" aria-disabled=\"true\" href=\"#\">compare picked</a>",
         "<a class=\"button\" id=\"report\" aria-disabled=\"true\" href=\"#\">report of picked</a>",
         "<a class=\"button\" id=\"landscape\" href=\"/landscape\">landscape of shown</a>",
@@ -39,7 +39,8 @@ pub fn page_of(archive: &ReadOnlyArchive) -> Response {
             if *numeric { " n" } else { "" }
         ));
     }
-    body.push_str("</tr></thead>\n<tbody>\n");
+    // The host, last and not sorted on: a run's machine, for archives with imported runs.
+    body.push_str("<th>host</th></tr></thead>\n<tbody>\n");
     for r in runs.iter().rev() {
         let state = archive.run_dir(&r.id).map(|d| LiveState::of(&d));
         let named: Vec<&str> = tags
@@ -108,8 +109,6 @@ pub fn page_of(archive: &ReadOnlyArchive) -> Response {
             "<p>No runs yet: record one, e.g. <code>perflab run --quick</code>, and reload.</p>\n",
         );
     }
-    // The host column is last and not sortable: add its heading.
-    let body = body.replacen("</tr></thead>", "<th>host</th></tr></thead>", 1);
     page("perflab: runs", "read-only", &body, Some(SCRIPT))
 }
 
