@@ -343,6 +343,38 @@ fn a_database_pgbench_made_runs_as_it_is_and_keeps_its_shape() {
         !checks.is_empty() && checks.iter().all(|c| c["passed"] == true),
         "{checks:?}"
     );
+    // pgbench's -P: a progress line every N seconds in a log, as pgbench prints them.
+    let o = common::run(
+        &r,
+        &[
+            "oltp",
+            "-c",
+            "1",
+            "-T",
+            "2",
+            "-P",
+            "1",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-U",
+            "postgres",
+            "--warmup",
+            "0s",
+            "postgres",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let progress = stderr(&o)
+        .lines()
+        .filter(|l| l.contains("progress: step 1/1 · "))
+        .count();
+    assert!(
+        (2..=3).contains(&progress),
+        "every 2 s of 4: {}",
+        stderr(&o)
+    );
     // The same run in perflab's own words.
     let url = pg.url();
     let (peer, _) = spec(&format!(

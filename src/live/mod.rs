@@ -88,6 +88,8 @@ pub struct Live {
     hlog: RefCell<Option<hlog::Hlog>>,
     endpoint: Option<endpoint::Endpoint>,
     cursor: RefCell<Cursor>,
+    /// Warnings given before the run began, held for the lines after its `run` line.
+    early: RefCell<Vec<Warning>>,
     say: Box<dyn Fn(&str)>,
 }
 
@@ -163,6 +165,7 @@ impl Live {
             hlog: RefCell::new(hlog),
             endpoint,
             cursor: RefCell::new(Cursor::default()),
+            early: RefCell::new(Vec::new()),
             say,
         })
     }
@@ -258,6 +261,12 @@ impl Observer for Live {
             };
         }
         self.emit(event::run(record, steps, repeat));
+        // Warnings from before the run had an id (a busy machine) follow its first line, in
+        // the interval file and in --live alike.
+        let early = std::mem::take(&mut *self.early.borrow_mut());
+        for w in &early {
+            self.emit(event::warning(&self.cursor.borrow(), w));
+        }
         self.metrics(|m| m.run_started(&record.id, &record.workload, &record.target));
         self.hlog(|log| {
             log.comment(&format!(
@@ -324,6 +333,10 @@ impl Observer for Live {
 
     fn warning(&self, warning: &Warning) {
         let c = self.cursor.borrow().clone();
+        if c.run.is_empty() {
+            self.early.borrow_mut().push(warning.clone());
+            return;
+        }
         self.emit(event::warning(&c, warning));
     }
 
@@ -386,5 +399,57 @@ impl Observer for Both<'_> {
     fn run_finished(&self, record: &RunRecord) {
         self.0.run_finished(record);
         self.1.run_finished(record);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A warning given before the run has an id (a busy machine, seen before the first step)
+    /// comes right after the `run` line, with the run's id, in both files alike.
+    #[test]
+    fn warnings_before_the_run_follow_its_first_line() {
+        let dir = std::env::temp_dir().join(format!("perflab-live-early-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let archive = Archive::open(Some(&dir)).unwrap();
+        let live_path = dir.join("live.jsonl");
+        let args = LiveArgs {
+            live: Some(live_path.display().to_string()),
+            ..Default::default()
+        };
+        let live = Live::open(&args, Some(&archive), false, Box::new(|_| {})).unwrap();
+        let record = RunRecord {
+            id: "20260101-000000-aaaa".into(),
+            workload: "null".into(),
+            ..Default::default()
+        };
+        archive.save(&record).unwrap();
+        live.warning(&Warning {
+            code: "busy_machine".into(),
+            message: "other work".into(),
+            step: None,
+        });
+        live.run_started(&record, 1, 1);
+        live.run_finished(&record);
+        drop(live);
+        let beside = std::fs::read_to_string(
+            archive
+                .record_path(&record.id)
+                .with_file_name(INTERVALS_FILE),
+        )
+        .unwrap();
+        assert_eq!(beside, std::fs::read_to_string(&live_path).unwrap());
+        let events: Vec<serde_json::Value> = beside
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let names: Vec<&str> = events
+            .iter()
+            .map(|e| e["event"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["run", "warning", "end"]);
+        assert_eq!(events[1]["run"], record.id);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -166,7 +166,9 @@ static FLAGS: &[Flag] = &[
     Flag {
         names: &["-P", "--progress"],
         takes: Takes::Value,
-        means: "--interval (seconds)",
+        // Progress lines follow the interval (--progress's default), so -P N alone gives
+        // pgbench's line every N seconds.
+        means: "--interval (seconds): a progress line every N seconds where stderr is not a terminal",
         read: |r, value| {
             r.opt("--interval", &seconds(v(value)));
             Ok(())
