@@ -138,6 +138,18 @@ fn read_line(reader: &mut impl BufRead) -> Result<String, BadRequest> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// Hands every connection `listener` accepts to `each`, for as long as the process lives. An
+/// accept that fails (out of descriptors) waits a moment rather than spinning, so the
+/// connections in flight can finish and free theirs.
+pub fn accept_forever(listener: &std::net::TcpListener, mut each: impl FnMut(TcpStream)) {
+    for conn in listener.incoming() {
+        match conn {
+            Ok(conn) => each(conn),
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+}
+
 /// A listening address as a user writes it: `HOST:PORT` (`127.0.0.1:8080`, `[::1]:8080`,
 /// `localhost:8080`) or `:PORT` for every interface.
 pub fn parse_listen(text: &str) -> Option<std::net::SocketAddr> {

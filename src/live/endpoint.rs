@@ -51,9 +51,7 @@ impl Endpoint {
         std::thread::Builder::new()
             .name("perflab-metrics".into())
             .spawn(move || {
-                for conn in listener.incoming().flatten() {
-                    serve(conn, &m, &s);
-                }
+                http::accept_forever(&listener, |conn| serve(conn, &m, &s));
             })
             .map_err(|e| format!("--metrics-listen: cannot start its thread: {e}"))?;
         Ok(Endpoint {

@@ -59,13 +59,14 @@ impl Server {
         let archive = Arc::new(archive);
         let in_flight = Arc::new(AtomicUsize::new(0));
         let loopback = self.addr.ip().is_loopback();
-        for conn in self.listener.incoming().flatten() {
+        http::accept_forever(&self.listener, |conn| {
             if in_flight.fetch_add(1, Ordering::SeqCst) >= MAX_IN_FLIGHT {
                 in_flight.fetch_sub(1, Ordering::SeqCst);
                 let mut conn = conn;
+                let _ = conn.set_write_timeout(Some(http::TIMEOUT));
                 let busy = Response::text(503, "busy: too many requests at once; try again\n");
                 let _ = busy.send(&mut conn, "GET");
-                continue;
+                return;
             }
             let (archive, done) = (archive.clone(), in_flight.clone());
             let spawned = std::thread::Builder::new()
@@ -77,7 +78,7 @@ impl Server {
             if spawned.is_err() {
                 in_flight.fetch_sub(1, Ordering::SeqCst);
             }
-        }
+        });
     }
 }
 
