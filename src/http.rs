@@ -150,6 +150,25 @@ pub fn accept_forever(listener: &std::net::TcpListener, mut each: impl FnMut(Tcp
     }
 }
 
+/// Listens on `listen` as a user wrote it for `option` (`--listen`, `--metrics-listen`;
+/// `example_port` for the hint), or says in one line why not. Returns the listener and the
+/// address it got (port 0 picks one).
+pub fn listen(
+    option: &str,
+    listen: &str,
+    example_port: u16,
+) -> Result<(std::net::TcpListener, std::net::SocketAddr), String> {
+    let addr = parse_listen(listen).ok_or_else(|| {
+        format!(
+            "{option} {listen:?}: give HOST:PORT, e.g. 127.0.0.1:{example_port} (or :{example_port} for every interface)"
+        )
+    })?;
+    let listener = std::net::TcpListener::bind(addr)
+        .map_err(|e| format!("{option} {listen}: cannot listen there: {e}; choose another port"))?;
+    let addr = listener.local_addr().unwrap_or(addr);
+    Ok((listener, addr))
+}
+
 /// A listening address as a user writes it: `HOST:PORT` (`127.0.0.1:8080`, `[::1]:8080`,
 /// `localhost:8080`) or `:PORT` for every interface.
 pub fn parse_listen(text: &str) -> Option<std::net::SocketAddr> {

@@ -92,10 +92,7 @@ pub struct Archive {
 impl Archive {
     /// Opens (creating if needed) the results folder: `dir`, else the default.
     pub fn open(dir: Option<&Path>) -> Result<Archive, ArchiveError> {
-        let root = match dir {
-            Some(d) => d.to_path_buf(),
-            None => default_root()?,
-        };
+        let root = root_of(dir)?;
         let runs = root.join("runs");
         // A file (or a path through one) is a bad --results, not a failed run.
         let not_a_folder = |p: &Path| p.exists() && !p.is_dir();
@@ -372,10 +369,7 @@ pub struct ReadOnlyArchive {
 impl ReadOnlyArchive {
     /// The results folder `dir`, else the default; it must exist.
     pub fn open(dir: Option<&Path>) -> Result<ReadOnlyArchive, ArchiveError> {
-        let root = match dir {
-            Some(d) => d.to_path_buf(),
-            None => default_root()?,
-        };
+        let root = root_of(dir)?;
         if root.exists() && !root.is_dir() {
             return Err(ArchiveError::NotAFolder(root));
         }
@@ -433,6 +427,14 @@ impl ReadOnlyArchive {
     /// Every tag, name → run id.
     pub fn tags(&self) -> Result<tags::Tags, ArchiveError> {
         tags::load(&self.root)
+    }
+}
+
+/// The results folder: `dir`, else the default.
+fn root_of(dir: Option<&Path>) -> Result<PathBuf, ArchiveError> {
+    match dir {
+        Some(d) => Ok(d.to_path_buf()),
+        None => default_root(),
     }
 }
 

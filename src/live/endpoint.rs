@@ -11,7 +11,7 @@
 
 use super::metrics::Metrics;
 use crate::http::{self, Response};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -38,13 +38,7 @@ impl Endpoint {
     /// Binds `addr` (`127.0.0.1:9464`, `[::1]:9464`, `:9464` for every interface) and
     /// starts serving, or says in one line why not.
     pub fn bind(addr: &str) -> Result<Endpoint, String> {
-        let parsed = http::parse_listen(addr).ok_or_else(|| {
-            format!("--metrics-listen {addr:?}: give HOST:PORT, e.g. 127.0.0.1:9464 (or :9464 for every interface)")
-        })?;
-        let listener = TcpListener::bind(parsed).map_err(|e| {
-            format!("--metrics-listen {addr}: cannot listen there: {e}; choose another port")
-        })?;
-        let addr = listener.local_addr().unwrap_or(parsed);
+        let (listener, addr) = http::listen("--metrics-listen", addr, 9464)?;
         let metrics = Arc::new(Mutex::new(Metrics::default()));
         let scrapes = Arc::new((Mutex::new(Scrapes::default()), Condvar::new()));
         let (m, s) = (metrics.clone(), scrapes.clone());

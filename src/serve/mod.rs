@@ -40,13 +40,7 @@ impl Server {
     /// Binds `listen` (`127.0.0.1:8080`, `[::1]:8080`, `localhost:8080`, or `:8080` for every
     /// interface), or says in one line why not.
     pub fn bind(listen: &str) -> Result<Server, String> {
-        let addr = http::parse_listen(listen).ok_or_else(|| {
-            format!("--listen {listen:?}: give HOST:PORT, e.g. 127.0.0.1:8080 (or :8080 for every interface)")
-        })?;
-        let listener = TcpListener::bind(addr).map_err(|e| {
-            format!("--listen {listen}: cannot listen there: {e}; choose another port")
-        })?;
-        let addr = listener.local_addr().unwrap_or(addr);
+        let (listener, addr) = http::listen("--listen", listen, 8080)?;
         Ok(Server { listener, addr })
     }
 
