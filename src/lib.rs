@@ -4,10 +4,11 @@
 //! # Map
 //!
 //! ```text
-//! commands ──► Kind ──► RunSpec ──► run::run ──► for each step: run::trial
-//!  (cli::parse:  (its args,            (sweep,        workers { pacer ► Session::execute
-//!   generic +     validated, defaults   record,                  ► run::recorder }
-//!   the kinds')   from env)             archive)      merge ► record::Trial
+//! commands ──► launch ──► Kind ──► RunSpec ──► run::run ──► for each step: run::trial
+//!  (cli::parse:  (a kind's    (its args,          (sweep,       workers { pacer ► Session::execute
+//!   generic +     command, a   validated,          record,                 ► run::recorder }
+//!   the kinds')   suite's or   defaults from env)  archive)     merge ► record::Trial
+//!                 a study's entry: one path, one exit rule)
 //!                                      │
 //!                                      ▼
 //!                     archive (run.json + SQLite index) ──► ui / export / report / compare
@@ -17,11 +18,14 @@
 //! `docs/architecture.md` declares the order and `tests/layers.rs` keeps it):
 //!
 //! - [`commands`]: the generic commands, one file each; a kind's command goes to its kind.
-//! - [`cli`]: the command line: the generic commands and the kinds' subcommands.
 //! - [`serve`]: the archive in a browser (`perflab serve`), read-only.
 //! - [`suite`]: named lists of runs (`perflab run`).
 //! - [`report`]: records as self-contained HTML (or Markdown + SVG): curves, hockey sticks,
 //!   time series, latency spectra, heatmaps, the landscape of several runs.
+//! - [`study`]: a seed report's experiments as one command, the paper beside this machine.
+//! - [`launch`]: the one path every run takes (a kind's command, a suite's entry, a study's
+//!   leg): the kind carries it out, each run saved, shown or kept, and judged by one rule.
+//! - [`cli`]: the command line: the generic commands and the kinds' subcommands.
 //! - [`ui`]: progress, tables, `show`, the balance sheet, warnings.
 //! - [`live`]: a run as it goes: its interval file, `--live` JSON lines, the Prometheus
 //!   endpoint, HDR interval logs.
@@ -67,6 +71,7 @@ pub mod env;
 pub mod error;
 pub mod export;
 pub mod http;
+pub mod launch;
 pub mod live;
 pub mod present;
 pub mod record;

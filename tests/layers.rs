@@ -321,3 +321,78 @@ fn the_reader_sees_the_paths_the_layers_test_must_see() {
         .collect();
     assert_eq!(names, ["run", "spec", "stop", "env"]);
 }
+
+/// The sibling files a file of `dir` names through `super::NAME` or `crate::<dir>::NAME`,
+/// with the line.
+fn sibling_imports(code: &str, dir: &str, siblings: &BTreeSet<String>) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    let full = format!("crate::{dir}::");
+    for (n, line) in code.lines().enumerate() {
+        for pattern in ["super::", full.as_str()] {
+            let mut search = 0;
+            while let Some(p) = line[search..].find(pattern) {
+                let at = search + p;
+                search = at + pattern.len();
+                // `super::super::` climbs out of the folder; `x::super::` is not a path start.
+                if line[search..].starts_with("super::")
+                    || (at > 0
+                        && line[..at]
+                            .ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':'))
+                {
+                    continue;
+                }
+                let name: String = line[search..]
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                if siblings.contains(&name) {
+                    found.push((n + 1, name));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_command_imports_another_command() {
+    let dir = root().join("src/commands");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    files.sort();
+    let stem = |p: &Path| p.file_stem().unwrap().to_string_lossy().into_owned();
+    // What several commands share lives in `shared`; `mod.rs` dispatches to every command.
+    let commands: BTreeSet<String> = files
+        .iter()
+        .map(|p| stem(p))
+        .filter(|s| s != "mod" && s != "shared")
+        .collect();
+    let mut violations = Vec::new();
+    for path in files.iter().filter(|p| commands.contains(&stem(p))) {
+        let text = std::fs::read_to_string(path).unwrap();
+        for (line, name) in sibling_imports(&code_of(&text), "commands", &commands) {
+            if name != stem(path) {
+                violations.push(format!(
+                    "src/commands/{}.rs:{line}: imports the command file `{name}`",
+                    stem(path)
+                ));
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "a command's file imports another's (move what they share into commands/shared.rs, or below the commands):\n{}",
+        violations.join("\n")
+    );
+}
+
+#[test]
+fn the_sibling_reader_sees_only_sibling_paths() {
+    let siblings: BTreeSet<String> = ["report_cmd", "study_cmd"].map(String::from).into();
+    let code = "use super::report_cmd::write;\nuse super::shared::x;\nlet a = crate::commands::study_cmd::f();\nlet b = super::super::study_cmd::g();\n";
+    let found: Vec<(usize, String)> = sibling_imports(code, "commands", &siblings);
+    assert_eq!(
+        found,
+        [(1, "report_cmd".to_string()), (3, "study_cmd".to_string())]
+    );
+}

@@ -1,11 +1,12 @@
 //! `perflab runs | show | export`: work from saved records only, never from live state.
 
-use super::workload_cmd::show as show_record;
-use super::{AppError, print};
 use crate::archive::Archive;
 use crate::archive::{ArchiveError, Imported};
 use crate::cli::{ExportArgs, GlobalArgs, ImportArgs, ShowArgs, TagArgs};
+use crate::error::AppError;
 use crate::export;
+use crate::launch::show as show_record;
+use crate::ui::output::{print, write_new_file};
 use crate::ui::show;
 
 pub fn runs(g: &GlobalArgs) -> Result<(), AppError> {
@@ -38,7 +39,7 @@ pub fn show(g: &GlobalArgs, args: &ShowArgs) -> Result<(), AppError> {
         .filter(|(_, id)| **id == record.id)
         .map(|(name, _)| name.as_str())
         .collect();
-    super::print(&crate::ui::show::render_tagged(&record, &names))
+    print(&crate::ui::show::render_tagged(&record, &names))
 }
 
 pub fn export(g: &GlobalArgs, args: &ExportArgs) -> Result<(), AppError> {
@@ -48,7 +49,7 @@ pub fn export(g: &GlobalArgs, args: &ExportArgs) -> Result<(), AppError> {
     export::write(args.format, &record, &mut bytes).map_err(|e| AppError::Output(e.to_string()))?;
     match &args.output {
         None => print(&String::from_utf8_lossy(&bytes)),
-        Some(path) => super::write_new_file(path, &bytes),
+        Some(path) => write_new_file(path, &bytes),
     }
 }
 
@@ -82,7 +83,7 @@ pub fn import(g: &GlobalArgs, args: &ImportArgs) -> Result<(), AppError> {
     }
     // The study's run, named before the import adds a run that could be `last`.
     let study = match &args.study {
-        Some(q) => Some(super::study_cmd::study_run(&archive, q)?.id),
+        Some(q) => Some(crate::study::store::study_run(&archive, q)?.id),
         None => None,
     };
     let mut out = String::new();
@@ -100,7 +101,7 @@ pub fn import(g: &GlobalArgs, args: &ImportArgs) -> Result<(), AppError> {
         };
         out.push_str(&line);
         if let (Some(study), Some(leg)) = (&study, &args.leg) {
-            let name = super::study_cmd::attach(&archive, study, leg, &id)?;
+            let name = crate::study::store::attach(&archive, study, leg, &id)?;
             out.push_str(&format!(
                 "{id} is leg {leg} of study {name} ('perflab report --study {study}')\n"
             ));

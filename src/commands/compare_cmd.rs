@@ -1,10 +1,11 @@
 //! `perflab compare BASELINE CANDIDATE...`: saved runs side by side, with verdicts.
 
-use super::{AppError, print};
 use crate::archive::Archive;
 use crate::cli::{CompareArgs, FailOn, GlobalArgs, ReportFormat};
 use crate::compare::{self, Expectation, Options};
+use crate::error::AppError;
 use crate::spec::SpecError;
+use crate::ui::output::print;
 
 pub fn compare(g: &GlobalArgs, args: &CompareArgs) -> Result<(), AppError> {
     let options = Options {
@@ -35,7 +36,7 @@ pub fn compare(g: &GlobalArgs, args: &CompareArgs) -> Result<(), AppError> {
             comparison: Some(report.clone()),
             ..Default::default()
         };
-        let written = super::report_cmd::write(&archive, &records, &opts, Some(path), format)?;
+        let written = crate::report::file::write(&archive, &records, &opts, Some(path), format)?;
         eprintln!("perflab: report written to {}", written.display());
     }
     if args.fail_on == Some(FailOn::Regression) && report.has_regression() {

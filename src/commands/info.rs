@@ -1,8 +1,9 @@
 //! `perflab sysinfo | targets | completions | man`.
 
-use super::{AppError, print};
 use crate::cli::GlobalArgs;
 use crate::env::Environment;
+use crate::error::AppError;
+use crate::ui::output::print;
 use crate::ui::show::TargetRow;
 use crate::ui::sysinfo::{render_power, render_sysinfo};
 

@@ -1,5 +1,7 @@
 //! The generic commands, one file each; a workload kind's command goes to the kind
-//! (`crate::workload::kind`). [`main_with_args`] parses, dispatches, and turns any error into one
+//! (`crate::workload::kind`) through the one path every run takes (`crate::launch`). Each file
+//! reads its command's arguments, calls one function below, and prints; none imports
+//! another's (what several share is in [`shared`]). [`main_with_args`] parses, dispatches, and turns any error into one
 //! line on stderr and an exit code: 0 done, 1 the run failed, 2 bad usage or refused,
 //! 3 a comparison found a regression (`--fail-on regression`), 130 interrupted. A panic (a
 //! bug) is one line too, with its details in a file ([`crash`]).
@@ -10,17 +12,15 @@ pub mod crash;
 mod info;
 mod report_cmd;
 mod serve_cmd;
+mod shared;
 mod study_cmd;
 mod suite_cmd;
-mod watch;
-mod workload_cmd;
 
 use crate::cli::{Command, Invocation, What};
 use crate::cluster::Ending;
 use crate::env::Environment;
 pub use crate::error::{AppError, EXIT_REGRESSION};
 use crate::run::RunError;
-use crate::workload::RunSpec;
 use std::ffi::OsString;
 use std::process::ExitCode;
 
@@ -101,19 +101,7 @@ fn dispatch(cli: Invocation) -> Result<(), AppError> {
         ))));
     }
     let command = match &cli.what {
-        What::Kind(kind, args) => {
-            // Whatever a Ctrl-C cut short (a statement cancelled, a load abandoned) ends as
-            // an interruption, exit 130, not as the failure it caused.
-            return kind
-                .execute(args, &workload_cmd::Commands { global: g })
-                .map_err(|e| match e {
-                    AppError::Run(RunError::Interrupted { .. }) | AppError::Interrupted(_) => e,
-                    e if crate::run::interrupt::token().is_set() => {
-                        AppError::Interrupted(e.to_string())
-                    }
-                    e => e,
-                });
-        }
+        What::Kind(kind, args) => return crate::launch::Launcher::command(g).execute(*kind, args),
         What::Generic(command) => command,
     };
     match command {
@@ -152,11 +140,13 @@ fn once_only(what: &What) -> Option<&'static str> {
 }
 
 /// The run specification a workload command stands for, read and checked as the command
-/// would before running, but without running anything; `None` for the other commands. This
-/// is how `perflab run` validates a suite's entries before the first one runs. It writes
-/// nothing, but it reads the filesystem (io paths, SQLite files) and, for a server
-/// `--target`, connects to the server to look at its tables.
-pub fn workload_spec(what: &What, env: &Environment) -> Result<Option<RunSpec>, AppError> {
+/// would before running, but without running anything; `None` for the other commands (and
+/// for a kind's setup actions). It writes nothing, but it reads the filesystem (io paths,
+/// SQLite files) and, for a server `--target`, connects to the server to look at its tables.
+pub fn workload_spec(
+    what: &What,
+    env: &Environment,
+) -> Result<Option<crate::workload::RunSpec>, AppError> {
     match what {
         What::Kind(kind, args) => kind.spec(args, env),
         What::Generic(_) => Ok(None),
@@ -212,52 +202,4 @@ fn clap_error(e: clap::Error) -> ExitCode {
             ExitCode::from(2)
         }
     }
-}
-
-/// Writes text to stdout, reporting a closed pipe as such.
-pub(crate) fn print(text: &str) -> Result<(), AppError> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|_| out.flush())
-        .map_err(|e| AppError::Output(format!("stdout: {e}")))
-}
-
-/// Refuses an output file whose folder does not exist: perflab creates no folders the user
-/// did not ask for (a typo in `-o` would scatter them).
-pub(crate) fn check_output_folder(path: &std::path::Path) -> Result<(), AppError> {
-    let folder = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    if folder.is_dir() {
-        Ok(())
-    } else {
-        Err(AppError::Usage(format!(
-            "{}: the folder {} does not exist; create it first or choose another file",
-            path.display(),
-            folder.display()
-        )))
-    }
-}
-
-/// Writes a new file; perflab never replaces a file it did not create.
-pub(crate) fn write_new_file(path: &std::path::Path, bytes: &[u8]) -> Result<(), AppError> {
-    check_output_folder(path)?;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| {
-            if e.kind() == std::io::ErrorKind::AlreadyExists {
-                AppError::Usage(format!(
-                    "{} exists; choose a new file name (perflab does not overwrite files)",
-                    path.display()
-                ))
-            } else {
-                AppError::Output(format!("{}: {e}", path.display()))
-            }
-        })?;
-    std::io::Write::write_all(&mut file, bytes)
-        .map_err(|e| AppError::Output(format!("{}: {e}", path.display())))
 }

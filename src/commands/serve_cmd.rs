@@ -1,9 +1,10 @@
 //! `perflab serve [--listen ADDR]`: the archive in a browser, read-only, until Ctrl-C.
 
-use super::{AppError, print};
 use crate::archive::ReadOnlyArchive;
 use crate::cli::{GlobalArgs, ServeArgs};
+use crate::error::AppError;
 use crate::serve::Server;
+use crate::ui::output::print;
 
 pub fn serve(g: &GlobalArgs, args: &ServeArgs) -> Result<(), AppError> {
     let archive = ReadOnlyArchive::open(g.results.as_deref())?;

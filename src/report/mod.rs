@@ -13,6 +13,8 @@
 //!   [`figures`] turns records into charts, and asks the record's kind for its own;
 //!   [`landscape`] is the seed reports' table of runs ranked by their headline figure;
 //!   [`downsample`] keeps long time series drawable (min and max kept).
+//! - [`file`] writes a report where it belongs: a new file the user names, or the archive's
+//!   `reports/` folder.
 //! - [`html`] and [`markdown`] render a document. Output depends only on the records and the
 //!   options: the same input gives byte-identical output (no clock, no random ids).
 //!
@@ -22,6 +24,7 @@ pub mod build;
 pub mod comparison;
 pub mod downsample;
 pub mod figures;
+pub mod file;
 pub mod html;
 pub mod landscape;
 pub mod markdown;

@@ -85,7 +85,11 @@ pub fn sections(a: &Outcome) -> Vec<Section> {
             blocks.push(Block::Figure(fig));
         }
     }
-    let efficiencies: Vec<String> = a.figures.iter().filter_map(efficiency_line).collect();
+    let efficiencies: Vec<String> = a
+        .figures
+        .iter()
+        .filter_map(crate::study::summary::efficiency_line)
+        .collect();
     if !efficiencies.is_empty() {
         blocks.push(Block::Findings(efficiencies));
     }
@@ -151,7 +155,15 @@ fn legs_table(a: &Outcome) -> Block {
             .iter()
             .map(|l| {
                 let (run, about) = match &l.state {
-                    LegState::Ran { id, complete } => (
+                    LegState::Ran {
+                        id,
+                        failed: Some(why),
+                        ..
+                    } => (
+                        format!("{id} (failed)"),
+                        format!("{} (failed: {why})", l.about),
+                    ),
+                    LegState::Ran { id, complete, .. } => (
                         format!("{id}{}", if *complete { "" } else { " (incomplete)" }),
                         l.about.clone(),
                     ),
@@ -171,14 +183,6 @@ fn legs_table(a: &Outcome) -> Block {
     })
 }
 
-/// " (seed line N)", or nothing for a table the seed does not print (a study's own).
-pub(crate) fn seed_line(line: usize) -> String {
-    match line {
-        0 => String::new(),
-        n => format!(" (seed line {n})"),
-    }
-}
-
 fn table_blocks(a: &Outcome, blocks: &mut Vec<Block>) {
     for t in &a.tables {
         let mut head = vec![String::new()];
@@ -188,7 +192,7 @@ fn table_blocks(a: &Outcome, blocks: &mut Vec<Block>) {
             caption: Some(format!(
                 "{}{}: each cell paper | here | here/paper",
                 t.title,
-                seed_line(t.line)
+                crate::study::summary::seed_line(t.line)
             )),
             head,
             rows: t
@@ -349,30 +353,6 @@ fn shape_table(a: &Outcome, blocks: &mut Vec<Block>) {
                 .join("\n"),
         });
     }
-}
-
-fn whole_or_sig3(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e15 {
-        format!("{x:.0}")
-    } else {
-        sig3(x)
-    }
-}
-
-/// `Random reads ...: against linear in files: files=1 100%, files=2 64%, files=4 40%`.
-pub fn efficiency_line(f: &crate::study::evaluate::OverlayOutcome) -> Option<String> {
-    (!f.efficiency.is_empty()).then(|| {
-        format!(
-            "{}: efficiency against linear in {}: {}",
-            f.title.split(" (").next().unwrap_or(&f.title),
-            f.x,
-            f.efficiency
-                .iter()
-                .map(|(x, e)| format!("{}={} {:.0}%", f.x, whole_or_sig3(*x), e * 100.0))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    })
 }
 
 fn overlay(f: &crate::study::evaluate::OverlayOutcome, i: usize) -> Option<Figure> {

@@ -11,8 +11,13 @@ use std::collections::BTreeMap;
 /// How a leg took part.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LegState {
-    /// Its run (id, and whether it completed).
-    Ran { id: String, complete: bool },
+    /// Its run: id, whether it completed, and why it failed if it did (a step that failed,
+    /// or its kind's checks: `crate::workload::kind::failure_of`).
+    Ran {
+        id: String,
+        complete: bool,
+        failed: Option<String>,
+    },
     /// Not run here, with the reason (another machine, no PostgreSQL, `--leg`).
     NotRun(String),
 }
@@ -240,6 +245,7 @@ fn legs_of(study: &Study, inputs: &Inputs, runs: &Runs) -> Vec<LegOutcome> {
                 Some(r) => LegState::Ran {
                     id: r.id.clone(),
                     complete: r.status == crate::record::Status::Complete,
+                    failed: crate::workload::kind::failure_of(r),
                 },
                 None => LegState::NotRun(
                     inputs

@@ -3,9 +3,10 @@
 //!
 //! ```text
 //! study file (TOML) ─► file: validated Study ─► legs: each leg as a perflab command line
-//!                                                   │ (commands run them, archived and tagged)
+//!   ─► plan: every leg checked by its command's parser, time and disk said, before any runs
+//!   ─► run: the legs through crate::launch, one after the other, archived and tagged
 //! the legs' records ─► evaluate: paper | here | ratio, shape checks, overlays, verdicts
-//!                                                   └─► report::study (HTML) and the terminal
+//!   ─► summary (the terminal) and report::study (HTML); store keeps the invocation
 //! ```
 //!
 //! - [`file`] reads a study file and checks it whole (keys, options, expressions, legs), one
@@ -16,6 +17,14 @@
 //! - [`evaluate`] reads the legs' records into the study's answer; nothing there reads live
 //!   state, so a study re-renders the same way from its archived runs.
 //! - [`builtin`]: the studies perflab carries (Gray's Thumper report, RAL's IOzone report).
+//! - [`plan`]: each leg's command line checked and its spec built before the first runs, the
+//!   time and the files it will take, the legs that cannot run here and why; the list of the
+//!   built-in studies with their times.
+//! - [`run`]: a study invocation from start to answer: its PostgreSQL, the plan, the disk
+//!   check, `--resume`, the legs run through [`crate::launch`], the answer.
+//! - [`store`]: what the archive keeps beside an invocation's runs, and the answer worked out
+//!   again from them (`perflab report --study`), `--resume`, legs imported from elsewhere.
+//! - [`summary`]: the answer as text for the terminal.
 //!
 //! A study never names a workload here: a leg is a command line, checked by the command's own
 //! parser, so every workload (and every later one) can be a leg.
@@ -25,9 +34,51 @@ pub mod evaluate;
 pub mod expr;
 pub mod file;
 pub mod legs;
+pub mod plan;
+pub mod run;
+pub mod store;
+pub mod summary;
 
+use crate::error::AppError;
 use expr::{Check, Expr};
+use file::Origin;
 use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Reads a built-in study by name, or a study file by path.
+pub fn load(what: &str) -> Result<Study, AppError> {
+    if let Some(text) = builtin::text(what) {
+        return file::parse(
+            text,
+            &Origin {
+                name: what,
+                label: &format!("{what} (built in)"),
+            },
+        )
+        .map_err(AppError::Usage);
+    }
+    let path = Path::new(what);
+    if !what.ends_with(".toml") && !what.contains('/') {
+        return Err(AppError::Usage(format!(
+            "no built-in study {what:?}; they are {} (or give a study file, FILE.toml)",
+            builtin::names().join(", ")
+        )));
+    }
+    let text =
+        std::fs::read_to_string(path).map_err(|e| AppError::Usage(format!("{what}: {e}")))?;
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "study".into());
+    file::parse(
+        &text,
+        &Origin {
+            name: &stem,
+            label: what,
+        },
+    )
+    .map_err(AppError::Usage)
+}
 
 /// What a leg may need from the machine, beyond its command (the legs that cannot run here
 /// are listed with the reason).

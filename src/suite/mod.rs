@@ -8,6 +8,10 @@
 //! installed; the suite says so when it is not). `--quick`
 //! shortens every step so the whole suite takes under a minute on two cores; the full suite
 //! takes a few minutes.
+//!
+//! - [`run`]: a suite's invocation: the entries checked, then run through `crate::launch`.
+
+pub mod run;
 
 use crate::env::Environment;
 use crate::spec::units::format_bytes;

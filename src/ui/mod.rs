@@ -13,11 +13,13 @@
 //! - [`progress`]: the live progress display (an [`crate::run::Observer`]).
 //! - [`sysinfo`]: the machine's disclosure.
 //! - [`style`]: colour, only on terminals and never with NO_COLOR.
+//! - [`output`]: stdout, and the new files `-o` names (never one that exists).
 
 pub mod balance;
 pub mod compare;
 pub mod format;
 pub mod levels;
+pub mod output;
 pub mod progress;
 pub mod resources;
 pub mod show;

@@ -137,6 +137,25 @@ pub fn tables_of(record: &RunRecord) -> Vec<(String, Table)> {
     }
 }
 
+/// Why a saved run counts as failed, if it does: a run stopped by an error (its status, with
+/// the step or the prepare it stopped in), or a finished run its kind's rule fails
+/// ([`Kind::failure`]). The one rule a kind's command, a suite's entry and a study's leg
+/// are all judged by, whether the run has just ended or is read back from the archive.
+pub fn failure_of(record: &RunRecord) -> Option<String> {
+    if record.status == crate::record::Status::Failed {
+        let (at, why) = match &record.cut_short {
+            Some(c) if c.phase == "prepare" => ("prepare".to_string(), c.reason.as_str()),
+            Some(c) => (
+                format!("step {}", crate::record::step_number(c.step)),
+                c.reason.as_str(),
+            ),
+            None => ("a step".to_string(), "see its warnings"),
+        };
+        return Some(format!("{at} failed: {why} (run {})", record.id));
+    }
+    of(record).and_then(|k| k.failure(record))
+}
+
 /// The default of [`Kind::execute`]: the run `kind.spec` gives, if any.
 pub fn run_spec<K: Kind + ?Sized>(
     kind: &K,

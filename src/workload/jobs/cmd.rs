@@ -3,8 +3,8 @@
 //! Everything the user typed is checked here, before anything runs, each refusal one line
 //! naming the fix (exit 2): no or empty command, unbalanced quotes, a program not on PATH,
 //! `--copies 0`, `--jobs 0`, weights or names that do not match the commands, an unknown
-//! placement. A run in which any job failed exits 1 (its record has each failure's exit
-//! status and the end of its stderr).
+//! placement. A run in which any job failed exits 1 (`JobsKind::failure`; its record has each
+//! failure's exit status and the end of its stderr).
 
 use super::args::JobsArgs;
 use crate::env::Environment;
@@ -17,7 +17,6 @@ use crate::workload::build::{Defaults, build_spec};
 use crate::workload::jobs::JobsSpec;
 use crate::workload::jobs::command::{self, JobCommand};
 use crate::workload::jobs::placement::Placement;
-use crate::workload::kind::Host;
 use crate::workload::run_args::RunArgs;
 use crate::workload::{Arrival, RateScope, RunSpec};
 
@@ -25,29 +24,6 @@ use crate::workload::{Arrival, RateScope, RunSpec};
 const MAX_COPIES: u64 = 4096;
 /// A batch larger than this is a typo.
 const MAX_JOBS: u64 = 10_000_000;
-
-/// `perflab jobs`.
-pub fn jobs(host: &dyn Host, args: &JobsArgs) -> Result<(), AppError> {
-    let env = Environment::collect();
-    let spec = jobs_spec(args, &env)?;
-    let record = host.run(&spec, env, true)?;
-    let failed: u64 = record.steps.iter().map(|s| s.summary.errors).sum();
-    if failed > 0 {
-        let first = record
-            .steps
-            .iter()
-            .flat_map(|s| &s.trials)
-            .flat_map(|t| &t.error_samples)
-            .next()
-            .map(|e| e.lines().next().unwrap_or_default().to_string())
-            .unwrap_or_default();
-        return Err(AppError::Failed(format!(
-            "{failed} job(s) failed (run {}); the first: {first}",
-            record.id
-        )));
-    }
-    Ok(())
-}
 
 /// The run specification: the commands checked and resolved, the copies as the threads axis.
 pub fn jobs_spec(args: &JobsArgs, env: &Environment) -> Result<RunSpec, AppError> {

@@ -7,7 +7,7 @@ use crate::present::table::Table;
 use crate::record::RunRecord;
 use crate::target::TargetEntry;
 use crate::workload::RunSpec;
-use crate::workload::kind::{Host, args, subcommand};
+use crate::workload::kind::{args, subcommand};
 use clap::ArgMatches;
 
 /// What `perflab jobs --help` says it does.
@@ -42,8 +42,23 @@ impl crate::workload::kind::Kind for JobsKind {
         Ok(Some(super::cmd::jobs_spec(&args(m)?, env)?))
     }
 
-    fn execute(&self, m: &ArgMatches, host: &dyn Host) -> Result<(), AppError> {
-        super::cmd::jobs(host, &args(m)?)
+    /// Any job that failed (a non-zero exit, a signal, a timeout), with the first one's reason.
+    fn failure(&self, record: &RunRecord) -> Option<String> {
+        let failed: u64 = record.steps.iter().map(|s| s.summary.errors).sum();
+        (failed > 0).then(|| {
+            let first = record
+                .steps
+                .iter()
+                .flat_map(|s| &s.trials)
+                .flat_map(|t| &t.error_samples)
+                .next()
+                .map(|e| e.lines().next().unwrap_or_default().to_string())
+                .unwrap_or_default();
+            format!(
+                "{failed} job(s) failed (run {}); the first: {first}",
+                record.id
+            )
+        })
     }
 
     /// Its commands and copies; no breakdown by group (its groups are those).

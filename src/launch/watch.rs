@@ -2,9 +2,9 @@
 //! live outputs (`crate::live`: the interval file beside each record, `--live`,
 //! `--metrics-listen`, `--hlog`).
 
-use super::AppError;
 use crate::archive::Archive;
 use crate::cli::GlobalArgs;
+use crate::error::AppError;
 use crate::live::{Both, Live};
 use crate::ui::Progress;
 use crate::ui::progress::Every;
