@@ -12,18 +12,35 @@ use crate::spec::Slo;
 use crate::stats::{knee, usl};
 use serde_json::Value;
 
-/// Options along which throughput is expected to grow with more work in flight: the x axes
-/// a scalability model describes.
-pub const CONCURRENCY: [&str; 3] = ["threads", "iodepth", "files"];
+/// Which options of a kind are load axes, as the kind declares them
+/// (`crate::workload::kind::Kind::axes`): along these, knees and the response-time hockey
+/// stick mean something (along a block size or a spin time, "where the curve bends" is not a
+/// saturation), and along its concurrencies a scalability model describes the curve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Axes {
+    /// Options that raise the offered load: concurrency, or an open loop's rate.
+    pub load: &'static [&'static str],
+    /// Of those, the ones along which throughput is expected to grow with more work in
+    /// flight: the x axes the Universal Scalability Law is fitted along.
+    pub concurrency: &'static [&'static str],
+}
 
-/// Options that raise the offered load: concurrency, or an open loop's rate. Knees and the
-/// response-time hockey stick mean something along these axes only (along a block size or a
-/// spin time, "where the curve bends" is not a saturation).
-pub const LOAD: [&str; 4] = ["threads", "iodepth", "files", "rate"];
+impl Axes {
+    /// Every kind's: its workers, and an open loop's rate.
+    pub const WORKERS: Axes = Axes {
+        load: &["threads", "rate"],
+        concurrency: &["threads"],
+    };
 
-/// Whether option `x` raises the offered load.
-pub fn is_load(x: &str) -> bool {
-    LOAD.contains(&x)
+    /// Whether option `x` raises the offered load.
+    pub fn is_load(&self, x: &str) -> bool {
+        self.load.contains(&x)
+    }
+
+    /// Whether option `x` is a concurrency.
+    pub fn is_concurrency(&self, x: &str) -> bool {
+        self.concurrency.contains(&x)
+    }
 }
 
 /// Points a concurrency curve needs before the USL is fitted to it (the `usl` R package's
@@ -133,7 +150,7 @@ pub fn step_latency(step: &StepResult, slo: &Slo) -> f64 {
         / n as f64
 }
 
-/// The analysis of every curve whose figure is a throughput along a load axis ([`LOAD`]):
+/// The analysis of every curve whose figure is a throughput along one of `axes`' load axes:
 /// knees wherever a curve has three points or more, and the USL fit where its x axis is a concurrency with at least
 /// [`USL_MIN_POINTS`] distinct values. `slo` adds the objective's knee (reports pass it; runs
 /// do not).
@@ -141,6 +158,7 @@ pub fn analyze_curves(
     steps: &[StepResult],
     headline: &Headline,
     slo: Option<&Slo>,
+    axes: &Axes,
 ) -> Vec<CurveAnalysis> {
     if !headline.higher_is_better {
         return Vec::new();
@@ -150,7 +168,7 @@ pub fn analyze_curves(
     };
     curves(steps)
         .into_iter()
-        .filter(|c| is_load(&c.x))
+        .filter(|c| axes.is_load(&c.x))
         .filter_map(|c| {
             let on: Vec<&StepResult> = c
                 .steps
@@ -163,7 +181,7 @@ pub fn analyze_curves(
             }
             let xs: Vec<f64> = on.iter().filter_map(|s| param_f64(s, &c.x)).collect();
             let tput: Vec<f64> = on.iter().map(|s| s.summary.headline.mean).collect();
-            let concurrency = CONCURRENCY.contains(&c.x.as_str());
+            let concurrency = axes.is_concurrency(&c.x);
             let mut distinct = xs.clone();
             distinct.dedup();
             let usl = (concurrency && distinct.len() >= USL_MIN_POINTS)
@@ -290,7 +308,7 @@ mod tests {
             })
             .collect();
         let slo = Slo::parse("slo", "p99<10ms").unwrap();
-        let a = analyze_curves(&steps, &throughput(), Some(&slo));
+        let a = analyze_curves(&steps, &throughput(), Some(&slo), &Axes::WORKERS);
         assert_eq!(a.len(), 1);
         let fit = a[0].usl.as_ref().expect("a fit from 8 points");
         assert!((fit.sigma - 0.05).abs() < 1e-3, "{fit:?}");
@@ -303,11 +321,11 @@ mod tests {
         assert_eq!(s.objective, "p99<10ms");
         assert!(s.latency_ns <= 10e6 + 1.0);
         // Five points: knees, but no model.
-        let a = analyze_curves(&steps[..5], &throughput(), None);
+        let a = analyze_curves(&steps[..5], &throughput(), None, &Axes::WORKERS);
         assert!(a[0].usl.is_none() && a[0].slo.is_none());
         // A figure where lower is better has no throughput curve to analyze.
         let mut h = throughput();
         h.higher_is_better = false;
-        assert!(analyze_curves(&steps, &h, None).is_empty());
+        assert!(analyze_curves(&steps, &h, None, &Axes::WORKERS).is_empty());
     }
 }

@@ -1,5 +1,6 @@
 //! What a sweep shows: the peak, the sweet spot and scaling against the first step.
 
+use super::curve::Axes;
 use crate::record::{Analysis, Headline, Scaling, StepResult};
 
 /// The option whose growth a speedup is measured against.
@@ -14,7 +15,7 @@ const SCALING_PARAM: &str = "threads";
 /// - Scaling: each step against the first step of its curve (the first step with the same
 ///   values of every option but `threads`); efficiency is the speedup divided by the growth in
 ///   threads, when threads is what changes.
-pub fn analyze(steps: &[StepResult], headline: &Headline) -> Analysis {
+pub fn analyze(steps: &[StepResult], headline: &Headline, axes: &Axes) -> Analysis {
     let figure = |s: &StepResult| s.summary.headline.mean;
     let usable: Vec<&StepResult> = steps
         .iter()
@@ -74,7 +75,7 @@ pub fn analyze(steps: &[StepResult], headline: &Headline) -> Analysis {
         peak_step: peak.map(|s| s.index),
         sweet_spot_step: sweet,
         scaling,
-        curves: super::curve::analyze_curves(steps, headline, None),
+        curves: super::curve::analyze_curves(steps, headline, None, axes),
     }
 }
 
@@ -137,7 +138,7 @@ mod tests {
             step(2, 4, "a", 360.0, 11.0),
             step(3, 8, "a", 400.0, 20.0),
         ];
-        let a = analyze(&steps, &h);
+        let a = analyze(&steps, &h, &Axes::WORKERS);
         assert_eq!(a.peak_step, Some(3));
         assert_eq!(a.sweet_spot_step, Some(2));
         assert_eq!(a.scaling[1].speedup, 1.9);
@@ -158,7 +159,7 @@ mod tests {
             step(2, 1, "triad", 20.0, 1.0),
             step(3, 2, "triad", 40.0, 1.0),
         ];
-        let a = analyze(&steps, &h);
+        let a = analyze(&steps, &h, &Axes::WORKERS);
         assert_eq!(a.scaling[1].speedup, 1.5);
         assert_eq!(a.scaling[3].speedup, 2.0);
         assert_eq!(a.scaling[3].efficiency, Some(1.0));
@@ -172,9 +173,9 @@ mod tests {
             higher_is_better: false,
         };
         let steps = vec![step(0, 1, "a", 5.0, 1.0), step(1, 1, "b", 90.0, 1.0)];
-        let a = analyze(&steps, &h);
+        let a = analyze(&steps, &h, &Axes::WORKERS);
         assert_eq!(a.peak_step, Some(0));
         assert_eq!(a.sweet_spot_step, None);
-        assert!(analyze(&[], &h).peak_step.is_none());
+        assert!(analyze(&[], &h, &Axes::WORKERS).peak_step.is_none());
     }
 }

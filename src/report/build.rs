@@ -158,8 +158,9 @@ fn shared_machine(records: &[RunRecord]) -> bool {
 /// The analysis a report shows: recomputed from the steps (old records have none, and the
 /// objective is the report's), so every record re-renders with today's rules.
 pub fn analysis(r: &RunRecord, options: &Options) -> Analysis {
-    let mut a = analysis::analyze(&r.steps, &r.headline);
-    a.curves = curve::analyze_curves(&r.steps, &r.headline, options.slo.as_ref());
+    let axes = crate::workload::kind::axes_of(r);
+    let mut a = analysis::analyze(&r.steps, &r.headline, &axes);
+    a.curves = curve::analyze_curves(&r.steps, &r.headline, options.slo.as_ref(), &axes);
     a
 }
 

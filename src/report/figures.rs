@@ -556,7 +556,8 @@ fn hockey_sticks(r: &RunRecord, a: &Analysis, curves: &[Curve], options: &Option
     let fallback;
     // Along an option that is not a load (block size, spin time), response time against
     // throughput is no hockey stick.
-    if curves.first().is_some_and(|c| !curve::is_load(&c.x)) {
+    let axes = crate::workload::kind::axes_of(r);
+    if curves.first().is_some_and(|c| !axes.is_load(&c.x)) {
         return Vec::new();
     }
     let curves: &[Curve] = if curves.is_empty() {

@@ -443,7 +443,13 @@ fn stop(
 /// search, whose steps are probes in the order it chose them.
 fn analysis(record: &RunRecord) -> Option<crate::record::Analysis> {
     (record.load_levels.is_none() && record.search.is_none())
-        .then(|| analyze(&record.steps, &record.headline))
+        .then(|| {
+            analyze(
+                &record.steps,
+                &record.headline,
+                &crate::workload::kind::axes_of(record),
+            )
+        })
 }
 
 /// Mean and confidence interval over the trials of a step.

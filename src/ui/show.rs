@@ -259,18 +259,9 @@ pub fn steps_table(r: &RunRecord) -> Table {
         .map(|t| {
             t.figures
                 .keys()
-                // Sizes already show as parameters; a jobs run's per-copy figures have a
-                // table of their own.
-                .filter(|k| **k != h.metric && !k.ends_with("_bytes") && !k.starts_with("copy_"))
-                // Trouble counted per client (retries, reconnects, timeouts) shows only
-                // where there was some.
-                .filter(|k| {
-                    !k.ends_with("_per_client")
-                        || r.steps
-                            .iter()
-                            .flat_map(|s| &s.trials)
-                            .any(|t| t.figures.get(*k).is_some_and(|v| *v != 0.0))
-                })
+                // Sizes already show as parameters; the kind says what else stays out.
+                .filter(|k| **k != h.metric && !k.ends_with("_bytes"))
+                .filter(|k| !crate::workload::kind::hidden_in_steps(r, k))
                 .cloned()
                 .collect()
         })

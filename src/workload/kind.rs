@@ -12,6 +12,7 @@
 //! records look (tables, findings, charts, its balance-sheet line), made of the shared parts
 //! in `crate::present`.
 
+use crate::analysis::curve::Axes;
 use crate::env::Environment;
 use crate::error::AppError;
 use crate::present::breakdown::{self, TRANSACTIONS, Words};
@@ -57,6 +58,17 @@ pub trait Kind: Sync {
     /// kind, shown as `copies` for jobs and `analysts` for OLAP's queries.
     fn workers(&self) -> &'static str {
         "threads"
+    }
+    /// Which of its options raise the offered load, and which of those are concurrencies
+    /// (`crate::analysis::curve::Axes`): by default its workers and an open loop's rate.
+    fn axes(&self) -> Axes {
+        Axes::WORKERS
+    }
+    /// The figures its records carry that the steps table leaves out, each because another
+    /// table shows it (a jobs run's per-copy figures) or it says something only when it is
+    /// not zero (trouble counted per client): [`Hidden`].
+    fn hidden(&self) -> &'static [Hidden] {
+        &[]
     }
     /// Why a finished run fails (exit 1), in one line naming the run, if it does: books that
     /// do not balance, mail lost, blocks that do not verify. A warning alone (a missed quality
@@ -114,6 +126,43 @@ pub trait Kind: Sync {
     fn balance_line(&self, _record: &RunRecord, _suite: &[RunRecord]) -> Option<String> {
         None
     }
+}
+
+/// A figure the steps table leaves out, by the start or end of its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hidden {
+    /// Always: another table shows it (`copy_`: a jobs run's table of copies).
+    Prefix(&'static str),
+    /// Unless some trial of the run has it above zero (`_per_client`: retries, reconnects).
+    UnlessNonZero(&'static str),
+}
+
+impl Hidden {
+    /// Whether figure `name` of `record` stays out of the steps table.
+    pub fn hides(&self, name: &str, record: &RunRecord) -> bool {
+        match self {
+            Hidden::Prefix(p) => name.starts_with(p),
+            Hidden::UnlessNonZero(suffix) => {
+                name.ends_with(suffix)
+                    && !record
+                        .steps
+                        .iter()
+                        .flat_map(|s| &s.trials)
+                        .any(|t| t.figures.get(name).is_some_and(|v| *v != 0.0))
+            }
+        }
+    }
+}
+
+/// The load axes of a record's kind ([`Kind::axes`]); a kind this perflab does not know has
+/// the default ones.
+pub fn axes_of(record: &RunRecord) -> Axes {
+    of(record).map_or(Axes::WORKERS, |k| k.axes())
+}
+
+/// Whether the steps table leaves figure `name` of `record` out ([`Kind::hidden`]).
+pub fn hidden_in_steps(record: &RunRecord, name: &str) -> bool {
+    of(record).is_some_and(|k| k.hidden().iter().any(|h| h.hides(name, record)))
 }
 
 /// The breakdown tables of a record that have rows, titled, in a kind's words.
@@ -319,5 +368,44 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(label_in_kind(&r, "threads=4"), "threads=4");
+    }
+
+    #[test]
+    fn kinds_declare_their_load_axes_and_the_figures_the_steps_table_leaves_out() {
+        let io = RunRecord {
+            workload: "io".into(),
+            ..Default::default()
+        };
+        assert!(axes_of(&io).is_load("iodepth") && axes_of(&io).is_concurrency("files"));
+        let memory = RunRecord {
+            workload: "memory".into(),
+            ..Default::default()
+        };
+        assert!(!axes_of(&memory).is_load("iodepth"));
+        assert!(axes_of(&memory).is_load("rate") && !axes_of(&memory).is_concurrency("rate"));
+
+        let jobs = RunRecord {
+            workload: "jobs".into(),
+            ..Default::default()
+        };
+        assert!(hidden_in_steps(&jobs, "copy_1_cpu_ns"));
+        assert!(!hidden_in_steps(&jobs, "jobs_per_hour"));
+
+        let trial = |retries: f64| crate::record::Trial {
+            figures: [("retries_per_client".to_string(), retries)].into(),
+            ..Default::default()
+        };
+        let oltp = |retries: f64| RunRecord {
+            workload: "oltp".into(),
+            steps: vec![crate::record::StepResult {
+                trials: vec![trial(retries)],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        assert!(hidden_in_steps(&oltp(0.0), "retries_per_client"));
+        assert!(!hidden_in_steps(&oltp(2.0), "retries_per_client"));
+        // Another kind's figure of that name is its own business.
+        assert!(!hidden_in_steps(&memory, "retries_per_client"));
     }
 }

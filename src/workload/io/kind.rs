@@ -25,6 +25,15 @@ impl crate::workload::kind::Kind for IoKind {
         "io"
     }
 
+    /// Outstanding I/Os grow with the workers, the queue depth and the files (one queue per
+    /// file); the rate of an open loop is a load too.
+    fn axes(&self) -> crate::analysis::curve::Axes {
+        crate::analysis::curve::Axes {
+            load: &["threads", "iodepth", "files", "rate"],
+            concurrency: &["threads", "iodepth", "files"],
+        }
+    }
+
     fn targets(&self) -> &'static [TargetEntry] {
         &[TargetEntry {
             name: "PATH",

@@ -34,6 +34,11 @@ impl crate::workload::kind::Kind for JobsKind {
         "copies"
     }
 
+    /// Its per-copy figures have a table of their own.
+    fn hidden(&self) -> &'static [crate::workload::kind::Hidden] {
+        &[crate::workload::kind::Hidden::Prefix("copy_")]
+    }
+
     fn command(&self) -> clap::Command {
         subcommand::<JobsArgs>("jobs", ABOUT)
     }

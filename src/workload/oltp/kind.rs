@@ -35,6 +35,12 @@ impl crate::workload::kind::Kind for OltpKind {
         &crate::sql::TARGETS
     }
 
+    /// Trouble counted per client (retries, reconnects, TPC-C's rollbacks) shows only where
+    /// there was some.
+    fn hidden(&self) -> &'static [crate::workload::kind::Hidden] {
+        &[crate::workload::kind::Hidden::UnlessNonZero("_per_client")]
+    }
+
     fn workers(&self) -> &'static str {
         "clients"
     }
