@@ -34,7 +34,7 @@ pub fn command() -> clap::Command {
         .map(|c| c.get_name().to_string())
         .collect();
     for kind in KINDS {
-        let mut sub = kind.command();
+        let mut sub = with_live(kind.command());
         if !kind.peers().is_empty() {
             sub = sub.after_help(crate::workload::peer::help(kind.peers()));
         }
@@ -46,7 +46,20 @@ pub fn command() -> clap::Command {
     for (i, name) in order.enumerate() {
         cmd = cmd.mut_subcommand(name, |c| c.display_order(i));
     }
+    for name in RUNNING_GENERIC {
+        cmd = cmd.mut_subcommand(name, with_live);
+    }
     cmd
+}
+
+/// The generic commands that run something, and so take the live outputs' options (every
+/// kind's command takes them too).
+const RUNNING_GENERIC: [&str; 2] = ["run", "study"];
+
+/// A command that runs something, with the live outputs' options (`--live`,
+/// `--metrics-listen`, `--hlog`, `--progress`).
+fn with_live(c: clap::Command) -> clap::Command {
+    <crate::live::LiveArgs as clap::Args>::augment_args(c)
 }
 
 /// The manual page in roff: clap_mangen's page of the top command (name, synopsis,
@@ -133,7 +146,12 @@ pub fn parse(
 ) -> Result<Invocation, clap::Error> {
     let (args, notes) = in_own_words(args.into_iter().map(Into::into).collect())?;
     let matches = command().try_get_matches_from(args)?;
-    let global = GlobalArgs::from_arg_matches(&matches)?;
+    let mut global = GlobalArgs::from_arg_matches(&matches)?;
+    if let Some((name, sub)) = matches.subcommand()
+        && (by_command(name).is_some() || RUNNING_GENERIC.contains(&name))
+    {
+        global.live = crate::live::LiveArgs::from_arg_matches(sub)?;
+    }
     if let Some((name, sub)) = matches.subcommand()
         && let Some(kind) = by_command(name)
     {
@@ -182,7 +200,7 @@ fn in_own_words(args: Vec<OsString>) -> Result<(Vec<OsString>, Vec<String>), cla
     else {
         return Ok((args, Vec::new()));
     };
-    let mut own = crate::workload::peer::OwnFlags::of(&kind.command());
+    let mut own = crate::workload::peer::OwnFlags::of(&with_live(kind.command()));
     own.add(&top);
     let read = crate::workload::peer::translate(kind.peers(), &own, &words)
         .map_err(|e| clap::Error::raw(clap::error::ErrorKind::ValueValidation, e))?;
@@ -213,7 +231,9 @@ pub struct GlobalArgs {
     /// No progress display on stderr
     #[arg(long, short, global = true)]
     pub quiet: bool,
-    #[command(flatten)]
+    /// The live outputs: options of the commands that run (`with_live`), carried here so
+    /// every layer finds them with the other options of the invocation.
+    #[arg(skip)]
     pub live: crate::live::LiveArgs,
 }
 

@@ -51,10 +51,24 @@ fn own_flags(
             "--resume" => a.resume = true,
             "--check-shapes" => a.check_shapes = true,
             "--leg" => a.leg.push(value(&mut i)?),
+            "--live" => g.live.live = Some(value(&mut i)?),
+            "--metrics-listen" => g.live.metrics_listen = Some(value(&mut i)?),
+            "--hlog" => g.live.hlog = Some(PathBuf::from(value(&mut i)?)),
+            "--progress" => g.live.progress = Some(value(&mut i)?),
             "--io-path" => a.io_path = Some(PathBuf::from(value(&mut i)?)),
             _ if f.starts_with("--leg=") => a.leg.push(f["--leg=".len()..].to_string()),
             _ if f.starts_with("--io-path=") => {
                 a.io_path = Some(PathBuf::from(&f["--io-path=".len()..]))
+            }
+            _ if f.starts_with("--live=") => g.live.live = Some(f["--live=".len()..].into()),
+            _ if f.starts_with("--metrics-listen=") => {
+                g.live.metrics_listen = Some(f["--metrics-listen=".len()..].into())
+            }
+            _ if f.starts_with("--hlog=") => {
+                g.live.hlog = Some(PathBuf::from(&f["--hlog=".len()..]))
+            }
+            _ if f.starts_with("--progress=") => {
+                g.live.progress = Some(f["--progress=".len()..].into())
             }
             _ if f.starts_with("--results=") => {
                 g.results = Some(PathBuf::from(&f["--results=".len()..]))

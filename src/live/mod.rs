@@ -26,30 +26,29 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-/// The live outputs' options, global to every command that runs something.
+/// The live outputs' options, on every command that runs something (each kind's, `run` and
+/// `study`), and only there.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct LiveArgs {
     /// Serve the run's figures for Prometheus at http://ADDR/metrics while it runs, e.g.
     /// 127.0.0.1:9464 (memtier --prometheus-port, k6's Prometheus output)
-    #[arg(long, global = true, value_name = "ADDR", help_heading = "Live output")]
+    #[arg(long, value_name = "ADDR", help_heading = "Live output")]
     pub metrics_listen: Option<String>,
     /// Write the run's intervals as JSON lines to FILE, or to stdout with '-' (k6 --out json)
     #[arg(
         long,
-        global = true,
         value_name = "FILE|-",
         help_heading = "Live output"
     )]
     pub live: Option<String>,
     /// Write every interval's response times as an HdrHistogram interval log (memtier
     /// --hdr-file-prefix, wrk2 and YCSB's hdrhistogram.output.path)
-    #[arg(long, global = true, value_name = "FILE", help_heading = "Live output")]
+    #[arg(long, value_name = "FILE", help_heading = "Live output")]
     pub hlog: Option<PathBuf>,
     /// Where stderr is not a terminal, a progress line every TIME while measuring (default:
     /// every interval; 'off': one line per step) (pgbench -P)
     #[arg(
         long,
-        global = true,
         value_name = "TIME|off",
         help_heading = "Live output"
     )]
