@@ -35,11 +35,7 @@ pub struct LiveArgs {
     #[arg(long, value_name = "ADDR", help_heading = "Live output")]
     pub metrics_listen: Option<String>,
     /// Write the run's intervals as JSON lines to FILE, or to stdout with '-' (k6 --out json)
-    #[arg(
-        long,
-        value_name = "FILE|-",
-        help_heading = "Live output"
-    )]
+    #[arg(long, value_name = "FILE|-", help_heading = "Live output")]
     pub live: Option<String>,
     /// Write every interval's response times as an HdrHistogram interval log (memtier
     /// --hdr-file-prefix, wrk2 and YCSB's hdrhistogram.output.path)
@@ -47,11 +43,7 @@ pub struct LiveArgs {
     pub hlog: Option<PathBuf>,
     /// Where stderr is not a terminal, a progress line every TIME while measuring (default:
     /// every interval; 'off': one line per step) (pgbench -P)
-    #[arg(
-        long,
-        value_name = "TIME|off",
-        help_heading = "Live output"
-    )]
+    #[arg(long, value_name = "TIME|off", help_heading = "Live output")]
     pub progress: Option<String>,
 }
 

@@ -301,3 +301,135 @@ pub fn catalog(env: &Environment, io_root: &Path) -> Result<String, AppError> {
     out.push_str("Run one: perflab study NAME [--quick] [--dry-run]; as a file to edit: perflab study NAME --print > mine.toml\n");
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::study::file::{self, Origin};
+
+    const STUDY: &str = r#"
+[study]
+title = "plans"
+
+[defaults]
+command = "null"
+warmup = "1s"
+
+[[leg]]
+name = "ramp"
+threads = "1,2"
+duration = "2s"
+
+[[leg]]
+name = "counted"
+ops = "1000"
+
+[[leg]]
+name = "broken"
+threads = "0"
+"#;
+
+    fn study() -> Study {
+        file::parse(
+            STUDY,
+            &Origin {
+                name: "plans",
+                label: "plans.toml",
+            },
+        )
+        .unwrap()
+    }
+
+    fn args(dry_run: bool, legs: &[&str]) -> StudyArgs {
+        StudyArgs {
+            study: Some("plans".into()),
+            quick: false,
+            leg: legs.iter().map(|l| l.to_string()).collect(),
+            dry_run,
+            print: false,
+            resume: false,
+            check_shapes: false,
+            io_path: None,
+            flags: Vec::new(),
+        }
+    }
+
+    fn machine() -> Machine {
+        Machine {
+            cpus: 2,
+            ram_bytes: 1 << 30,
+            io_path: "/tmp".into(),
+            postgres: None,
+        }
+    }
+
+    #[test]
+    fn every_chosen_leg_is_checked_before_any_runs() {
+        let s = study();
+        let env = Environment::default();
+        let none = Overrides::default();
+        let chosen = vec!["ramp".to_string(), "counted".to_string()];
+        let (planned, inv) = plan_legs(
+            &s,
+            &args(false, &[]),
+            &none,
+            &chosen,
+            &machine(),
+            None,
+            &env,
+        )
+        .unwrap();
+        assert_eq!(planned.len(), 2);
+        assert_eq!(inv.not_run["broken"], "not chosen (--leg)");
+        assert_eq!(
+            inv.commands["ramp"],
+            "perflab null --warmup 1s --threads 1,2 --duration 2s"
+        );
+        // Two steps of 1 s + 2 s, a second of setting up each; a counted leg has no time.
+        assert_eq!(
+            estimate(planned[0].spec.as_ref().unwrap()),
+            Some(Duration::from_secs(8))
+        );
+        assert_eq!(estimate(planned[1].spec.as_ref().unwrap()), None);
+        let (head, disk) = heading(&s, &args(false, &[]), &planned, Path::new("/tmp"));
+        assert_eq!(disk, 0);
+        assert_eq!(
+            head,
+            "study plans: 2 of 3 legs here, about 8 s of measuring and 1 leg(s) that run until their work is done"
+        );
+
+        // A leg its command refuses stops the study before anything runs, naming the line.
+        let all: Vec<String> = s.legs.iter().map(|l| l.name.clone()).collect();
+        let e = plan_legs(&s, &args(false, &[]), &none, &all, &machine(), None, &env)
+            .err()
+            .expect("refused");
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().starts_with("plans:"), "{e}");
+        assert!(e.to_string().contains("leg 'broken'"), "{e}");
+        // --dry-run lists it with why instead.
+        let (planned, inv) =
+            plan_legs(&s, &args(true, &[]), &none, &all, &machine(), None, &env).unwrap();
+        assert_eq!(planned.len(), 3);
+        assert!(
+            inv.not_run["broken"].starts_with("would be refused:"),
+            "{:?}",
+            inv.not_run
+        );
+    }
+
+    #[test]
+    fn times_read_as_people_say_them() {
+        assert_eq!(minutes(Duration::from_secs(89)), "89 s");
+        assert_eq!(minutes(Duration::from_secs(90)), "2 min");
+        assert_eq!(minutes(Duration::from_secs(3600)), "60 min");
+    }
+
+    #[test]
+    fn the_catalog_lists_every_built_in_study() {
+        let text = catalog(&Environment::default(), Path::new("/tmp")).unwrap();
+        for (name, _) in builtin::STUDIES {
+            assert!(text.contains(&format!("{name}: ")), "{name} missing");
+        }
+        assert!(text.ends_with("mine.toml\n"));
+    }
+}

@@ -229,3 +229,151 @@ pub fn report_of(
     );
     Ok((records, answer))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STUDY: &str = r#"
+[study]
+title = "two legs"
+
+[defaults]
+command = "null"
+duration = "100ms"
+
+[[leg]]
+name = "one"
+
+[[leg]]
+name = "two"
+"#;
+
+    fn archive(name: &str) -> (Archive, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("perflab-store-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        (Archive::open(Some(&dir)).unwrap(), dir)
+    }
+
+    fn study() -> Study {
+        file::parse(
+            STUDY,
+            &Origin {
+                name: "pair",
+                label: "pair.toml",
+            },
+        )
+        .unwrap()
+    }
+
+    /// A leg's record, as a study run stamps it.
+    fn leg_run(id: &str, leg: &str, run: &str, digest: &str, status: Status) -> RunRecord {
+        RunRecord {
+            id: id.into(),
+            workload: "null".into(),
+            status,
+            study: Some(StudyRef {
+                name: "pair".into(),
+                leg: leg.into(),
+                run: run.into(),
+                digest: digest.into(),
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn an_invocation_is_kept_and_its_answer_worked_out_again() {
+        let (a, dir) = archive("answer");
+        let s = study();
+        let inv = Invocation {
+            name: "pair".into(),
+            commands: [
+                ("one".to_string(), "perflab null".to_string()),
+                ("two".to_string(), "perflab null".to_string()),
+            ]
+            .into(),
+            not_run: [("two".to_string(), "not chosen (--leg)".to_string())].into(),
+            ..Default::default()
+        };
+        save_invocation(&a, "20260101-000000-aaaa", &s, &inv).unwrap();
+        let dir_of = invocation_path(&a, "20260101-000000-aaaa");
+        assert_eq!(
+            std::fs::read_to_string(dir_of.join("study.toml")).unwrap(),
+            STUDY
+        );
+        let r = leg_run(
+            "20260101-000001-bbbb",
+            "one",
+            "20260101-000000-aaaa",
+            "d",
+            Status::Complete,
+        );
+        a.save(&r).unwrap();
+        let (records, answer) = report_of(&a, &r).unwrap();
+        assert_eq!(records.len(), 1);
+        assert_eq!(answer.legs.len(), 2);
+        assert!(matches!(
+            &answer.legs[1].state,
+            evaluate::LegState::NotRun(why) if why == "not chosen (--leg)"
+        ));
+        // `last` is the newest run a study made.
+        assert_eq!(study_run(&a, "last").unwrap().id, r.id);
+        // A run no study made has no study answer.
+        let plain = RunRecord {
+            id: "20260101-000002-cccc".into(),
+            workload: "null".into(),
+            ..Default::default()
+        };
+        assert_eq!(report_of(&a, &plain).unwrap_err().exit_code(), 2);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn resume_takes_the_complete_legs_of_the_same_file_and_flags_only() {
+        let (a, dir) = archive("resume");
+        let s = study();
+        let run = "20260101-000000-aaaa";
+        for r in [
+            leg_run("20260101-000001-bbbb", "one", run, "same", Status::Complete),
+            leg_run("20260101-000002-cccc", "two", run, "same", Status::Failed),
+        ] {
+            a.save(&r).unwrap();
+        }
+        let (found, done) = resumed(&a, &s, "same").unwrap();
+        assert_eq!(found, run);
+        assert_eq!(done.keys().collect::<Vec<_>>(), ["one"]);
+        // Other flags: a new invocation, nothing done.
+        let (fresh, done) = resumed(&a, &s, "other").unwrap();
+        assert_ne!(fresh, run);
+        assert!(done.is_empty());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn attaching_a_leg_names_it_in_the_invocation_and_tags_it() {
+        let (a, dir) = archive("attach");
+        let s = study();
+        let run = "20260101-000000-aaaa";
+        save_invocation(&a, run, &s, &Invocation::default()).unwrap();
+        let mine = leg_run("20260101-000001-bbbb", "one", run, "d", Status::Complete);
+        a.save(&mine).unwrap();
+        let elsewhere = RunRecord {
+            id: "20260101-000002-cccc".into(),
+            workload: "null".into(),
+            status: Status::Complete,
+            ..Default::default()
+        };
+        a.save(&elsewhere).unwrap();
+        assert_eq!(attach(&a, &mine.id, "two", &elsewhere.id).unwrap(), "pair");
+        assert_eq!(a.load("pair.two").unwrap().id, elsewhere.id);
+        let (records, answer) = report_of(&a, &mine).unwrap();
+        assert_eq!(records.len(), 2);
+        assert!(
+            matches!(&answer.legs[1].state, evaluate::LegState::Ran { id, .. } if *id == elsewhere.id)
+        );
+        let e = attach(&a, &mine.id, "three", &elsewhere.id).unwrap_err();
+        assert!(e.to_string().contains("has no leg \"three\""), "{e}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
