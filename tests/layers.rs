@@ -303,19 +303,26 @@ fn registered_kinds() -> Vec<String> {
     kinds
 }
 
-/// The kinds other than `own` that a file of kind `own` names, with the line, once each.
-fn other_kinds(code: &str, module: &[String], own: &str, kinds: &[String]) -> Vec<(usize, String)> {
+/// The modules of `dir` a file's code names (`dir::NAME` from the crate's root, however it
+/// is reached), with the line, once per line.
+fn modules_of(code: &str, module: &[String], dir: &str) -> Vec<(usize, String)> {
     let mut named: Vec<(usize, String)> = paths(code, module)
         .into_iter()
         .filter_map(|(line, p)| match &p[..] {
-            [w, kind, ..] if w == "workload" && kind != own && kinds.contains(kind) => {
-                Some((line, kind.clone()))
-            }
+            [d, name, ..] if d == dir => Some((line, name.clone())),
             _ => None,
         })
         .collect();
     named.dedup();
     named
+}
+
+/// The kinds other than `own` that a file of kind `own` names, with the line, once each.
+fn other_kinds(code: &str, module: &[String], own: &str, kinds: &[String]) -> Vec<(usize, String)> {
+    modules_of(code, module, "workload")
+        .into_iter()
+        .filter(|(_, kind)| kind != own && kinds.contains(kind))
+        .collect()
 }
 
 #[test]
@@ -464,33 +471,12 @@ fn the_reader_sees_which_kind_a_path_names() {
 /// The sibling files a file of `dir` names through `super::NAME` or `crate::<dir>::NAME`,
 /// with the line.
 fn sibling_imports(code: &str, dir: &str, siblings: &BTreeSet<String>) -> Vec<(usize, String)> {
-    let mut found = Vec::new();
-    let full = format!("crate::{dir}::");
-    for (n, line) in code.lines().enumerate() {
-        for pattern in ["super::", full.as_str()] {
-            let mut search = 0;
-            while let Some(p) = line[search..].find(pattern) {
-                let at = search + p;
-                search = at + pattern.len();
-                // `super::super::` climbs out of the folder; `x::super::` is not a path start.
-                if line[search..].starts_with("super::")
-                    || (at > 0
-                        && line[..at]
-                            .ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':'))
-                {
-                    continue;
-                }
-                let name: String = line[search..]
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect();
-                if siblings.contains(&name) {
-                    found.push((n + 1, name));
-                }
-            }
-        }
-    }
-    found
+    // A file directly in `dir`: its own name does not change where `super::` leads.
+    let module = [dir.to_string(), String::new()];
+    modules_of(code, &module, dir)
+        .into_iter()
+        .filter(|(_, name)| siblings.contains(name))
+        .collect()
 }
 
 #[test]
