@@ -442,14 +442,13 @@ fn stop(
 /// not a curve against one option but calibrations and shares of a maximum, nor for a
 /// search, whose steps are probes in the order it chose them.
 fn analysis(record: &RunRecord) -> Option<crate::record::Analysis> {
-    (record.load_levels.is_none() && record.search.is_none())
-        .then(|| {
-            analyze(
-                &record.steps,
-                &record.headline,
-                &crate::workload::kind::axes_of(record),
-            )
-        })
+    (record.load_levels.is_none() && record.search.is_none()).then(|| {
+        analyze(
+            &record.steps,
+            &record.headline,
+            &crate::workload::kind::axes_of(record),
+        )
+    })
 }
 
 /// Mean and confidence interval over the trials of a step.
