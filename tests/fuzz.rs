@@ -245,9 +245,9 @@ proptest! {
             prop_assert!(slo.limit_ns > 0.0 && slo.limit_ns.is_finite());
             let _ = slo.label();
         }
-        if let Ok(d) = t.parse::<perflab::workload::io::distribution::Distribution>() {
+        if let Ok(d) = t.parse::<perflab::workload::distribution::Distribution>() {
             // Display round-trips through the parser.
-            let back = d.to_string().parse::<perflab::workload::io::distribution::Distribution>();
+            let back = d.to_string().parse::<perflab::workload::distribution::Distribution>();
             prop_assert!(back.is_ok(), "{d} does not parse back");
         }
         let _ = parse_names("rw", &t, perflab::workload::io::pattern::Rw::parse);

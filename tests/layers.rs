@@ -4,6 +4,11 @@
 //! "Layers" block), so the map and the code cannot drift apart: a new top-level module has to
 //! be placed there, and an import that climbs (or a cycle, which always climbs somewhere)
 //! fails here with the file and line to look at.
+//!
+//! Inside `workload` the same reader keeps the kinds apart: no kind (a folder that
+//! `workload::kind::KINDS` registers) names another, so what two kinds share lives below them
+//! (a module of `workload` that is not a kind, or `sql`) and a kind can be read, changed or
+//! removed alone.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -159,84 +164,165 @@ fn module_of(rel: &Path) -> Vec<String> {
     parts
 }
 
+/// Every path a file's code names, from the crate's root, with the line it starts on:
+/// `crate::a::b`, and `super::` chains resolved from the file's module (`super::x` in
+/// `workload/kv/keys.rs` is `workload::kv::x`). A group (`crate::{a, b::{c, d}}`) gives one
+/// path per item, across lines; `$crate::` (a macro's) is not the file's own.
+fn paths(code: &str, module: &[String]) -> Vec<(usize, Vec<String>)> {
+    let chars: Vec<char> = code.chars().collect();
+    let at = |i: usize, word: &str| {
+        word.chars()
+            .enumerate()
+            .all(|(k, c)| chars.get(i + k) == Some(&c))
+    };
+    let mut found = Vec::new();
+    let mut line = 1;
+    let mut i = 0;
+    while i < chars.len() {
+        let after_name =
+            i > 0 && (is_name(chars[i - 1]) || chars[i - 1] == '$' || chars[i - 1] == ':');
+        if chars[i] == '\n' {
+            line += 1;
+        } else if !after_name && at(i, "crate::") {
+            let mut j = i + 7;
+            let mut named = Vec::new();
+            path_tree(&chars, &mut j, Vec::new(), &mut named);
+            found.extend(named.into_iter().map(|p| (line, p)));
+        } else if !after_name && at(i, "super::") {
+            let mut j = i;
+            let mut up = 0;
+            while at(j, "super::") {
+                up += 1;
+                j += 7;
+            }
+            // From `a/b/c.rs` (module [a, b, c]) `super::` is [a, b].
+            if up <= module.len() {
+                let mut named = Vec::new();
+                path_tree(
+                    &chars,
+                    &mut j,
+                    module[..module.len() - up].to_vec(),
+                    &mut named,
+                );
+                found.extend(named.into_iter().map(|p| (line, p)));
+            }
+            i = j - 1;
+        }
+        i += 1;
+    }
+    found
+}
+
+fn is_name(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Reads the path (or group of paths) at `at` after `prefix`, into `out`.
+fn path_tree(chars: &[char], at: &mut usize, mut prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+    let skip_space = |at: &mut usize| {
+        while chars.get(*at).is_some_and(|c| c.is_whitespace()) {
+            *at += 1;
+        }
+    };
+    loop {
+        skip_space(at);
+        if chars.get(*at) == Some(&'{') {
+            *at += 1;
+            loop {
+                skip_space(at);
+                match chars.get(*at) {
+                    None => return,
+                    Some('}') => {
+                        *at += 1;
+                        return;
+                    }
+                    _ => path_tree(chars, at, prefix.clone(), out),
+                }
+                // Past a rename (`a as b`) to the next item.
+                while let Some(&c) = chars.get(*at) {
+                    match c {
+                        ',' => {
+                            *at += 1;
+                            break;
+                        }
+                        '}' => break,
+                        _ => *at += 1,
+                    }
+                }
+            }
+        }
+        let name: String = chars[*at..].iter().take_while(|c| is_name(**c)).collect();
+        *at += name.chars().count();
+        if name.is_empty() {
+            // A glob (`a::*`) names what is before it.
+            if !prefix.is_empty() {
+                out.push(prefix);
+            }
+            return;
+        }
+        if name != "self" {
+            prefix.push(name);
+        }
+        if chars.get(*at) == Some(&':') && chars.get(*at + 1) == Some(&':') {
+            *at += 2;
+            continue;
+        }
+        out.push(prefix);
+        return;
+    }
+}
+
 /// Every top-level module a file's code names, with the line: `crate::x`, `crate::{x, y}`
 /// and `super::` chains that climb to the crate's root.
 fn imports(code: &str, module: &[String]) -> Vec<(usize, String)> {
-    let mut found = Vec::new();
-    for (n, line) in code.lines().enumerate() {
-        let mut search = 0;
-        while let Some(p) = line[search..].find("crate::") {
-            let at = search + p;
-            search = at + 7;
-            if at > 0 && line[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '$')
-            {
-                continue;
-            }
-            let after = &line[at + 7..];
-            if let Some(group) = after.strip_prefix('{') {
-                // Only the group's first level names top-level modules; a group that spans
-                // lines is read on the following lines too.
-                let mut depth = 0;
-                let mut text = String::new();
-                for c in group.chars().chain(
-                    code.lines()
-                        .skip(n + 1)
-                        .flat_map(|l| l.chars().chain(['\n'])),
-                ) {
-                    match c {
-                        '{' => depth += 1,
-                        '}' if depth == 0 => break,
-                        '}' => depth -= 1,
-                        ',' if depth == 0 => text.push(','),
-                        c if depth == 0 => text.push(c),
-                        _ => {}
-                    }
-                }
-                for item in text.split(',') {
-                    let name: String = item
-                        .trim()
-                        .chars()
-                        .take_while(|c| c.is_alphanumeric() || *c == '_')
-                        .collect();
-                    if !name.is_empty() {
-                        found.push((n + 1, name));
-                    }
-                }
-            } else {
-                let name: String = after
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect();
-                found.push((n + 1, name));
-            }
-        }
-        let mut search = 0;
-        while let Some(p) = line[search..].find("super::") {
-            let at = search + p;
-            if at > 0 && line[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':')
-            {
-                search = at + 7;
-                continue;
-            }
-            let mut rest = &line[at..];
-            let mut up = 0;
-            while let Some(r) = rest.strip_prefix("super::") {
-                up += 1;
-                rest = r;
-            }
-            search = at + 7 * up;
-            // From `a/b/c.rs` (module [a, b, c]) `super::` is [a, b]; reaching the root
-            // names a top-level module.
-            if up == module.len() {
-                let name: String = rest
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect();
-                found.push((n + 1, name));
-            }
-        }
+    paths(code, module)
+        .into_iter()
+        .filter_map(|(line, p)| p.into_iter().next().map(|top| (line, top)))
+        .collect()
+}
+
+/// The kinds, as `workload::kind::KINDS` registers them (`&super::io::KIND` is `io`).
+fn registered_kinds() -> Vec<String> {
+    let text = std::fs::read_to_string(root().join("src/workload/kind.rs")).expect("read kind.rs");
+    let list = text
+        .split("pub static KINDS")
+        .nth(1)
+        .and_then(|rest| rest.split("];").next())
+        .expect("src/workload/kind.rs declares `pub static KINDS`");
+    let kinds: Vec<String> = list
+        .split("super::")
+        .skip(1)
+        .map(|item| item.chars().take_while(|c| is_name(*c)).collect())
+        .collect();
+    for kind in &kinds {
+        assert!(
+            root().join("src/workload").join(kind).is_dir(),
+            "KINDS names `{kind}`, which has no folder src/workload/{kind}/"
+        );
     }
-    found
+    kinds
+}
+
+/// The modules of `dir` a file's code names (`dir::NAME` from the crate's root, however it
+/// is reached), with the line, once per line.
+fn modules_of(code: &str, module: &[String], dir: &str) -> Vec<(usize, String)> {
+    let mut named: Vec<(usize, String)> = paths(code, module)
+        .into_iter()
+        .filter_map(|(line, p)| match &p[..] {
+            [d, name, ..] if d == dir => Some((line, name.clone())),
+            _ => None,
+        })
+        .collect();
+    named.dedup();
+    named
+}
+
+/// The kinds other than `own` that a file of kind `own` names, with the line, once each.
+fn other_kinds(code: &str, module: &[String], own: &str, kinds: &[String]) -> Vec<(usize, String)> {
+    modules_of(code, module, "workload")
+        .into_iter()
+        .filter(|(_, kind)| kind != own && kinds.contains(kind))
+        .collect()
 }
 
 #[test]
@@ -322,36 +408,75 @@ fn the_reader_sees_the_paths_the_layers_test_must_see() {
     assert_eq!(names, ["run", "spec", "stop", "env"]);
 }
 
-/// The sibling files a file of `dir` names through `super::NAME` or `crate::<dir>::NAME`,
-/// with the line.
-fn sibling_imports(code: &str, dir: &str, siblings: &BTreeSet<String>) -> Vec<(usize, String)> {
-    let mut found = Vec::new();
-    let full = format!("crate::{dir}::");
-    for (n, line) in code.lines().enumerate() {
-        for pattern in ["super::", full.as_str()] {
-            let mut search = 0;
-            while let Some(p) = line[search..].find(pattern) {
-                let at = search + p;
-                search = at + pattern.len();
-                // `super::super::` climbs out of the folder; `x::super::` is not a path start.
-                if line[search..].starts_with("super::")
-                    || (at > 0
-                        && line[..at]
-                            .ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':'))
-                {
-                    continue;
-                }
-                let name: String = line[search..]
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect();
-                if siblings.contains(&name) {
-                    found.push((n + 1, name));
-                }
+#[test]
+fn no_kind_imports_another_kind() {
+    let kinds = registered_kinds();
+    assert!(kinds.len() > 1, "no kinds read from KINDS: {kinds:?}");
+    let src = root().join("src");
+    let mut violations = Vec::new();
+    for kind in &kinds {
+        let mut files = Vec::new();
+        rust_files(&src.join("workload").join(kind), &mut files);
+        files.sort();
+        for path in &files {
+            let rel = path.strip_prefix(&src).unwrap();
+            let text = std::fs::read_to_string(path).unwrap();
+            for (line, other) in other_kinds(&code_of(&text), &module_of(rel), kind, &kinds) {
+                violations.push(format!(
+                    "src/{}:{line}: kind `{kind}` imports kind `{other}`",
+                    rel.display()
+                ));
             }
         }
     }
-    found
+    assert!(
+        violations.is_empty(),
+        "kinds importing kinds (move what two kinds share below them: a module of src/workload/ \
+         that is not a kind, or src/sql/):\n{}",
+        violations.join("\n")
+    );
+}
+
+#[test]
+fn the_reader_sees_which_kind_a_path_names() {
+    let code = code_of(
+        "use crate::workload::{io::distribution::{Zipf, self}, kv as cache, rng};\nuse super::super::oltp::Phases;\nfn f() { super::queries::x(); crate::workload::scan::session::connect(); $crate::workload::mail::m(); }\n// crate::workload::jobs\nuse crate::{\n    spec,\n    workload::memory::Kernel,\n};\n#[cfg(test)]\nmod tests { use crate::workload::cpu; }\n",
+    );
+    let module: Vec<String> = ["workload", "olap", "session"].map(String::from).to_vec();
+    let kinds: Vec<String> = [
+        "io", "kv", "oltp", "scan", "mail", "jobs", "memory", "cpu", "olap",
+    ]
+    .map(String::from)
+    .to_vec();
+    let named = other_kinds(&code, &module, "olap", &kinds);
+    let named: Vec<(usize, &str)> = named.iter().map(|(l, k)| (*l, k.as_str())).collect();
+    assert_eq!(
+        named,
+        [
+            (1, "io"),
+            (1, "kv"),
+            (2, "oltp"),
+            (3, "scan"),
+            (5, "memory")
+        ]
+    );
+    // `super::queries` from `workload/olap/session.rs` is olap's own.
+    assert!(
+        paths(&code, &module)
+            .iter()
+            .any(|(_, p)| p == &["workload", "olap", "queries", "x"])
+    );
+}
+
+/// The sibling files a file of `dir` names through `super::NAME` or `crate::<dir>::NAME`,
+/// with the line.
+fn sibling_imports(code: &str, dir: &str, siblings: &BTreeSet<String>) -> Vec<(usize, String)> {
+    // A file directly in `dir`: its own name does not change where `super::` leads.
+    let module = [dir.to_string(), String::new()];
+    modules_of(code, &module, dir)
+        .into_iter()
+        .filter(|(_, name)| siblings.contains(name))
+        .collect()
 }
 
 #[test]

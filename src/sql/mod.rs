@@ -8,16 +8,22 @@
 //! - [`sqlite`], [`postgres`] (TLS from [`crate::target::tls`]), [`mysql`]: the backends;
 //!   PostgreSQL's wire protocol is perflab's own, MySQL's is the `mysql` crate's;
 //!   [`query_mode`], how sessions send statements (`-M simple|extended|prepared`).
-//! - [`backend`]: which one a run uses, its settings, log counters and server CPU.
+//! - [`backend`]: which one a run uses, its settings, log counters and server CPU;
+//!   [`bounded`], a session's connection whose long statements the server stops when perflab
+//!   stops waiting (scan's and olap's).
 //! - [`schema`]: tables, fast server-side loading, perflab's record of what it created.
 //! - [`shard_db`]: the databases `--shards N` makes on one server.
+//! - [`args`]: `--set`, `--keep` and `--op-timeout`, flattened into each SQL kind's
+//!   arguments and worded by it.
 //! - [`target`]: a `--target` URL read into a backend with its settings and op timeout,
 //!   opened with one line that says why not, and settings that sweep.
 //! - [`throwaway`]: a PostgreSQL of perflab's own for studies given none; restarts cold.
 //!
 //! It sits below the workloads and above `target` (URLs, passwords, TLS).
 
+pub mod args;
 pub mod backend;
+pub mod bounded;
 pub mod cancel;
 pub mod counted;
 pub mod mysql;

@@ -8,7 +8,10 @@
 //! any kind's spec behind one type (the record's `spec`, the runner's way in), and
 //! [`RunSpec`] adds the options every kind shares ([`run_args`], read by [`build`]). Adding a
 //! workload is a folder and a line in [`kind::KINDS`] (docs/architecture.md works through
-//! `null`).
+//! `null`). No kind names another (`tests/layers.rs` holds them to it): what two kinds share
+//! sits here, beside them: [`distribution`] (io's offsets, kv's keys), [`phases`] (oltp's,
+//! scan's and kv's `prepare` and `run`), [`rng`]; SQL connecting and options are
+//! [`crate::sql`]'s.
 //!
 //! - [`null`]: does nothing, to measure the harness itself.
 //! - [`memory`]: STREAM bandwidth kernels, pointer-chase latency, the "lotto" test.
@@ -26,6 +29,7 @@
 
 pub mod build;
 pub mod cpu;
+pub mod distribution;
 pub mod io;
 pub mod jobs;
 pub mod kind;
@@ -36,6 +40,7 @@ pub mod null;
 pub mod olap;
 pub mod oltp;
 pub mod peer;
+pub mod phases;
 pub mod rng;
 pub mod run_args;
 pub mod run_spec;

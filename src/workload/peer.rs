@@ -43,7 +43,11 @@ pub enum Takes {
     Value,
 }
 
-/// One flag of a peer and what it becomes.
+/// One flag of a peer and what it becomes. A table writes the simple ones in a line each:
+/// [`to_option!`] (the flag is one of perflab's options, its value converted so),
+/// [`to_seconds!`] (an option in seconds without a unit), [`to_switch!`] (one of perflab's
+/// switches), [`to_slot!`] (a value [`Peer::finish`] puts together with others); the others
+/// are [`Flag::value`] or [`Flag::switch`] with a reader of their own.
 pub struct Flag {
     /// Its spellings: `--runtime`, `-T`.
     pub names: &'static [&'static str],
@@ -53,7 +57,109 @@ pub struct Flag {
     pub means: &'static str,
     /// Reads it: adds perflab's options to the [`Reading`], or says why it cannot mean
     /// anything here (one line, naming what to use instead).
-    pub read: fn(&mut Reading, Option<&str>) -> Result<(), String>,
+    pub read: Read,
+}
+
+/// How a [`Flag`] is read: its value (`None` for a switch written alone) into the
+/// [`Reading`], or why it cannot mean anything here.
+pub type Read = fn(&mut Reading, Option<&str>) -> Result<(), String>;
+
+impl Flag {
+    /// A flag that takes a value (`--runtime 30`, `--runtime=30`, `-T30`).
+    pub const fn value(names: &'static [&'static str], means: &'static str, read: Read) -> Flag {
+        Flag {
+            names,
+            takes: Takes::Value,
+            means,
+            read,
+        }
+    }
+
+    /// A switch (`--time_based`; `--time_based=1` hands its reader the `1`).
+    pub const fn switch(names: &'static [&'static str], means: &'static str, read: Read) -> Flag {
+        Flag {
+            names,
+            takes: Takes::Nothing,
+            means,
+            read,
+        }
+    }
+}
+
+/// A [`Flag`] that is one of perflab's options, its value given as written or converted
+/// first; what it means is the option's name unless said: `to_option!(["--blocksize"],
+/// "--bs")`, `to_option!(["--filesize"], "--size", "--size (of each file)")`,
+/// `to_option!(["--readwrite"], "--rw", "--rw", rw)` with a `fn(&str) -> String`. (A macro,
+/// not a function: a table is a `static`, and a flag's reader a function pointer, which cannot
+/// hold the option's name as a closure would.)
+macro_rules! to_option {
+    ([$($name:literal),+], $option:literal) => {
+        $crate::workload::peer::to_option!([$($name),+], $option, $option)
+    };
+    ([$($name:literal),+], $option:literal, $means:expr) => {
+        $crate::workload::peer::to_option!([$($name),+], $option, $means, str::to_string)
+    };
+    ([$($name:literal),+], $option:literal, $means:expr, $convert:expr) => {
+        $crate::workload::peer::Flag::value(&[$($name),+], $means, |r, value| {
+            r.opt($option, &$convert($crate::workload::peer::given(value)));
+            Ok(())
+        })
+    };
+}
+pub(crate) use to_option;
+
+/// A [`Flag`] that is one of perflab's times in the peers' way, seconds when it has no unit
+/// ([`seconds`]): `to_seconds!(["--runtime"], "--duration")`.
+macro_rules! to_seconds {
+    ([$($name:literal),+], $option:literal) => {
+        $crate::workload::peer::to_option!(
+            [$($name),+],
+            $option,
+            concat!($option, " (seconds without a unit)"),
+            $crate::workload::peer::seconds
+        )
+    };
+}
+pub(crate) use to_seconds;
+
+/// A peer's switch that is one of perflab's switches (`-S` is `--select-only`), whatever
+/// value it is written with; what it means is the switch's name unless said.
+macro_rules! to_switch {
+    ([$($name:literal),+], $word:literal) => {
+        $crate::workload::peer::to_switch!([$($name),+], $word, $word)
+    };
+    ([$($name:literal),+], $word:literal, $means:expr) => {
+        $crate::workload::peer::Flag::switch(&[$($name),+], $means, |r, _| {
+            r.word($word);
+            Ok(())
+        })
+    };
+}
+pub(crate) use to_switch;
+
+/// A flag whose value is kept in a slot for [`Peer::finish`], which puts it together with
+/// others (a host and a port become one `--target`): `to_slot!(["-U"], "user", "the user
+/// (into --target)")`; with a check, which refuses a value first (`whole`: a whole number).
+macro_rules! to_slot {
+    ([$($name:literal),+], $slot:literal, $means:expr) => {
+        $crate::workload::peer::Flag::value(&[$($name),+], $means, |r, value| {
+            r.keep($slot, $crate::workload::peer::given(value));
+            Ok(())
+        })
+    };
+    ([$($name:literal),+], $slot:literal, $means:expr, $check:expr) => {
+        $crate::workload::peer::Flag::value(&[$($name),+], $means, |r, value| {
+            $check($crate::workload::peer::given(value))?;
+            r.keep($slot, $crate::workload::peer::given(value));
+            Ok(())
+        })
+    };
+}
+pub(crate) use to_slot;
+
+/// The value a flag was given; empty for a switch written alone.
+pub fn given(value: Option<&str>) -> &str {
+    value.unwrap_or_default()
 }
 
 /// A no-op [`Flag::read`]: a peer flag whose meaning is perflab's default.
@@ -612,6 +718,75 @@ mod tests {
         let e = tr("-h x --server y").unwrap_err();
         assert!(e.contains("--like a|b"), "{e}");
         assert!(tr("--like c").unwrap_err().contains("a, b"));
+    }
+
+    static C: Peer = Peer {
+        name: "c",
+        flags: &[
+            to_option!(["--bsize"], "--bs"),
+            to_option!(["--loops", "-L"], "--repeat", "--repeat (runs)"),
+            to_option!(["--log_msec"], "--interval", "--interval (ms)", |v| {
+                unitless(v, "ms")
+            }),
+            to_seconds!(["--runtime"], "--duration"),
+            to_switch!(["--quiet-please"], "--quiet"),
+            to_slot!(["--server"], "host", "host"),
+            to_slot!(["--port"], "port", "port", whole),
+        ],
+        positional: no_word,
+        finish,
+    };
+
+    #[test]
+    fn the_constructors_make_the_flags_they_say() {
+        let tr = |line: &str| {
+            let argv: Vec<String> = line.split_whitespace().map(String::from).collect();
+            translate(&[&C], &own(), &argv)
+        };
+        let t = tr("--bsize 4k -L2 --log_msec=500 --runtime 3 --quiet-please=0").unwrap();
+        assert_eq!(
+            t.args,
+            [
+                "--bs",
+                "4k",
+                "--repeat",
+                "2",
+                "--interval",
+                "500ms",
+                "--duration",
+                "3s",
+                "--quiet"
+            ]
+        );
+        assert_eq!(
+            tr("--server x --port 1").unwrap().args,
+            ["--target", "redis://x"]
+        );
+        assert_eq!(
+            tr("--port x").unwrap_err(),
+            "c's --port x: expected a whole number"
+        );
+        let means: Vec<&str> = C.flags.iter().map(|f| f.means).collect();
+        assert_eq!(
+            means,
+            [
+                "--bs",
+                "--repeat (runs)",
+                "--interval (ms)",
+                "--duration (seconds without a unit)",
+                "--quiet",
+                "host",
+                "port"
+            ]
+        );
+        let takes: Vec<Takes> = C.flags.iter().map(|f| f.takes).collect();
+        assert_eq!(takes[4], Takes::Nothing);
+        assert!(
+            takes
+                .iter()
+                .enumerate()
+                .all(|(i, t)| i == 4 || *t == Takes::Value)
+        );
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! - this file: [`IoSpec`] (the options, named as fio names them) and its [`Workload`] impl;
 //! - [`pattern`]: what each I/O is (direction, block size, offset), from `--rw`, `--bs`,
 //!   `--bssplit` and the random distribution;
-//! - [`distribution`]: which block a random I/O touches (uniform, zipf, pareto, hot set);
+//! - which block a random I/O touches (uniform, zipf, pareto, hot set) is
+//!   [`crate::workload::distribution`]'s, which kv's keys draw from too;
 //! - [`layout`]: where the I/O goes (volumes and files), the safety checks before anything is
 //!   written, creating, filling and removing the files;
 //! - [`session`]: one worker's queues over the engine ([`crate::engine`]), timing every I/O
@@ -21,7 +22,6 @@ pub mod analysis;
 pub mod args;
 pub mod balance;
 pub mod cmd;
-pub mod distribution;
 pub mod kind;
 pub mod layout;
 pub mod pattern;
@@ -38,7 +38,7 @@ use crate::record::{Headline, StepResult, Trial, Warning};
 use crate::spec::{Axis, StepPoint, Sweep};
 use crate::stats::steady::SteadyCriteria;
 use crate::workload::Context;
-use distribution::Distribution;
+use crate::workload::distribution::Distribution;
 use layout::Layout;
 use pattern::Rw;
 use serde::Serialize;

@@ -3,7 +3,9 @@
 //! (`--rw`, `--bs`, `--iodepth`, `--size`, `--offset`, `--direct`, `--fsync`, `--fdatasync`,
 //! `--bssplit`, `--rwmixread`) are perflab's own and not listed here.
 
-use crate::workload::peer::{Flag, Peer, Reading, Takes, same, seconds, unitless, whole};
+use crate::workload::peer::{
+    Flag, Peer, Reading, given, same, to_option, to_seconds, to_slot, unitless, whole,
+};
 
 /// fio.
 pub static FIO: Peer = Peer {
@@ -13,16 +15,12 @@ pub static FIO: Peer = Peer {
     finish,
 };
 
-fn v(value: Option<&str>) -> &str {
-    value.unwrap_or_default()
-}
-
 /// fio's `--filename` lists are `a:b:c`, each a volume here: an existing file or device
 /// (which perflab writes only with `--destroy-data`). fio creates a named file that is not
 /// there; perflab makes its own files only in a directory, so it says to give that.
 fn files(r: &mut Reading, value: Option<&str>) -> Result<(), String> {
     let mut count = 0;
-    for p in v(value).split(':').filter(|p| !p.is_empty()) {
+    for p in given(value).split(':').filter(|p| !p.is_empty()) {
         count += 1;
         let path = std::path::Path::new(p);
         if !path.exists() {
@@ -42,7 +40,7 @@ fn files(r: &mut Reading, value: Option<&str>) -> Result<(), String> {
 
 /// fio's `--directory`: each job makes its own files there.
 fn directory(r: &mut Reading, value: Option<&str>) -> Result<(), String> {
-    for p in v(value).split(':').filter(|p| !p.is_empty()) {
+    for p in given(value).split(':').filter(|p| !p.is_empty()) {
         r.opt("--path", p);
     }
     r.keep("directory", "yes");
@@ -50,138 +48,77 @@ fn directory(r: &mut Reading, value: Option<&str>) -> Result<(), String> {
 }
 
 static FLAGS: &[Flag] = &[
-    Flag {
-        names: &["--name"],
-        takes: Takes::Value,
-        means: "the job's name: one job per command, named by the run's id (tag it with 'perflab tag')",
-        read: |r, value| {
+    Flag::value(
+        &["--name"],
+        "the job's name: one job per command, named by the run's id (tag it with 'perflab tag')",
+        |r, value| {
             if r.kept("name").is_some() {
                 return Err(
                     "a second job: perflab io runs one job per command; run each job as its own command, or list them in a suite".into(),
                 );
             }
-            r.keep("name", v(value));
+            r.keep("name", given(value));
             Ok(())
         },
-    },
-    Flag {
-        names: &["--filename"],
-        takes: Takes::Value,
-        means: "--path (each of a:b:c an existing file or device; jobs share it)",
-        read: files,
-    },
-    Flag {
-        names: &["--directory"],
-        takes: Takes::Value,
-        means: "--path (each of a:b:c a volume; each job its own --nrfiles files there)",
-        read: directory,
-    },
-    Flag {
-        names: &["--readwrite"],
-        takes: Takes::Value,
-        means: "--rw",
-        read: |r, value| {
-            r.opt("--rw", &rw(v(value)));
+    ),
+    Flag::value(
+        &["--filename"],
+        "--path (each of a:b:c an existing file or device; jobs share it)",
+        files,
+    ),
+    Flag::value(
+        &["--directory"],
+        "--path (each of a:b:c a volume; each job its own --nrfiles files there)",
+        directory,
+    ),
+    to_option!(["--readwrite"], "--rw", "--rw", rw),
+    to_option!(["--blocksize"], "--bs"),
+    to_slot!(
+        ["--size"],
+        "size",
+        "the job's bytes, split over its --nrfiles files (perflab's --size is each file's)"
+    ),
+    to_slot!(
+        ["--iodepth"],
+        "iodepth",
+        "--iodepth (ignored by fio's sync engines, so dropped with them)"
+    ),
+    to_option!(["--filesize"], "--size", "--size (of each file)"),
+    to_seconds!(["--runtime"], "--duration"),
+    to_seconds!(["--ramp_time"], "--warmup"),
+    Flag::switch(
+        &["--time_based"],
+        "perflab's steps always run for --duration",
+        same,
+    ),
+    Flag::value(
+        &["--numjobs"],
+        "--threads, each with --iodepth in flight (with --directory each job has its own files: --files too)",
+        |r, value| {
+            whole(given(value))
+                .map_err(|_| "one number (perflab's --threads sweeps)".to_string())?;
+            r.keep("numjobs", given(value));
+            r.opt("--threads", given(value));
             Ok(())
         },
-    },
-    Flag {
-        names: &["--blocksize"],
-        takes: Takes::Value,
-        means: "--bs",
-        read: |r, value| {
-            r.opt("--bs", v(value));
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["--size"],
-        takes: Takes::Value,
-        means: "the job's bytes, split over its --nrfiles files (perflab's --size is each file's)",
-        read: |r, value| {
-            r.keep("size", v(value));
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["--iodepth"],
-        takes: Takes::Value,
-        means: "--iodepth (ignored by fio's sync engines, so dropped with them)",
-        read: |r, value| {
-            r.keep("iodepth", v(value));
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["--filesize"],
-        takes: Takes::Value,
-        means: "--size (of each file)",
-        read: |r, value| {
-            r.opt("--size", v(value));
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["--runtime"],
-        takes: Takes::Value,
-        means: "--duration (seconds without a unit)",
-        read: |r, value| {
-            r.opt("--duration", &seconds(v(value)));
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["--ramp_time"],
-        takes: Takes::Value,
-        means: "--warmup (seconds without a unit)",
-        read: |r, value| {
-            r.opt("--warmup", &seconds(v(value)));
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["--time_based"],
-        takes: Takes::Nothing,
-        means: "perflab's steps always run for --duration",
-        read: same,
-    },
-    Flag {
-        names: &["--numjobs"],
-        takes: Takes::Value,
-        means: "--threads, each with --iodepth in flight (with --directory each job has its own files: --files too)",
-        read: |r, value| {
-            whole(v(value)).map_err(|_| "one number (perflab's --threads sweeps)".to_string())?;
-            r.keep("numjobs", v(value));
-            r.opt("--threads", v(value));
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["--nrfiles"],
-        takes: Takes::Value,
-        means: "--files (per job: with --directory, times --numjobs)",
-        read: |r, value| {
-            whole(v(value))?;
-            r.keep("nrfiles", v(value));
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["--number_ios"],
-        takes: Takes::Value,
-        means: "--ops (per job, so times --numjobs)",
-        read: |r, value| {
-            whole(v(value))?;
-            r.keep("number_ios", v(value));
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["--rate_iops"],
-        takes: Takes::Value,
-        means: "--rate N/s --rate-scope worker (fio's rate is per job)",
-        read: |r, value| {
-            let n = v(value);
+    ),
+    to_slot!(
+        ["--nrfiles"],
+        "nrfiles",
+        "--files (per job: with --directory, times --numjobs)",
+        whole
+    ),
+    to_slot!(
+        ["--number_ios"],
+        "number_ios",
+        "--ops (per job, so times --numjobs)",
+        whole
+    ),
+    Flag::value(
+        &["--rate_iops"],
+        "--rate N/s --rate-scope worker (fio's rate is per job)",
+        |r, value| {
+            let n = given(value);
             if n.contains(',') {
                 return Err("separate read and write rates: perflab paces all ops at one rate; give one number".into());
             }
@@ -189,13 +126,12 @@ static FLAGS: &[Flag] = &[
             r.opt("--rate-scope", "worker");
             Ok(())
         },
-    },
-    Flag {
-        names: &["--rate"],
-        takes: Takes::Value,
-        means: "--rate in bytes a second per job (fio's --rate is bandwidth): --rate NB/s --rate-scope worker",
-        read: |r, value| {
-            let n = v(value);
+    ),
+    Flag::value(
+        &["--rate"],
+        "--rate in bytes a second per job (fio's --rate is bandwidth): --rate NB/s --rate-scope worker",
+        |r, value| {
+            let n = given(value);
             // perflab's own rates carry their period (`1000/s`, `100MB/s`): as written.
             if n.contains('/') {
                 r.opt("--rate", n);
@@ -212,56 +148,40 @@ static FLAGS: &[Flag] = &[
             r.opt("--rate-scope", "worker");
             Ok(())
         },
-    },
-    Flag {
-        names: &["--rate_process"],
-        takes: Takes::Value,
-        means: "--arrival (linear is uniform)",
-        read: |r, value| {
-            match v(value) {
+    ),
+    Flag::value(
+        &["--rate_process"],
+        "--arrival (linear is uniform)",
+        |r, value| {
+            match given(value) {
                 "poisson" => r.opt("--arrival", "poisson"),
                 "linear" => r.opt("--arrival", "uniform"),
                 _ => return Err("use poisson or linear".into()),
             }
             Ok(())
         },
-    },
-    Flag {
-        names: &["--thinktime"],
-        takes: Takes::Value,
-        means: "refused: perflab io has no think time (--rate_iops paces an open loop)",
-        read: |_, _| {
+    ),
+    Flag::value(
+        &["--thinktime"],
+        "refused: perflab io has no think time (--rate_iops paces an open loop)",
+        |_, _| {
             Err("perflab io has no think time; --rate_iops (or --rate) paces an open loop, a lower --iodepth offers less load".into())
         },
-    },
-    Flag {
-        names: &["--randseed"],
-        takes: Takes::Value,
-        means: "--seed",
-        read: |r, value| {
-            r.opt("--seed", v(value));
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["--rwmixwrite"],
-        takes: Takes::Value,
-        means: "--rwmix 100-N",
-        read: |r, value| {
-            let w = whole(v(value))?;
-            if w > 100 {
-                return Err("a percentage of writes, 0 to 100".into());
-            }
-            r.opt("--rwmix", &(100 - w).to_string());
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["--random_distribution"],
-        takes: Takes::Value,
-        means: "--distribution (random is uniform; zoned:A/D:... is hot:A/D)",
-        read: |r, value| {
-            let text = v(value);
+    ),
+    to_option!(["--randseed"], "--seed"),
+    Flag::value(&["--rwmixwrite"], "--rwmix 100-N", |r, value| {
+        let w = whole(given(value))?;
+        if w > 100 {
+            return Err("a percentage of writes, 0 to 100".into());
+        }
+        r.opt("--rwmix", &(100 - w).to_string());
+        Ok(())
+    }),
+    Flag::value(
+        &["--random_distribution"],
+        "--distribution (random is uniform; zoned:A/D:... is hot:A/D)",
+        |r, value| {
+            let text = given(value);
             let (name, zones) = text.split_once(':').unwrap_or((text, ""));
             let ours = match name {
                 "random" => "uniform".to_string(),
@@ -287,20 +207,19 @@ static FLAGS: &[Flag] = &[
             r.opt("--distribution", &ours);
             Ok(())
         },
-    },
-    Flag {
-        names: &["--ioengine"],
-        takes: Takes::Value,
-        means: "--engine: io_uring; libaio reads as io_uring; psync, sync, pvsync as sync",
-        read: |r, value| {
-            let ours = match v(value) {
+    ),
+    Flag::value(
+        &["--ioengine"],
+        "--engine: io_uring; libaio reads as io_uring; psync, sync, pvsync as sync",
+        |r, value| {
+            let ours = match given(value) {
                 "io_uring" => "io_uring",
                 "libaio" => {
                     r.note("fio's --ioengine=libaio: perflab's asynchronous engine is io_uring, with the same queue depth".into());
                     "io_uring"
                 }
                 "psync" | "sync" | "pvsync" | "pvsync2" => {
-                    r.keep("sync", v(value));
+                    r.keep("sync", given(value));
                     "sync"
                 }
                 _ => {
@@ -313,12 +232,11 @@ static FLAGS: &[Flag] = &[
             r.opt("--engine", ours);
             Ok(())
         },
-    },
-    Flag {
-        names: &["--buffered"],
-        takes: Takes::Nothing,
-        means: "--direct 0 (--buffered=1), --direct 1 (--buffered=0)",
-        read: |r, value| {
+    ),
+    Flag::switch(
+        &["--buffered"],
+        "--direct 0 (--buffered=1), --direct 1 (--buffered=0)",
+        |r, value| {
             match value.unwrap_or("1") {
                 "1" => r.opt("--direct", "0"),
                 "0" => r.opt("--direct", "1"),
@@ -326,30 +244,27 @@ static FLAGS: &[Flag] = &[
             }
             Ok(())
         },
-    },
-    Flag {
-        names: &["--verify"],
-        takes: Takes::Nothing,
-        means: "--verify (perflab's own checksummed blocks, whatever the method)",
-        read: |r, value| {
-            if v(value) != "0" {
+    ),
+    Flag::switch(
+        &["--verify"],
+        "--verify (perflab's own checksummed blocks, whatever the method)",
+        |r, value| {
+            if given(value) != "0" {
                 r.word("--verify");
             }
             Ok(())
         },
-    },
-    Flag {
-        names: &["--do_verify"],
-        takes: Takes::Nothing,
-        means: "perflab reads back what it wrote whenever --verify is on",
-        read: same,
-    },
-    Flag {
-        names: &["--steadystate", "--ss"],
-        takes: Takes::Value,
-        means: "--steady-state: iops_slope:N% is --ss-slope N, iops:N% --ss-spread 2N",
-        read: |r, value| {
-            let text = v(value);
+    ),
+    Flag::switch(
+        &["--do_verify"],
+        "perflab reads back what it wrote whenever --verify is on",
+        same,
+    ),
+    Flag::value(
+        &["--steadystate", "--ss"],
+        "--steady-state: iops_slope:N% is --ss-slope N, iops:N% --ss-spread 2N",
+        |r, value| {
+            let text = given(value);
             let (metric, limit) = text.split_once(':').unwrap_or((text, ""));
             let pct = limit.trim_end_matches('%');
             let pct: f64 = pct
@@ -364,62 +279,36 @@ static FLAGS: &[Flag] = &[
             }
             Ok(())
         },
-    },
-    Flag {
-        names: &["--ss_dur"],
-        takes: Takes::Value,
-        means: "--ss-window (seconds without a unit)",
-        read: |r, value| {
-            r.opt("--ss-window", &seconds(v(value)));
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["--loops"],
-        takes: Takes::Value,
-        means: "--repeat",
-        read: |r, value| {
-            r.opt("--repeat", v(value));
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["--unlink"],
-        takes: Takes::Nothing,
-        means: "perflab removes its files (--unlink=0 is --keep)",
-        read: |r, value| {
-            if v(value) == "0" {
+    ),
+    to_seconds!(["--ss_dur"], "--ss-window"),
+    to_option!(["--loops"], "--repeat"),
+    Flag::switch(
+        &["--unlink"],
+        "perflab removes its files (--unlink=0 is --keep)",
+        |r, value| {
+            if given(value) == "0" {
                 r.word("--keep");
             }
             Ok(())
         },
-    },
-    Flag {
-        names: &["--log_avg_msec"],
-        takes: Takes::Value,
-        means: "--interval (milliseconds)",
-        read: |r, value| {
-            r.opt("--interval", &unitless(v(value), "ms"));
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["--eta"],
-        takes: Takes::Value,
-        means: "--eta=never is --quiet",
-        read: |r, value| {
-            if v(value) == "never" {
-                r.word("--quiet");
-            }
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["--output-format"],
-        takes: Takes::Value,
-        means: "json is --json; normal is perflab's tables",
-        read: |r, value| {
-            match v(value) {
+    ),
+    to_option!(
+        ["--log_avg_msec"],
+        "--interval",
+        "--interval (milliseconds)",
+        |v| unitless(v, "ms")
+    ),
+    Flag::value(&["--eta"], "--eta=never is --quiet", |r, value| {
+        if given(value) == "never" {
+            r.word("--quiet");
+        }
+        Ok(())
+    }),
+    Flag::value(
+        &["--output-format"],
+        "json is --json; normal is perflab's tables",
+        |r, value| {
+            match given(value) {
                 "json" | "json+" => r.word("--json"),
                 "normal" => {}
                 _ => {
@@ -431,9 +320,9 @@ static FLAGS: &[Flag] = &[
             }
             Ok(())
         },
-    },
-    Flag {
-        names: &[
+    ),
+    Flag::switch(
+        &[
             "--group_reporting",
             "--thread",
             "--norandommap",
@@ -443,59 +332,54 @@ static FLAGS: &[Flag] = &[
             "--clat_percentiles",
             "--eta-newline",
         ],
-        takes: Takes::Nothing,
-        means: "what perflab always does (one report for all workers, offsets at random, every percentile kept)",
-        read: same,
-    },
-    Flag {
-        names: &[
+        "what perflab always does (one report for all workers, offsets at random, every percentile kept)",
+        same,
+    ),
+    Flag::value(
+        &[
             "--percentile_list",
             "--fallocate",
             "--iodepth_batch_submit",
             "--iodepth_batch_complete_min",
         ],
-        takes: Takes::Value,
-        means: "what perflab always does (every percentile kept, files written in full, I/Os submitted as they free up)",
-        read: same,
-    },
-    Flag {
-        names: &[
+        "what perflab always does (every percentile kept, files written in full, I/Os submitted as they free up)",
+        same,
+    ),
+    Flag::value(
+        &[
             "--output",
             "--write_bw_log",
             "--write_lat_log",
             "--write_iops_log",
             "--write_hist_log",
         ],
-        takes: Takes::Value,
-        means: "refused: every run is archived with its time series; 'perflab export last -f csv-intervals -o FILE' writes them, --hlog FILE each interval's histogram",
-        read: |_, _| {
+        "refused: every run is archived with its time series; 'perflab export last -f csv-intervals -o FILE' writes them, --hlog FILE each interval's histogram",
+        |_, _| {
             Err("every run is archived with its time series and histograms; write them out with 'perflab export last -f csv-intervals -o FILE', or give --hlog FILE for each interval's histogram".into())
         },
-    },
-    Flag {
-        names: &[
+    ),
+    Flag::value(
+        &[
             "--cpus_allowed",
             "--cpumask",
             "--numa_cpu_nodes",
             "--numa_mem_policy",
         ],
-        takes: Takes::Value,
-        means: "refused: run perflab under taskset or numactl",
-        read: |_, _| Err("perflab does not pin; run it under taskset or numactl".into()),
-    },
-    Flag {
-        names: &[
+        "refused: run perflab under taskset or numactl",
+        |_, _| Err("perflab does not pin; run it under taskset or numactl".into()),
+    ),
+    Flag::value(
+        &[
             "--zero_buffers",
             "--refill_buffers",
             "--buffer_compress_percentage",
             "--dedupe_percentage",
         ],
-        takes: Takes::Value,
-        means: "refused: perflab writes random bytes (incompressible, not deduplicable)",
-        read: |_, _| {
+        "refused: perflab writes random bytes (incompressible, not deduplicable)",
+        |_, _| {
             Err("perflab writes random bytes, incompressible and unique; it has no other buffer contents".into())
         },
-    },
+    ),
 ];
 
 /// fio's `--rw` names that perflab spells differently.

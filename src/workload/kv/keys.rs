@@ -57,7 +57,7 @@
 //! No code here comes from memtier or mutilate; only the table's numbers do.
 
 use crate::spec::units::parse_size;
-use crate::workload::io::distribution::{BlockPicker, Distribution};
+use crate::workload::distribution::{BlockPicker, Distribution};
 use crate::workload::rng::Rng;
 use std::fmt;
 use std::str::FromStr;

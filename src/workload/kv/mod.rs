@@ -50,6 +50,7 @@ use crate::record::{Check, Headline, StepResult, Trial, Warning, step_number};
 use crate::spec::{Axis, StepPoint, Sweep};
 use crate::stop::Stop;
 use crate::workload::Context;
+use crate::workload::phases::Phases;
 use endpoint::Control;
 use protocol::{Command, Protocol};
 use serde::Serialize;
@@ -57,16 +58,6 @@ use session::{KvSession, Plan};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-/// What a command does with the keys.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Phases {
-    /// Load every key, run, delete them (the default).
-    All,
-    /// Run against keys loaded earlier by `perflab kv prepare`.
-    Run,
-}
 
 /// Share of perflab's CPU time, over its worker threads, above which the client itself may
 /// be what limits the step.

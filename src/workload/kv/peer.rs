@@ -12,7 +12,9 @@
 //!   (0..99,999, every key loaded): memtier's 10 million keys are never loaded, so most of
 //!   its gets miss, which is not a cache's usual work. A note lists what was filled in.
 
-use crate::workload::peer::{Flag, Peer, Reading, Takes, same, seconds, whole};
+use crate::workload::peer::{
+    Flag, Peer, Reading, given, same, seconds, to_option, to_slot, to_switch, whole,
+};
 
 /// redis-benchmark.
 pub static REDIS_BENCHMARK: Peer = Peer {
@@ -30,17 +32,13 @@ pub static MEMTIER: Peer = Peer {
     finish: memtier_finish,
 };
 
-fn v(value: Option<&str>) -> &str {
-    value.unwrap_or_default()
-}
-
 /// `fn $name` keeps the flag's value in `$slot` for the target or the counts, a whole number
 /// where `$whole` says so.
 macro_rules! keeper {
     ($name:ident, $slot:literal, $whole:literal) => {
         fn $name(r: &mut Reading, value: Option<&str>) -> Result<(), String> {
             if $whole {
-                whole(v(value))?;
+                whole(given(value))?;
             }
             r.keep($slot, value.unwrap_or("yes"));
             Ok(())
@@ -54,10 +52,10 @@ keeper!(password, "password", false);
 keeper!(user, "user", false);
 /// redis-benchmark's `-s` and memtier's `-S`: a Unix socket, by its absolute path.
 fn socket(r: &mut Reading, value: Option<&str>) -> Result<(), String> {
-    if !v(value).starts_with('/') {
+    if !given(value).starts_with('/') {
         return Err("give the socket's absolute path".into());
     }
-    r.keep("socket", v(value));
+    r.keep("socket", given(value));
     Ok(())
 }
 keeper!(db, "db", true);
@@ -72,153 +70,80 @@ fn data_size(r: &mut Reading, value: Option<&str>) -> Result<(), String> {
     r.note(format!(
         "{}'s -d {}: the value size in bytes (perflab's own -d is --duration)",
         r.dialect().unwrap_or("the tool"),
-        v(value)
+        given(value)
     ));
     size(r, value)
 }
 keeper!(tls, "tls", false);
 
-/// perflab's own TLS options, under the same names (memtier's `--tls-skip-verify` is
-/// `--insecure`).
-fn insecure(r: &mut Reading, _: Option<&str>) -> Result<(), String> {
-    r.word("--insecure");
-    Ok(())
-}
-
-fn cacert(r: &mut Reading, value: Option<&str>) -> Result<(), String> {
-    r.opt("--cacert", v(value));
-    Ok(())
-}
-
-fn cert(r: &mut Reading, value: Option<&str>) -> Result<(), String> {
-    r.opt("--cert", v(value));
-    Ok(())
-}
-
-fn key(r: &mut Reading, value: Option<&str>) -> Result<(), String> {
-    r.opt("--key", v(value));
-    Ok(())
-}
+/// perflab's own TLS options, which both tools spell as perflab does but for memtier's
+/// `--tls-skip-verify` (`--insecure`): written once, listed in both tables.
+const INSECURE: &str = "--insecure: the server's certificate is not verified";
+const CACERT: Flag = to_option!(
+    ["--cacert"],
+    "--cacert",
+    "--cacert FILE: the CA that signed the server's certificate"
+);
+const CERT: Flag = to_option!(["--cert"], "--cert", "--cert FILE: the client certificate");
+const KEY: Flag = to_option!(
+    ["--key"],
+    "--key",
+    "--key FILE: the client certificate's key"
+);
 
 fn refuse_output(_: &mut Reading, _: Option<&str>) -> Result<(), String> {
     Err("every run is archived with its histograms; write it out with 'perflab export last -f csv -o FILE' (or -f csv-intervals), or give --hlog FILE for an HdrHistogram interval log".into())
 }
 
 static REDIS_FLAGS: &[Flag] = &[
-    Flag {
-        names: &["-h"],
-        takes: Takes::Value,
-        means: "the server's host (into --target)",
-        read: host,
-    },
-    Flag {
-        names: &["-p"],
-        takes: Takes::Value,
-        means: "the server's port (into --target)",
-        read: port,
-    },
-    Flag {
-        names: &["-s"],
-        takes: Takes::Value,
-        means: "a Unix socket (into --target)",
-        read: socket,
-    },
-    Flag {
-        names: &["-a"],
-        takes: Takes::Value,
-        means: "the password (into --target; never recorded)",
-        read: password,
-    },
-    Flag {
-        names: &["--user"],
-        takes: Takes::Value,
-        means: "the ACL user (into --target)",
-        read: user,
-    },
-    Flag {
-        names: &["-u"],
-        takes: Takes::Value,
-        means: "--target",
-        read: |r, value| {
-            r.opt("--target", v(value));
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["--dbnum"],
-        takes: Takes::Value,
-        means: "the database number (into --target)",
-        read: db,
-    },
-    Flag {
-        names: &["--tls"],
-        takes: Takes::Nothing,
-        means: "rediss:// (TLS)",
-        read: tls,
-    },
-    Flag {
-        names: &["-3"],
-        takes: Takes::Nothing,
-        means: "RESP3 (?protocol=3)",
-        read: |r, _| {
-            r.keep("resp3", "yes");
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["-c"],
-        takes: Takes::Value,
-        means: "--clients (connections over all threads)",
-        read: clients,
-    },
-    Flag {
-        names: &["-n"],
-        takes: Takes::Value,
-        means: "--ops (requests over all connections)",
-        read: requests,
-    },
-    Flag {
-        names: &["-d"],
-        takes: Takes::Value,
-        means: "--value-size (bytes)",
-        read: data_size,
-    },
-    Flag {
-        names: &["-P"],
-        takes: Takes::Value,
-        means: "--pipeline",
-        read: |r, value| {
-            whole(v(value))?;
-            r.opt("--pipeline", v(value));
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["-r"],
-        takes: Takes::Value,
-        means: "--key-minimum 0 --key-maximum N-1 (keys at random over N)",
-        read: |r, value| {
-            let n = whole(v(value))?;
+    Flag::value(&["-h"], "the server's host (into --target)", host),
+    Flag::value(&["-p"], "the server's port (into --target)", port),
+    Flag::value(&["-s"], "a Unix socket (into --target)", socket),
+    Flag::value(
+        &["-a"],
+        "the password (into --target; never recorded)",
+        password,
+    ),
+    Flag::value(&["--user"], "the ACL user (into --target)", user),
+    to_option!(["-u"], "--target"),
+    Flag::value(&["--dbnum"], "the database number (into --target)", db),
+    Flag::switch(&["--tls"], "rediss:// (TLS)", tls),
+    Flag::switch(&["-3"], "RESP3 (?protocol=3)", |r, _| {
+        r.keep("resp3", "yes");
+        Ok(())
+    }),
+    Flag::value(&["-c"], "--clients (connections over all threads)", clients),
+    Flag::value(&["-n"], "--ops (requests over all connections)", requests),
+    Flag::value(&["-d"], "--value-size (bytes)", data_size),
+    Flag::value(&["-P"], "--pipeline", |r, value| {
+        whole(given(value))?;
+        r.opt("--pipeline", given(value));
+        Ok(())
+    }),
+    Flag::value(
+        &["-r"],
+        "--key-minimum 0 --key-maximum N-1 (keys at random over N)",
+        |r, value| {
+            let n = whole(given(value))?;
             if n == 0 {
                 return Err("at least one key".into());
             }
             r.keep("keyspace", &n.to_string());
             Ok(())
         },
-    },
-    Flag {
-        names: &["-t"],
-        takes: Takes::Value,
-        means: "the test: get is --ratio 0:1, set --ratio 1:0",
-        read: |r, value| {
-            let tests: Vec<String> = v(value)
+    ),
+    Flag::value(
+        &["-t"],
+        "the test: get is --ratio 0:1, set --ratio 1:0",
+        |r, value| {
+            let tests: Vec<String> = given(value)
                 .split(',')
                 .map(|t| t.trim().to_ascii_lowercase())
                 .filter(|t| !t.is_empty())
                 .collect();
             r.note(format!(
                 "redis-benchmark's -t {}: the test (perflab's own -t is --threads)",
-                v(value)
+                given(value)
             ));
             match tests.iter().map(String::as_str).collect::<Vec<_>>()[..] {
                 ["get"] => r.opt("--ratio", "0:1"),
@@ -232,139 +157,74 @@ static REDIS_FLAGS: &[Flag] = &[
             }
             Ok(())
         },
-    },
-    Flag {
-        names: &["-k"],
-        takes: Takes::Value,
-        means: "1 (keep connections) is perflab's way; 0 refused",
-        read: |_, value| match v(value) {
+    ),
+    Flag::value(
+        &["-k"],
+        "1 (keep connections) is perflab's way; 0 refused",
+        |_, value| match given(value) {
             "1" => Ok(()),
             _ => Err(
                 "perflab keeps every connection open; reconnecting per request is not available"
                     .into(),
             ),
         },
-    },
-    Flag {
-        names: &["--csv"],
-        takes: Takes::Nothing,
-        means: "refused: 'perflab export -f csv' writes the run",
-        read: refuse_output,
-    },
-    Flag {
-        names: &["-l"],
-        takes: Takes::Nothing,
-        means: "refused: use --repeat N",
-        read: |_, _| Err("perflab does not loop forever; --repeat N runs each step N times".into()),
-    },
-    Flag {
-        names: &["--precision", "-e"],
-        takes: Takes::Value,
-        means: "perflab keeps full histograms and counts every error",
-        read: same,
-    },
-    Flag {
-        names: &["--insecure"],
-        takes: Takes::Nothing,
-        means: "--insecure: the server's certificate is not verified",
-        read: insecure,
-    },
-    Flag {
-        names: &["--cacert"],
-        takes: Takes::Value,
-        means: "--cacert FILE: the CA that signed the server's certificate",
-        read: cacert,
-    },
-    Flag {
-        names: &["--cert"],
-        takes: Takes::Value,
-        means: "--cert FILE: the client certificate",
-        read: cert,
-    },
-    Flag {
-        names: &["--key"],
-        takes: Takes::Value,
-        means: "--key FILE: the client certificate's key",
-        read: key,
-    },
+    ),
+    Flag::switch(
+        &["--csv"],
+        "refused: 'perflab export -f csv' writes the run",
+        refuse_output,
+    ),
+    Flag::switch(&["-l"], "refused: use --repeat N", |_, _| {
+        Err("perflab does not loop forever; --repeat N runs each step N times".into())
+    }),
+    Flag::value(
+        &["--precision", "-e"],
+        "perflab keeps full histograms and counts every error",
+        same,
+    ),
+    to_switch!(["--insecure"], "--insecure", INSECURE),
+    CACERT,
+    CERT,
+    KEY,
 ];
 
 static MEMTIER_FLAGS: &[Flag] = &[
-    Flag {
-        names: &["-s", "--server"],
-        takes: Takes::Value,
-        means: "the server's host (into --target)",
-        read: host,
-    },
-    Flag {
-        names: &["-p", "--port"],
-        takes: Takes::Value,
-        means: "the server's port (into --target)",
-        read: port,
-    },
-    Flag {
-        names: &["-S", "--unix-socket"],
-        takes: Takes::Value,
-        means: "a Unix socket (into --target)",
-        read: socket,
-    },
-    Flag {
-        names: &["-a", "--authenticate"],
-        takes: Takes::Value,
-        means: "the password, or USER:PASSWORD (into --target; never recorded)",
-        read: |r, value| {
-            match v(value).split_once(':') {
+    Flag::value(
+        &["-s", "--server"],
+        "the server's host (into --target)",
+        host,
+    ),
+    Flag::value(&["-p", "--port"], "the server's port (into --target)", port),
+    Flag::value(
+        &["-S", "--unix-socket"],
+        "a Unix socket (into --target)",
+        socket,
+    ),
+    Flag::value(
+        &["-a", "--authenticate"],
+        "the password, or USER:PASSWORD (into --target; never recorded)",
+        |r, value| {
+            match given(value).split_once(':') {
                 Some((user, password)) => {
                     r.keep("user", user);
                     r.keep("password", password);
                 }
-                None => r.keep("password", v(value)),
+                None => r.keep("password", given(value)),
             }
             Ok(())
         },
-    },
-    Flag {
-        names: &["--select-db"],
-        takes: Takes::Value,
-        means: "the database number (into --target)",
-        read: db,
-    },
-    Flag {
-        names: &["--tls"],
-        takes: Takes::Nothing,
-        means: "rediss:// (TLS)",
-        read: tls,
-    },
-    Flag {
-        names: &["--tls-skip-verify"],
-        takes: Takes::Nothing,
-        means: "--insecure: the server's certificate is not verified",
-        read: insecure,
-    },
-    Flag {
-        names: &["--cacert"],
-        takes: Takes::Value,
-        means: "--cacert FILE: the CA that signed the server's certificate",
-        read: cacert,
-    },
-    Flag {
-        names: &["--cert"],
-        takes: Takes::Value,
-        means: "--cert FILE: the client certificate",
-        read: cert,
-    },
-    Flag {
-        names: &["--key"],
-        takes: Takes::Value,
-        means: "--key FILE: the client certificate's key",
-        read: key,
-    },
-    Flag {
-        names: &["-P", "--protocol"],
-        takes: Takes::Value,
-        means: "redis, resp2, resp3 (Redis) or memcache_text (memcached://); memcache_binary refused",
-        read: |r, value| {
-            match v(value) {
+    ),
+    Flag::value(&["--select-db"], "the database number (into --target)", db),
+    Flag::switch(&["--tls"], "rediss:// (TLS)", tls),
+    to_switch!(["--tls-skip-verify"], "--insecure", INSECURE),
+    CACERT,
+    CERT,
+    KEY,
+    Flag::value(
+        &["-P", "--protocol"],
+        "redis, resp2, resp3 (Redis) or memcache_text (memcached://); memcache_binary refused",
+        |r, value| {
+            match given(value) {
                 "redis" | "resp2" => r.keep("scheme", "redis"),
                 "resp3" => {
                     r.keep("scheme", "redis");
@@ -378,95 +238,54 @@ static MEMTIER_FLAGS: &[Flag] = &[
             }
             Ok(())
         },
-    },
-    Flag {
-        names: &["-t", "--threads"],
-        takes: Takes::Value,
-        means: "--threads",
-        read: threads,
-    },
-    Flag {
-        names: &["-c", "--clients"],
-        takes: Takes::Value,
-        means: "connections per thread (--clients is threads x this)",
-        read: clients,
-    },
-    Flag {
-        names: &["-n", "--requests"],
-        takes: Takes::Value,
-        means: "--ops (per connection, so times threads x clients)",
-        read: |r, value| {
-            if v(value) == "allkeys" {
+    ),
+    Flag::value(&["-t", "--threads"], "--threads", threads),
+    Flag::value(
+        &["-c", "--clients"],
+        "connections per thread (--clients is threads x this)",
+        clients,
+    ),
+    Flag::value(
+        &["-n", "--requests"],
+        "--ops (per connection, so times threads x clients)",
+        |r, value| {
+            if given(value) == "allkeys" {
                 return Err("perflab loads every key before the run; give a number of requests per connection".into());
             }
             requests(r, value)
         },
-    },
-    Flag {
-        names: &["--test-time"],
-        takes: Takes::Value,
-        means: "--duration (seconds)",
-        read: |r, value| {
-            r.keep("time", "yes");
-            r.opt("--duration", &seconds(v(value)));
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["-d"],
-        takes: Takes::Value,
-        means: "--value-size (bytes)",
-        read: data_size,
-    },
-    Flag {
-        names: &["--data-size"],
-        takes: Takes::Value,
-        means: "--value-size (bytes)",
-        read: size,
-    },
-    Flag {
-        names: &["-x", "--run-count"],
-        takes: Takes::Value,
-        means: "--repeat",
-        read: |r, value| {
-            r.opt("--repeat", v(value));
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["--expiry-range"],
-        takes: Takes::Value,
-        means: "--ttl (one value: MIN-MAX with MIN = MAX)",
-        read: |r, value| {
-            let (lo, hi) = v(value).split_once('-').unwrap_or((v(value), v(value)));
+    ),
+    Flag::value(&["--test-time"], "--duration (seconds)", |r, value| {
+        r.keep("time", "yes");
+        r.opt("--duration", &seconds(given(value)));
+        Ok(())
+    }),
+    Flag::value(&["-d"], "--value-size (bytes)", data_size),
+    Flag::value(&["--data-size"], "--value-size (bytes)", size),
+    to_option!(["-x", "--run-count"], "--repeat"),
+    Flag::value(
+        &["--expiry-range"],
+        "--ttl (one value: MIN-MAX with MIN = MAX)",
+        |r, value| {
+            let (lo, hi) = given(value)
+                .split_once('-')
+                .unwrap_or((given(value), given(value)));
             if lo != hi {
                 return Err("perflab sets one expiry for every value: give MIN-MAX with MIN = MAX (0-0: never)".into());
             }
             r.opt("--ttl", lo);
             Ok(())
         },
-    },
-    Flag {
-        names: &["--rate-limiting"],
-        takes: Takes::Value,
-        means: "--rate (per connection, so times threads x clients)",
-        read: |r, value| {
-            whole(v(value))?;
-            r.keep("rate", v(value));
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["--cluster-mode"],
-        takes: Takes::Nothing,
-        means: "--cluster",
-        read: |r, _| {
-            r.word("--cluster");
-            Ok(())
-        },
-    },
-    Flag {
-        names: &[
+    ),
+    to_slot!(
+        ["--rate-limiting"],
+        "rate",
+        "--rate (per connection, so times threads x clients)",
+        whole
+    ),
+    to_switch!(["--cluster-mode"], "--cluster"),
+    Flag::switch(
+        &[
             "-D",
             "--debug",
             "--show-config",
@@ -477,24 +296,21 @@ static MEMTIER_FLAGS: &[Flag] = &[
             "-R",
             "--random-data",
         ],
-        takes: Takes::Nothing,
-        means: "what perflab does anyway (a seed per connection, random values, full histograms)",
-        read: same,
-    },
-    Flag {
-        names: &["--print-percentiles"],
-        takes: Takes::Value,
-        means: "perflab keeps full histograms",
-        read: same,
-    },
-    Flag {
-        names: &["-o", "--out-file", "--json-out-file", "--hdr-file-prefix"],
-        takes: Takes::Value,
-        means: "refused: 'perflab export' writes the run; --hlog FILE an HdrHistogram interval log",
-        read: refuse_output,
-    },
-    Flag {
-        names: &[
+        "what perflab does anyway (a seed per connection, random values, full histograms)",
+        same,
+    ),
+    Flag::value(
+        &["--print-percentiles"],
+        "perflab keeps full histograms",
+        same,
+    ),
+    Flag::value(
+        &["-o", "--out-file", "--json-out-file", "--hdr-file-prefix"],
+        "refused: 'perflab export' writes the run; --hlog FILE an HdrHistogram interval log",
+        refuse_output,
+    ),
+    Flag::value(
+        &[
             "--command",
             "--command-ratio",
             "--command-key-pattern",
@@ -510,23 +326,22 @@ static MEMTIER_FLAGS: &[Flag] = &[
             "--wait-timeout",
             "--sni",
         ],
-        takes: Takes::Value,
-        means: "refused: not available in perflab kv",
-        read: |_, _| {
+        "refused: not available in perflab kv",
+        |_, _| {
             Err("not available in perflab kv, which sets and gets perflab's own keys (see 'perflab kv --help')".into())
         },
-    },
+    ),
 ];
 
 /// The target a tool's connection flags name; `default_port` when none is given.
 fn target(r: &mut Reading, tool: &str, default_port: &str) -> Result<(), String> {
-    let given = [
+    let named = [
         "host", "port", "socket", "password", "user", "db", "tls", "scheme", "resp3",
     ]
     .iter()
     .any(|k| r.kept(k).is_some());
     if r.has("--target") {
-        return match given {
+        return match named {
             true => Err(format!(
                 "give --target or {tool}'s host, port and socket flags, not both"
             )),

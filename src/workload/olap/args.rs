@@ -1,5 +1,6 @@
 //! `perflab olap`: its command-line arguments (clap), beside the shared ones.
 
+use crate::sql::args::{SqlArgs, Words};
 use crate::workload::run_args::Action;
 use crate::workload::run_args::RunArgs;
 use clap::Args;
@@ -38,17 +39,22 @@ pub struct OlapArgs {
         default_value = "rollup=1,drill=1,slice=1,topn=1"
     )]
     pub mix: String,
-    /// Servers: a session parameter on every connection, e.g. work_mem=64MB; repeatable
-    #[arg(long, value_name = "NAME=VALUE")]
-    pub set: Vec<String>,
-    /// Keep the tables after `all` (drop them later with `cleanup`)
-    #[arg(long)]
-    pub keep: bool,
-    /// Servers: an answer not received in this long fails its query (counted as an error)
-    #[arg(long, value_name = "TIME", default_value = "10m")]
-    pub op_timeout: String,
+    #[command(flatten)]
+    pub sql: SqlArgs<OlapWords>,
     #[command(flatten)]
     pub query: crate::sql::query_mode::QueryModeArg,
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+/// How `perflab olap --help` words the SQL options: a load or a summary can take minutes.
+#[derive(Debug)]
+pub enum OlapWords {}
+
+impl Words for OlapWords {
+    const SET: &'static str =
+        "Servers: a session parameter on every connection, e.g. work_mem=64MB; repeatable";
+    const OP_TIMEOUT: &'static str =
+        "Servers: an answer not received in this long fails its query (counted as an error)";
+    const OP_TIMEOUT_DEFAULT: &'static str = "10m";
 }

@@ -86,7 +86,7 @@ fn target(args: &OlapArgs, temp_dir: &Path) -> Result<Target, AppError> {
         synchronous: "normal".into(),
         page_size: None,
     };
-    let (set, swept) = target::swept_settings(&args.set)?;
+    let (set, swept) = target::swept_settings(&args.sql.set)?;
     if let Some(s) = swept.first() {
         // OLAP's steps are its phases; a setting crossed with them is not a curve.
         return Err(AppError::Usage(format!(
@@ -94,7 +94,7 @@ fn target(args: &OlapArgs, temp_dir: &Path) -> Result<Target, AppError> {
             s.name().trim_start_matches("set.")
         )));
     }
-    let op_timeout = target::op_timeout(&args.op_timeout)?;
+    let op_timeout = target::op_timeout(&args.sql.op_timeout)?;
     let query_mode = args.query.mode().map_err(AppError::Usage)?;
     match args.target.as_deref() {
         None => {
@@ -280,7 +280,7 @@ pub fn olap_spec(args: &OlapArgs, env: &Environment) -> Result<RunSpec, AppError
     spec.query_mode = query_mode;
     spec.server_settings = server_settings;
     spec.files_dir = args.files_dir.clone();
-    spec.keep = args.keep || args.action == Action::Prepare;
+    spec.keep = args.sql.keep || args.action == Action::Prepare;
     Ok(build_spec(
         &args.run,
         WorkloadSpec::new(spec),

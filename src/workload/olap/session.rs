@@ -55,7 +55,7 @@ impl<T> WorkQueue<T> {
 /// statement perflab stopped waiting for (the op timeout, Ctrl-C), as a scan's is; a load or
 /// a summary over a large table can take far longer than an OLTP answer.
 fn connect(backend: &Backend, stop: &Stop) -> Result<Box<dyn Conn>, OpError> {
-    crate::workload::scan::session::connect(backend, stop)
+    crate::sql::bounded::connect(backend, stop).map_err(|e| OpError::db("", &e))
 }
 
 /// One loader: files until none is left, then the statistics if it loaded the last.

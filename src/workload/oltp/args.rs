@@ -1,5 +1,6 @@
 //! `perflab oltp`: its command-line arguments (clap), beside the shared ones.
 
+use crate::sql::args::{SqlArgs, Words};
 use crate::workload::run_args::{Action, RunArgs};
 use clap::Args;
 
@@ -51,20 +52,28 @@ pub struct OltpArgs {
     /// SQLite synchronous: full, normal, off, extra
     #[arg(long, value_name = "MODE", default_value = "full")]
     pub sqlite_synchronous: String,
-    /// Servers: set a session parameter on every connection, e.g. synchronous_commit=off
-    /// (PostgreSQL) or innodb_lock_wait_timeout=5 (MySQL); several values sweep
-    /// (synchronous_commit=on,off; a comma inside one value is written \,); repeatable
-    #[arg(long, visible_alias = "pg-set", value_name = "NAME=VALUE")]
-    pub set: Vec<String>,
-    /// Keep the bank after `all` (drop it later with `cleanup`)
-    #[arg(long)]
-    pub keep: bool,
-    /// Servers: a statement unanswered this long fails its transaction as a timeout
-    /// (counted apart, in timeouts_per_client) and the connection is re-opened
-    #[arg(long, value_name = "TIME", default_value = "30s")]
-    pub op_timeout: String,
+    #[command(flatten)]
+    pub sql: SqlArgs<OltpWords>,
     #[command(flatten)]
     pub query: crate::sql::query_mode::QueryModeArg,
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+/// How `perflab oltp --help` words the SQL options: a statement's timeout fails its
+/// transaction, and the tables are the bank.
+#[derive(Debug)]
+pub enum OltpWords {}
+
+impl Words for OltpWords {
+    const SET: &'static str = "Servers: set a session parameter on every connection, e.g. \
+        synchronous_commit=off (PostgreSQL) or innodb_lock_wait_timeout=5 (MySQL); several \
+        values sweep (synchronous_commit=on,off; a comma inside one value is written \\,); \
+        repeatable";
+    const SET_ALIASES: &'static [&'static str] = &["pg-set"];
+    const KEEP: &'static str = "Keep the bank after `all` (drop it later with `cleanup`)";
+    const OP_TIMEOUT: &'static str = "Servers: a statement unanswered this long fails its \
+        transaction as a timeout (counted apart, in timeouts_per_client) and the connection \
+        is re-opened";
+    const OP_TIMEOUT_DEFAULT: &'static str = "30s";
 }

@@ -67,7 +67,7 @@ pub fn baseline(spec: &OltpSpec, stop: &Stop, note: &dyn Fn(&str)) -> Result<(),
     };
     spec.ledger.reset(rows);
     // After `oltp run` on tables loaded earlier, the first step's checks say it.
-    if spec.mix == Mix::Tpcc && spec.phases == super::Phases::All {
+    if spec.mix == Mix::Tpcc && spec.phases == crate::workload::phases::Phases::All {
         let fresh = true;
         note("prepare: checking the twelve consistency conditions");
         let several = spec.backends.len() > 1;

@@ -20,7 +20,8 @@ use crate::workload::WorkloadSpec;
 use crate::workload::build::{Defaults, build_spec};
 use crate::workload::kind::Host;
 use crate::workload::oltp::shards;
-use crate::workload::oltp::{Mix, OltpSpec, Phases, debitcredit, tpcc};
+use crate::workload::oltp::{Mix, OltpSpec, debitcredit, tpcc};
+use crate::workload::phases::Phases;
 use crate::workload::run_args::Action;
 use crate::workload::{RateScope, RunSpec};
 use std::collections::BTreeMap;
@@ -165,8 +166,8 @@ fn targets(args: &OltpArgs) -> Result<Targets, AppError> {
 fn target(args: &OltpArgs, url: &str, sqlite: &SqliteSettings) -> Result<Target, AppError> {
     Ok(database(
         url,
-        swept_settings(&args.set)?.0,
-        op_timeout(&args.op_timeout)?,
+        swept_settings(&args.sql.set)?.0,
+        op_timeout(&args.sql.op_timeout)?,
         sqlite,
         query_mode(args)?,
     )?)
@@ -371,7 +372,7 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
     let ts = targets(args)?;
     // A setting given several values sweeps (`--set synchronous_commit=on,off`): each step's
     // sessions connect with its value; a value a server refuses stops the run here.
-    let (_, swept) = swept_settings(&args.set)?;
+    let (_, swept) = swept_settings(&args.sql.set)?;
     for t in &ts.shards {
         t.try_settings(&swept, &looking())?;
     }
@@ -491,7 +492,7 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
         server_settings,
         tables_of,
         phases,
-        keep: args.keep,
+        keep: args.sql.keep,
         backends: ts.shards.into_iter().map(|t| Arc::new(t.backend)).collect(),
         shard_databases: ts.databases,
         temp_dir: ts.temp_dir,

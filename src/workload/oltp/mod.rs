@@ -43,22 +43,13 @@ use crate::sql::shard_db;
 use crate::sql::sqlite::SqliteSettings;
 use crate::stop::Stop;
 use crate::workload::Context;
+use crate::workload::phases::Phases;
 use client::OltpSession;
 pub use mix::Mix;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-
-/// What a command does with the tables.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Phases {
-    /// Load, run, drop (the default): a self-contained measurement.
-    All,
-    /// Run against tables loaded earlier by `perflab oltp prepare`.
-    Run,
-}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct OltpSpec {

@@ -5,7 +5,9 @@
 //! reaches it: `-h`, `-p`, `-U` and the database name, else `PGHOST`, `PGPORT`, `PGUSER`,
 //! `PGDATABASE`, else libpq's defaults (the socket directory, the login name).
 
-use crate::workload::peer::{Flag, Peer, Reading, Takes, same, seconds, whole};
+use crate::workload::peer::{
+    Flag, Peer, Reading, given, same, seconds, to_option, to_seconds, to_slot, to_switch, whole,
+};
 
 /// pgbench.
 pub static PGBENCH: Peer = Peer {
@@ -17,10 +19,6 @@ pub static PGBENCH: Peer = Peer {
 
 /// perflab's own words for `oltp`'s steps.
 const ACTIONS: [&str; 4] = ["all", "prepare", "run", "cleanup"];
-
-fn v(value: Option<&str>) -> &str {
-    value.unwrap_or_default()
-}
 
 /// A word that is not a flag: perflab's step, else pgbench's database name.
 fn positional(r: &mut Reading, word: &str) -> Result<bool, String> {
@@ -50,76 +48,44 @@ fn refuse_scripts(_: &mut Reading, _: Option<&str>) -> Result<(), String> {
 }
 
 static FLAGS: &[Flag] = &[
-    Flag {
-        names: &["-c", "--client"],
-        takes: Takes::Value,
-        means: "--clients",
-        read: |r, value| {
-            r.keep("clients", v(value));
-            r.opt("--clients", v(value));
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["-j", "--jobs"],
-        takes: Takes::Value,
-        means: "each client has its own thread here",
-        read: |r, value| {
-            whole(v(value))?;
+    Flag::value(&["-c", "--client"], "--clients", |r, value| {
+        r.keep("clients", given(value));
+        r.opt("--clients", given(value));
+        Ok(())
+    }),
+    Flag::value(
+        &["-j", "--jobs"],
+        "each client has its own thread here",
+        |r, value| {
+            whole(given(value))?;
             r.note(format!(
                 "pgbench's -j {}: perflab runs each client on its own thread, so the clients need no jobs to share",
-                v(value)
+                given(value)
             ));
             Ok(())
         },
-    },
-    Flag {
-        names: &["-T", "--time"],
-        takes: Takes::Value,
-        means: "--duration (seconds without a unit)",
-        read: |r, value| {
-            r.opt("--duration", &seconds(v(value)));
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["-t", "--transactions"],
-        takes: Takes::Value,
-        means: "--ops (per client, so times --clients)",
-        read: |r, value| {
-            whole(v(value))?;
+    ),
+    to_seconds!(["-T", "--time"], "--duration"),
+    Flag::value(
+        &["-t", "--transactions"],
+        "--ops (per client, so times --clients)",
+        |r, value| {
+            whole(given(value))?;
             r.note(format!(
                 "pgbench's -t {}: transactions per client (perflab's own -t is --threads)",
-                v(value)
+                given(value)
             ));
-            r.keep("transactions", v(value));
+            r.keep("transactions", given(value));
             Ok(())
         },
-    },
-    Flag {
-        names: &["-s", "--scale"],
-        takes: Takes::Value,
-        means: "--scale",
-        read: |r, value| {
-            r.opt("--scale", v(value));
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["-S", "--select-only"],
-        takes: Takes::Nothing,
-        means: "--select-only",
-        read: |r, _| {
-            r.word("--select-only");
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["-b", "--builtin"],
-        takes: Takes::Value,
-        means: "tpcb-like is --workload debitcredit; select-only is --select-only",
-        read: |r, value| {
-            match v(value) {
+    ),
+    to_option!(["-s", "--scale"], "--scale"),
+    to_switch!(["-S", "--select-only"], "--select-only"),
+    Flag::value(
+        &["-b", "--builtin"],
+        "tpcb-like is --workload debitcredit; select-only is --select-only",
+        |r, value| {
+            match given(value) {
                 "tpcb-like" | "tpcb" => r.opt("--workload", "debitcredit"),
                 "select-only" | "select" => r.word("--select-only"),
                 "simple-update" | "simple" => {
@@ -129,32 +95,29 @@ static FLAGS: &[Flag] = &[
             }
             Ok(())
         },
-    },
-    Flag {
-        names: &["-N", "--skip-some-updates"],
-        takes: Takes::Nothing,
-        means: "refused: DebitCredit updates all three balances",
-        read: |_, _| {
+    ),
+    Flag::switch(
+        &["-N", "--skip-some-updates"],
+        "refused: DebitCredit updates all three balances",
+        |_, _| {
             Err("perflab's DebitCredit updates all three balances, as TPC-B does; simple-update is not available".into())
         },
-    },
-    Flag {
-        names: &["-M", "--protocol"],
-        takes: Takes::Value,
-        means: "--query-mode (simple, extended, prepared: pgbench's meanings)",
-        read: |r, value| {
-            let mode = crate::sql::query_mode::QueryMode::parse(v(value))?;
+    ),
+    Flag::value(
+        &["-M", "--protocol"],
+        "--query-mode (simple, extended, prepared: pgbench's meanings)",
+        |r, value| {
+            let mode = crate::sql::query_mode::QueryMode::parse(given(value))?;
             r.keep("protocol", mode.name());
             r.opt("--query-mode", mode.name());
             Ok(())
         },
-    },
-    Flag {
-        names: &["-R", "--rate"],
-        takes: Takes::Value,
-        means: "--rate N/s --rate-scope total (pgbench's rate is over all clients)",
-        read: |r, value| {
-            let n = v(value);
+    ),
+    Flag::value(
+        &["-R", "--rate"],
+        "--rate N/s --rate-scope total (pgbench's rate is over all clients)",
+        |r, value| {
+            let n = given(value);
             r.opt("--rate", &format!("{n}/s"));
             r.opt("--rate-scope", "total");
             r.note(format!(
@@ -162,129 +125,97 @@ static FLAGS: &[Flag] = &[
             ));
             Ok(())
         },
-    },
-    Flag {
-        names: &["-P", "--progress"],
-        takes: Takes::Value,
-        // Progress lines follow the interval (--progress's default), so -P N alone gives
-        // pgbench's line every N seconds.
-        means: "--interval (seconds): a progress line every N seconds where stderr is not a terminal",
-        read: |r, value| {
-            r.opt("--interval", &seconds(v(value)));
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["--random-seed"],
-        takes: Takes::Value,
-        means: "--seed",
-        read: |r, value| {
-            match v(value) {
-                "time" | "rand" => {
-                    return Err("perflab's seeds are numbers, so that runs repeat; give one".into());
-                }
-                n => r.opt("--seed", n),
+    ),
+    // Progress lines follow the interval (--progress's default), so -P N alone gives
+    // pgbench's line every N seconds.
+    to_option!(
+        ["-P", "--progress"],
+        "--interval",
+        "--interval (seconds): a progress line every N seconds where stderr is not a terminal",
+        seconds
+    ),
+    Flag::value(&["--random-seed"], "--seed", |r, value| {
+        match given(value) {
+            "time" | "rand" => {
+                return Err("perflab's seeds are numbers, so that runs repeat; give one".into());
             }
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["-n", "--no-vacuum"],
-        takes: Takes::Nothing,
-        means: "perflab vacuums nothing before a run",
-        read: same,
-    },
-    Flag {
-        names: &["-r", "--report-per-command", "--report-latencies"],
-        takes: Takes::Nothing,
-        means: "perflab reports each transaction's response time (not each statement's)",
-        read: |r, _| {
+            n => r.opt("--seed", n),
+        }
+        Ok(())
+    }),
+    Flag::switch(
+        &["-n", "--no-vacuum"],
+        "perflab vacuums nothing before a run",
+        same,
+    ),
+    Flag::switch(
+        &["-r", "--report-per-command", "--report-latencies"],
+        "perflab reports each transaction's response time (not each statement's)",
+        |r, _| {
             r.note("pgbench's -r: perflab reports each transaction's response times and the statements per transaction, not each statement's latency".into());
             Ok(())
         },
-    },
-    Flag {
-        names: &["-i", "--initialize"],
-        takes: Takes::Nothing,
-        means: "prepare (the same tables and rows, recorded as perflab's)",
-        read: |r, _| {
+    ),
+    Flag::switch(
+        &["-i", "--initialize"],
+        "prepare (the same tables and rows, recorded as perflab's)",
+        |r, _| {
             r.keep("initialize", "yes");
             r.note("pgbench's -i: 'perflab oltp prepare' loads pgbench's tables and rows and records them as perflab's (perflab_meta), so 'perflab oltp cleanup' can drop them".into());
             Ok(())
         },
-    },
-    Flag {
-        names: &["-h", "--host"],
-        takes: Takes::Value,
-        means: "the server's host or socket directory (into --target)",
-        read: |r, value| {
-            r.keep("host", v(value));
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["-p", "--port"],
-        takes: Takes::Value,
-        means: "the server's port (into --target)",
-        read: |r, value| {
-            whole(v(value))?;
-            r.keep("port", v(value));
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["-U", "--username"],
-        takes: Takes::Value,
-        means: "the user (into --target)",
-        read: |r, value| {
-            r.keep("user", v(value));
-            Ok(())
-        },
-    },
-    Flag {
-        names: &["-C", "--connect"],
-        takes: Takes::Nothing,
-        means: "refused: each client keeps its connection",
-        read: |_, _| {
+    ),
+    to_slot!(
+        ["-h", "--host"],
+        "host",
+        "the server's host or socket directory (into --target)"
+    ),
+    to_slot!(
+        ["-p", "--port"],
+        "port",
+        "the server's port (into --target)",
+        whole
+    ),
+    to_slot!(["-U", "--username"], "user", "the user (into --target)"),
+    Flag::switch(
+        &["-C", "--connect"],
+        "refused: each client keeps its connection",
+        |_, _| {
             Err("each perflab client keeps its connection; a new connection per transaction is not available".into())
         },
-    },
-    Flag {
-        names: &["-f", "--file", "-D", "--define"],
-        takes: Takes::Value,
-        means: "refused: perflab runs its own transactions",
-        read: refuse_scripts,
-    },
-    Flag {
-        names: &["-L", "--latency-limit"],
-        takes: Takes::Value,
-        means: "refused: nothing is skipped; 'perflab report --slo p99<LIMIT' marks the objective",
-        read: |_, _| {
+    ),
+    Flag::value(
+        &["-f", "--file", "-D", "--define"],
+        "refused: perflab runs its own transactions",
+        refuse_scripts,
+    ),
+    Flag::value(
+        &["-L", "--latency-limit"],
+        "refused: nothing is skipped; 'perflab report --slo p99<LIMIT' marks the objective",
+        |_, _| {
             Err("perflab skips no transaction for being late; 'perflab report --slo p99<10ms' marks the highest throughput within an objective".into())
         },
-    },
-    Flag {
-        names: &[
+    ),
+    Flag::value(
+        &[
             "-l",
             "--log",
             "--aggregate-interval",
             "--sampling-rate",
             "--log-prefix",
         ],
-        takes: Takes::Value,
-        means: "refused: every run is archived; 'perflab export' writes it",
-        read: refuse_logs,
-    },
-    Flag {
-        names: &["-v", "--vacuum-all"],
-        takes: Takes::Nothing,
-        means: "refused: perflab vacuums nothing of the user's",
-        read: |_, _| {
+        "refused: every run is archived; 'perflab export' writes it",
+        refuse_logs,
+    ),
+    Flag::switch(
+        &["-v", "--vacuum-all"],
+        "refused: perflab vacuums nothing of the user's",
+        |_, _| {
             Err("perflab changes nothing of yours outside the transactions; run VACUUM yourself first".into())
         },
-    },
-    Flag {
-        names: &[
+    ),
+    Flag::value(
+        &[
             "-I",
             "--init-steps",
             "-F",
@@ -296,18 +227,16 @@ static FLAGS: &[Flag] = &[
             "--tablespace",
             "--unlogged-tables",
         ],
-        takes: Takes::Value,
-        means: "refused: an option of pgbench -i's loading",
-        read: refuse_init,
-    },
-    Flag {
-        names: &["--max-tries", "--failures-detailed", "--verbose-errors"],
-        takes: Takes::Value,
-        means: "refused: perflab retries conflicts itself and counts every error by kind",
-        read: |_, _| {
+        "refused: an option of pgbench -i's loading",
+        refuse_init,
+    ),
+    Flag::value(
+        &["--max-tries", "--failures-detailed", "--verbose-errors"],
+        "refused: perflab retries conflicts itself and counts every error by kind",
+        |_, _| {
             Err("perflab retries serialization failures and deadlocks itself and counts every error by kind in the record".into())
         },
-    },
+    ),
 ];
 
 /// The target pgbench would connect to, and the step it would take.

@@ -1,5 +1,6 @@
 //! `perflab scan`: its command-line arguments (clap), beside the shared ones.
 
+use crate::sql::args::{SqlArgs, Words};
 use crate::workload::run_args::Action;
 use crate::workload::run_args::RunArgs;
 use clap::Args;
@@ -48,20 +49,23 @@ pub struct ScanArgs {
     /// memory, at the same thread counts
     #[arg(long, value_enum, default_value = "on", value_name = "on|off")]
     pub native: crate::spec::Switch,
-    /// Servers: a session parameter on every connection; several values sweep, e.g.
-    /// max_parallel_workers_per_gather=0,2,4 (a comma inside one value is written \,);
-    /// repeatable
-    #[arg(long, value_name = "NAME=VALUE")]
-    pub set: Vec<String>,
-    /// Keep the tables after `all` (drop them later with `cleanup`)
-    #[arg(long)]
-    pub keep: bool,
-    /// Servers: a scan unanswered this long fails (counted as an error) and its connection
-    /// is opened again
-    #[arg(long, value_name = "TIME", default_value = "10m")]
-    pub op_timeout: String,
+    #[command(flatten)]
+    pub sql: SqlArgs<ScanWords>,
     #[command(flatten)]
     pub query: crate::sql::query_mode::QueryModeArg,
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+/// How `perflab scan --help` words the SQL options: one scan can take minutes.
+#[derive(Debug)]
+pub enum ScanWords {}
+
+impl Words for ScanWords {
+    const SET: &'static str = "Servers: a session parameter on every connection; several \
+        values sweep, e.g. max_parallel_workers_per_gather=0,2,4 (a comma inside one value is \
+        written \\,); repeatable";
+    const OP_TIMEOUT: &'static str = "Servers: a scan unanswered this long fails (counted as an \
+        error) and its connection is opened again";
+    const OP_TIMEOUT_DEFAULT: &'static str = "10m";
 }

@@ -21,7 +21,7 @@ use crate::sql::target::{self, Target};
 use crate::workload::WorkloadSpec;
 use crate::workload::build::{Defaults, build_spec};
 use crate::workload::kind::Host;
-use crate::workload::oltp::Phases;
+use crate::workload::phases::Phases;
 use crate::workload::run_args::Action;
 use crate::workload::scan::predicate::Predicate;
 use crate::workload::scan::tables::{ScanTable, TableSize, known_tables};
@@ -170,7 +170,7 @@ fn source(args: &ScanArgs, set: Vec<(String, String)>) -> Result<Source, AppErro
         synchronous: "normal".into(),
         page_size: Some(SQLITE_PAGE_SIZE),
     };
-    let op_timeout = target::op_timeout(&args.op_timeout)?;
+    let op_timeout = target::op_timeout(&args.sql.op_timeout)?;
     let query_mode = args.query.mode().map_err(AppError::Usage)?;
     match args.target.as_deref() {
         Some("native") => target::no_protocol(query_mode, "the native scan sends no statements")?,
@@ -271,7 +271,7 @@ fn refuse_full_disk(
 /// The run specification for `all` and `run` (the engine's run, or the native ceiling's with
 /// `--target native`).
 pub fn scan_spec(args: &ScanArgs, env: &Environment) -> Result<RunSpec, AppError> {
-    let (fixed, swept) = target::swept_settings(&args.set)?;
+    let (fixed, swept) = target::swept_settings(&args.sql.set)?;
     let source = source(args, fixed)?;
     let native = matches!(source, Source::Native);
     let (tables, predicates) = (tables(args)?, predicates(args)?);
@@ -329,7 +329,7 @@ pub fn scan_spec(args: &ScanArgs, env: &Environment) -> Result<RunSpec, AppError
             spec.query_mode = query_mode;
             spec.server_settings = found.server_settings;
             spec.server_cache_bytes = found.server_cache_bytes;
-            spec.keep = args.keep;
+            spec.keep = args.sql.keep;
             spec.temp_dir = temp_dir;
             spec
         }
@@ -406,7 +406,7 @@ fn look(
 
 /// `prepare` and `cleanup`: load or drop the tables, no measurement.
 pub fn steps(host: &dyn Host, args: &ScanArgs) -> Result<(), AppError> {
-    let (fixed, _) = target::swept_settings(&args.set)?;
+    let (fixed, _) = target::swept_settings(&args.sql.set)?;
     let target = match source(args, fixed)? {
         Source::Database {
             target,

@@ -7,7 +7,7 @@
 //!   so the runner's items/s and bytes/s are rows/s and MB/s. Steps sweep the table, the
 //!   predicate, cold or warm, any `--set` server setting given several values, and clients.
 //! - [`tables`]: the four tables, their rows and how they are loaded; [`load`]: loading them
-//!   through the OLTP schema code (`perflab_meta`, drop only what perflab made).
+//!   through [`crate::sql::schema`] (`perflab_meta`, drop only what perflab made).
 //! - [`predicate`]: the queries on each engine and the answers they must give.
 //! - [`session`]: one client's connection and scans, cold or warm; [`server`]: plans, table
 //!   and cache sizes, the server's page counters.
@@ -15,8 +15,8 @@
 //!   engine's, with the same tables, predicates and thread counts plus `read` (every byte,
 //!   no predicate); the engine's run then sets each step against it (`native_pct`).
 //!
-//! The connection, URLs, passwords, TLS, `--set` and the safety rules are `oltp`'s
-//! ([`crate::workload::oltp`]): one connection interface for every database workload.
+//! The connection, URLs, passwords, TLS, `--set` and the safety rules are [`crate::sql`]'s,
+//! which oltp and olap use too: one connection interface for every database workload.
 
 pub mod args;
 pub mod balance;
@@ -32,7 +32,6 @@ pub mod tables;
 
 pub use kind::KIND;
 
-use super::oltp::Phases;
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Check, Headline, StepResult, Trial, Warning, step_number};
 use crate::spec::{Axis, StepPoint, Sweep};
@@ -40,6 +39,7 @@ use crate::sql::backend::Backend;
 use crate::sql::sqlite::SqliteSettings;
 use crate::stop::Stop;
 use crate::workload::Context;
+use crate::workload::phases::Phases;
 use native::{NativeSession, NativeTable};
 use predicate::Predicate;
 use serde::Serialize;

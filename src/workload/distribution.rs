@@ -1,4 +1,6 @@
 //! Which block an I/O touches: uniform, Zipf, Pareto and "hot set" access distributions.
+//! io draws its random offsets from it and kv its keys (a key is a block of the key space),
+//! so it sits beside the kinds rather than in one of them.
 //!
 //! Every distribution first draws a *rank* in `0..blocks`, where rank 0 is the hottest block,
 //! and then maps the rank to a block (see "Scrambling" below).
