@@ -5,17 +5,10 @@
 
 mod common;
 
+use common::browser::tempdir;
 use common::servers::PgServer;
 use common::{Results, stderr, stdout};
-use std::path::PathBuf;
 use std::process::Command;
-
-fn tempdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("perflab-one-path-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// Books that do not balance, on purpose: a trigger that moves a teller's balance on every
 /// history insert. `perflab oltp`, the same line as a study's leg, and the study file run by
@@ -73,7 +66,7 @@ fn books_that_do_not_balance_fail_the_kind_the_study_and_the_run_alike() {
         stderr(&o)
     );
 
-    let dir = tempdir("books");
+    let dir = tempdir("one-path-books");
     let file = dir.join("books.toml");
     std::fs::write(
         &file,
@@ -132,7 +125,7 @@ duration = "200ms"
 #[test]
 fn a_leg_whose_step_fails_fails_the_study() {
     let r = Results::new("one-path-step");
-    let dir = tempdir("step");
+    let dir = tempdir("one-path-step");
     let file = dir.join("step.toml");
     std::fs::write(
         &file,
