@@ -18,13 +18,19 @@ if [ -z "${PERFLAB:-}" ]; then
   [ -x target/release/perflab ] || cargo build --release --quiet
   PERFLAB=$PWD/target/release/perflab
 fi
+PERFLAB=$(realpath "$PERFLAB")
 records=docs/examples/records
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # The example runs: each one's records go to records/NAME.
 if [ "$mode" = new ]; then
+  # The records keep their command lines: as a user types them (`perflab ...`, the results
+  # folder from the environment), not this checkout's paths.
   runs=$work/runs
+  mkdir -p "$work/bin"
+  ln -s "$PERFLAB" "$work/bin/perflab"
+  export PERFLAB_RESULTS=$runs PATH=$work/bin:$PATH
   keep() { # NAME ID...: the records of these runs, as the examples' sources
     local name=$1
     shift
@@ -32,18 +38,18 @@ if [ "$mode" = new ]; then
     mkdir -p "$records/$name"
     for id in "$@"; do cp "$runs/runs/$id/run.json" "$records/$name/$id.json"; done
   }
-  last() { "$PERFLAB" runs --json --results "$runs" | python3 -c 'import json,sys; print(json.load(sys.stdin)[-1]["id"])'; }
-  "$PERFLAB" run --quick --quiet --results "$runs" --io-path "$work" >/dev/null
-  suite=$("$PERFLAB" runs --json --results "$runs" | python3 -c 'import json,sys; print(" ".join(r["id"] for r in json.load(sys.stdin)))')
+  last() { perflab runs --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[-1]["id"])'; }
+  (cd "$work" && perflab run --quick --quiet --io-path . >/dev/null)
+  suite=$(perflab runs --json | python3 -c 'import json,sys; print(" ".join(r["id"] for r in json.load(sys.stdin)))')
   # shellcheck disable=SC2086
   keep balance-sheet $suite
-  "$PERFLAB" oltp --quiet --results "$runs" --scale 1 --clients 1,2,4,8 --repeat 3 --warmup 1s --duration 3s >/dev/null
+  perflab oltp --quiet --scale 1 --clients 1,2,4,8 --repeat 3 --warmup 1s --duration 3s >/dev/null
   keep oltp-sqlite "$(last)"
-  "$PERFLAB" memory --quiet --results "$runs" --kernel triad --threads 1,2 --repeat 3 --warmup 1s --duration 2s >/dev/null
+  perflab memory --quiet --kernel triad --threads 1,2 --repeat 3 --warmup 1s --duration 2s >/dev/null
   a=$(last)
-  "$PERFLAB" memory --quiet --results "$runs" --kernel triad --threads 1,2 --repeat 3 --warmup 1s --duration 2s >/dev/null
+  perflab memory --quiet --kernel triad --threads 1,2 --repeat 3 --warmup 1s --duration 2s >/dev/null
   keep compare "$a" "$(last)"
-  "$PERFLAB" null --quiet --results "$runs" --load-levels 100..10:-30,0 --calibrate 2 --warmup 500ms --duration 2s >/dev/null
+  perflab null --quiet --load-levels 100..10:-30,0 --calibrate 2 --warmup 500ms --duration 2s >/dev/null
   keep load-levels "$(last)"
 fi
 
