@@ -520,8 +520,10 @@ impl PgConn {
                     return Err(e);
                 }
             }
+            // Waiting before the look at the token (`Waiting::begin`): a stop after the look
+            // finds the read waiting and cancels it, a stop before it bounds the read.
+            self.waiting.begin();
             self.bound_after_stop();
-            self.waiting.set(true);
             let read = self.stream.read(&mut self.chunk);
             self.waiting.set(false);
             match read {
