@@ -775,7 +775,9 @@ fn run_legs(
                 outcome = Err(AppError::Run(e));
                 break;
             }
-            Err(RunError::Failed { id, step, message }) => {
+            Err(RunError::Failed {
+                id, step, message, ..
+            }) => {
                 progress.line(&style::warning(&format!(
                     "leg {}: step {} failed: {message} (run {id}); the other legs go on",
                     p.name,

@@ -77,7 +77,9 @@ pub fn run(g: &GlobalArgs, args: &SuiteArgs) -> Result<(), AppError> {
                 outcome = Err(AppError::Run(e));
                 break;
             }
-            Err(RunError::Failed { id, step, message }) => {
+            Err(RunError::Failed {
+                id, step, message, ..
+            }) => {
                 // One capability failing should not hide the others: note it and go on.
                 progress.line(&style::warning(&format!(
                     "{}: step {} failed: {message} (run {id})",
@@ -125,6 +127,7 @@ pub fn run(g: &GlobalArgs, args: &SuiteArgs) -> Result<(), AppError> {
         Err(AppError::Usage(m)) => Err(AppError::Run(RunError::Failed {
             id: String::new(),
             step: 0,
+            phase: String::new(),
             message: m,
         })),
         other => other,
