@@ -75,13 +75,17 @@ pub enum RunError {
     #[error("interrupted; the {steps} finished step(s) are saved as run {id} (status incomplete)")]
     Interrupted { id: String, steps: usize },
     #[error(
-        "step {} failed: {message} (run {id} saved with status failed)",
-        crate::record::step_number(*.step)
+        "{} failed: {message} (run {id} saved with status failed)",
+        failed_where(.phase, *.step)
     )]
     Failed {
         id: String,
-        /// The step's index (0-based); the message shows its number.
+        /// The step's index (0-based); the message shows its number. 0 for a failure
+        /// before any step (`phase` "prepare").
         step: usize,
+        /// Where the run was, as the record's `cut_short.phase` says: "prepare" (the
+        /// workload's own, before any step), or a step's ("open", "measure" ...).
+        phase: String,
         message: String,
     },
     #[error(transparent)]
@@ -93,6 +97,18 @@ pub enum RunError {
     /// ran.
     #[error("{0}")]
     Refused(String),
+}
+
+/// The phase of a failure before any step: the workload's prepare (a load, a server's
+/// start), as the record's `cut_short.phase` names it.
+pub const PREPARE_PHASE: &str = "prepare";
+
+/// What failed, as people read it: the prepare, or step N (counted from 1).
+fn failed_where(phase: &str, step: usize) -> String {
+    match phase {
+        PREPARE_PHASE => PREPARE_PHASE.to_string(),
+        _ => format!("step {}", crate::record::step_number(step)),
+    }
 }
 
 /// The environment variable of the deliberate panics, for tests only (the crash report's

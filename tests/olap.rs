@@ -254,7 +254,12 @@ fn a_foreign_table_of_the_same_name_is_left_untouched() {
 #[test]
 fn bad_inputs_get_one_line_and_exit_2() {
     let r = Results::new("olap-bad");
+    std::fs::create_dir_all(r.path()).unwrap();
+    let a_file = r.path().join("a-file");
+    std::fs::write(&a_file, "not a folder").unwrap();
+    let a_file = a_file.display().to_string();
     for (args, says) in [
+        (vec!["--files-dir", &a_file], "is not a directory"),
         (vec!["--rows", "0"], "sales rows"),
         (vec!["--rows", "100000M"], "sales rows"),
         (vec!["--rows", "60000M"], "fewer --rows"),

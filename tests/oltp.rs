@@ -243,6 +243,39 @@ fn books_that_do_not_balance_fail_the_run_loudly() {
     );
 }
 
+/// A load that fails (another connection holds the database's write lock, past the busy
+/// handler's 10 s) fails the run before any step: "prepare failed", not "step 1 failed",
+/// with the run saved as failed and cut short in its prepare.
+#[test]
+fn a_load_that_fails_says_prepare_failed() {
+    let r = Results::new("oltp-prepare-fails");
+    let d = Scratch::new("prepare-fails");
+    // WAL, so perflab can still read the file (its checks before the run), but not write.
+    let holder = rusqlite::Connection::open(d.db()).unwrap();
+    holder
+        .execute_batch(
+            "PRAGMA journal_mode = wal; CREATE TABLE unrelated (x INTEGER); \
+             BEGIN IMMEDIATE; INSERT INTO unrelated VALUES (1);",
+        )
+        .unwrap();
+    let url = d.url();
+    let mut args = vec!["oltp", "--target", &url];
+    args.extend_from_slice(&SHORT);
+    let o = perflab(&r, &args);
+    holder.execute_batch("ROLLBACK").unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let last = err.trim().lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("perflab: prepare failed: loading failed: database is locked (run "),
+        "{err}"
+    );
+    assert!(!err.contains("step 1 failed"), "{err}");
+    let v = json(&perflab(&r, &["show", "last", "--json"]));
+    assert_eq!(v["status"], "failed", "{v}");
+    assert_eq!(v["cut_short"]["phase"], "prepare", "{v}");
+}
+
 #[test]
 fn foreign_tables_and_bad_targets_are_refused() {
     let r = Results::new("oltp-refuse");

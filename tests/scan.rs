@@ -198,6 +198,10 @@ fn bad_inputs_get_one_line_and_exit_2() {
         ),
         (vec!["--target", "redis://127.0.0.1:1/0"], "not a database"),
         (
+            vec!["prepare", "--target", "native"],
+            "no tables to prepare",
+        ),
+        (
             vec![
                 "--threads",
                 "1,2",

@@ -614,7 +614,8 @@ mod tests {
         let t = std::time::Instant::now();
         e.submit_within(std::time::Duration::from_secs(5), &mut out)
             .unwrap();
-        assert!(out.is_empty() && t.elapsed() < std::time::Duration::from_secs(1));
+        // Not the 5 s it may wait: at once, give or take a loaded machine.
+        assert!(out.is_empty() && t.elapsed() < std::time::Duration::from_secs(3));
         e.push(Request {
             slot: 0,
             file: 0,

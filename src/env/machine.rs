@@ -263,11 +263,9 @@ mod tests {
     }
 
     #[test]
-    fn collect_is_fast_and_sane() {
-        let start = std::time::Instant::now();
+    fn collect_is_sane() {
+        // What it finds, not how fast: a wall-clock bound fails on a loaded machine.
         let env = Environment::collect();
-        let took = start.elapsed();
-        assert!(took.as_millis() < 50, "collect took {took:?}");
         assert_eq!(env.os.arch, std::env::consts::ARCH);
         if Path::new("/proc/cpuinfo").exists() {
             assert!(env.cpu.logical_cpus.unwrap_or(0) >= 1);

@@ -6,6 +6,7 @@ use crate::analysis::analyze;
 use crate::archive::Archive;
 use crate::env::Environment;
 use crate::env::power::PowerMeter;
+use crate::error::PREPARE_PHASE;
 pub use crate::error::RunError;
 use crate::record::timestamp::{now_rfc3339, run_id};
 use crate::record::{
@@ -159,7 +160,7 @@ pub fn run(
         // A load that stopped for Ctrl-C: the run is incomplete, not failed.
         Err(_) if ctx.stop.is_set() => {
             record.cut_short = Some(CutShort {
-                phase: "prepare".into(),
+                phase: PREPARE_PHASE.into(),
                 reason: interrupted().into(),
                 ..Default::default()
             });
@@ -167,11 +168,16 @@ pub fn run(
         }
         Err(e) => {
             record.cut_short = Some(CutShort {
-                phase: "prepare".into(),
+                phase: PREPARE_PHASE.into(),
                 reason: e.message.clone(),
                 ..Default::default()
             });
-            return Err(stop(&mut record, archive, observer, Some((0, e.message))));
+            let failure = Failure {
+                step: 0,
+                refusal: e.refusal,
+                message: e.message,
+            };
+            return Err(stop(&mut record, archive, observer, Some(failure)));
         }
     };
     let planned = match (&spec.levels, &spec.search) {
@@ -303,7 +309,21 @@ impl Steps<'_, '_> {
                 }
                 Err(TrialError::Failed { phase, message }) => {
                     self.record.cut_short = Some(cut(phase, &message, 0, 0));
-                    return Err(stop(self.record, archive, observer, Some((index, message))));
+                    let failure = Failure {
+                        step: index,
+                        refusal: false,
+                        message,
+                    };
+                    return Err(stop(self.record, archive, observer, Some(failure)));
+                }
+                Err(TrialError::Refused(message)) => {
+                    self.record.cut_short = Some(cut("open", &message, 0, 0));
+                    let failure = Failure {
+                        step: index,
+                        refusal: true,
+                        message,
+                    };
+                    return Err(stop(self.record, archive, observer, Some(failure)));
                 }
             }
             if self.ctx.stop.is_set() {
@@ -376,12 +396,21 @@ fn keep(archive: &Archive, record: &RunRecord) -> Result<(), crate::archive::Arc
     Ok(())
 }
 
+/// Why a run failed: at which step (0 in the prepare), and whether the target refused the
+/// command line's options (then the run ends as a refusal, exit 2, the message naming the
+/// option to change).
+struct Failure {
+    step: usize,
+    refusal: bool,
+    message: String,
+}
+
 /// Saves what has finished, marked incomplete (interrupt) or failed (error), and says which.
 fn stop(
     record: &mut RunRecord,
     archive: &Archive,
     observer: &dyn Observer,
-    failure: Option<(usize, String)>,
+    failure: Option<Failure>,
 ) -> RunError {
     let stuck = record
         .cut_short
@@ -409,19 +438,35 @@ fn stop(
                 steps: record.steps.len(),
             },
         ),
-        Some((step, message)) => (
-            Status::Failed,
-            Warning {
+        Some(Failure {
+            step,
+            refusal,
+            message,
+        }) => {
+            let phase = record
+                .cut_short
+                .as_ref()
+                .map(|c| c.phase.clone())
+                .unwrap_or_default();
+            let warning = Warning {
                 code: "step_failed".into(),
                 message: message.clone(),
                 step: Some(step),
-            },
-            RunError::Failed {
-                id: record.id.clone(),
-                step,
-                message,
-            },
-        ),
+            };
+            let error = match refusal {
+                true => RunError::Refused(format!(
+                    "{message} (run {} saved with status failed)",
+                    record.id
+                )),
+                false => RunError::Failed {
+                    id: record.id.clone(),
+                    step,
+                    phase,
+                    message,
+                },
+            };
+            (Status::Failed, warning, error)
+        }
     };
     record.status = status;
     record.finished_at = Some(now_rfc3339());

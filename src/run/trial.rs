@@ -63,11 +63,23 @@ pub enum TrialError {
         phase: &'static str,
         message: String,
     },
+    /// A session did not open because the target refuses how the command line asked it to
+    /// work ([`crate::workload::OpError::refusal`]): the message names the option to change.
+    #[error("{0}")]
+    Refused(String),
 }
 
 impl TrialError {
     fn failed(phase: &'static str, message: String) -> Self {
         TrialError::Failed { phase, message }
+    }
+
+    /// Sessions that did not open: a refusal, or a failure of the open phase.
+    fn not_opened(e: crate::workload::OpError) -> Self {
+        match e.refusal {
+            true => TrialError::Refused(e.message),
+            false => TrialError::failed("open", e.message),
+        }
     }
 }
 
@@ -138,7 +150,7 @@ impl TrialPlan {
             .wrapping_add(u64::from(repeat).wrapping_mul(0x2545_f491_4f6c_dd1d));
         let factory = workload
             .sessions(point, seed, ctx)
-            .map_err(|e| TrialError::failed("open", e.message))?;
+            .map_err(TrialError::not_opened)?;
         let (target_rate, open) = match (workload.offered_rate(point), &spec.load) {
             // The workload's own load (mail's users): the whole run's, shared as --rate is.
             (Some(r), load) => {
@@ -448,6 +460,8 @@ pub fn run_trial(
         // No exchange after an interrupt: the other ranks are stopping too, or gone.
         Err(TrialError::Interrupted(cut)) => return Err(TrialError::Interrupted(cut)),
         Err(TrialError::Failed { phase, message }) => (Err(Halt::Failed(message)), phase),
+        // The ranks agree on a failure, not on its kind: over MPI a refusal fails the run.
+        Err(TrialError::Refused(message)) => (Err(Halt::Failed(message)), "open"),
         Ok(trial) => (Ok(trial), "merge"),
     };
     let fixed = workload.fixed_work(point).is_some();
@@ -575,14 +589,15 @@ fn stop_error(stop: Halt, phase: &'static str, workers: usize) -> TrialError {
     }
 }
 
-/// The first worker's reason its session did not open.
+/// The first worker's reason its session did not open (a refusal first: it names the fix,
+/// where another worker's error may be a consequence of it).
 fn setup_error(results: Vec<WorkerResult>) -> TrialError {
-    let message = results
-        .into_iter()
-        .find_map(Result::err)
-        .map(|e| e.message)
-        .unwrap_or_else(|| "a session did not open".into());
-    TrialError::failed("open", message)
+    let mut errors: Vec<_> = results.into_iter().filter_map(Result::err).collect();
+    match errors.iter().position(|e| e.refusal) {
+        Some(i) => TrialError::not_opened(errors.swap_remove(i)),
+        None if errors.is_empty() => TrialError::failed("open", "a session did not open".into()),
+        None => TrialError::not_opened(errors.swap_remove(0)),
+    }
 }
 
 /// Ops run and are thrown away until the warmup is over.

@@ -62,6 +62,17 @@ impl Waiting {
         self.0.store(waiting, Ordering::Relaxed);
     }
 
+    /// Marks the connection as waiting, before the caller looks at the stop token. With the
+    /// fence here and the one in the canceller, no stop falls between the two: either the
+    /// caller's look sees the token set (and does not wait unbounded), or the canceller sees
+    /// the connection waiting (and cancels). A plain store then load may be reordered by the
+    /// CPU, and a stop in that gap cancelled nothing while the read waited on.
+    #[inline]
+    pub fn begin(&self) {
+        self.0.store(true, Ordering::Relaxed);
+        std::sync::atomic::fence(Ordering::SeqCst);
+    }
+
     fn get(&self) -> bool {
         self.0.load(Ordering::Relaxed)
     }
@@ -84,6 +95,8 @@ impl Canceller {
         cancel: impl FnOnce() + Send + 'static,
     ) -> Canceller {
         let registration = stop.on_stop(move || {
+            // Pairs with the fence in `Waiting::begin`.
+            std::sync::atomic::fence(Ordering::SeqCst);
             if !waiting.get() {
                 return;
             }

@@ -440,6 +440,12 @@ pub fn connect_with(
     answer: Option<Duration>,
     stop: &Stop,
 ) -> Result<MyConn, DbError> {
+    // Looked at before the connection opens, as `open` chooses the reads' bound then (the
+    // driver sets it once): a Ctrl-C while it opens leaves a connection whose reads wait
+    // without end, and whose stop action was never registered, so it must take no statement.
+    // Looked at afterwards, as it was, such a connection counted as one opened after the
+    // stop, ran the load's DROP TABLE, and waited on a lock past the test's 90 s.
+    let before_stop = !stop.is_set();
     let mut conn = open(t, answer, stop)?;
     for (name, value) in &t.set {
         let sql = format!(
@@ -477,7 +483,7 @@ pub fn connect_with(
         waiting,
         _canceller: canceller,
         kill,
-        before_stop: !stop.is_set(),
+        before_stop,
     })
 }
 
@@ -895,15 +901,19 @@ impl MyConn {
     /// Fails at once, with no I/O, once the connection is known to be gone. Every statement
     /// starts here, and ends in [`MyConn::check`]: in between it waits for the server.
     fn usable(&self) -> Result<(), DbError> {
+        // Waiting before the look at the token (`Waiting::begin`): a stop after the look
+        // finds the statement waiting and kills it.
+        self.waiting.begin();
         if self.before_stop && self.stop.is_set() {
+            self.waiting.set(false);
             // Nothing new on the server once the run is stopping (see postgres.rs).
             return Err(DbError {
                 kind: DbErrorKind::Broken,
                 message: "the run is stopping (Ctrl-C): no new statement".into(),
             });
         }
-        self.waiting.set(!self.broken);
         if self.broken {
+            self.waiting.set(false);
             Err(DbError {
                 kind: DbErrorKind::Broken,
                 message: "the connection was lost earlier".into(),
@@ -991,6 +1001,8 @@ impl Conn for MyConn {
             drain(&mut r).map(|_| n)
         });
         self.conn.set_local_infile_handler(None);
+        // Done waiting, whatever came back (`check` says so for the errors it handles).
+        self.waiting.set(false);
         match r {
             Ok(n) => Ok(n),
             // 1148 (MySQL) and 4166 (MariaDB): the server does not take local files.

@@ -177,6 +177,10 @@ impl ServerError {
             "40001" | "40P01" | "23505" | "55P03" => DbErrorKind::Conflict,
             // query_canceled: statement_timeout, or a cancel request.
             "57014" => DbErrorKind::Cancelled,
+            // duplicate_prepared_statement, invalid_sql_statement_name: only perflab's named
+            // statements (`-M prepared`) can meet these, and a server that refuses them keeps
+            // refusing; see `named_statements_refused`.
+            "42P05" | "26000" => return named_statements_refused(&self.code, &self.message),
             _ if self.severity == "FATAL" || self.severity == "PANIC" => DbErrorKind::Broken,
             _ => DbErrorKind::Other,
         };
@@ -184,6 +188,21 @@ impl ServerError {
             kind,
             message: format!("{}: {}", self.severity, self.message),
         }
+    }
+}
+
+/// Named prepared statements that the server says already exist (42P05) on a connection
+/// that never made them, or do not exist (26000) where the connection made them: the
+/// statements are not the connection's own, which is what a pooler in transaction mode
+/// does (PgBouncer hands each transaction whichever server connection is free, and before
+/// 1.21 it does not carry prepared statements across). The unnamed statement of `-M
+/// extended` (parsed with each execution) and `-M simple` work there.
+fn named_statements_refused(code: &str, message: &str) -> DbError {
+    DbError {
+        kind: DbErrorKind::Unsupported,
+        message: format!(
+            "the server (a pooler in transaction mode?) refused perflab's named prepared statements ({code}: {message}): run with -M extended or -M simple"
+        ),
     }
 }
 
@@ -520,8 +539,10 @@ impl PgConn {
                     return Err(e);
                 }
             }
+            // Waiting before the look at the token (`Waiting::begin`): a stop after the look
+            // finds the read waiting and cancels it, a stop before it bounds the read.
+            self.waiting.begin();
             self.bound_after_stop();
-            self.waiting.set(true);
             let read = self.stream.read(&mut self.chunk);
             self.waiting.set(false);
             match read {
@@ -1129,5 +1150,20 @@ mod tests {
         assert_eq!(e("FATAL", "57P01"), DbErrorKind::Broken);
         assert_eq!(e("ERROR", "42P01"), DbErrorKind::Other);
         assert_eq!(e("ERROR", "57014"), DbErrorKind::Cancelled);
+        // A pooler in transaction mode: named statements not the connection's own.
+        for code in ["42P05", "26000"] {
+            assert_eq!(e("ERROR", code), DbErrorKind::Unsupported);
+        }
+        let refused = ServerError {
+            severity: "ERROR".into(),
+            code: "42P05".into(),
+            message: "prepared statement \"perflab_0\" already exists".into(),
+        }
+        .into_db_error()
+        .message;
+        assert_eq!(
+            refused,
+            "the server (a pooler in transaction mode?) refused perflab's named prepared statements (42P05: prepared statement \"perflab_0\" already exists): run with -M extended or -M simple"
+        );
     }
 }

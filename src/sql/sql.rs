@@ -44,6 +44,11 @@ pub enum DbErrorKind {
     /// The database's own storage failed (a full disk, an I/O error): SQLite's, where the
     /// client is the server. The transaction failed; the connection is usable.
     Io,
+    /// The server cannot work the way perflab's options ask (a pooler in transaction mode
+    /// that does not keep perflab's named prepared statements, `-M prepared`): retrying or
+    /// reconnecting meets the same refusal, so the run stops with the message, which names
+    /// the option to change.
+    Unsupported,
     /// Anything else: the transaction failed.
     Other,
 }
@@ -65,7 +70,7 @@ impl DbError {
             DbErrorKind::TimedOut => crate::record::ErrorKind::Timeout,
             DbErrorKind::Cancelled => crate::record::ErrorKind::Timeout,
             DbErrorKind::Io => crate::record::ErrorKind::Io,
-            DbErrorKind::Other => crate::record::ErrorKind::Server,
+            DbErrorKind::Unsupported | DbErrorKind::Other => crate::record::ErrorKind::Server,
         }
     }
 

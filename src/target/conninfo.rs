@@ -157,6 +157,13 @@ pub fn parse_keywords(s: &str) -> Result<Vec<(String, String)>, UrlError> {
             key.push(c);
         }
         while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        // libpq refuses an '=' with no keyword before it ("a=1 =2"): no option has an
+        // empty name, and a URL could not say it again.
+        if key.is_empty() {
+            return Err(bad(
+                "an '=' has no keyword before it; write key=value pairs, e.g. host=db dbname=bank",
+            ));
+        }
         if chars.next() != Some('=') {
             // The key may be quoted: it cannot be a password.
             return Err(bad(&format!(
@@ -454,6 +461,10 @@ mod tests {
             ]
         );
         assert!(parse_keywords("host").is_err());
+        // Found by tests/fuzz.rs: an empty keyword parsed, and its URL did not parse back.
+        let empty = parse_keywords("A=A =").unwrap_err().to_string();
+        assert!(empty.contains("no keyword before it"), "{empty}");
+        assert!("host=db =x".parse::<TargetUrl>().is_err());
         assert!(parse_keywords("host='db").is_err());
     }
 

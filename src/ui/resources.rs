@@ -94,7 +94,9 @@ pub fn table(r: &RunRecord) -> Option<(Table, Vec<String>)> {
             .fold(None, |a: Option<f64>, u| Some(a.map_or(u, |a| a.max(u))));
         let mut row = vec![step_number(*index).to_string()];
         if repeats {
-            row.push(repeat.to_string());
+            // Counted from 1 for people, as steps are (the record's trials keep 0-based
+            // `repeat` fields).
+            row.push((repeat + 1).to_string());
         }
         row.extend([
             pct(s.cpu.busy()),
@@ -180,6 +182,37 @@ fn memory(bytes: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::env::resources::ResourceSummary;
+    use crate::record::{Resources, RunRecord, StepResult, Trial};
+
+    #[test]
+    fn repeats_count_from_one_as_steps_do() {
+        let trial = |repeat: u32| Trial {
+            repeat,
+            resources: Resources {
+                summary: Some(ResourceSummary::default()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let record = RunRecord {
+            steps: vec![StepResult {
+                index: 0,
+                trials: vec![trial(0), trial(1)],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let (t, _) = super::table(&record).expect("a table");
+        let text = t.render();
+        let rows: Vec<Vec<&str>> = text
+            .lines()
+            .skip(1)
+            .map(|l| l.split_whitespace().take(2).collect())
+            .collect();
+        assert_eq!(rows, [["1", "1"], ["1", "2"]], "{text}");
+    }
+
     #[test]
     fn step_numbers_read_as_ranges() {
         assert_eq!(super::ranges(&[0, 1, 2, 3, 5, 7, 8]), "0-3, 5, 7-8");

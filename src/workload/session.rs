@@ -35,6 +35,11 @@ pub struct OpOutcome {
 pub struct OpError {
     pub kind: ErrorKind,
     pub message: String,
+    /// The target refuses to work the way the command line asked (an option it cannot take,
+    /// such as named prepared statements through a pooler): where this ends a session's
+    /// opening or a workload's prepare, the run stops with exit 2 and the message, which
+    /// names the option to change, rather than as a failed run.
+    pub refusal: bool,
 }
 
 impl OpError {
@@ -42,17 +47,27 @@ impl OpError {
         OpError {
             kind,
             message: message.into(),
+            refusal: false,
         }
     }
 
     /// A statement that failed, as its error says (a conflict, a broken connection, a
-    /// timeout, the server's refusal), with `context` before the server's message.
+    /// timeout, the server's refusal), with `context` before the server's message. An
+    /// error that says the target cannot work as asked ([`DbErrorKind::Unsupported`]) is a
+    /// refusal, its message alone: it names what was refused and the fix.
+    ///
+    /// [`DbErrorKind::Unsupported`]: crate::sql::sql::DbErrorKind::Unsupported
     pub fn db(context: &str, e: &crate::sql::sql::DbError) -> OpError {
+        let refusal = e.kind == crate::sql::sql::DbErrorKind::Unsupported;
         let message = match context {
             "" => e.message.clone(),
+            _ if refusal => e.message.clone(),
             c => format!("{c}: {e}"),
         };
-        OpError::new(e.op_kind(), message)
+        OpError {
+            refusal,
+            ..OpError::new(e.op_kind(), message)
+        }
     }
 
     /// A failure the workload does not sort further.

@@ -47,6 +47,11 @@
 //!  freeze, kill   every node;   drop: every node as above, then rm -r folder
 //! ```
 //!
+//! `PgBouncer::start(&pg, mode)` puts pgbouncer (PATH, /usr/sbin) in front of a PgServer:
+//! a config file in its own folder (pool_mode, one server connection per pool, trust
+//! authentication), a free port of 127.0.0.1, no unix socket, `-u postgres` as root; ready
+//! when TCP connects; SIGTERM on drop.
+//!
 //! Why the OS users: initdb and postgres refuse to run as root, so as root the PostgreSQL
 //! commands run as `postgres` through `runuser`, and mariadbd is told `--user=mysql` (it then
 //! drops root itself, so the child process *is* the server and `kill()` is a plain SIGKILL).
@@ -385,6 +390,135 @@ fn pg_bin_dir() -> Option<PathBuf> {
         let bin = find_program("initdb")?.parent()?.to_path_buf();
         is_executable(&bin.join("pg_ctl")).then_some(bin)
     })
+}
+
+// ───────────────────────────── PgBouncer ─────────────────────────────
+
+/// A PgBouncer of its own in front of a [`PgServer`]: `pool_mode` as asked, one server
+/// connection per pool (`default_pool_size = 1`, so that clients share it, as a busy pool's
+/// clients do), trust authentication for `postgres`, on a free port of 127.0.0.1 and no unix
+/// socket. Started as our child process with its own config file, never the system's
+/// service; as root it is told `-u postgres` (it refuses root, and drops it itself).
+pub struct PgBouncer {
+    dir: PathBuf,
+    process: ServerProcess,
+    port: u16,
+}
+
+impl PgBouncer {
+    /// `None` (with the reason on stderr) when pgbouncer is not installed: a failure under
+    /// `PERFLAB_REQUIRE_SERVERS`.
+    pub fn start(pg: &PgServer, pool_mode: &str) -> Option<PgBouncer> {
+        settle("PgBouncer", Self::try_start(pg, pool_mode))
+    }
+
+    fn try_start(pg: &PgServer, pool_mode: &str) -> Result<PgBouncer, StartError> {
+        let pgbouncer = find_program("pgbouncer").ok_or_else(|| {
+            StartError::missing(
+                "pgbouncer not found (looked in PATH and the sbin folders)",
+                "pgbouncer",
+            )
+        })?;
+        let run_as = RunAs::when_root("postgres", "postgresql")?;
+        let dir = scratch_dir("pgbouncer", run_as.as_ref())?;
+        // trust still wants the user listed.
+        let users = dir.join("users.txt");
+        if let Err(e) = fs::write(&users, "\"postgres\" \"\"\n") {
+            remove_dir(&dir);
+            return Err(StartError::Failed(format!(
+                "cannot write {}: {e}",
+                users.display()
+            )));
+        }
+        // 1.21 and later keep prepared statements across server connections when
+        // max_prepared_statements is above 0 (the default from 1.24): off here, as in the
+        // poolers perflab must recognise. Older ones do not know the setting and refuse it.
+        let prepared = match keeps_prepared_statements(&pgbouncer) {
+            true => "max_prepared_statements = 0\n",
+            false => "",
+        };
+        let config = |port: u16| {
+            format!(
+                "[databases]\n* = host=127.0.0.1 port={}\n\n[pgbouncer]\n\
+                 listen_addr = 127.0.0.1\nlisten_port = {port}\nunix_socket_dir =\n\
+                 auth_type = trust\nauth_file = {}\npool_mode = {pool_mode}\n\
+                 default_pool_size = 1\n{prepared}",
+                pg.port(),
+                users.display()
+            )
+        };
+        let ini = dir.join("pgbouncer.ini");
+        let log = dir.join("pgbouncer.log");
+        let spawn = |ports: &[u16; 1]| {
+            // Written before each try: the port is in it. A failed write shows in the log.
+            if let Err(e) = fs::write(&ini, config(ports[0])) {
+                let _ = append(&log, &format!("cannot write {}: {e}\n", ini.display()));
+            }
+            let mut cmd = Command::new(&pgbouncer);
+            if let Some(u) = &run_as {
+                cmd.args(["-u", u.name]);
+            }
+            cmd.arg(&ini).current_dir(&dir);
+            cmd
+        };
+        let ready = |ports: &[u16; 1], child: &mut Child| {
+            let deadline = Instant::now() + READY_TIMEOUT;
+            let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, ports[0]));
+            loop {
+                if let Ok(Some(status)) = child.try_wait() {
+                    return Err(format!("pgbouncer exited ({status}) before listening"));
+                }
+                if TcpStream::connect_timeout(&addr, Duration::from_secs(1)).is_ok() {
+                    return Ok(());
+                }
+                if Instant::now() > deadline {
+                    return Err(format!(
+                        "pgbouncer did not listen on {addr} within {READY_TIMEOUT:?}"
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        };
+        match boot_on_free_ports(&log, PORT_TRIES, spawn, ready) {
+            Ok(([port], process)) => Ok(PgBouncer { dir, process, port }),
+            Err(e) => {
+                remove_dir(&dir);
+                Err(e)
+            }
+        }
+    }
+
+    /// `postgres://postgres@127.0.0.1:PORT/postgres`: the server's database, through the
+    /// pooler.
+    pub fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+}
+
+impl Drop for PgBouncer {
+    fn drop(&mut self) {
+        self.process.stop();
+        remove_dir(&self.dir);
+    }
+}
+
+/// Whether this pgbouncer knows `max_prepared_statements` (1.21 and later), from its
+/// `--version` ("PgBouncer 1.18.0").
+fn keeps_prepared_statements(pgbouncer: &Path) -> bool {
+    let out = Command::new(pgbouncer)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    let version: Vec<u32> = out
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("")
+        .split('.')
+        .map_while(|n| n.parse().ok())
+        .collect();
+    matches!(version.as_slice(), [1, minor, ..] if *minor >= 21) || version.first() > Some(&1)
 }
 
 // ───────────────────────────── MariaDB ─────────────────────────────

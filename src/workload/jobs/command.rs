@@ -166,6 +166,13 @@ impl Runner {
             .split_first()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "empty command"))?;
         self.stderr.set_len(0)?;
+        // Nothing new once the run is stopping (Ctrl-C between two jobs).
+        if stop.is_set() {
+            return Err(io::Error::new(
+                io::ErrorKind::Interrupted,
+                "the run is stopping (Ctrl-C)",
+            ));
+        }
         let start = Instant::now();
         let child = Command::new(program)
             .args(args)
@@ -179,6 +186,12 @@ impl Runner {
         let kill = stop.on_stop(move || {
             let _ = kill_group(group);
         });
+        // A Ctrl-C between the spawn and the registration ran the token's actions without
+        // this one: kill the group here, or the job outlives perflab (which gives up on a
+        // worker stuck in its op and exits).
+        if stop.is_set() {
+            let _ = kill_group(group);
+        }
         // wait4 reaps it: `child` is dropped without `wait` (std never waits on drop).
         let waited = wait_child(child.id());
         drop(kill);
@@ -288,5 +301,19 @@ mod tests {
         r.write_stderr(&vec![b'x'; 3000]);
         assert_eq!(r.stderr_tail().len(), STDERR_TAIL as usize + 3);
         assert!(failure("sh", run.exit, "boom").contains("exit status 3; stderr: boom"));
+    }
+
+    #[test]
+    fn no_job_starts_once_the_run_is_stopping() {
+        let mut r = Runner::new(&std::env::temp_dir(), "unit-stopped").expect("runner");
+        let stop = Stop::new();
+        stop.set();
+        let marker = std::env::temp_dir().join(format!("perflab-jobs-{}-ran", std::process::id()));
+        let argv: Vec<String> = ["touch", marker.to_str().expect("utf-8")]
+            .map(String::from)
+            .to_vec();
+        let e = r.run(&argv, &stop).expect_err("refused");
+        assert_eq!(e.kind(), io::ErrorKind::Interrupted);
+        assert!(!marker.exists(), "the job ran");
     }
 }

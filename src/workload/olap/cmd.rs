@@ -246,6 +246,18 @@ pub fn olap_spec(args: &OlapArgs, env: &Environment) -> Result<RunSpec, AppError
     }
     if phases.contains(&Phase::Load) {
         refuse_full_disk(&t, rows, &dir)?;
+        // Found while looking for a prepare that fails: a file here failed the run at its
+        // prepare ("cannot create ...: File exists"), after the spec was built.
+        if let Some(d) = args
+            .files_dir
+            .as_ref()
+            .filter(|d| d.exists() && !d.is_dir())
+        {
+            return Err(AppError::Usage(format!(
+                "--files-dir: {} is not a directory; give a new or empty directory",
+                d.display()
+            )));
+        }
         if let Some(d) = &args.files_dir
             && let Some(f) = crate::workload::olap::data::plan_files(d, rows, files)
                 .iter()

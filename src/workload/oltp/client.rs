@@ -153,7 +153,10 @@ impl OltpSession {
                     self.conn = Counted::new(c, self.conn.statements());
                     return Ok(());
                 }
-                Err(e) if Instant::now() >= deadline => return Err(e),
+                // A refusal (a pooler that does not keep named statements) refuses again.
+                Err(e) if Instant::now() >= deadline || e.kind == DbErrorKind::Unsupported => {
+                    return Err(e);
+                }
                 Err(_) => {
                     std::thread::sleep(wait);
                     wait = (wait * 2).min(MAX_BACKOFF);

@@ -412,6 +412,12 @@ pub fn steps(host: &dyn Host, args: &ScanArgs) -> Result<(), AppError> {
             target,
             temp_dir: None,
         } => target,
+        // Found by tests/fuzz.rs: with `--target native` the line said --target was missing.
+        Source::Native => {
+            return Err(AppError::Usage(
+                "--target native scans rows in memory, with no tables to prepare or clean up; give scan prepare and cleanup a database, e.g. sqlite:///path/to/file.db".into(),
+            ));
+        }
         _ => {
             return Err(AppError::Usage(
                 "scan prepare and cleanup need --target, e.g. sqlite:///path/to/file.db".into(),
