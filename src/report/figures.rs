@@ -18,7 +18,8 @@ use crate::analysis::curve::{self, Curve, param_f64};
 use crate::present::svg::{Axis, Heatmap, LineChart, Marker, Point, Rule, Scale, Series, Style};
 use crate::record::histogram::{LatencyHistogram, decode, new_histogram};
 use crate::record::{Analysis, RunRecord, StepResult};
-use crate::ui::format::{self, metric, param};
+use crate::spec::numbers::{bytes_per_sec, count, metric, ns, param, rate, sig3};
+use crate::view::names::{header, step_params};
 use crate::workload::kind;
 
 /// Series with more curves than this are cut to this many (a legend past it is unreadable).
@@ -109,7 +110,7 @@ fn load_levels(r: &RunRecord) -> Vec<Figure> {
         "levels-load",
         format!(
             "Achieved against target load per level, in percent of the calibrated maximum of {}; a level more than 2 points off the diagonal is flagged.",
-            format::rate(l.calibrated_max_ops_per_sec)
+            rate(l.calibrated_max_ops_per_sec)
         ),
         chart("Load levels", x(), y, vec![achieved, ideal]).render(),
     )];
@@ -135,7 +136,7 @@ fn load_levels(r: &RunRecord) -> Vec<Figure> {
                     Some(point(
                         l.target_pct,
                         v,
-                        format!("{}: {} ops/W", pct(l.target_pct), format::sig3(v)),
+                        format!("{}: {} ops/W", pct(l.target_pct), sig3(v)),
                     ))
                 })
                 .collect(),
@@ -159,7 +160,7 @@ fn load_levels(r: &RunRecord) -> Vec<Figure> {
             format!(
                 "Operations per watt per level{}.",
                 l.overall_ops_per_watt
-                    .map(|v| format!("; overall {} ops/W", format::sig3(v)))
+                    .map(|v| format!("; overall {} ops/W", sig3(v)))
                     .unwrap_or_default()
             ),
             chart(
@@ -186,11 +187,11 @@ fn chart(title: impl Into<String>, x: Axis, y: Axis, series: Vec<Series>) -> Lin
 /// A tick formatter for a figure, by its unit-suffixed name.
 fn formatter(name: &str) -> fn(f64) -> String {
     if name.starts_with("bytes_per_sec") {
-        format::bytes_per_sec
+        bytes_per_sec
     } else if name.starts_with("ns_per_") || name.ends_with("_ns") {
-        format::ns
+        ns
     } else if name.contains("per_sec") {
-        format::rate
+        rate
     } else if name.ends_with("_bytes") {
         |v| crate::spec::units::format_bytes(v.max(0.0) as u64)
     } else {
@@ -203,7 +204,7 @@ fn plain(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e4 {
         format!("{v:.0}")
     } else {
-        format::count(v)
+        count(v)
     }
 }
 
@@ -252,7 +253,7 @@ fn y_axis(label: String, name: &str, values: &[f64], ratio: f64) -> Axis {
 }
 
 fn step_label(s: &StepResult) -> String {
-    let label = format::step_params(s);
+    let label = step_params(s);
     if label.is_empty() {
         "the step".into()
     } else {
@@ -322,7 +323,7 @@ fn throughput(r: &RunRecord, a: &Analysis, curves: &[Curve]) -> Option<Figure> {
             .collect();
         series.push(Series {
             name: if c.fixed.is_empty() {
-                format::header(&h.metric, &h.op_name)
+                header(&h.metric, &h.op_name)
             } else {
                 c.label()
             },
@@ -394,18 +395,18 @@ fn throughput(r: &RunRecord, a: &Analysis, curves: &[Curve]) -> Option<Figure> {
     let repeats = r.steps.iter().any(|s| s.trials.len() > 1);
     let title = format!(
         "{} against {}",
-        format::header(&h.metric, &h.op_name),
+        header(&h.metric, &h.op_name),
         axis_label(&x_name)
     );
     let x = x_axis(&x_name, &all_x);
-    let y = y_axis(format::header(&h.metric, &h.op_name), &h.metric, &ys, 30.0);
+    let y = y_axis(header(&h.metric, &h.op_name), &h.metric, &ys, 30.0);
     let chart = LineChart {
         markers,
         ..chart(title, x, y, series)
     };
     let mut caption = format!(
         "{} against {}{}.",
-        format::header(&h.metric, &h.op_name),
+        header(&h.metric, &h.op_name),
         axis_label(&x_name),
         if curves.len() > 1 {
             ", one line per curve"
@@ -517,7 +518,7 @@ fn heatmaps(r: &RunRecord) -> Vec<Figure> {
             let (rf, cf) = (formatter(row_name), formatter(col_name));
             let title = format!(
                 "{} by {} × {}{}",
-                format::header(&h.metric, &h.op_name),
+                header(&h.metric, &h.op_name),
                 axis_label(row_name),
                 axis_label(col_name),
                 if key.is_empty() {
@@ -601,7 +602,7 @@ fn hockey_sticks(r: &RunRecord, a: &Analysis, curves: &[Curve], options: &Option
                                     "{}: {} at {name} {}",
                                     step_label(s),
                                     metric(&h.metric, s.summary.headline.mean),
-                                    format::ns(y)
+                                    ns(y)
                                 ),
                             }
                         })
@@ -653,10 +654,10 @@ fn hockey_sticks(r: &RunRecord, a: &Analysis, curves: &[Curve], options: &Option
             let label = c.label();
             let title = format!(
                 "Response time against {}{}",
-                format::header(&h.metric, &h.op_name),
+                header(&h.metric, &h.op_name),
                 if label.is_empty() { String::new() } else { format!(" ({label})") }
             );
-            let x = Axis::new(format::header(&h.metric, &h.op_name), Scale::Linear)
+            let x = Axis::new(header(&h.metric, &h.op_name), Scale::Linear)
                 .with_format(formatter(&h.metric))
                 .with_zero();
             let y = y_axis("response time".into(), "latency_ns", &all, 50.0);
@@ -857,12 +858,7 @@ fn timeline(r: &RunRecord) -> Vec<Figure> {
         title,
         "timeline-throughput",
         &[(title, &tput)],
-        y_axis(
-            format::header(name, &r.headline.op_name),
-            name,
-            &tp_values,
-            1e9,
-        ),
+        y_axis(header(name, &r.headline.op_name), name, &tp_values, 1e9),
     )];
     if p99.len() >= 2 {
         out.push(chart(
@@ -971,7 +967,7 @@ fn spectrum(r: &RunRecord, a: &Analysis) -> Option<Figure> {
                     y_high: None,
                     tip: format!(
                         "{label}: {} at {}",
-                        format::ns(v),
+                        ns(v),
                         crate::present::svg::nines_label(q)
                     ),
                 })
@@ -1039,7 +1035,7 @@ fn group_spectrum(r: &RunRecord, a: &Analysis) -> Option<Figure> {
                 y_high: None,
                 tip: format!(
                     "{name}: {} at {}",
-                    format::ns(v as f64),
+                    ns(v as f64),
                     crate::present::svg::nines_label(q)
                 ),
             })
@@ -1167,11 +1163,11 @@ pub fn overlay(runs: &[&RunRecord], labels: &[String], name: &str) -> Option<Fig
     if series.len() < 2 {
         return None;
     }
-    let title = format!("{} against {x_name}", format::header(&h.metric, &h.op_name));
+    let title = format!("{} against {x_name}", header(&h.metric, &h.op_name));
     let chart = chart(
         title.clone(),
         x_axis(&x_name, &xs),
-        y_axis(format::header(&h.metric, &h.op_name), &h.metric, &ys, 30.0),
+        y_axis(header(&h.metric, &h.op_name), &h.metric, &ys, 30.0),
         series,
     );
     Some(Figure {
@@ -1227,16 +1223,16 @@ pub fn ratios(
                         tip: format!(
                             "{} {}: {} ({}), {}",
                             r.step,
-                            crate::ui::compare::figure_name(f, &p.op_name),
-                            crate::ui::compare::ratio(r.result.ratio),
-                            crate::ui::compare::interval(r),
+                            crate::view::compare::figure_name(f, &p.op_name),
+                            crate::view::compare::ratio(r.result.ratio),
+                            crate::view::compare::interval(r),
                             r.result.verdict.as_str()
                         ),
                     }
                 })
                 .collect();
             Series {
-                name: crate::ui::compare::figure_name(f, &p.op_name),
+                name: crate::view::compare::figure_name(f, &p.op_name),
                 points,
                 style: Style::LineWithPoints,
             }
@@ -1260,7 +1256,7 @@ pub fn ratios(
             Scale::Linear
         },
     )
-    .with_format(|v| format!("{}x", format::sig3(v)));
+    .with_format(|v| format!("{}x", sig3(v)));
     let x = match &x_name {
         Some(n) => x_axis(n, &xs),
         None => Axis::new("step", Scale::Linear).with_format(plain),
