@@ -69,3 +69,30 @@ pub fn header(name: &str, op_name: &str) -> String {
         other => other.trim_end_matches("_ns").replace('_', " "),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A step reads as its swept options in units; a figure by its short header, the
+    /// operation's name where it counts operations.
+    #[test]
+    fn steps_and_figures_by_name() {
+        let s = StepResult {
+            swept: vec!["kernel".into(), "bs_bytes".into()],
+            params: [
+                ("kernel".to_string(), json!("triad")),
+                ("bs_bytes".to_string(), json!(65536)),
+                ("threads".to_string(), json!(4)),
+            ]
+            .into(),
+            ..Default::default()
+        };
+        assert_eq!(step_params(&s), "kernel=triad bs_bytes=64 KiB");
+        assert_eq!(step_params(&StepResult::default()), "");
+        assert_eq!(header("ops_per_sec", "transactions"), "transactions/s");
+        assert_eq!(header("bytes_per_sec", "I/Os"), "bandwidth");
+        assert_eq!(header("queue_wait_ns", "op"), "queue wait");
+    }
+}

@@ -5,7 +5,7 @@
 use super::names::header;
 use crate::present::mean_figure;
 use crate::present::table::Table;
-use crate::record::{RunRecord, StepResult, Trial};
+use crate::record::{RunRecord, ScheduleSummary, StepResult, Trial};
 use crate::spec::numbers::{metric, ns, param, rate, sig3};
 use crate::workload::kind;
 
@@ -117,20 +117,16 @@ pub fn steps_table(r: &RunRecord) -> Table {
                     .map(|x| sig3(x.target_ops_per_sec))
                     .unwrap_or_default(),
             );
-            row.push(
+            // Late starts and missed ops count over every repeat.
+            let total = |count: fn(&ScheduleSummary) -> u64| {
                 s.trials
                     .iter()
-                    .filter_map(|t| t.schedule)
-                    .fold(0u64, |a, x| a.saturating_add(x.late_starts))
-                    .to_string(),
-            );
-            row.push(
-                s.trials
-                    .iter()
-                    .filter_map(|t| t.schedule)
-                    .fold(0u64, |a, x| a.saturating_add(x.missed_ops))
-                    .to_string(),
-            );
+                    .filter_map(|t| t.schedule.as_ref())
+                    .fold(0u64, |a, x| a.saturating_add(count(x)))
+                    .to_string()
+            };
+            row.push(total(|x| x.late_starts));
+            row.push(total(|x| x.missed_ops));
             row.push(
                 t0.and_then(|t| t.service_latency)
                     .map(|l| ns(l.p99_ns as f64))
