@@ -26,9 +26,11 @@
 //! - [`launch`]: the one path every run takes (a kind's command, a suite's entry, a study's
 //!   leg): the kind carries it out, each run saved, shown or kept, and judged by one rule.
 //! - [`cli`]: the command line: the generic commands and the kinds' subcommands.
-//! - [`ui`]: progress, tables, `show`, the balance sheet, warnings.
+//! - [`ui`]: the terminal: progress, `show`, `compare`, the balance sheet, warnings.
 //! - [`live`]: a run as it goes: its interval file, `--live` JSON lines, the Prometheus
 //!   endpoint, HDR interval logs.
+//! - [`view`]: what a saved record's tables and lines say (the steps table, findings,
+//!   resources, load levels, a comparison's rows), built once for the terminal and the reports.
 //! - [`compare`]: runs set side by side, step by step: ratios, verdicts, what else differed.
 //! - [`export`]: one file per output format.
 //! - [`run`]: the sweep, trials, worker threads, load models, Ctrl-C.
@@ -86,6 +88,7 @@ pub mod study;
 pub mod suite;
 pub mod target;
 pub mod ui;
+pub mod view;
 pub mod workload;
 
 pub use commands::{AppError, main_with_args};

@@ -56,7 +56,8 @@
 //! - [`hazard`]: whether writing to a device or file would destroy data (mounts, partitions,
 //!   holders, filesystem and other signatures).
 //!
-//! The human rendering is `crate::ui::sysinfo::render_sysinfo` (`perflab sysinfo`).
+//! The human rendering is `crate::view::disclosure` (its lines), laid out by
+//! `crate::ui::sysinfo::render_sysinfo` (`perflab sysinfo`) and in reports.
 
 pub mod caches;
 pub mod cpu;

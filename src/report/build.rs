@@ -5,7 +5,9 @@
 use super::{Block, Document, Options, Section, Table, figures, landscape};
 use crate::analysis::{self, curve};
 use crate::record::{Analysis, RunRecord};
-use crate::ui::{balance, show as text, sysinfo};
+use crate::view::about::{cluster_line, cut_short_line, describe_spec};
+use crate::view::names::step_params;
+use crate::view::{balance, checks, disclosure, findings, levels, resources, steps};
 use crate::workload::kind;
 
 /// Warnings listed per run; a 1,000-step run on a busy host can have one per step.
@@ -173,7 +175,7 @@ fn slo_line(r: &RunRecord, slo: &crate::spec::Slo, a: &Analysis) -> String {
         .steps
         .iter()
         .map(|s| {
-            let label = kind::label_in_kind(r, &crate::ui::format::step_params(s));
+            let label = kind::label_in_kind(r, &step_params(s));
             (label, curve::step_latency(s, slo))
         })
         .filter(|(_, v)| v.is_finite() && *v > 0.0)
@@ -237,13 +239,13 @@ fn run_section(r: &RunRecord, options: &Options, shared: bool) -> Section {
         "{} · target {} · {} · started {} · {}",
         r.workload,
         r.target,
-        text::describe_spec(&r.spec),
+        describe_spec(&r.spec),
         short_time(&r.started_at),
         r.status.as_str()
     )));
     blocks.push(Block::Paragraph(format!("$ {}", r.command.join(" "))));
     let mut found = kind::of(r).map(|k| k.findings(r)).unwrap_or_default();
-    found.extend(text::findings(r, &a));
+    found.extend(findings::findings(r, &a));
     if let Some(slo) = &options.slo {
         found.push(slo_line(r, slo, &a));
     }
@@ -252,7 +254,7 @@ fn run_section(r: &RunRecord, options: &Options, shared: bool) -> Section {
     }
     let mut warnings: Vec<String> = Vec::new();
     if let Some(c) = &r.cut_short {
-        warnings.push(crate::ui::show::cut_short_line(c));
+        warnings.push(cut_short_line(c));
     }
     for w in &r.warnings {
         if !warnings.contains(&w.message) {
@@ -283,26 +285,26 @@ fn run_section(r: &RunRecord, options: &Options, shared: bool) -> Section {
         );
         blocks.push(Block::Table(Table::from_ui(
             Some("steps".into()),
-            &text::steps_table(r),
+            &steps::steps_table(r),
         )));
         for (title, t) in kind::tables_of(r) {
             blocks.push(Block::Table(Table::from_ui(Some(title), &t)));
         }
-        if let Some((title, t, overall)) = crate::ui::levels::table(r) {
+        if let Some((title, t, overall)) = levels::table(r) {
             blocks.push(Block::Table(Table::from_ui(Some(title), &t)));
             blocks.push(Block::Findings(vec![overall]));
         }
-        if let Some((t, limits)) = crate::ui::resources::table(r) {
-            let title = crate::ui::resources::TITLE.to_string();
+        if let Some((t, limits)) = resources::table(r) {
+            let title = resources::TITLE.to_string();
             blocks.push(Block::Table(Table::from_ui(Some(title), &t)));
             blocks.push(Block::Findings(limits));
         }
         if let Some(t) = usl_table(r, &a) {
             blocks.push(Block::Table(t));
         }
-        let checks = text::check_lines(r);
-        if !checks.is_empty() {
-            blocks.push(Block::Findings(checks));
+        let checked = checks::check_lines(r);
+        if !checked.is_empty() {
+            blocks.push(Block::Findings(checked));
         }
     }
     if let Some(t) = settings_table(r) {
@@ -341,7 +343,7 @@ fn usl_table(r: &RunRecord, a: &Analysis) -> Option<Table> {
     if fits.is_empty() {
         return None;
     }
-    let m = |v: f64| crate::ui::format::metric(&r.headline.metric, v);
+    let m = |v: f64| crate::spec::numbers::metric(&r.headline.metric, v);
     let ci = |c: Option<[f64; 2]>, f: &dyn Fn(f64) -> String| {
         c.map(|[lo, hi]| format!("{} – {}", f(lo), f(hi)))
             .unwrap_or_else(|| "-".into())
@@ -414,19 +416,19 @@ fn disclosure(r: &RunRecord) -> Table {
         "version".to_string(),
         format!("{} ({} build)", r.tool.version, r.tool.profile),
     ]];
-    for (heading, lines) in sysinfo::sections(&r.env) {
+    for (heading, lines) in disclosure::sections(&r.env) {
         // The load at the time is in the run's warnings when it mattered.
         for (k, v) in lines {
             rows.push(vec![heading.to_string(), k, v]);
         }
     }
     // Under MPI, the ranks, and every other host's machine (rank 0's is the one above).
-    if let Some(line) = text::cluster_line(r) {
+    if let Some(line) = cluster_line(r) {
         rows.push(vec!["MPI".into(), "ranks".into(), line]);
     }
     for m in r.cluster.iter().flat_map(|c| &c.members) {
         let Some(env) = &m.env else { continue };
-        for (heading, lines) in sysinfo::sections(env) {
+        for (heading, lines) in disclosure::sections(env) {
             for (k, v) in lines {
                 rows.push(vec![
                     format!("rank {} ({}): {heading}", m.rank, m.host),

@@ -5,7 +5,7 @@
 use super::{Block, Section, Table, figures};
 use crate::compare::{PairComparison, Report};
 use crate::record::RunRecord;
-use crate::ui::compare as text;
+use crate::view::compare as text;
 
 /// One section per candidate.
 pub fn sections(
@@ -68,7 +68,7 @@ fn pair_section(
     }
     let t = Table::from_ui(
         Some("step by step: candidate / baseline".into()),
-        &text::rows_table(p, false),
+        &text::rows_table(p, text::verdict_text),
     );
     blocks.push(Block::Table(t));
     if !p.unmatched.is_empty() {

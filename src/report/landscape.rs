@@ -5,7 +5,7 @@
 use super::Table;
 use crate::compare::diff::{VOLATILE, disclosure, flatten};
 use crate::record::RunRecord;
-use crate::ui::format::metric;
+use crate::spec::numbers::metric;
 
 /// At most this many configuration columns; the rest are named in a note.
 const MAX_COLUMNS: usize = 8;
@@ -30,7 +30,7 @@ fn best(r: &RunRecord) -> Option<(f64, String)> {
                 a
             }
         })?;
-    let label = crate::ui::format::step_params(s);
+    let label = crate::view::names::step_params(s);
     Some((s.summary.headline.mean, label))
 }
 

@@ -10,7 +10,8 @@
 //!   HTML and Markdown say the same things.
 //! - [`build`] decides what a record shows; [`comparison`] what a comparison shows;
 //!   [`study`] what a study's answer shows (the paper's tables and figures beside this machine's);
-//!   [`figures`] turns records into charts, and asks the record's kind for its own;
+//!   [`figures`] turns records into charts (one file per family: curves, heatmaps, hockey
+//!   sticks, timeline, spectra, load levels, comparison), and asks the record's kind for its own;
 //!   [`landscape`] is the seed reports' table of runs ranked by their headline figure;
 //!   [`downsample`] keeps long time series drawable (min and max kept).
 //! - [`file`] writes a report where it belongs: a new file the user names, or the archive's

@@ -103,10 +103,10 @@ pub fn sections(a: &Outcome) -> Vec<Section> {
                     let mut line = format!(
                         "{}: {}",
                         v.question,
-                        crate::ui::compare::summary_line(&v.comparison)
+                        crate::view::compare::summary_line(&v.comparison)
                     );
                     if let Some(s) = v.comparison.headline_speedup {
-                        line.push_str(&format!("; headline {}", crate::ui::compare::ratio(s)));
+                        line.push_str(&format!("; headline {}", crate::view::compare::ratio(s)));
                     }
                     if let Some(e) = v.expectation() {
                         line.push_str(&format!("; {e}"));

@@ -101,3 +101,22 @@ pub fn param(name: &str, v: &serde_json::Value) -> String {
         other => other.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_read_well() {
+        assert_eq!(bytes_per_sec(14.1e9), "14.1 GB/s");
+        assert_eq!(bytes_per_sec(950.0), "950 B/s");
+        assert_eq!(rate(1_234_567.0), "1.23M/s");
+        assert_eq!(rate(310.0), "310/s");
+        assert_eq!(ns(92.4), "92.4 ns");
+        assert_eq!(ns(1250.0), "1.25 µs");
+        assert_eq!(ns(3.4e6), "3.40 ms");
+        assert_eq!(ns(f64::NAN), "-");
+        assert_eq!(metric("alloc_ns", 2.5e8), "250 ms");
+        assert_eq!(count(1500.0), "1.50k");
+    }
+}

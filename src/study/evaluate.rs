@@ -128,7 +128,7 @@ pub struct Verdict {
 impl Verdict {
     /// `expected 2.20x (2.2x), measured 0.76x: 0.35x of the expectation`, when one was set.
     pub fn expectation(&self) -> Option<String> {
-        let r = crate::ui::compare::ratio;
+        let r = crate::view::compare::ratio;
         self.comparison.expectation.as_ref().map(|e| {
             format!(
                 "expected {} ({}), measured {}: {} of the expectation",

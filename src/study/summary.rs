@@ -188,7 +188,7 @@ pub fn summary(a: &Outcome) -> String {
         out.push_str(&format!(
             "\n{}: {}\n",
             v.question,
-            crate::ui::compare::summary_line(&v.comparison)
+            crate::view::compare::summary_line(&v.comparison)
         ));
         if let Some(e) = v.expectation() {
             out.push_str(&format!("  {e}\n"));

@@ -1,14 +1,14 @@
-//! What people see: progress on stderr, tables and the balance sheet on stdout, warnings that
-//! say what to do. Renderers work from records only, so archived runs re-render unchanged.
+//! What people see on a terminal: progress on stderr, tables and the balance sheet on stdout,
+//! warnings that say what to do. Renderers work from records only, so archived runs re-render
+//! unchanged.
 //!
-//! - [`format`]: numbers with units (`14.1 GB/s`, `92 ns`).
-//! - aligned text tables, charts and the breakdowns by group are in `crate::present`, shared
-//!   with the reports and the kinds; a kind's own tables come from the registry.
-//! - [`show`]: a record as tables (`perflab show`); the run list; the target list. (`report`
+//! - a record's tables and lines (the steps table, findings, resources, load levels, a
+//!   comparison's rows, the disclosure) are built in `crate::view`, shared with the reports;
+//!   aligned text tables, charts and the breakdowns by group are in `crate::present`; a
+//!   kind's own tables come from the registry. This module lays them out for a terminal.
+//! - [`show`]: a record as text (`perflab show`); the run list; the target list. (`report`
 //!   at the top level writes HTML and Markdown.)
-//! - [`levels`]: the load-level table of a `--load-levels` run (SPECpower's method).
-//! - [`resources`]: the machine over each step (the sampler's summary) and what limited it.
-//! - [`compare`]: a comparison of runs: differences, ratios, verdicts.
+//! - [`compare`]: a comparison of runs: differences, ratios, verdicts in colour.
 //! - [`balance`]: the one-line-per-capability balance sheet of a suite.
 //! - [`progress`]: the live progress display (an [`crate::run::Observer`]).
 //! - [`sysinfo`]: the machine's disclosure.
@@ -17,11 +17,8 @@
 
 pub mod balance;
 pub mod compare;
-pub mod format;
-pub mod levels;
 pub mod output;
 pub mod progress;
-pub mod resources;
 pub mod show;
 pub mod style;
 pub mod sysinfo;

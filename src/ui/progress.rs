@@ -2,12 +2,12 @@
 //! terminal; otherwise (logs, CI) plain lines: one every interval while measuring, or every
 //! `--progress TIME` (pgbench's `-P`), and one per finished step. Silent with `--quiet`.
 
-use super::format::{metric, ns};
 use super::style;
 use crate::record::histogram::{LatencyHistogram, new_histogram};
 use crate::record::{IntervalPoint, RunRecord, StepResult, Warning, step_number};
 use crate::run::Observer;
 use crate::run::recorder::Counts;
+use crate::spec::numbers::{count, metric, ns, sig3};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::cell::RefCell;
 use std::io::IsTerminal;
@@ -205,11 +205,7 @@ impl Observer for Progress {
         let rate = if s.headline.starts_with("bytes") {
             metric("bytes_per_sec", p.bytes / secs)
         } else {
-            format!(
-                "{} {}/s",
-                super::format::count(p.ops as f64 / secs),
-                s.op_name
-            )
+            format!("{} {}/s", count(p.ops as f64 / secs), s.op_name)
         };
         let latency = match p.histogram.filter(|h| !h.is_empty()) {
             Some(h) => format!(
@@ -245,11 +241,7 @@ impl Observer for Progress {
             if s.headline.starts_with("bytes") {
                 metric("bytes_per_sec", c.bytes as f64 / secs)
             } else {
-                format!(
-                    "{} {}/s",
-                    super::format::sig3(c.ops as f64 / secs),
-                    s.op_name
-                )
+                format!("{} {}/s", sig3(c.ops as f64 / secs), s.op_name)
             }
         });
         let phase = s.phase.clone();
@@ -259,7 +251,7 @@ impl Observer for Progress {
             "{} · {phase} {:.0}s · {} ops{}",
             self.prefix(),
             elapsed.as_secs_f64(),
-            super::format::count(ops as f64),
+            count(ops as f64),
             live.map(|l| format!(" · {l}")).unwrap_or_default()
         ));
     }

@@ -1,10 +1,13 @@
-//! Numbers with units for people. Machine output keeps raw numbers with unit-suffixed names.
+//! How people name a step and a figure: a step by its swept options' values, a figure by a
+//! short column header. The steps table, the charts' legends and titles, the findings and the
+//! comparisons all say them the same way. (Numbers with units are `crate::spec::numbers`.)
 
-pub use crate::spec::numbers::{bytes_per_sec, count, metric, ns, param, rate, sig3};
+use crate::record::StepResult;
+use crate::spec::numbers::param;
 
 /// `kernel=triad threads=4`: a step's swept options and their values, in units; empty when
 /// nothing was swept.
-pub fn step_params(s: &crate::record::StepResult) -> String {
+pub fn step_params(s: &StepResult) -> String {
     s.swept
         .iter()
         .map(|k| {
@@ -70,18 +73,26 @@ pub fn header(name: &str, op_name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
+    /// A step reads as its swept options in units; a figure by its short header, the
+    /// operation's name where it counts operations.
     #[test]
-    fn units_read_well() {
-        assert_eq!(bytes_per_sec(14.1e9), "14.1 GB/s");
-        assert_eq!(bytes_per_sec(950.0), "950 B/s");
-        assert_eq!(rate(1_234_567.0), "1.23M/s");
-        assert_eq!(rate(310.0), "310/s");
-        assert_eq!(ns(92.4), "92.4 ns");
-        assert_eq!(ns(1250.0), "1.25 µs");
-        assert_eq!(ns(3.4e6), "3.40 ms");
-        assert_eq!(ns(f64::NAN), "-");
-        assert_eq!(metric("alloc_ns", 2.5e8), "250 ms");
-        assert_eq!(count(1500.0), "1.50k");
+    fn steps_and_figures_by_name() {
+        let s = StepResult {
+            swept: vec!["kernel".into(), "bs_bytes".into()],
+            params: [
+                ("kernel".to_string(), json!("triad")),
+                ("bs_bytes".to_string(), json!(65536)),
+                ("threads".to_string(), json!(4)),
+            ]
+            .into(),
+            ..Default::default()
+        };
+        assert_eq!(step_params(&s), "kernel=triad bs_bytes=64 KiB");
+        assert_eq!(step_params(&StepResult::default()), "");
+        assert_eq!(header("ops_per_sec", "transactions"), "transactions/s");
+        assert_eq!(header("bytes_per_sec", "I/Os"), "bandwidth");
+        assert_eq!(header("queue_wait_ns", "op"), "queue wait");
     }
 }

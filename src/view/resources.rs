@@ -2,27 +2,13 @@
 //! (the sampler's summary, a row per repeat when steps repeat), and one line per step saying
 //! what limited it (its first repeat).
 
-use super::format::{bytes_per_sec, count, rate};
 use crate::env::resources::ResourceSummary;
 use crate::present::table::Table;
 use crate::record::{RunRecord, step_number};
+use crate::spec::numbers::{bytes_per_sec, count, rate, sig3};
 
 /// The table's title.
 pub const TITLE: &str = "resources over each measure phase (busy, user, sys, iowait, steal, perflab's own CPU: % of all CPUs)";
-
-/// The table and the limit lines, or nothing for a record without the sampler's figures.
-pub fn render(r: &RunRecord) -> String {
-    let Some((t, limits)) = table(r) else {
-        return String::new();
-    };
-    let mut out = format!("\n{TITLE}:\n");
-    out.push_str(&t.render());
-    for l in limits {
-        out.push_str(&l);
-        out.push('\n');
-    }
-    out
-}
 
 /// One row per step and repeat, and one line per step saying what limited it (its first
 /// repeat).
@@ -177,7 +163,7 @@ fn memory(bytes: u64) -> String {
         v /= 1024.0;
         i += 1;
     }
-    format!("{} {}", super::format::sig3(v), units[i])
+    format!("{} {}", sig3(v), units[i])
 }
 
 #[cfg(test)]

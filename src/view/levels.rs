@@ -1,19 +1,11 @@
 //! The load-level table of a `--load-levels` run, SPECpower's way: target against achieved
 //! load, throughput, response time, CPU, watts and operations per watt per level, then the
-//! overall figure.
+//! overall figure; and the run's findings, which are the levels' rather than a curve's.
 
-use super::format::{ns, rate, sig3};
 use crate::present::table::Table;
 use crate::record::levels::LoadLevels;
 use crate::record::{RunRecord, step_number};
-
-/// The table and its lines, or nothing for a run without load levels.
-pub fn render(r: &RunRecord) -> String {
-    let Some((title, t, overall)) = table(r) else {
-        return String::new();
-    };
-    format!("\n{title}:\n{}{overall}\n", t.render())
-}
+use crate::spec::numbers::{ns, rate, sig3};
 
 /// The title, the table, and the overall line.
 pub fn table(r: &RunRecord) -> Option<(String, Table, String)> {
