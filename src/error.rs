@@ -5,7 +5,7 @@
 //! ones, and above what the errors wrap (the archive, the spec, the SQL target).
 
 use crate::archive::ArchiveError;
-use crate::spec::SpecError;
+use crate::vocab::SpecError;
 
 /// The exit code of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
 pub const EXIT_INTERRUPTED: u8 = 130;

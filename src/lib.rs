@@ -47,7 +47,7 @@
 //! - [`target`]: URLs, passwords and TLS: what every client of a system under test shares.
 //! - [`analysis`]: peak, sweet spot, scaling, curves: statistics applied to a record's steps.
 //! - [`archive`]: saving, listing and loading records.
-//! - [`spec`]: sweeps, axes, units, numbers for people, SLOs.
+//! - [`vocab`]: the vocabulary of options: sweeps, axes, units, numbers for people, SLOs.
 //! - [`record`]: the record's shape: the record type, HDR histograms.
 //! - [`stats`]: estimates with confidence intervals, USL fits, knees, comparison statistics,
 //!   steady state: pure functions over numbers.
@@ -80,7 +80,6 @@ pub mod record;
 pub mod report;
 pub mod run;
 pub mod serve;
-pub mod spec;
 pub mod sql;
 pub mod stats;
 pub mod stop;
@@ -89,6 +88,7 @@ pub mod suite;
 pub mod target;
 pub mod ui;
 pub mod view;
+pub mod vocab;
 pub mod workload;
 
 pub use commands::{AppError, main_with_args};

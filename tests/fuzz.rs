@@ -15,12 +15,12 @@ use perflab::archive::parse_record;
 use perflab::cli::{Command, Invocation, What, parse};
 use perflab::env::Environment;
 use perflab::record::RunRecord;
-use perflab::spec::Slo;
-use perflab::spec::sweep::{parse_names, parse_numeric, parse_u64};
-use perflab::spec::units::{
+use perflab::target::url::{TargetUrl, redact_command_line, redact_url_text};
+use perflab::vocab::Slo;
+use perflab::vocab::sweep::{parse_names, parse_numeric, parse_u64};
+use perflab::vocab::units::{
     MAX_DURATION, MAX_RATE, parse_count, parse_duration, parse_rate, parse_size,
 };
-use perflab::target::url::{TargetUrl, redact_command_line, redact_url_text};
 use perflab::workload::run_args::Action;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -173,7 +173,7 @@ fn text() -> impl Strategy<Value = String> {
 // ---------------------------------------------------------------------------------------
 // (a) Every value parser.
 
-fn check_sweep<T: Clone>(s: &perflab::spec::Sweep<T>) -> Result<(), TestCaseError> {
+fn check_sweep<T: Clone>(s: &perflab::vocab::Sweep<T>) -> Result<(), TestCaseError> {
     prop_assert!(!s.values().is_empty(), "a sweep that parsed has values");
     prop_assert!(s.values().len() <= 4096, "at most 4096 values");
     Ok(())
@@ -1016,7 +1016,7 @@ proptest! {
             Ok(Some(spec)) => {
                 prop_assert!(spec.warmup <= MAX_DURATION);
                 prop_assert!(spec.interval <= MAX_DURATION);
-                let steps = perflab::spec::sweep::grid(&spec.axes());
+                let steps = perflab::vocab::sweep::grid(&spec.axes());
                 prop_assert!(!steps.is_empty() && steps.len() <= 10_000, "{} steps", steps.len());
                 let json = serde_json::to_string(&spec);
                 prop_assert!(json.is_ok(), "{argv:?}: the spec does not serialize");

@@ -8,8 +8,8 @@
 //! their analysis (`Analysis::curves`).
 
 use crate::record::{CurveAnalysis, Headline, SloKnee, StepResult};
-use crate::spec::Slo;
 use crate::stats::{knee, usl};
+use crate::vocab::Slo;
 use serde_json::Value;
 
 /// Which options of a kind are load axes, as the kind declares them
@@ -74,7 +74,7 @@ fn value_text(name: &str, v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Number(n) if name.ends_with("_bytes") => {
-            crate::spec::units::format_bytes(n.as_u64().unwrap_or(0))
+            crate::vocab::units::format_bytes(n.as_u64().unwrap_or(0))
         }
         other => other.to_string(),
     }

@@ -1,7 +1,7 @@
 //! The command line: the generic commands' clap definitions, and the whole command line put
 //! together with each workload kind's subcommand from the registry
 //! (`crate::workload::kind::KINDS`). Values stay text here (sweeps and units are read by
-//! `crate::spec`), so that every check and every error message lives in one place.
+//! `crate::vocab`), so that every check and every error message lives in one place.
 
 use crate::workload::kind::{KINDS, Kind, by_command};
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};

@@ -18,7 +18,7 @@
 //! - [`gate`]: a trial's meeting points and its end: agreement, release, gather.
 //! - [`merge`]: ranks' trials into one, histograms added count for count; the per-rank
 //!   figures (`by: rank`) and stragglers.
-//! - how workers, `--ops` and the rate are split over the active ranks: [`crate::spec::share`]
+//! - how workers, `--ops` and the rate are split over the active ranks: [`crate::vocab::share`]
 //!   (pure arithmetic, below the workloads, which read it too).
 //!
 //! MPI lives on the main thread (the coordinator's): its handles are not `Send`, and load

@@ -4,8 +4,8 @@ use crate::archive::Archive;
 use crate::cli::{CompareArgs, FailOn, GlobalArgs, ReportFormat};
 use crate::compare::{self, Expectation, Options};
 use crate::error::AppError;
-use crate::spec::SpecError;
 use crate::ui::output::print;
+use crate::vocab::SpecError;
 
 pub fn compare(g: &GlobalArgs, args: &CompareArgs) -> Result<(), AppError> {
     let options = Options {

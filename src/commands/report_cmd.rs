@@ -5,8 +5,8 @@ use crate::cli::{GlobalArgs, ReportArgs, ReportFormat};
 use crate::error::AppError;
 use crate::record::RunRecord;
 use crate::report::{self, Options};
-use crate::spec::Slo;
 use crate::ui::output::print;
+use crate::vocab::Slo;
 
 pub fn report(g: &GlobalArgs, args: &ReportArgs) -> Result<(), AppError> {
     let slo = args

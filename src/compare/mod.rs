@@ -40,14 +40,14 @@ pub enum Expectation {
 
 impl Expectation {
     /// `clock`, `2x`, `1.14`.
-    pub fn parse(text: &str) -> Result<Expectation, crate::spec::SpecError> {
+    pub fn parse(text: &str) -> Result<Expectation, crate::vocab::SpecError> {
         let t = text.trim();
         if t.eq_ignore_ascii_case("clock") {
             return Ok(Expectation::Clock);
         }
         match t.trim_end_matches(['x', 'X']).parse::<f64>() {
             Ok(f) if f.is_finite() && f > 0.0 => Ok(Expectation::Factor(f)),
-            _ => Err(crate::spec::SpecError::new(
+            _ => Err(crate::vocab::SpecError::new(
                 "expect",
                 text,
                 "give 'clock' (the ratio of the CPUs' clocks) or a factor such as 2x",
@@ -188,7 +188,7 @@ pub fn step_label(s: &StepResult, keys: &[String]) -> String {
     keys.iter()
         .map(|k| {
             let v = s.params.get(k).unwrap_or(&Value::Null);
-            format!("{}={}", k, crate::spec::numbers::param(k, v))
+            format!("{}={}", k, crate::vocab::numbers::param(k, v))
         })
         .collect::<Vec<_>>()
         .join(" ")

@@ -159,7 +159,7 @@ impl Host for Launcher<'_> {
     fn run(&self, spec: &RunSpec, env: Environment, print: bool) -> Result<RunRecord, AppError> {
         let archive = self.archive()?;
         // How the options were read, where that may surprise (`64MB` is 64 MiB), before the run.
-        say_notes(&crate::spec::notes::take());
+        say_notes(&crate::vocab::notes::take());
         interrupt::install();
         let own;
         let watch = match &self.shared {

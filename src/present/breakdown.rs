@@ -5,7 +5,7 @@
 
 use super::table::Table;
 use crate::record::{GroupResult, RunRecord, step_number};
-use crate::spec::numbers::{bytes_per_sec, ns, rate, sig3};
+use crate::vocab::numbers::{bytes_per_sec, ns, rate, sig3};
 
 /// What a kind calls its groups of ops and their rates.
 #[derive(Debug, Clone, Copy)]

@@ -101,7 +101,7 @@ fn machine(r: &RunRecord) -> String {
         r.env
             .memory
             .total_bytes
-            .map(crate::spec::units::format_bytes)
+            .map(crate::vocab::units::format_bytes)
             .unwrap_or_else(|| "unknown memory".into())
     )
 }
@@ -169,7 +169,7 @@ pub fn analysis(r: &RunRecord, options: &Options) -> Analysis {
 /// What a run says about `--slo`, always: held at every step, broken at some (which), or
 /// not decidable (no step timed its ops), and whether the highest throughput within it
 /// could be found (a curve of three steps or more).
-fn slo_line(r: &RunRecord, slo: &crate::spec::Slo, a: &Analysis) -> String {
+fn slo_line(r: &RunRecord, slo: &crate::vocab::Slo, a: &Analysis) -> String {
     let figure = slo.figure.as_str();
     let measured: Vec<(String, f64)> = r
         .steps
@@ -180,7 +180,7 @@ fn slo_line(r: &RunRecord, slo: &crate::spec::Slo, a: &Analysis) -> String {
         })
         .filter(|(_, v)| v.is_finite() && *v > 0.0)
         .collect();
-    let ns = crate::spec::numbers::ns;
+    let ns = crate::vocab::numbers::ns;
     if measured.is_empty() {
         return format!(
             "SLO {}: not decidable: no step recorded its ops' {figure} response time",
@@ -343,7 +343,7 @@ fn usl_table(r: &RunRecord, a: &Analysis) -> Option<Table> {
     if fits.is_empty() {
         return None;
     }
-    let m = |v: f64| crate::spec::numbers::metric(&r.headline.metric, v);
+    let m = |v: f64| crate::vocab::numbers::metric(&r.headline.metric, v);
     let ci = |c: Option<[f64; 2]>, f: &dyn Fn(f64) -> String| {
         c.map(|[lo, hi]| format!("{} – {}", f(lo), f(hi)))
             .unwrap_or_else(|| "-".into())

@@ -5,7 +5,7 @@
 use super::Table;
 use crate::compare::diff::{VOLATILE, disclosure, flatten};
 use crate::record::RunRecord;
-use crate::spec::numbers::metric;
+use crate::vocab::numbers::metric;
 
 /// At most this many configuration columns; the rest are named in a note.
 const MAX_COLUMNS: usize = 8;

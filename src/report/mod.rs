@@ -32,7 +32,7 @@ pub mod markdown;
 pub mod study;
 
 use crate::record::RunRecord;
-use crate::spec::Slo;
+use crate::vocab::Slo;
 
 /// What a report shows beyond the records themselves.
 #[derive(Debug, Clone, Default)]

@@ -8,8 +8,8 @@
 
 use super::{Block, Figure, Section, Table};
 use crate::present::svg::{Axis, LineChart, Point, Scale, Series, Style};
-use crate::spec::numbers::sig3;
 use crate::study::evaluate::{Cell, LegState, Outcome, ShapeResult};
+use crate::vocab::numbers::sig3;
 
 fn cell(c: &Cell) -> String {
     let paper = format!(

@@ -17,7 +17,7 @@
 use super::runner::{RunError, Steps};
 use crate::record::levels::{LevelResult, LoadLevels};
 use crate::record::{StepResult, Warning, step_number};
-use crate::spec::{LevelsSpec, StepPoint, Sweep};
+use crate::vocab::{LevelsSpec, StepPoint, Sweep};
 use crate::workload::{Arrival, LoadSpec, RateScope, RunSpec, StopSpec};
 use serde_json::json;
 use std::time::Duration;
@@ -65,7 +65,7 @@ pub(super) fn run(spec: &RunSpec, levels: &LevelsSpec, steps: &mut Steps) -> Res
     summary.calibrated_max_ops_per_sec = max;
     steps.note(&format!(
         "calibrated maximum: {} ops/s ({})",
-        crate::spec::numbers::sig3(max),
+        crate::vocab::numbers::sig3(max),
         if levels.calibrate > 1 {
             "mean of the last two calibrations"
         } else {

@@ -13,9 +13,9 @@ use crate::record::{
     CutShort, PowerDisclosure, RunRecord, Status, StepResult, StepSummary, Trial, Warning,
     step_number,
 };
-use crate::spec::StepPoint;
-use crate::spec::sweep::step_params;
 use crate::stats::estimate;
+use crate::vocab::StepPoint;
+use crate::vocab::sweep::step_params;
 use crate::workload::Context;
 use crate::workload::RunSpec;
 use crate::workload::ScaleOut;
@@ -681,7 +681,7 @@ fn busy_machine() -> Option<Warning> {
 fn idle_ranks(
     spec: &RunSpec,
     workload: &dyn crate::workload::Workload,
-    points: &[crate::spec::StepPoint],
+    points: &[crate::vocab::StepPoint],
 ) -> Option<Warning> {
     let active = spec.active_ranks.as_ref().filter(|_| !spec.per_rank)?;
     let short: Vec<(u64, u64)> = points

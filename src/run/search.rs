@@ -17,7 +17,7 @@
 use super::runner::{RunError, Steps};
 use crate::record::StepResult;
 use crate::record::search::{Probe, Search};
-use crate::spec::{Axis, SearchSpec, StepPoint, sweep::step_params};
+use crate::vocab::{Axis, SearchSpec, StepPoint, sweep::step_params};
 use crate::workload::{LoadSpec, RunSpec};
 use serde_json::json;
 

@@ -40,9 +40,9 @@ use crate::record::timestamp::now_rfc3339;
 use crate::record::{GroupResult, Resources, ScheduleSummary, Trial};
 use crate::run::recorder::{IntervalReport, LATE_THRESHOLD, Lag, WorkerTotals};
 use crate::run::series::SeriesBuilder;
-use crate::spec::StepPoint;
-use crate::spec::share::Share;
 use crate::stop::Stop;
+use crate::vocab::StepPoint;
+use crate::vocab::share::Share;
 use crate::workload::{Context, Figures, GroupTotals, SessionFactory, Workload};
 use crate::workload::{LoadSpec, RateScope, RunSpec, StopSpec};
 use std::collections::BTreeMap;
@@ -106,7 +106,7 @@ const DRAIN_POLL: Duration = Duration::from_micros(200);
 struct TrialPlan {
     /// This rank's workers (all of them with one rank; 0 on a rank that sits the step out).
     workers: usize,
-    /// Their place among the run's workers (see `spec::share`).
+    /// Their place among the run's workers (see `vocab::share`).
     share: Share,
     seed: u64,
     repeat: u32,

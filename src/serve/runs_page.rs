@@ -9,7 +9,7 @@ use super::page::page;
 use crate::archive::ReadOnlyArchive;
 use crate::http::{Response, encode};
 use crate::report::html::escape;
-use crate::spec::numbers::metric;
+use crate::vocab::numbers::metric;
 
 pub fn page_of(archive: &ReadOnlyArchive) -> Response {
     let runs = match archive.list() {

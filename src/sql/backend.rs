@@ -7,8 +7,8 @@ use super::postgres;
 use super::sql::ServerTarget;
 use super::sql::{Conn, DbError};
 use super::sqlite::{self, SqliteSettings};
-use crate::spec::{StepPoint, Sweep};
 use crate::stop::Stop;
+use crate::vocab::{StepPoint, Sweep};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 

@@ -6,12 +6,12 @@ use super::backend::Backend;
 use super::query_mode::QueryMode;
 use super::sql::{Conn, DbError, ServerTarget};
 use super::sqlite::SqliteSettings;
-use crate::spec::sweep::parse_u64;
-use crate::spec::units::parse_count;
-use crate::spec::{SpecError, Sweep};
 use crate::stop::Stop;
 use crate::target::conninfo::{self, SslMode};
 use crate::target::url::{self, TargetUrl};
+use crate::vocab::sweep::parse_u64;
+use crate::vocab::units::parse_count;
+use crate::vocab::{SpecError, Sweep};
 
 /// A target that cannot be used, in one line naming the fix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -166,7 +166,7 @@ fn postgres_tls(r: &conninfo::Resolved) -> String {
 
 /// `--op-timeout`: above zero, and short enough that a stuck server is noticed.
 pub fn op_timeout(text: &str) -> Result<std::time::Duration, SpecError> {
-    let d = crate::spec::units::parse_duration("op-timeout", text)?;
+    let d = crate::vocab::units::parse_duration("op-timeout", text)?;
     if d.is_zero() || d > std::time::Duration::from_secs(24 * 3600) {
         return Err(SpecError::new(
             "op-timeout",

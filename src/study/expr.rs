@@ -99,9 +99,11 @@ fn placeholder(word: &str, runs: &Runs, scope: &Scope) -> Option<f64> {
 
 /// A parameter's value as a number: `16`, `8k` (8192).
 fn number(t: &str) -> Option<f64> {
-    t.parse::<f64>()
-        .ok()
-        .or_else(|| crate::spec::units::parse_size("", t).ok().map(|b| b as f64))
+    t.parse::<f64>().ok().or_else(|| {
+        crate::vocab::units::parse_size("", t)
+            .ok()
+            .map(|b| b as f64)
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -522,12 +524,12 @@ pub fn param_matches(v: &Value, want: &str) -> bool {
                 .parse::<f64>()
                 .ok()
                 .or_else(|| {
-                    crate::spec::units::parse_size("", want)
+                    crate::vocab::units::parse_size("", want)
                         .ok()
                         .map(|b| b as f64)
                 })
                 .or_else(|| {
-                    crate::spec::units::parse_duration("", want)
+                    crate::vocab::units::parse_duration("", want)
                         .ok()
                         .map(|d| d.as_nanos() as f64)
                 });
@@ -768,7 +770,7 @@ pub fn eval(e: &Expr, runs: &Runs, scope: &Scope) -> Result<f64, Missing> {
             text.parse::<f64>()
                 .ok()
                 .or_else(|| {
-                    crate::spec::units::parse_size("", text)
+                    crate::vocab::units::parse_size("", text)
                         .ok()
                         .map(|b| b as f64)
                 })
@@ -862,9 +864,9 @@ fn short(v: f64) -> String {
             .into_iter()
             .find(|(d, _)| a >= *d)
             .unwrap_or((1.0, ""));
-        format!("{}{u}", crate::spec::numbers::sig3(v / d))
+        format!("{}{u}", crate::vocab::numbers::sig3(v / d))
     } else {
-        crate::spec::numbers::sig3(v)
+        crate::vocab::numbers::sig3(v)
     }
 }
 
@@ -919,7 +921,9 @@ pub fn decide(c: &Check, runs: &Runs, scope: &Scope) -> Result<Verdict, Missing>
                 Trend::Sublinear => {
                     let x = |v: &str| {
                         v.parse::<f64>().ok().or_else(|| {
-                            crate::spec::units::parse_size("", v).ok().map(|b| b as f64)
+                            crate::vocab::units::parse_size("", v)
+                                .ok()
+                                .map(|b| b as f64)
                         })
                     };
                     match (x(&s[0].0), x(&s[s.len() - 1].0)) {

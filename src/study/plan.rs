@@ -145,7 +145,7 @@ pub fn heading(
         if disk > 0 {
             format!(
                 ", {} of files at {}",
-                crate::spec::units::format_bytes(disk),
+                crate::vocab::units::format_bytes(disk),
                 io_path.display()
             )
         } else {

@@ -137,9 +137,9 @@ pub fn run(
         return Err(AppError::Usage(format!(
             "study {} needs {} of files at {} but {} is free; free some, choose another place (--io-path DIR), or run --quick",
             study.name,
-            crate::spec::units::format_bytes(disk),
+            crate::vocab::units::format_bytes(disk),
             io_path.display(),
-            crate::spec::units::format_bytes(space.free_bytes)
+            crate::vocab::units::format_bytes(space.free_bytes)
         )));
     }
 

@@ -6,8 +6,8 @@
 
 use super::evaluate::{Cell, LegState, Outcome, OverlayOutcome, ShapeResult};
 use crate::present::table::Table as TextTable;
-use crate::spec::numbers::sig3;
 use crate::ui::style;
+use crate::vocab::numbers::sig3;
 
 /// " (seed line N)", or nothing for a table the seed does not print (a study's own).
 pub fn seed_line(line: usize) -> String {

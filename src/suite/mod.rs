@@ -14,7 +14,7 @@
 pub mod run;
 
 use crate::env::Environment;
-use crate::spec::units::format_bytes;
+use crate::vocab::units::format_bytes;
 use std::path::Path;
 
 /// One run of a suite.

@@ -55,7 +55,7 @@ pub fn run(
         }
     }
     // The notes on how the entries' options were read are said as each one runs.
-    crate::spec::notes::take();
+    crate::vocab::notes::take();
 
     let suite_name = format!("{name}{}", if quick { " (quick)" } else { "" });
     let options = RunOptions {

@@ -3,8 +3,8 @@
 
 use crate::env::Environment;
 use crate::record::RunRecord;
-use crate::spec::units::format_bytes;
 use crate::view::balance::lines;
+use crate::vocab::units::format_bytes;
 
 pub fn render(suite: &str, env: &Environment, records: &[RunRecord]) -> String {
     let mut out = format!("\nbalance sheet ({suite}) of {}\n", machine(env));

@@ -7,7 +7,7 @@ use crate::record::histogram::{LatencyHistogram, new_histogram};
 use crate::record::{IntervalPoint, RunRecord, StepResult, Warning, step_number};
 use crate::run::Observer;
 use crate::run::recorder::Counts;
-use crate::spec::numbers::{count, metric, ns, sig3};
+use crate::vocab::numbers::{count, metric, ns, sig3};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::cell::RefCell;
 use std::io::IsTerminal;
@@ -40,14 +40,14 @@ pub enum Every {
 
 impl Every {
     /// `--progress` as given: None is the default.
-    pub fn parse(text: Option<&str>) -> Result<Every, crate::spec::SpecError> {
+    pub fn parse(text: Option<&str>) -> Result<Every, crate::vocab::SpecError> {
         match text {
             None => Ok(Every::Interval),
             Some("off") => Ok(Every::Off),
             Some(t) => {
-                let d = crate::spec::units::parse_duration("progress", t)?;
+                let d = crate::vocab::units::parse_duration("progress", t)?;
                 if d.is_zero() {
-                    return Err(crate::spec::SpecError::new(
+                    return Err(crate::vocab::SpecError::new(
                         "progress",
                         t,
                         "a time above zero, e.g. 5s, or off",

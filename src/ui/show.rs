@@ -6,12 +6,12 @@
 use crate::archive::RunSummary;
 use crate::present::table::Table;
 use crate::record::RunRecord;
-use crate::spec::numbers::metric;
 use crate::view::about::{cluster_line, cut_short_line, describe_spec};
 use crate::view::checks::check_lines;
 use crate::view::findings::findings;
 use crate::view::steps::steps_table;
 use crate::view::{levels, resources};
+use crate::vocab::numbers::metric;
 use crate::workload::kind;
 
 /// The whole record.

@@ -3,7 +3,7 @@
 //! with them and a report's run section says the same.
 
 use crate::record::{CutShort, RunRecord, step_number};
-use crate::spec::numbers::ns;
+use crate::vocab::numbers::ns;
 use crate::workload::kind;
 
 /// Under MPI: the ranks, their hosts, the library, how the load was divided and how closely

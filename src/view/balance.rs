@@ -3,7 +3,7 @@
 //! sheet and a suite's report cover both list them.
 
 use crate::record::RunRecord;
-use crate::spec::numbers::sig3;
+use crate::vocab::numbers::sig3;
 use crate::workload::kind;
 
 /// One line per run, as the sheet and the suite's report print them; each kind says its own

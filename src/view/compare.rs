@@ -4,8 +4,8 @@
 
 use crate::compare::{PairComparison, Row};
 use crate::present::table::Table;
-use crate::spec::numbers::{metric, sig3};
 use crate::stats::compare::Verdict;
+use crate::vocab::numbers::{metric, sig3};
 
 /// `1.23x`, `0.870x`.
 pub fn ratio(v: f64) -> String {

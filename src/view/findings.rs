@@ -4,8 +4,8 @@
 
 use super::names::step_params;
 use crate::record::{Analysis, RunRecord};
-use crate::spec::numbers::metric;
 use crate::stats::usl::UslFit;
+use crate::vocab::numbers::metric;
 use crate::workload::kind;
 
 /// `threads=4 kernel=triad` for a step (by its index), and its headline figure.

@@ -5,7 +5,7 @@
 use crate::present::table::Table;
 use crate::record::levels::LoadLevels;
 use crate::record::{RunRecord, step_number};
-use crate::spec::numbers::{ns, rate, sig3};
+use crate::vocab::numbers::{ns, rate, sig3};
 
 /// The title, the table, and the overall line.
 pub fn table(r: &RunRecord) -> Option<(String, Table, String)> {

@@ -19,7 +19,7 @@
 //! findings ask the registry (`crate::workload::kind`) for a kind's words and hidden figures,
 //! and the comparison's rows are `crate::compare`'s, while `present` sits below the kinds so
 //! that they can build their own tables from it. Text tables themselves are
-//! `crate::present::table`'s; numbers with units are `crate::spec::numbers`.
+//! `crate::present::table`'s; numbers with units are `crate::vocab::numbers`.
 
 pub mod about;
 pub mod balance;

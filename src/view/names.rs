@@ -1,9 +1,9 @@
 //! How people name a step and a figure: a step by its swept options' values, a figure by a
 //! short column header. The steps table, the charts' legends and titles, the findings and the
-//! comparisons all say them the same way. (Numbers with units are `crate::spec::numbers`.)
+//! comparisons all say them the same way. (Numbers with units are `crate::vocab::numbers`.)
 
 use crate::record::StepResult;
-use crate::spec::numbers::param;
+use crate::vocab::numbers::param;
 
 /// `kernel=triad threads=4`: a step's swept options and their values, in units; empty when
 /// nothing was swept.

@@ -5,7 +5,7 @@
 use crate::env::resources::ResourceSummary;
 use crate::present::table::Table;
 use crate::record::{RunRecord, step_number};
-use crate::spec::numbers::{bytes_per_sec, count, rate, sig3};
+use crate::vocab::numbers::{bytes_per_sec, count, rate, sig3};
 
 /// The table's title.
 pub const TITLE: &str = "resources over each measure phase (busy, user, sys, iowait, steal, perflab's own CPU: % of all CPUs)";

@@ -6,7 +6,7 @@ use super::names::header;
 use crate::present::mean_figure;
 use crate::present::table::Table;
 use crate::record::{RunRecord, ScheduleSummary, StepResult, Trial};
-use crate::spec::numbers::{metric, ns, param, rate, sig3};
+use crate::vocab::numbers::{metric, ns, param, rate, sig3};
 use crate::workload::kind;
 
 /// One row per step: swept options, the headline (with its interval over repeats), the

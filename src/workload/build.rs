@@ -3,9 +3,9 @@
 
 use super::run_args::RunArgs;
 use crate::env::Environment;
-use crate::spec::sweep::{parse_numeric, parse_u64};
-use crate::spec::units::{parse_count, parse_duration, parse_rate};
-use crate::spec::{SpecError, Sweep};
+use crate::vocab::sweep::{parse_numeric, parse_u64};
+use crate::vocab::units::{parse_count, parse_duration, parse_rate};
+use crate::vocab::{SpecError, Sweep};
 use crate::workload::WorkloadSpec;
 use crate::workload::{LoadSpec, RunSpec, StopSpec};
 
@@ -57,7 +57,7 @@ pub fn build_spec(
             "use an interval of at least 10ms",
         ));
     }
-    if args.resources == crate::spec::Switch::Off && args.power_cmd.is_some() {
+    if args.resources == crate::vocab::Switch::Off && args.power_cmd.is_some() {
         return Err(SpecError::new(
             "power-cmd",
             args.power_cmd.as_deref().unwrap_or_default(),
@@ -73,7 +73,7 @@ pub fn build_spec(
         repeat: repeat as u32,
         seed,
         interval,
-        resources: args.resources == crate::spec::Switch::On,
+        resources: args.resources == crate::vocab::Switch::On,
         power_cmd: args.power_cmd.clone().filter(|c| !c.trim().is_empty()),
         levels: None,
         search: None,
@@ -320,7 +320,7 @@ fn with_levels(
     calibrate: &str,
     swept: &[&str],
 ) -> Result<RunSpec, SpecError> {
-    let levels_pct = crate::spec::levels::parse_levels(text)?;
+    let levels_pct = crate::vocab::levels::parse_levels(text)?;
     if let Some(first) = swept.first() {
         let values = spec
             .axes()
@@ -345,14 +345,14 @@ fn with_levels(
         ));
     }
     let n = parse_count("calibrate", calibrate)?;
-    if n == 0 || n > u64::from(crate::spec::levels::MAX_CALIBRATE) {
+    if n == 0 || n > u64::from(crate::vocab::levels::MAX_CALIBRATE) {
         return Err(SpecError::new(
             "calibrate",
             calibrate,
             "calibrate between 1 and 10 times (SPECpower: 3)",
         ));
     }
-    spec.levels = Some(crate::spec::LevelsSpec {
+    spec.levels = Some(crate::vocab::LevelsSpec {
         levels_pct,
         calibrate: n as u32,
     });

@@ -53,7 +53,7 @@ pub use session::{
 };
 
 use crate::record::{Headline, StepResult, Trial, Warning};
-use crate::spec::{Axis, StepPoint};
+use crate::vocab::{Axis, StepPoint};
 use serde::Serialize;
 use std::sync::Arc;
 

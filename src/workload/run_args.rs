@@ -55,7 +55,7 @@ pub struct RunArgs {
     /// Read the machine's counters every interval (CPU, memory, network, disks, power);
     /// off only to measure the sampler's own cost
     #[arg(long, value_enum, default_value = "on", value_name = "on|off")]
-    pub resources: crate::spec::Switch,
+    pub resources: crate::vocab::Switch,
     /// A power meter: a command printing watts (e.g. a PDU query), run every interval; its
     /// readings are recorded as the run's power
     #[arg(long, value_name = "CMD")]

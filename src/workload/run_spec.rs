@@ -1,10 +1,10 @@
 //! The run specification: the workload's spec and the options every workload shares
 //! (workers, phases, stop condition, load model, repeats). Each kind builds one from its
 //! arguments and the runner (`crate::run`) runs it; it lives with the kinds, since it holds a
-//! [`WorkloadSpec`]. `crate::spec` below keeps only the vocabulary (units, sweeps, axes).
+//! [`WorkloadSpec`]. `crate::vocab` below keeps only the vocabulary (units, sweeps, axes).
 
 use super::WorkloadSpec;
-use crate::spec::{Axis, Sweep};
+use crate::vocab::{Axis, Sweep};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -35,11 +35,11 @@ pub struct RunSpec {
     pub power_cmd: Option<String>,
     /// Graduated load levels instead of a sweep (`--load-levels`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub levels: Option<crate::spec::LevelsSpec>,
+    pub levels: Option<crate::vocab::LevelsSpec>,
     /// A search for the largest value of an option that passes (`--search-users`) instead
     /// of a sweep.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub search: Option<crate::spec::SearchSpec>,
+    pub search: Option<crate::vocab::SearchSpec>,
     /// Under MPI: how many ranks drive the load at each step (`--active-ranks`; sweeps).
     /// Absent with one rank.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -130,8 +130,8 @@ impl RunSpec {
     }
 
     /// The steps of the run's grid, zipped options stepping together.
-    pub fn points(&self) -> Vec<crate::spec::StepPoint> {
-        crate::spec::sweep::grid_zipped(&self.axes(), &self.zip)
+    pub fn points(&self) -> Vec<crate::vocab::StepPoint> {
+        crate::vocab::sweep::grid_zipped(&self.axes(), &self.zip)
     }
 
     /// The options that sweep as the steps name them: zipped followers left out (their
@@ -152,7 +152,7 @@ impl RunSpec {
             LoadSpec::Closed { think } => {
                 format!(
                     "closed loop, think {}",
-                    crate::spec::units::format_duration(*think)
+                    crate::vocab::units::format_duration(*think)
                 )
             }
             LoadSpec::Offered { arrival, .. } => format!(

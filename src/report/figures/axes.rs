@@ -3,7 +3,7 @@
 //! name), and what an option is called on an axis.
 
 use crate::present::svg::{Axis, Scale};
-use crate::spec::numbers::{bytes_per_sec, count, ns, rate};
+use crate::vocab::numbers::{bytes_per_sec, count, ns, rate};
 
 /// A tick formatter for a figure, by its unit-suffixed name.
 pub(super) fn formatter(name: &str) -> fn(f64) -> String {
@@ -14,7 +14,7 @@ pub(super) fn formatter(name: &str) -> fn(f64) -> String {
     } else if name.contains("per_sec") {
         rate
     } else if name.ends_with("_bytes") {
-        |v| crate::spec::units::format_bytes(v.max(0.0) as u64)
+        |v| crate::vocab::units::format_bytes(v.max(0.0) as u64)
     } else {
         plain
     }

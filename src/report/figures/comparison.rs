@@ -9,9 +9,9 @@ use crate::compare::PairComparison;
 use crate::present::Figure;
 use crate::present::svg::{Axis, LineChart, Point, Rule, Scale, Series, Style};
 use crate::record::RunRecord;
-use crate::spec::numbers::{metric, sig3};
 use crate::view::compare::{figure_name, interval, ratio};
 use crate::view::names::header;
+use crate::vocab::numbers::{metric, sig3};
 
 /// What a legend calls each run: the name the user gave it (its tags), else what sets it
 /// apart from the others (the first setting whose value differs: `bs 64 KiB`), else its id.

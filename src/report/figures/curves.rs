@@ -6,8 +6,8 @@ use super::{MAX_SERIES, Planned, by_index, chart, planned, step_label};
 use crate::analysis::curve::{Curve, param_f64};
 use crate::present::svg::{LineChart, Marker, Point, Series, Style};
 use crate::record::{Analysis, RunRecord};
-use crate::spec::numbers::metric;
 use crate::view::names::header;
+use crate::vocab::numbers::metric;
 
 /// The headline against the swept option, one line per curve (the first [`MAX_SERIES`]),
 /// with 95% whiskers over repeats, each USL fit dashed, and the peak, the sweet spot and the

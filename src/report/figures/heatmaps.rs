@@ -6,8 +6,8 @@ use super::{Planned, planned};
 use crate::analysis::curve::param_f64;
 use crate::present::svg::Heatmap;
 use crate::record::{RunRecord, StepResult};
-use crate::spec::numbers::param;
 use crate::view::names::header;
+use crate::vocab::numbers::param;
 
 /// One heatmap per combination of the other options when two numeric options sweep.
 pub(super) fn heatmaps(r: &RunRecord) -> Vec<Planned<Heatmap>> {

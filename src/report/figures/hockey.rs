@@ -6,8 +6,8 @@ use super::{Options, Planned, by_index, chart, planned, step_label};
 use crate::analysis::curve::Curve;
 use crate::present::svg::{Axis, LineChart, Marker, Point, Rule, Scale, Series, Style};
 use crate::record::{Analysis, LatencySummary, RunRecord, StepResult};
-use crate::spec::numbers::{metric, ns};
 use crate::view::names::header;
+use crate::vocab::numbers::{metric, ns};
 use crate::workload::kind;
 
 /// Response time (p50, p99, p99.9) against throughput, one chart per curve (the first four),
@@ -161,7 +161,7 @@ mod tests {
     use super::super::sample;
     use super::*;
     use crate::analysis::curve;
-    use crate::spec::Slo;
+    use crate::vocab::Slo;
 
     fn peaked() -> Analysis {
         Analysis {

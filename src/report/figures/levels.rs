@@ -4,7 +4,7 @@
 use super::{Planned, chart, planned};
 use crate::present::svg::{Axis, LineChart, Point, Scale, Series, Style};
 use crate::record::RunRecord;
-use crate::spec::numbers::{rate, sig3};
+use crate::vocab::numbers::{rate, sig3};
 
 /// SPECpower's figures: achieved against target load per level (the diagonal is a level run
 /// exactly at its target), and, where the run has watts, power and operations per watt.

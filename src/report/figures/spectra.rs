@@ -7,7 +7,7 @@ use super::{MAX_SERIES, Planned, by_index, chart, planned, step_label};
 use crate::present::svg::{Axis, LineChart, Point, Scale, Series, Style, nines_label};
 use crate::record::histogram::{LatencyHistogram, decode, new_histogram};
 use crate::record::{Analysis, RunRecord, StepResult};
-use crate::spec::numbers::ns;
+use crate::vocab::numbers::ns;
 
 /// Ops a step needs before its latency spectrum is drawn.
 const MIN_SPECTRUM_OPS: u64 = 20;

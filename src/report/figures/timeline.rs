@@ -8,8 +8,8 @@ use crate::analysis::curve;
 use crate::present::svg::{Axis, LineChart, Point, Rule, Scale, Series, Style};
 use crate::record::RunRecord;
 use crate::report::downsample::downsample;
-use crate::spec::numbers::param;
 use crate::view::names::header;
+use crate::vocab::numbers::param;
 
 /// Points of a time series chart after downsampling.
 const TIMELINE_POINTS: usize = 600;

@@ -2,7 +2,7 @@
 
 use crate::present::{param_u64, threads};
 use crate::record::RunRecord;
-use crate::spec::numbers::sig3;
+use crate::vocab::numbers::sig3;
 
 /// Fractals per second per thread, and the speedup at the peak.
 pub fn line(r: &RunRecord) -> String {

@@ -4,9 +4,9 @@ use super::CpuSpec;
 use super::args::CpuArgs;
 use super::fractal::{DEFAULT_MAX_ITER, DEFAULT_SIDE};
 use crate::env::Environment;
-use crate::spec::SpecError;
-use crate::spec::sweep::parse_u64;
-use crate::spec::units::parse_count;
+use crate::vocab::SpecError;
+use crate::vocab::sweep::parse_u64;
+use crate::vocab::units::parse_count;
 use crate::workload::build::{Defaults, all_threads, build_spec};
 use crate::workload::{RunSpec, WorkloadSpec};
 

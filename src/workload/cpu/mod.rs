@@ -16,7 +16,7 @@ pub use kind::KIND;
 
 use super::{OpError, Session, SessionFactory, Workload};
 use crate::record::{Headline, Trial};
-use crate::spec::{Axis, StepPoint, Sweep};
+use crate::vocab::{Axis, StepPoint, Sweep};
 use crate::workload::Context;
 use fractal::FractalSession;
 use serde::Serialize;

@@ -8,8 +8,8 @@
 
 use super::IoSpec;
 use crate::record::{StepResult, Trial, Warning, step_number};
-use crate::spec::units::format_bytes;
 use crate::stats::steady::{SteadyCriteria, detect, stragglers};
+use crate::vocab::units::format_bytes;
 
 /// The device may see up to this much less than perflab moved (counter timing at the edges).
 const DEVICE_SHORTFALL: f64 = 0.90;

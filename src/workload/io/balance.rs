@@ -2,8 +2,8 @@
 
 use crate::present::{param_str, param_u64};
 use crate::record::RunRecord;
-use crate::spec::numbers::{bytes_per_sec, count, ns};
-use crate::spec::units::format_bytes;
+use crate::vocab::numbers::{bytes_per_sec, count, ns};
+use crate::vocab::units::format_bytes;
 
 /// Each step as the reports put it, or the best of IOzone's surface.
 pub fn line(r: &RunRecord) -> String {

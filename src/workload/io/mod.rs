@@ -35,8 +35,8 @@ pub use kind::KIND;
 use super::{OpError, Prepared, SessionFactory, Workload};
 use crate::engine::EngineKind;
 use crate::record::{Headline, StepResult, Trial, Warning};
-use crate::spec::{Axis, StepPoint, Sweep};
 use crate::stats::steady::SteadyCriteria;
+use crate::vocab::{Axis, StepPoint, Sweep};
 use crate::workload::Context;
 use crate::workload::distribution::Distribution;
 use layout::Layout;
@@ -137,7 +137,7 @@ impl Workload for IoSpec {
 
     fn settings(&self) -> Vec<crate::record::Setting> {
         use crate::record::Setting;
-        use crate::spec::units::format_bytes;
+        use crate::vocab::units::format_bytes;
         let mut s = vec![Setting::new("rw", self.rw.text(|r| r.name().to_string()))];
         if self.bssplit.is_empty() {
             s.push(Setting::new("bs", self.bs_bytes.text(|b| format_bytes(*b))));

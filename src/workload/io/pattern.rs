@@ -5,7 +5,7 @@
 //! aligned to the smallest block size of the step (fio's `blockalign` default), so every I/O
 //! of an O_DIRECT test is aligned.
 
-use crate::spec::SpecError;
+use crate::vocab::SpecError;
 use crate::workload::distribution::{BlockPicker, Distribution};
 use crate::workload::rng::Rng;
 use serde::Serialize;

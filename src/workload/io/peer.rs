@@ -140,7 +140,7 @@ static FLAGS: &[Flag] = &[
             if n.contains(',') {
                 return Err("separate read and write rates: perflab paces all ops at one rate; give one number".into());
             }
-            let bytes = crate::spec::units::parse_size("rate", n).map_err(|e| e.hint)?;
+            let bytes = crate::vocab::units::parse_size("rate", n).map_err(|e| e.hint)?;
             r.note(format!(
                 "fio's --rate={n}: {bytes} bytes a second per job (perflab's own --rate counts ops; write 1000/s for that)"
             ));
@@ -423,12 +423,12 @@ fn finish(r: &mut Reading) -> Result<(), String> {
         match split {
             1 => r.opt("--size", &size),
             n => {
-                let bytes = crate::spec::units::parse_size("size", &size)
+                let bytes = crate::vocab::units::parse_size("size", &size)
                     .map_err(|e| format!("fio's --size {size}: {}", e.hint))?;
                 let each = bytes / n;
                 r.note(format!(
                     "fio's --size={size} is the job's, over its {n} files: {} each (perflab's --size is each file's)",
-                    crate::spec::units::format_bytes(each)
+                    crate::vocab::units::format_bytes(each)
                 ));
                 r.opt("--size", &each.to_string());
             }

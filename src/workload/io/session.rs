@@ -21,7 +21,7 @@ use super::verify::{self, BlockId};
 use crate::engine::{self, Completion, Engine, EngineConfig, EngineKind, Op, Request, sys};
 use crate::record::ErrorKind;
 use crate::record::histogram::{LatencyHistogram, new_histogram};
-use crate::spec::StepPoint;
+use crate::vocab::StepPoint;
 use crate::workload::rng::Rng;
 use crate::workload::{
     Failure, Figures, GroupTotals, OpError, OpOutcome, Pump, QueuedSession, Session, SessionFactory,
@@ -753,7 +753,7 @@ impl Session for IoSession {
             take(
                 "block_size",
                 b.to_string(),
-                crate::spec::units::format_bytes(b),
+                crate::vocab::units::format_bytes(b),
                 g,
             );
         }

@@ -11,7 +11,7 @@
 
 use super::layout::{Cleanup, MARKER};
 use crate::record::{Headline, Trial};
-use crate::spec::{Axis, StepPoint, Sweep};
+use crate::vocab::{Axis, StepPoint, Sweep};
 use crate::workload::Context;
 use crate::workload::rng::Rng;
 use crate::workload::{Figures, OpError, OpOutcome, Prepared, Session, SessionFactory, Workload};

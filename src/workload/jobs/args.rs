@@ -46,5 +46,5 @@ pub struct JobsArgs {
     /// Read the machine's counters every interval (and perflab's own CPU); off only to
     /// measure the sampler's own cost
     #[arg(long, value_enum, default_value = "on", value_name = "on|off")]
-    pub resources: crate::spec::Switch,
+    pub resources: crate::vocab::Switch,
 }

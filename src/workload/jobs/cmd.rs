@@ -9,9 +9,9 @@
 use super::args::JobsArgs;
 use crate::env::Environment;
 use crate::error::AppError;
-use crate::spec::sweep::parse_u64;
-use crate::spec::units::parse_count;
-use crate::spec::{SpecError, Sweep};
+use crate::vocab::sweep::parse_u64;
+use crate::vocab::units::parse_count;
+use crate::vocab::{SpecError, Sweep};
 use crate::workload::WorkloadSpec;
 use crate::workload::build::{Defaults, build_spec};
 use crate::workload::jobs::JobsSpec;

@@ -48,8 +48,8 @@ pub use kind::KIND;
 use super::{Figures, GroupTotals, OpError, OpOutcome, Session, SessionFactory, Workload};
 use crate::record::histogram::{LatencyHistogram, new_histogram};
 use crate::record::{Headline, Trial, Warning};
-use crate::spec::{Axis, StepPoint, Sweep};
 use crate::stop::Stop;
+use crate::vocab::{Axis, StepPoint, Sweep};
 use crate::workload::Context;
 use command::{JobCommand, Runner};
 use placement::Placement;
@@ -376,7 +376,7 @@ fn copies_per_host(
     let per_rank = c.scope == "rank";
     let mut hosts: Vec<HostLoad> = Vec::new();
     for m in &c.members {
-        let share = crate::spec::share::Share::of(copies, ranks, m.rank as usize, per_rank);
+        let share = crate::vocab::share::Share::of(copies, ranks, m.rank as usize, per_rank);
         let cpus = m
             .env
             .as_ref()

@@ -4,7 +4,7 @@
 
 use crate::present::table::Table;
 use crate::record::{RunRecord, step_number};
-use crate::spec::numbers::{metric, ns, rate};
+use crate::vocab::numbers::{metric, ns, rate};
 
 /// The per-command and per-copy tables that have rows, each with its title.
 pub fn tables(r: &RunRecord) -> Vec<(String, Table)> {

@@ -2,7 +2,7 @@
 
 use crate::present::param_u64;
 use crate::record::RunRecord;
-use crate::spec::numbers::{count, ns};
+use crate::vocab::numbers::{count, ns};
 
 /// A cache: requests per second at each connection count, the tail, and what each request
 /// cost the server.

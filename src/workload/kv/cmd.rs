@@ -9,10 +9,10 @@
 
 use super::args::KvArgs;
 use crate::error::AppError;
-use crate::spec::sweep::parse_u64;
-use crate::spec::units::{parse_count, parse_duration, parse_size};
-use crate::spec::{SpecError, Sweep};
 use crate::target::url::{Backend, TargetUrl};
+use crate::vocab::sweep::parse_u64;
+use crate::vocab::units::{parse_count, parse_duration, parse_size};
+use crate::vocab::{SpecError, Sweep};
 use crate::workload::WorkloadSpec;
 use crate::workload::build::{Defaults, build_spec};
 use crate::workload::kind::Host;
@@ -386,7 +386,7 @@ fn fits_throwaway(args: &KvArgs, s: &Stream) -> Result<(), AppError> {
         let suggest = need.div_ceil(1 << 30);
         return Err(AppError::Usage(format!(
             "the key space needs about {} in memcached, more than --server-memory {}: give --server-memory {suggest}g, or fewer keys (--key-maximum)",
-            crate::spec::units::format_bytes(need),
+            crate::vocab::units::format_bytes(need),
             args.server_memory
         )));
     }
@@ -613,7 +613,7 @@ pub fn steps(host: &dyn Host, args: &KvArgs) -> Result<(), AppError> {
             note(&format!(
                 "prepare: {} keys, {} in {:.1}s",
                 done.keys,
-                crate::spec::units::format_bytes(done.bytes),
+                crate::vocab::units::format_bytes(done.bytes),
                 done.elapsed.as_secs_f64()
             ));
             Ok(())

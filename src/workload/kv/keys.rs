@@ -56,7 +56,7 @@
 //!
 //! No code here comes from memtier or mutilate; only the table's numbers do.
 
-use crate::spec::units::parse_size;
+use crate::vocab::units::parse_size;
 use crate::workload::distribution::{BlockPicker, Distribution};
 use crate::workload::rng::Rng;
 use std::fmt;

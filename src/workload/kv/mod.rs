@@ -47,8 +47,8 @@ pub use kind::KIND;
 
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Check, Headline, StepResult, Trial, Warning, step_number};
-use crate::spec::{Axis, StepPoint, Sweep};
 use crate::stop::Stop;
+use crate::vocab::{Axis, StepPoint, Sweep};
 use crate::workload::Context;
 use crate::workload::phases::Phases;
 use endpoint::Control;
@@ -151,7 +151,7 @@ impl KvSpec {
         note(&format!(
             "prepare: setting {} keys ({}) on {}",
             plan.keys.count(),
-            crate::spec::units::format_bytes(self.value_bytes),
+            crate::vocab::units::format_bytes(self.value_bytes),
             plan.shown()
         ));
         let say = |share: f64| note(&format!("prepare: {:.0}%", share * 100.0));
@@ -170,7 +170,7 @@ impl KvSpec {
         if evicted > 0.0 {
             return Err(OpError::other(format!(
                 "loading evicted {evicted:.0} items: the key space ({}) does not fit in the server's memory; {}",
-                crate::spec::units::format_bytes(self.value_bytes),
+                crate::vocab::units::format_bytes(self.value_bytes),
                 if self.throwaway {
                     "give --server-memory more, or fewer keys (--key-maximum)"
                 } else {
@@ -182,7 +182,7 @@ impl KvSpec {
         note(&format!(
             "prepare: {} keys, {} in {:.1}s; the {} {} items",
             loaded.keys,
-            crate::spec::units::format_bytes(loaded.bytes),
+            crate::vocab::units::format_bytes(loaded.bytes),
             loaded.elapsed.as_secs_f64(),
             if plan.shards.len() > 1 {
                 "servers hold"

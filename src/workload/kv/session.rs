@@ -881,7 +881,7 @@ impl KvSession {
                 }
                 let m = format!(
                     "no answer within {} (--op-timeout)",
-                    crate::spec::units::format_duration(limit)
+                    crate::vocab::units::format_duration(limit)
                 );
                 self.fail(c, ErrorKind::Timeout, &m, pump);
             }

@@ -127,7 +127,7 @@ pub struct MailArgs {
     /// POP3 sessions send each RETR with its DELE when the server advertises PIPELINING
     /// (RFC 2449); off: one command at a time, as rabid does
     #[arg(long, value_enum, default_value = "on", value_name = "on|off")]
-    pub pipelining: crate::spec::Switch,
+    pub pipelining: crate::vocab::Switch,
     /// A command unanswered this long fails its session
     #[arg(long, value_name = "TIME", default_value = "30s")]
     pub op_timeout: String,

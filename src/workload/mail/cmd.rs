@@ -13,10 +13,10 @@
 
 use super::args::MailArgs;
 use crate::error::AppError;
-use crate::spec::sweep::parse_u64;
-use crate::spec::units::{parse_count, parse_duration};
-use crate::spec::{SearchSpec, SpecError, Switch};
 use crate::target::tls::{Roots, Trust};
+use crate::vocab::sweep::parse_u64;
+use crate::vocab::units::{parse_count, parse_duration};
+use crate::vocab::{SearchSpec, SpecError, Switch};
 use crate::workload::WorkloadSpec;
 use crate::workload::build::{Defaults, build_spec};
 use crate::workload::mail::MailSpec;

@@ -8,7 +8,7 @@ use crate::present::Figure;
 use crate::present::mean_figure;
 use crate::present::svg::{Axis, LineChart, Marker, Point, Rule, Scale, Series, Style};
 use crate::record::{RunRecord, StepResult, step_number};
-use crate::spec::numbers::{count, ns};
+use crate::vocab::numbers::{count, ns};
 
 fn verdict(s: &StepResult) -> Option<bool> {
     s.checks

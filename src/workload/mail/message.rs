@@ -37,7 +37,7 @@ impl Sizes {
                 Some((s, w)) => (s, w.trim()),
                 None => (part, "1"),
             };
-            let bytes = crate::spec::units::parse_size("message-size", size.trim())
+            let bytes = crate::vocab::units::parse_size("message-size", size.trim())
                 .map_err(|e| e.to_string())?;
             if !(256..=64 << 20).contains(&bytes) {
                 return Err(format!(

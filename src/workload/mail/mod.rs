@@ -39,7 +39,7 @@ pub use kind::KIND;
 
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Check, Headline, StepResult, Trial, Warning, step_number};
-use crate::spec::{Axis, StepPoint, Sweep};
+use crate::vocab::{Axis, StepPoint, Sweep};
 use crate::workload::Context;
 use ledger::Ledger;
 use message::Sizes;
@@ -546,7 +546,7 @@ impl Workload for MailSpec {
             note(&format!(
                 "mail: filling {} mailboxes with {per_user} messages each ({} on average)",
                 users.len(),
-                crate::spec::units::format_bytes(self.sizes.mean() as u64)
+                crate::vocab::units::format_bytes(self.sizes.mean() as u64)
             ));
             let started = std::time::Instant::now();
             let s = lock(server);
@@ -559,7 +559,7 @@ impl Workload for MailSpec {
             note(&format!(
                 "mail: {} messages, {} in {:.1}s",
                 users.len() as u64 * u64::from(per_user),
-                crate::spec::units::format_bytes(bytes),
+                crate::vocab::units::format_bytes(bytes),
                 started.elapsed().as_secs_f64()
             ));
         }

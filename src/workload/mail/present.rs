@@ -5,7 +5,7 @@
 use crate::present::mean_figure;
 use crate::present::table::Table;
 use crate::record::{RunRecord, StepResult, step_number};
-use crate::spec::numbers::{count, ns, sig3};
+use crate::vocab::numbers::{count, ns, sig3};
 
 pub const TITLE: &str = "quality of service by step (SPECmail-style: every command within its limit for 95%, delivery within its limit for 95%, under 1% errors)";
 

@@ -2,8 +2,8 @@
 
 use crate::present::{param_str, param_u64, threads};
 use crate::record::RunRecord;
-use crate::spec::numbers::{bytes_per_sec, count, ns};
-use crate::spec::units::format_bytes;
+use crate::vocab::numbers::{bytes_per_sec, count, ns};
+use crate::vocab::units::format_bytes;
 
 /// Bandwidth per kernel and threads, latency per working set, or the lotto's searches.
 pub fn line(r: &RunRecord) -> String {

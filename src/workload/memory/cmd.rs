@@ -4,9 +4,9 @@
 use super::args::MemoryArgs;
 use super::{KernelClass, LOADS_PER_OP, MemoryKernel, MemorySpec};
 use crate::env::Environment;
-use crate::spec::sweep::{parse_names, parse_u64};
-use crate::spec::units::{format_bytes, parse_size};
-use crate::spec::{SpecError, Sweep};
+use crate::vocab::sweep::{parse_names, parse_u64};
+use crate::vocab::units::{format_bytes, parse_size};
+use crate::vocab::{SpecError, Sweep};
 use crate::workload::build::{Defaults, all_threads, build_spec, one_and_all, pow2_at_least};
 use crate::workload::{RunSpec, WorkloadSpec};
 

@@ -25,7 +25,7 @@ pub use kind::KIND;
 
 use super::{OpError, Session, SessionFactory, Workload};
 use crate::record::{Headline, Trial};
-use crate::spec::{Axis, SpecError, StepPoint, Sweep};
+use crate::vocab::{Axis, SpecError, StepPoint, Sweep};
 use crate::workload::Context;
 use bandwidth::{BandwidthKernel, BandwidthSession};
 use latency::LatencySession;
@@ -148,7 +148,7 @@ impl Workload for MemorySpec {
             Setting::new(
                 "size",
                 self.size_bytes
-                    .text(|b| crate::spec::units::format_bytes(*b)),
+                    .text(|b| crate::vocab::units::format_bytes(*b)),
             ),
         ]
     }

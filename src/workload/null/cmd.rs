@@ -2,9 +2,9 @@
 
 use super::NullSpec;
 use super::args::NullArgs;
-use crate::spec::SpecError;
-use crate::spec::sweep::parse_numeric;
-use crate::spec::units::{parse_count, parse_duration};
+use crate::vocab::SpecError;
+use crate::vocab::sweep::parse_numeric;
+use crate::vocab::units::{parse_count, parse_duration};
 use crate::workload::build::{Defaults, build_spec};
 use crate::workload::{RunSpec, WorkloadSpec};
 

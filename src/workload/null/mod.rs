@@ -10,7 +10,7 @@ pub use kind::KIND;
 
 use super::{OpError, OpOutcome, Session, SessionFactory, Workload};
 use crate::record::Headline;
-use crate::spec::{Axis, StepPoint, Sweep};
+use crate::vocab::{Axis, StepPoint, Sweep};
 use crate::workload::Context;
 use serde::Serialize;
 use std::sync::Arc;

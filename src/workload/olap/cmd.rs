@@ -10,13 +10,13 @@
 use super::args::OlapArgs;
 use crate::env::Environment;
 use crate::error::AppError;
-use crate::spec::SpecError;
-use crate::spec::units::{format_bytes, parse_count};
 use crate::sql::backend::Backend;
 use crate::sql::schema as meta;
 use crate::sql::sql::{Conn, DbError};
 use crate::sql::sqlite::SqliteSettings;
 use crate::sql::target::{self, Target};
+use crate::vocab::SpecError;
+use crate::vocab::units::{format_bytes, parse_count};
 use crate::workload::WorkloadSpec;
 use crate::workload::build::{Defaults, build_spec};
 use crate::workload::kind::Host;

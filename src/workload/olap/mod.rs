@@ -33,10 +33,10 @@ pub use kind::KIND;
 
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Check, Headline, StepResult, Trial, Warning, step_number};
-use crate::spec::{Axis, StepPoint, Sweep};
 use crate::sql::backend::Backend;
 use crate::sql::sqlite::SqliteSettings;
 use crate::stop::Stop;
+use crate::vocab::{Axis, StepPoint, Sweep};
 use crate::workload::Context;
 use data::{FlatFile, Truth};
 use queries::QueryKind;
@@ -248,7 +248,7 @@ impl OlapSpec {
         let total: u64 = sizes.iter().sum();
         note(&format!(
             "prepare: {} of flat files written",
-            crate::spec::units::format_bytes(total)
+            crate::vocab::units::format_bytes(total)
         ));
         Ok(plan.into_iter().zip(sizes).collect())
     }

@@ -2,7 +2,7 @@
 
 use crate::present::mean_figure;
 use crate::record::RunRecord;
-use crate::spec::numbers::{bytes_per_sec, count};
+use crate::vocab::numbers::{bytes_per_sec, count};
 
 /// Steps of fixed work (OLAP's load and aggregate phases), which are not points of a curve:
 /// how long each took, "load 0.42 s (2.39M rows/s, 2 workers, 58.6 MB/s of files); aggregate

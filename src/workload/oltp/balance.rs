@@ -2,7 +2,7 @@
 
 use crate::present::param_u64;
 use crate::record::RunRecord;
-use crate::spec::numbers::count;
+use crate::vocab::numbers::count;
 
 /// DebitCredit: transactions per second at each client count, and the log syncs each cost.
 pub fn line(r: &RunRecord) -> String {

@@ -4,10 +4,6 @@
 use super::args::OltpArgs;
 use crate::env::Environment;
 use crate::error::AppError;
-use crate::spec::SpecError;
-use crate::spec::Sweep;
-use crate::spec::sweep::parse_u64;
-use crate::spec::units::parse_count;
 use crate::sql::backend::Backend;
 use crate::sql::query_mode::QueryMode;
 use crate::sql::schema::{self, Found};
@@ -16,6 +12,10 @@ use crate::sql::sql::{Conn, DbError, count_tables};
 use crate::sql::sqlite::SqliteSettings;
 use crate::sql::target::{Target, database, embedded_mode, op_timeout, swept_settings};
 use crate::target::url::TargetUrl;
+use crate::vocab::SpecError;
+use crate::vocab::Sweep;
+use crate::vocab::sweep::parse_u64;
+use crate::vocab::units::parse_count;
 use crate::workload::WorkloadSpec;
 use crate::workload::build::{Defaults, build_spec};
 use crate::workload::kind::Host;
@@ -391,7 +391,7 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
             for t in &ts.shards {
                 let found = look(t, mix)?;
                 if let Some(s) = pgbench_bank(t, mix, &found)? {
-                    crate::spec::notes::note(format!(
+                    crate::vocab::notes::note(format!(
                         "{}: pgbench's bank (pgbench -i, scale {s}): the run changes its balances and adds history rows, as pgbench does; it creates and drops nothing",
                         t.shown
                     ));

@@ -36,12 +36,12 @@ pub use kind::KIND;
 
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Headline, StepResult, Trial, Warning, step_number};
-use crate::spec::Sweep;
-use crate::spec::{Axis, StepPoint};
 use crate::sql::backend::{self, Backend};
 use crate::sql::shard_db;
 use crate::sql::sqlite::SqliteSettings;
 use crate::stop::Stop;
+use crate::vocab::Sweep;
+use crate::vocab::{Axis, StepPoint};
 use crate::workload::Context;
 use crate::workload::phases::Phases;
 use client::OltpSession;

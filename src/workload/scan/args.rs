@@ -48,7 +48,7 @@ pub struct ScanArgs {
     /// The native ceiling before the engine's run: perflab's own scan of the same rows in
     /// memory, at the same thread counts
     #[arg(long, value_enum, default_value = "on", value_name = "on|off")]
-    pub native: crate::spec::Switch,
+    pub native: crate::vocab::Switch,
     #[command(flatten)]
     pub sql: SqlArgs<ScanWords>,
     #[command(flatten)]

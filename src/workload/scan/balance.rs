@@ -2,7 +2,7 @@
 
 use crate::present::{param_str, param_u64, threads};
 use crate::record::{RunRecord, StepResult};
-use crate::spec::numbers::{bytes_per_sec, count};
+use crate::vocab::numbers::{bytes_per_sec, count};
 
 /// The scan's line; an engine's also says what share of the suite's native ceiling it
 /// reached, when the suite ran the ceiling.

@@ -34,10 +34,10 @@ pub use kind::KIND;
 
 use super::{OpError, Prepared, Session, SessionFactory, Workload};
 use crate::record::{Check, Headline, StepResult, Trial, Warning, step_number};
-use crate::spec::{Axis, StepPoint, Sweep};
 use crate::sql::backend::Backend;
 use crate::sql::sqlite::SqliteSettings;
 use crate::stop::Stop;
+use crate::vocab::{Axis, StepPoint, Sweep};
 use crate::workload::Context;
 use crate::workload::phases::Phases;
 use native::{NativeSession, NativeTable};
@@ -484,7 +484,7 @@ impl Workload for ScanSpec {
                     code: "native_capped".into(),
                     message: format!(
                         "the native ceiling scans the first {} of rows of {} (rows/s do not depend on the count once the rows are far larger than the caches)",
-                        crate::spec::units::format_bytes(native::MAX_NATIVE_BYTES),
+                        crate::vocab::units::format_bytes(native::MAX_NATIVE_BYTES),
                         big.join(", ")
                     ),
                     step: None,

@@ -61,7 +61,7 @@ impl NativeTable {
         bytes.try_reserve_exact(len).map_err(|_| {
             OpError::other(format!(
                 "the native ceiling cannot allocate {} for the {} table",
-                crate::spec::units::format_bytes(len as u64),
+                crate::vocab::units::format_bytes(len as u64),
                 table.name()
             ))
         })?;

@@ -129,7 +129,7 @@ pub fn cache(conn: &mut dyn Conn) -> Result<Option<(String, String, u64)>, DbErr
                 .max(0) as u64;
             Some((
                 "innodb_buffer_pool_size".into(),
-                crate::spec::units::format_bytes(bytes),
+                crate::vocab::units::format_bytes(bytes),
                 bytes,
             ))
         }

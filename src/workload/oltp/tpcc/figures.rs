@@ -8,7 +8,7 @@
 use super::input::Kind;
 use super::{MAX_NOPM_PER_WAREHOUSE, Mode, TERMINALS_PER_WAREHOUSE, TpccOptions};
 use crate::record::{Check, StepResult, Trial, Warning, step_number};
-use crate::spec::StepPoint;
+use crate::vocab::StepPoint;
 use std::collections::BTreeMap;
 
 /// Check names of this file, and the warning code of each.

@@ -29,8 +29,8 @@ pub mod load;
 pub mod txn;
 
 use super::client::Client;
-use crate::spec::Sweep;
 use crate::sql::sql::{Conn, DbError};
+use crate::vocab::Sweep;
 use crate::workload::rng::Rng;
 use input::{Constants, Deck, Home, Kind};
 use serde::Serialize;

@@ -316,7 +316,7 @@ pub fn parse_u64(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::units::{parse_count, parse_size};
+    use crate::vocab::units::{parse_count, parse_size};
 
     fn counts(text: &str) -> Vec<u64> {
         parse_u64("threads", text, parse_count)

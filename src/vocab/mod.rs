@@ -1,4 +1,5 @@
-//! The vocabulary of a run's specification, which every layer shares.
+//! The vocabulary of options, which every layer shares: how a value the user typed is read
+//! (units, sweeps, SLOs, load levels, searches) and how a number is written for people.
 //!
 //! The kinds fill a `crate::workload::RunSpec` with it; nothing here touches a device, a
 //! network or a thread. `units` reads values with units, `sweep` reads lists and ranges,
