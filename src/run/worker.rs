@@ -223,7 +223,8 @@ impl Breakdown {
         &mut self.groups[at]
     }
 
-    #[inline]
+    /// Once per op, like `Recorder::record`: always inlined, whatever the heuristics say.
+    #[inline(always)]
     fn record(&mut self, kind: &'static str, response: Duration, bytes: u64) {
         let ns = response.as_nanos() as u64;
         if let Some(i) = self.own {
