@@ -68,6 +68,7 @@ pub mod launcher;
 pub mod machine;
 pub mod memory;
 pub mod os;
+pub mod ports;
 pub mod power;
 pub mod resources;
 pub mod sampler;

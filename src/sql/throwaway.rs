@@ -36,7 +36,6 @@ use super::sql::{Conn, ServerTarget};
 use crate::stop::Stop;
 use std::fs::{self, File};
 use std::io::Write;
-use std::net::{Ipv4Addr, TcpListener};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -516,9 +515,7 @@ fn fresh_dir(user: Option<OsUser>) -> Result<PathBuf, String> {
 /// A port nobody listens on now; the server may still lose it to another process before
 /// it binds, which [`ThrowawayPostgres::boot`] retries.
 fn free_port() -> Result<u16, String> {
-    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
+    crate::env::ports::free_port()
         .map_err(|e| format!("no free port on 127.0.0.1 for the throwaway PostgreSQL: {e}"))
 }
 

@@ -2,7 +2,7 @@
 //! own data folder and web port, and its HTTP query API read by a few lines of HTTP.
 
 use std::io::{Read, Write};
-use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -15,10 +15,7 @@ pub struct Prometheus {
 
 /// A port nobody listens on now; the caller's server binds it soon after.
 pub fn free_port() -> u16 {
-    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port on 127.0.0.1")
+    perflab::env::ports::free_port().expect("a free port on 127.0.0.1")
 }
 
 impl Prometheus {

@@ -73,7 +73,7 @@
 use super::skip::{find_program, skip_or_fail};
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -922,12 +922,10 @@ fn wait_for_tcp(port: u16) -> Result<(), String> {
     Ok(())
 }
 
-/// A port nobody listens on now (the kernel's pick for port 0). Another process may take it
-/// before the server binds it: the callers retry.
+/// A port nobody listens on now, outside the ephemeral range (perflab's own pick for its
+/// throwaways). Another process may take it before the server binds it: the callers retry.
 fn free_port() -> Result<u16, StartError> {
-    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
+    perflab::env::ports::free_port()
         .map_err(|e| StartError::Failed(format!("cannot find a free port on 127.0.0.1: {e}")))
 }
 
@@ -1784,22 +1782,14 @@ fn boot_on_free_ports<const N: usize>(
     ))
 }
 
-/// `N` distinct ports that nobody listens on now: all bound at once, so the kernel cannot
-/// hand out one twice. As with [`free_port`], another process may take one before the
-/// server binds it: [`boot_on_free_ports`] retries.
+/// `N` distinct ports that nobody listens on now (as [`free_port`]). Another process may
+/// take one before the server binds it: [`boot_on_free_ports`] retries.
 fn free_ports<const N: usize>() -> Result<[u16; N], StartError> {
-    let failed = |e: std::io::Error| {
-        StartError::Failed(format!("cannot find a free port on 127.0.0.1: {e}"))
-    };
-    let listeners = (0..N)
-        .map(|_| TcpListener::bind((Ipv4Addr::LOCALHOST, 0)))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(failed)?;
-    let mut ports = [0; N];
-    for (port, l) in ports.iter_mut().zip(&listeners) {
-        *port = l.local_addr().map_err(failed)?.port();
-    }
-    Ok(ports)
+    let ports = perflab::env::ports::free_ports(N)
+        .map_err(|e| StartError::Failed(format!("cannot find a free port on 127.0.0.1: {e}")))?;
+    let mut out = [0; N];
+    out.copy_from_slice(&ports);
+    Ok(out)
 }
 
 /// Where a server listens.

@@ -8,7 +8,6 @@
 
 use super::endpoint::{Control, Endpoint};
 use std::io::Read;
-use std::net::{Ipv4Addr, TcpListener};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -39,9 +38,7 @@ fn find_memcached() -> Option<PathBuf> {
 }
 
 fn free_port() -> std::io::Result<u16> {
-    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
-        .local_addr()?
-        .port())
+    crate::env::ports::free_port()
 }
 
 fn is_root() -> bool {

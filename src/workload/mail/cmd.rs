@@ -463,6 +463,7 @@ pub fn mail_spec(args: &MailArgs) -> Result<RunSpec, AppError> {
         checks: Arc::new(Mutex::new(Vec::new())),
         steps_begun: Arc::new(AtomicU64::new(0)),
         revived: Arc::new(AtomicU64::new(0)),
+        revive_failure: Arc::new(Mutex::new(None)),
         seed,
     };
     let mut run = build_spec(

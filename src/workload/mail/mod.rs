@@ -123,6 +123,10 @@ pub struct MailSpec {
     /// Times the server was found dead and restarted during the run.
     #[serde(skip)]
     pub revived: Arc<AtomicU64>,
+    /// Why the server could not be started again, once it could not: the supervisor stops
+    /// trying rather than hold the server for the rest of the run.
+    #[serde(skip)]
+    pub revive_failure: Arc<Mutex<Option<String>>>,
     /// The run's seed, for the mailboxes' contents.
     #[serde(skip)]
     pub seed: u64,
@@ -564,18 +568,29 @@ impl Workload for MailSpec {
             ));
         }
         let stop = Arc::new(AtomicBool::new(false));
-        let (flag, watched, revived) = (
+        let (flag, watched, revived, failure) = (
             Arc::clone(&stop),
             Arc::clone(server),
             Arc::clone(&self.revived),
+            Arc::clone(&self.revive_failure),
         );
         let handle = std::thread::Builder::new()
             .name("mail-supervisor".into())
             .spawn(move || {
                 while !flag.load(Ordering::SeqCst) {
                     std::thread::sleep(Duration::from_millis(100));
-                    if let Ok(true) = lock(&watched).revive() {
-                        revived.fetch_add(1, Ordering::Relaxed);
+                    // Bound by the server's start timeout; one failure ends the watch (the
+                    // sessions fail from then on, and the step's warning says why).
+                    let outcome = lock(&watched).revive();
+                    match outcome {
+                        Ok(true) => {
+                            revived.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Ok(false) => {}
+                        Err(e) => {
+                            *lock(&failure) = Some(e);
+                            return;
+                        }
                     }
                 }
             })
@@ -635,6 +650,16 @@ impl Workload for MailSpec {
                 step: Some(step.index),
             })
             .collect();
+        if let Some(why) = lock(&self.revive_failure).take() {
+            out.push(Warning {
+                code: "server_down".into(),
+                message: format!(
+                    "the throwaway Dovecot died during step {} and could not be started again: {why}",
+                    step_number(step.index)
+                ),
+                step: Some(step.index),
+            });
+        }
         let revived = self.revived.swap(0, Ordering::Relaxed);
         if revived > 0 {
             out.push(Warning {

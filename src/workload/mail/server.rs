@@ -20,8 +20,8 @@
 use super::message::{self, Envelope, Sizes};
 use crate::workload::rng::Rng;
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::io::{BufRead, BufReader, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -222,17 +222,8 @@ impl Throwaway {
         }
         let mut last = String::new();
         for _ in 0..PORT_TRIES {
-            // Held together until all are known, so that no two are the same.
-            let listeners = (0..if tls { 5 } else { 3 })
-                .map(|_| TcpListener::bind((Ipv4Addr::LOCALHOST, 0)))
-                .collect::<Result<Vec<_>, _>>()
+            let ports = crate::env::ports::free_ports(if tls { 5 } else { 3 })
                 .map_err(|e| format!("no free port on 127.0.0.1: {e}"))?;
-            let ports = listeners
-                .iter()
-                .map(|l| l.local_addr().map(|a| a.port()))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| format!("no free port on 127.0.0.1: {e}"))?;
-            drop(listeners);
             (t.imap_port, t.pop3_port, t.lmtp_port) = (ports[0], ports[1], ports[2]);
             if tls {
                 (t.imaps_port, t.pop3s_port) = (ports[3], ports[4]);
@@ -465,13 +456,18 @@ protocol lmtp {{
         let conf = self.dir.join("dovecot.conf");
         std::fs::write(&conf, self.config())
             .map_err(|e| format!("cannot write {}: {e}", conf.display()))?;
+        // A file, not a pipe: nobody drains a pipe during the run, and reading one after the
+        // master exits would wait for every child that inherited it.
+        let stderr_path = self.dir.join("stderr");
+        let stderr = std::fs::File::create(&stderr_path)
+            .map_err(|e| format!("cannot write {}: {e}", stderr_path.display()))?;
         let mut cmd = Command::new(&self.binary);
         cmd.arg("-F")
             .arg("-c")
             .arg(&conf)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
+            .stderr(stderr)
             .process_group(0);
         let child = cmd
             .spawn()
@@ -484,10 +480,7 @@ protocol lmtp {{
                 .as_mut()
                 .and_then(|c| c.try_wait().ok().flatten())
             {
-                let mut err = String::new();
-                if let Some(mut e) = self.child.as_mut().and_then(|c| c.stderr.take()) {
-                    let _ = e.read_to_string(&mut err);
-                }
+                let err = std::fs::read_to_string(&stderr_path).unwrap_or_default();
                 let log = std::fs::read_to_string(self.dir.join("log")).unwrap_or_default();
                 self.child = None;
                 return Err(format!(
