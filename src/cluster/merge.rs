@@ -223,6 +223,7 @@ fn merge_groups(trials: &[&Trial], elapsed_ns: u64) -> Vec<GroupResult> {
                 m.bytes += g.bytes;
                 m.errors += g.errors;
                 m.straggler |= g.straggler;
+                m.elapsed_ns = m.elapsed_ns.max(g.elapsed_ns);
                 match (sum.as_mut(), h) {
                     (Some(s), Some(h)) => {
                         let _ = s.add(&h);
@@ -234,16 +235,17 @@ fn merge_groups(trials: &[&Trial], elapsed_ns: u64) -> Vec<GroupResult> {
             None => merged.push((g.clone(), h)),
         }
     }
-    let secs = (elapsed_ns as f64 / 1e9).max(1e-9);
     merged
         .into_iter()
         .map(|(mut g, h)| {
+            let secs = (g.elapsed_ns.unwrap_or(elapsed_ns) as f64 / 1e9).max(1e-9);
             g.ops_per_sec = g.ops as f64 / secs;
             g.bytes_per_sec = g.bytes as f64 / secs;
-            if let Some(h) = h {
-                g.latency = summarize(&h);
+            if let Some(h) = &h {
+                g.latency = summarize(h);
             }
-            g.latency_hdr = None;
+            // Jobs keep theirs, as on one rank (`run::trial`).
+            g.latency_hdr = h.filter(|_| g.by.starts_with("job")).map(|h| encode(&h));
             g
         })
         .collect()
@@ -268,6 +270,7 @@ fn rank_groups(parts: &[&RankPart]) -> Vec<GroupResult> {
             latency: p.trial.latency,
             straggler: slow.contains(&i),
             latency_hdr: None,
+            elapsed_ns: None,
         })
         .collect()
 }

@@ -387,9 +387,14 @@ pub struct GroupResult {
     /// A file (or MPI rank) far slower than its siblings (see docs/workloads.md).
     pub straggler: bool,
     /// The group's histogram, encoded as `latency_hdr` is: sent between MPI ranks so their
-    /// groups merge exactly, and not kept in records.
+    /// groups merge exactly; kept in records for a job file's jobs (`job`, `job_direction`),
+    /// whose percentiles fio's JSON lists.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_hdr: Option<String>,
+    /// How long the group's ops ran when not the whole measure phase (a job that finished
+    /// before the others): its rates are over this time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub elapsed_ns: Option<u64>,
 }
 
 impl Trial {

@@ -201,8 +201,12 @@ pub fn run(
         (None, None) => {
             for point in &points {
                 let mut params = step_params(&axes, point);
-                // A step of fixed work runs with the workers the workload gives it.
-                if let Some(workers) = workload.fixed_work(point) {
+                // A step of fixed work, or of the workload's own shape, runs with the workers
+                // the workload gives it.
+                let own = workload
+                    .fixed_work(point)
+                    .or(workload.step_shape(point).map(|s| s.workers));
+                if let Some(workers) = own {
                     let threads = spec.threads.name();
                     for (name, value) in &mut params {
                         if name == threads {

@@ -121,6 +121,10 @@ struct TrialPlan {
     think: bool,
     /// A step of fixed work ([`Workload::fixed_work`]): no warmup, no time limit.
     fixed: bool,
+    /// The step's warmup and end: the run's, or the workload's own
+    /// ([`Workload::step_shape`]).
+    warmup: Duration,
+    stop: StopSpec,
 }
 
 impl TrialPlan {
@@ -132,7 +136,12 @@ impl TrialPlan {
         repeat: u32,
     ) -> Result<Self, TrialError> {
         let fixed = workload.fixed_work(point);
-        let requested = fixed.unwrap_or(spec.threads.at(point) as usize).max(1);
+        let shape = workload.step_shape(point);
+        let requested = fixed
+            .or(shape.map(|s| s.workers))
+            .unwrap_or(spec.threads.at(point) as usize)
+            .max(1);
+        let (warmup, stop) = shape.map_or((spec.warmup, spec.stop), |s| (s.warmup, s.stop));
         let share = match &spec.active_ranks {
             Some(active) => Share::of(
                 requested,
@@ -180,9 +189,9 @@ impl TrialPlan {
             factory,
             quotas: match fixed {
                 Some(_) => vec![None; workers],
-                None if spec.per_rank => quotas(spec.stop, workers),
+                None if spec.per_rank => quotas(stop, workers),
                 // The run's `--ops` over the run's workers; this rank takes its workers' part.
-                None => quotas(spec.stop, share.total)
+                None => quotas(stop, share.total)
                     .into_iter()
                     .skip(share.first)
                     .take(workers)
@@ -192,6 +201,8 @@ impl TrialPlan {
             open,
             think: matches!(&spec.load, LoadSpec::Closed { think } if !think.is_zero()),
             fixed: fixed.is_some(),
+            warmup,
+            stop,
         })
     }
 
@@ -512,7 +523,7 @@ fn local_trial(
     }
     crew.meet(gate, "open")?;
     if !plan.fixed {
-        warmup(&crew, spec.warmup, observer).map_err(stopped)?;
+        warmup(&crew, plan.warmup, observer).map_err(stopped)?;
     }
     crew.meet(gate, "warmup")?;
     let probe = (spec.resources, devices.as_slice(), meter);
@@ -646,7 +657,7 @@ fn measure<'m>(
     let mut shown = 0;
     let limit = match plan.fixed {
         true => None,
-        false => stop_duration(spec.stop),
+        false => stop_duration(plan.stop),
     };
     let mut sampler = Sampler::start(probe.0, spec.interval, probe.1, probe.2);
     // The server's counters last, right before the phase flips: warmup ops in between would
@@ -862,6 +873,7 @@ fn merge_groups(groups: Vec<GroupTotals>, measured: Duration) -> Vec<GroupResult
             .find(|(m, _)| m.by == g.by && m.key == g.key)
         {
             Some((m, h)) => {
+                m.active = m.active.max(g.active);
                 m.ops += g.ops;
                 m.bytes += g.bytes;
                 m.errors += g.errors;
@@ -875,22 +887,27 @@ fn merge_groups(groups: Vec<GroupTotals>, measured: Duration) -> Vec<GroupResult
             }
         }
     }
-    let secs = measured.as_secs_f64().max(1e-9);
     merged
         .into_iter()
-        .map(|(g, h)| GroupResult {
-            by: g.by.to_string(),
-            key: g.key,
-            label: g.label,
-            ops: g.ops,
-            bytes: g.bytes,
-            errors: g.errors,
-            ops_per_sec: g.ops as f64 / secs,
-            bytes_per_sec: g.bytes as f64 / secs,
-            latency: summarize(&h),
-            straggler: false,
-            // Only ranks need it: theirs are added on rank 0 (`cluster::merge`).
-            latency_hdr: (crate::cluster::size() > 1).then(|| encode(&h)),
+        .map(|(g, h)| {
+            let secs = g.active.unwrap_or(measured).as_secs_f64().max(1e-9);
+            GroupResult {
+                by: g.by.to_string(),
+                key: g.key,
+                label: g.label,
+                ops: g.ops,
+                bytes: g.bytes,
+                errors: g.errors,
+                ops_per_sec: g.ops as f64 / secs,
+                bytes_per_sec: g.bytes as f64 / secs,
+                latency: summarize(&h),
+                straggler: false,
+                // Only ranks need it: theirs are added on rank 0 (`cluster::merge`).
+                // Jobs keep theirs in the record: fio's percentiles per job are drawn from it.
+                latency_hdr: (crate::cluster::size() > 1 || g.by.starts_with("job"))
+                    .then(|| encode(&h)),
+                elapsed_ns: g.active.map(|d| d.as_nanos() as u64),
+            }
         })
         .collect()
 }

@@ -261,6 +261,7 @@ fn group(by: &'static str, key: String) -> GroupTotals {
         bytes: 0,
         errors: 0,
         latency: new_histogram(),
+        active: None,
     }
 }
 
@@ -387,6 +388,11 @@ fn run_queued(
         kinds,
     };
     while shared.phase() == MEASURE && (pump.left > 0 || queue.in_flight() > 0) {
+        // A session of a fixed step that has done its part admits nothing more; it ends
+        // once what it has in flight completes.
+        if plan.fixed && queue.exhausted() && queue.in_flight() == 0 {
+            break;
+        }
         if let Err(e) = queue.pump(&mut pump) {
             shared.measured.fetch_add(1, Ordering::SeqCst);
             return Err(e);

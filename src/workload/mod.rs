@@ -111,6 +111,13 @@ pub trait Workload: AsSpec {
     fn fixed_work(&self, _point: &StepPoint) -> Option<usize> {
         None
     }
+    /// The step's workers, warmup and end when the workload sets them itself, whatever the
+    /// run's threads, `--warmup` and `--duration` say: a job file's group of jobs runs as many
+    /// workers as its jobs have copies, for the jobs' own `runtime` after their `ramp_time`.
+    /// `None` (the default): the run's.
+    fn step_shape(&self, _point: &StepPoint) -> Option<StepShape> {
+        None
+    }
     /// How to open sessions for the step at `point`. `seed` is the run's seed.
     fn sessions(
         &self,
@@ -176,6 +183,14 @@ pub trait Workload: AsSpec {
     fn scale_out(&self) -> ScaleOut {
         ScaleOut::Unsupported("it does not run under MPI yet")
     }
+}
+
+/// A timed step's shape as its workload sets it ([`Workload::step_shape`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepShape {
+    pub workers: usize,
+    pub warmup: std::time::Duration,
+    pub stop: StopSpec,
 }
 
 /// How a workload runs over several MPI ranks.

@@ -222,6 +222,12 @@ pub trait QueuedSession {
     fn pump(&mut self, pump: &mut dyn Pump) -> Result<(), OpError>;
     /// Ops submitted and not yet completed.
     fn in_flight(&self) -> usize;
+    /// Whether this session has done its part, in a step of fixed work: it then admits
+    /// nothing more, and the worker ends once nothing is in flight (a job file's job that has
+    /// done its bytes, or reached its `runtime`). Never asked in a timed step.
+    fn exhausted(&self) -> bool {
+        false
+    }
     /// Work after the measure phase, with every op completed (e.g. reading back what was
     /// written to verify it). Problems go to `pump.fail`.
     fn after(&mut self, _pump: &mut dyn Pump) -> Result<(), OpError> {
@@ -242,4 +248,7 @@ pub struct GroupTotals {
     pub bytes: u64,
     pub errors: u64,
     pub latency: LatencyHistogram,
+    /// How long the group's ops ran, when not the whole measure phase (a job of a fixed
+    /// step that finished before the others): its rates are over this time.
+    pub active: Option<std::time::Duration>,
 }

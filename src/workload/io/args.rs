@@ -6,6 +6,13 @@ use clap::{Args, ValueEnum};
 /// Storage options, named as fio names them (docs/options.md maps each to its fio flag).
 #[derive(Debug, Args)]
 pub struct IoArgs {
+    /// fio job files, run as `fio JOB.fio ...` runs them: each group of jobs one step, the
+    /// jobs of a group at once, each with its own figures (docs/options.md says what is read)
+    #[arg(value_name = "JOB.fio")]
+    pub job_files: Vec<String>,
+    /// With job files: print the plan (groups, jobs, files, how each ends) and run nothing
+    #[arg(long)]
+    pub dry_run: bool,
     /// Where the I/O goes: a directory (perflab creates its files in it), an existing file, or
     /// a block device; repeat for several volumes (fio --filename, --directory)
     #[arg(long, short = 'p', value_name = "PATH", default_value = ".")]

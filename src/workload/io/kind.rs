@@ -66,7 +66,16 @@ impl crate::workload::kind::Kind for IoKind {
     }
 
     fn spec(&self, m: &ArgMatches, env: &Environment) -> Result<Option<RunSpec>, AppError> {
-        Ok(Some(super::cmd::io_spec(&args(m)?, env)?))
+        let args: IoArgs = args(m)?;
+        if !args.job_files.is_empty() {
+            return super::jobs_cmd::spec(&args, m);
+        }
+        if args.dry_run {
+            return Err(AppError::Usage(
+                "--dry-run prints a job file's plan: give the job file (perflab io JOB.fio --dry-run)".into(),
+            ));
+        }
+        Ok(Some(super::cmd::io_spec(&args, env)?))
     }
 
     fn balance_line(&self, record: &RunRecord, _suite: &[RunRecord]) -> Option<String> {

@@ -248,6 +248,91 @@ impl Layout {
         })
     }
 
+    /// A job file's files, each named: an existing file or device, taken as `--path` takes
+    /// one (written only if perflab made it or with `--destroy-data`), or a file that does
+    /// not exist yet, which perflab makes in its (existing) folder at the start of the run and
+    /// removes at the end, as fio makes it. Every file's region is `offset .. offset + size`.
+    pub fn named(
+        paths: &[PathBuf],
+        size: u64,
+        offset: u64,
+        writes: bool,
+        destroy: Option<&str>,
+    ) -> Result<Layout, LayoutError> {
+        let req = PlanRequest {
+            paths: &[],
+            files: paths.len() as u64,
+            size: Some(size),
+            offset,
+            writes,
+            destroy,
+            block: 1,
+        };
+        let mut volumes = Vec::new();
+        let mut files = Vec::new();
+        let mut creates_bytes = 0u64;
+        for (i, p) in paths.iter().enumerate() {
+            let vol = if p.exists() {
+                let vol = volume(p, &req)?;
+                if vol.kind == VolumeKind::Directory {
+                    return Err(LayoutError(format!(
+                        "{} is a directory; name a file in it (or give directory={})",
+                        p.display(),
+                        p.display()
+                    )));
+                }
+                if let Some(len) = existing_len(&vol)
+                    && offset.saturating_add(size) > len
+                {
+                    return Err(LayoutError(format!(
+                        "{} holds {} but the job's size and offset need {}; lower size",
+                        p.display(),
+                        format_bytes(len),
+                        format_bytes(offset.saturating_add(size))
+                    )));
+                }
+                vol
+            } else {
+                let parent = p
+                    .parent()
+                    .filter(|d| !d.as_os_str().is_empty())
+                    .unwrap_or(Path::new("."));
+                if !parent.is_dir() {
+                    return Err(LayoutError(format!(
+                        "{}: its folder {} does not exist; create it first (perflab makes files, never folders, outside its own)",
+                        p.display(),
+                        parent.display()
+                    )));
+                }
+                creates_bytes = creates_bytes.saturating_add(offset.saturating_add(size));
+                Volume {
+                    path: p.clone(),
+                    kind: VolumeKind::File,
+                    workdir: None,
+                    creates_workdir: false,
+                    device: device_of(parent),
+                    mount: mount_of(parent),
+                }
+            };
+            files.push(FileSpec {
+                index: i,
+                volume: i,
+                path: p.clone(),
+                start: offset,
+                creates: !p.exists(),
+            });
+            volumes.push(vol);
+        }
+        Ok(Layout {
+            volumes,
+            files,
+            size,
+            creates_bytes,
+            notes: Vec::new(),
+            generations: OnceLock::new(),
+        })
+    }
+
     /// The target for the record: the paths, joined.
     pub fn describe(&self) -> String {
         self.volumes

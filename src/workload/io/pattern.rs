@@ -96,6 +96,9 @@ pub struct Pattern {
     /// Block sizes and cumulative weights.
     sizes: Vec<(u32, u64)>,
     total_weight: u64,
+    /// Writes' own sizes when they differ from reads' (fio's `bs=4k,64k`), with their
+    /// total weight; their `size_index` counts on after the reads'.
+    write_sizes: Option<(Vec<(u32, u64)>, u64)>,
     align: u64,
     start: u64,
     len: u64,
@@ -114,21 +117,40 @@ impl Pattern {
         len: u64,
         dist: &Distribution,
     ) -> Result<Self, String> {
-        let largest = sizes.iter().map(|s| s.0).max().unwrap_or(0);
-        let align = sizes.iter().map(|s| s.0).min().unwrap_or(0);
+        Self::split(rw, read_pct, sizes, None, start, len, dist)
+    }
+
+    /// As [`Pattern::new`], with writes in `write_sizes` when given (reads in `sizes`).
+    pub fn split(
+        rw: Rw,
+        read_pct: u64,
+        sizes: &[(u64, u32)],
+        write_sizes: Option<&[(u64, u32)]>,
+        start: u64,
+        len: u64,
+        dist: &Distribution,
+    ) -> Result<Self, String> {
+        let all = || sizes.iter().chain(write_sizes.unwrap_or_default());
+        let largest = all().map(|s| s.0).max().unwrap_or(0);
+        let align = all().map(|s| s.0).min().unwrap_or(0);
         if align == 0 || largest > len {
             return Err(format!(
                 "a region of {len} bytes cannot hold blocks of {largest} bytes"
             ));
         }
-        let mut acc = 0u64;
-        let sizes: Vec<(u32, u64)> = sizes
-            .iter()
-            .map(|&(b, w)| {
-                acc += u64::from(w);
-                (b.min(u64::from(u32::MAX)) as u32, acc)
-            })
-            .collect();
+        let cumulative = |sizes: &[(u64, u32)]| {
+            let mut acc = 0u64;
+            let table: Vec<(u32, u64)> = sizes
+                .iter()
+                .map(|&(b, w)| {
+                    acc += u64::from(w);
+                    (b.min(u64::from(u32::MAX)) as u32, acc)
+                })
+                .collect();
+            (table, acc.max(1))
+        };
+        let (sizes, acc) = cumulative(sizes);
+        let write_sizes = write_sizes.map(cumulative);
         // Blocks whose start is aligned and whose largest I/O still fits.
         let blocks = (len - largest) / align + 1;
         let picker = if rw.random() {
@@ -142,8 +164,9 @@ impl Pattern {
         Ok(Pattern {
             rw,
             read_pct,
-            total_weight: acc.max(1),
+            total_weight: acc,
             sizes,
+            write_sizes,
             align,
             start,
             len,
@@ -160,12 +183,16 @@ impl Pattern {
             Rw::Write | Rw::RandWrite => true,
             Rw::ReadWrite | Rw::RandRw => rng.below(100) >= self.read_pct,
         };
-        let (len, size_index) = if self.sizes.len() == 1 {
-            (self.sizes[0].0, 0)
+        let (table, total, first) = match &self.write_sizes {
+            Some((w, total)) if write => (w.as_slice(), *total, self.sizes.len()),
+            _ => (self.sizes.as_slice(), self.total_weight, 0),
+        };
+        let (len, size_index) = if table.len() == 1 {
+            (table[0].0, first as u8)
         } else {
-            let r = rng.below(self.total_weight);
-            let i = self.sizes.iter().position(|&(_, c)| r < c).unwrap_or(0);
-            (self.sizes[i].0, i as u8)
+            let r = rng.below(total);
+            let i = table.iter().position(|&(_, c)| r < c).unwrap_or(0);
+            (table[i].0, (first + i) as u8)
         };
         let within = match &mut self.picker {
             Some(p) => p.next(rng) * self.align,
@@ -242,6 +269,27 @@ mod tests {
         }
         assert!((6500..7500).contains(&reads), "{reads}");
         assert!((2000..3000).contains(&big), "{big}");
+    }
+
+    #[test]
+    fn reads_and_writes_take_their_own_sizes() {
+        let mut p = Pattern::split(
+            Rw::RandRw,
+            50,
+            &[(4096, 1)],
+            Some(&[(65536, 1)]),
+            0,
+            1 << 20,
+            &Distribution::Uniform,
+        )
+        .unwrap();
+        let mut rng = Rng::new(3);
+        for _ in 0..1000 {
+            let io = p.next(&mut rng);
+            assert_eq!(io.len, if io.write { 65536 } else { 4096 });
+            assert_eq!(io.size_index, u8::from(io.write));
+            assert!(io.offset + u64::from(io.len) <= 1 << 20);
+        }
     }
 
     #[test]

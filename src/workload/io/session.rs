@@ -36,8 +36,8 @@ const IN_FLIGHT: u32 = 1 << 31;
 const VERIFY_PICKS: usize = 16;
 
 /// Everything a worker needs to open its session for one step.
-struct StepPlan {
-    spec: Arc<IoSpec>,
+pub(super) struct StepPlan {
+    pub spec: Arc<IoSpec>,
     files: usize,
     depth: u32,
     sizes: Vec<(u64, u32)>,
@@ -48,6 +48,60 @@ struct StepPlan {
     /// `--each-volume`: the one file of a volume measured alone (None: the first `files`).
     only: Option<usize>,
     seed: u64,
+    /// A job file's job, when the session runs one of its copies.
+    pub job: Option<JobPart>,
+}
+
+impl StepPlan {
+    /// A job file's job: its copies each drive their own files whole.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn for_job(
+        spec: Arc<IoSpec>,
+        rw: super::pattern::Rw,
+        read_pct: u64,
+        sizes: Vec<(u64, u32)>,
+        depth: u32,
+        region: u64,
+        seed: u64,
+        job: JobPart,
+    ) -> StepPlan {
+        StepPlan {
+            files: job.files.iter().map(Vec::len).max().unwrap_or(0),
+            region: region.min(spec.layout.size),
+            spec,
+            depth: depth.max(1),
+            sizes,
+            rw,
+            read_pct,
+            only: None,
+            seed,
+            job: Some(job),
+        }
+    }
+}
+
+/// Opens copy `copy` of a job's plan.
+pub(super) fn open_job(plan: &StepPlan, copy: usize) -> Result<IoSession, OpError> {
+    let copies = plan.job.as_ref().map_or(1, |j| j.files.len());
+    IoSession::open(plan, copy, copies)
+}
+
+/// What a job file's job adds to a session: its name (its groups carry it), its writes'
+/// own block sizes, and when a copy of it has done its part.
+#[derive(Debug, Clone)]
+pub(super) struct JobPart {
+    pub name: String,
+    /// Writes' block sizes when they differ from reads' (fio's `bs=4k,64k`).
+    pub write_sizes: Option<Vec<(u64, u32)>>,
+    /// Bytes each copy moves before it is done (fio's `size`/`io_size` times `loops`).
+    pub budget: Option<u64>,
+    /// How long each copy runs before it is done (fio's `runtime`).
+    pub runtime: Option<std::time::Duration>,
+    /// The layout's files each copy drives, whole (`[copy]`).
+    pub files: Vec<Vec<usize>>,
+    /// Drop the files' pages from the page cache as the copy opens them (fio's
+    /// `invalidate`, buffered).
+    pub invalidate: bool,
 }
 
 pub fn factory(spec: &IoSpec, point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError> {
@@ -70,6 +124,7 @@ pub fn factory(spec: &IoSpec, point: &StepPoint, seed: u64) -> Result<SessionFac
                 .filter(|_| at != "all")
         }),
         seed,
+        job: None,
     });
     Ok(Arc::new(move |worker, workers| {
         IoSession::open(&plan, worker, workers).map(|s| Box::new(s) as Box<dyn Session>)
@@ -139,6 +194,7 @@ impl Group {
     }
 }
 
+/// One worker's queues.
 pub struct IoSession {
     engine: Box<dyn Engine>,
     streams: Vec<Stream>,
@@ -165,23 +221,60 @@ pub struct IoSession {
     sync: Group,
     by_size: Vec<Group>,
     by_file: Vec<Group>,
+    /// A job file's job: its name and what is left of its part.
+    job: Option<JobState>,
+}
+
+/// Where a job's copy stands.
+struct JobState {
+    name: String,
+    /// Bytes still to issue, for a job of a fixed size.
+    budget_left: Option<u64>,
+    runtime: Option<std::time::Duration>,
+    /// The first I/O's submission and the last completion: the copy's own running time.
+    first: Option<Instant>,
+    last: Option<Instant>,
+}
+
+impl JobState {
+    /// Whether the copy has issued all it will.
+    fn done(&self) -> bool {
+        self.budget_left == Some(0)
+            || matches!((self.first, self.runtime), (Some(t), Some(r)) if t.elapsed() >= r)
+    }
 }
 
 impl IoSession {
-    fn open(plan: &StepPlan, worker: usize, workers: usize) -> Result<Self, OpError> {
+    /// Opens worker `worker` of `workers`; for a job, `worker` is the copy.
+    pub(super) fn open(plan: &StepPlan, worker: usize, workers: usize) -> Result<Self, OpError> {
         let spec = &plan.spec;
         let layout = &spec.layout;
         let verify = spec.verify;
         let sequential = !plan.rw.random();
-        let max_bs = plan.sizes.iter().map(|s| s.0).max().unwrap_or(4096);
+        let write_sizes = plan.job.as_ref().and_then(|j| j.write_sizes.as_deref());
+        let max_bs = plan
+            .sizes
+            .iter()
+            .chain(write_sizes.unwrap_or_default())
+            .map(|s| s.0)
+            .max()
+            .unwrap_or(4096);
         let mut streams = Vec::new();
         let mut files = Vec::new();
-        let chosen: Vec<&FileSpec> = match plan.only {
-            Some(k) => layout.files.iter().skip(k).take(1).collect(),
-            None => layout.files.iter().take(plan.files).collect(),
+        // A job's copy drives its own files whole, as fio's jobs do; a plain step shares
+        // its first `files` out among its workers.
+        let own = plan.job.as_ref().map(|j| &j.files[worker]);
+        let chosen: Vec<&FileSpec> = match (own, plan.only) {
+            (Some(own), _) => own.iter().filter_map(|&i| layout.files.get(i)).collect(),
+            (None, Some(k)) => layout.files.iter().skip(k).take(1).collect(),
+            (None, None) => layout.files.iter().take(plan.files).collect(),
         };
+        let n_chosen = chosen.len();
         for (i, f) in chosen.into_iter().enumerate() {
-            let (mine, sharers, rank) = share(i, plan.files, worker, workers);
+            let (mine, sharers, rank) = match own {
+                Some(_) => (true, 1, 0),
+                None => share(i, plan.files, worker, workers),
+            };
             if !mine {
                 continue;
             }
@@ -193,10 +286,11 @@ impl IoSession {
             } else {
                 (f.start, plan.region)
             };
-            let pattern = Pattern::new(
+            let pattern = Pattern::split(
                 plan.rw,
                 plan.read_pct,
                 &plan.sizes,
+                write_sizes,
                 start,
                 len,
                 &spec.distribution,
@@ -208,6 +302,9 @@ impl IoSession {
                 .write(writes)
                 .open(&f.path)
                 .map_err(|e| open_error(&f.path, spec.direct, &e))?;
+            if plan.job.as_ref().is_some_and(|j| j.invalidate) {
+                let _ = sys::drop_cache(&file);
+            }
             files.push(file);
             streams.push(Stream {
                 file: f.clone(),
@@ -244,10 +341,23 @@ impl IoSession {
         }
         let now = Instant::now();
         let n_files = streams.len();
+        let sizes: Vec<u64> = plan
+            .sizes
+            .iter()
+            .chain(write_sizes.unwrap_or_default())
+            .map(|s| s.0)
+            .collect();
         Ok(IoSession {
             one_at_a_time: engine.kind() == EngineKind::Sync,
             // A volume measured alone names its file, as the ramp's steps do.
-            per_file: plan.files > 1 || plan.only.is_some(),
+            per_file: n_chosen > 1 || plan.only.is_some(),
+            job: plan.job.as_ref().map(|j| JobState {
+                name: j.name.clone(),
+                budget_left: j.budget,
+                runtime: j.runtime,
+                first: None,
+                last: None,
+            }),
             engine,
             slots: vec![
                 Slot {
@@ -265,7 +375,8 @@ impl IoSession {
             in_flight: 0,
             next_stream: 0,
             rng,
-            sizes: plan.sizes.iter().map(|s| s.0).collect(),
+            by_size: sizes.iter().map(|_| Group::new()).collect(),
+            sizes,
             fsync_every: spec.fsync.max(spec.fdatasync),
             sync_op: if spec.fsync > 0 {
                 Op::Fsync
@@ -279,7 +390,6 @@ impl IoSession {
             read: Group::new(),
             write: Group::new(),
             sync: Group::new(),
-            by_size: plan.sizes.iter().map(|_| Group::new()).collect(),
             by_file: (0..n_files).map(|_| Group::new()).collect(),
             streams,
         })
@@ -340,7 +450,7 @@ impl IoSession {
             self.push(s, slot, SlotOp::Sync, Instant::now(), 0);
             return true;
         }
-        if self.free.is_empty() {
+        if self.free.is_empty() || self.job.as_ref().is_some_and(JobState::done) {
             return false;
         }
         // Admission is asked last where picking can fail (verify), first where it cannot
@@ -366,6 +476,12 @@ impl IoSession {
         let Some(slot) = self.free.pop() else {
             return false;
         };
+        if let Some(job) = &mut self.job {
+            job.first.get_or_insert_with(Instant::now);
+            if let Some(left) = &mut job.budget_left {
+                *left = left.saturating_sub(u64::from(io.len));
+            }
+        }
         if io.write {
             self.wrote = true;
             if let Some(seed) = self.verify_seed {
@@ -487,6 +603,9 @@ impl IoSession {
     ) -> Result<(), OpError> {
         let slot = self.slots[c.slot as usize];
         let s = slot.stream as usize;
+        if let Some(job) = &mut self.job {
+            job.last = Some(end);
+        }
         self.free.push(c.slot);
         self.in_flight -= 1;
         self.streams[s].in_flight -= 1;
@@ -701,6 +820,51 @@ fn share(file: usize, files: usize, worker: usize, workers: usize) -> (bool, usi
     }
 }
 
+/// A job's groups: its total (`job`) and each direction it did (`job_direction`, keyed
+/// `NAME/read`), over the copy's own running time.
+fn job_groups(job: &JobState, directions: [&Group; 3], out: &mut Vec<GroupTotals>) {
+    // A copy that ends by itself (its size, its runtime) runs for its own time; in a timed
+    // step it runs for the step's.
+    let active = match (job.first, job.last) {
+        (Some(a), Some(b)) if job.budget_left.is_some() || job.runtime.is_some() => {
+            Some(b.saturating_duration_since(a))
+        }
+        _ => None,
+    };
+    let mut total = Group::new();
+    for (name, g) in ["read", "write", "sync"].into_iter().zip(directions) {
+        total.ops += g.ops;
+        total.bytes += g.bytes;
+        total.errors += g.errors;
+        let _ = total.latency.add(&g.latency);
+        if g.ops + g.errors > 0 {
+            out.push(GroupTotals {
+                by: "job_direction",
+                key: format!("{}/{name}", job.name),
+                label: format!("{} {name}", job.name),
+                ops: g.ops,
+                bytes: g.bytes,
+                errors: g.errors,
+                latency: g.latency.clone(),
+                active,
+            });
+        }
+    }
+    out.insert(
+        0,
+        GroupTotals {
+            by: "job",
+            key: job.name.clone(),
+            label: job.name.clone(),
+            ops: total.ops,
+            bytes: total.bytes,
+            errors: total.errors,
+            latency: total.latency,
+            active,
+        },
+    );
+}
+
 fn open_error(path: &std::path::Path, direct: bool, e: &std::io::Error) -> OpError {
     if direct && e.raw_os_error() == Some(libc::EINVAL) {
         OpError::other(format!(
@@ -731,6 +895,9 @@ impl Session for IoSession {
 
     fn groups(&mut self) -> Vec<GroupTotals> {
         let mut out = Vec::new();
+        if let Some(job) = &self.job {
+            job_groups(job, [&self.read, &self.write, &self.sync], &mut out);
+        }
         // Files report even when they did nothing: a stalled volume is the worst straggler.
         let mut take = |by: &'static str, key: String, label: String, g: &mut Group| {
             if by == "file" || g.ops + g.errors > 0 {
@@ -742,6 +909,7 @@ impl Session for IoSession {
                     bytes: g.bytes,
                     errors: g.errors,
                     latency: std::mem::replace(&mut g.latency, new_histogram()),
+                    active: None,
                 });
             }
         };
@@ -803,6 +971,10 @@ impl QueuedSession for IoSession {
 
     fn in_flight(&self) -> usize {
         self.in_flight
+    }
+
+    fn exhausted(&self) -> bool {
+        self.job.as_ref().is_some_and(JobState::done)
     }
 
     fn after(&mut self, pump: &mut dyn Pump) -> Result<(), OpError> {

@@ -617,6 +617,7 @@ impl Session for JobSession {
             bytes: 0,
             errors: self.tally.failed,
             latency: std::mem::replace(&mut self.latency, new_histogram()),
+            active: None,
         }]
     }
 

@@ -1122,6 +1122,7 @@ impl Session for KvSession {
                 bytes: std::mem::take(&mut g.bytes),
                 errors: std::mem::take(&mut g.errors),
                 latency: std::mem::replace(&mut g.latency, new_histogram()),
+                active: None,
             })
             .collect()
     }

@@ -239,6 +239,7 @@ impl MailSession {
                     bytes: 0,
                     errors: 0,
                     latency: new_histogram(),
+                    active: None,
                 });
                 self.commands.last_mut().expect("just pushed")
             }

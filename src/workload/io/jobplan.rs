@@ -1,0 +1,474 @@
+//! From a job file's jobs ([`super::fio`]) to the run ([`super::jobrun::JobRun`]): fio's
+//! meaning, defaults included, or a refusal naming `FILE:LINE`, the option and why.
+//!
+//! What a job means here:
+//! - its files: `filename` (every copy shares them) or fio's own names per copy in
+//!   `directory`; a file that does not exist is made at the start of the run and removed at
+//!   the end (fio leaves it; say `unlink=0`... perflab never leaves what it made behind);
+//! - `size` is the job's bytes over its files (`filesize` each file's); `io_size` (else
+//!   `size`) times `loops` is what each copy moves, unless `time_based`;
+//! - fio's engines: psync, sync, pvsync and pvsync2 are perflab's sync engine (one I/O in
+//!   flight per copy, whatever `iodepth` says, as in fio); libaio and io_uring are io_uring
+//!   at `iodepth`;
+//! - `direct` (default 0: buffered), `invalidate` (default 1: each copy starts with its
+//!   files out of the page cache), `fsync`, `fdatasync`, `rwmixread`, `bs=READ,WRITE`,
+//!   `bssplit`, the random distributions perflab has.
+//!
+//! What perflab cannot do yet is refused by name rather than run differently.
+
+use super::IoSpec;
+use super::fio::job::{FioDistribution, FioEngine, FioJob, FioRw, SizeSpec};
+use super::fio::{JobFile, Origin};
+use super::jobrun::{Job, JobRun};
+use super::layout::Layout;
+use super::pattern::Rw;
+use crate::engine::{EngineKind, probe_uring};
+use crate::vocab::Sweep;
+use crate::workload::distribution::Distribution;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// A job perflab cannot run as fio would: where, which option, why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    pub at: Origin,
+    pub option: String,
+    pub why: String,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}: {}", self.at, self.option, self.why)
+    }
+}
+
+/// What the command adds to the job file: `--destroy-data`, `--keep`, the run's seed.
+pub struct Options<'a> {
+    pub destroy: Option<&'a str>,
+    pub keep: bool,
+    pub seed: u64,
+}
+
+/// The run of `file`'s jobs, or the first thing in it perflab cannot honour.
+pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, String> {
+    let refuse = |job: &FioJob, option: &str, why: &str| {
+        Refusal {
+            at: job.at.clone(),
+            option: option.to_string(),
+            why: why.to_string(),
+        }
+        .to_string()
+    };
+    if file.jobs.is_empty() {
+        return Err("the job file has no jobs".into());
+    }
+    let mut notes: Vec<(&'static str, String)> = Vec::new();
+    // Every file of every copy once, in the order first named.
+    let mut paths: Vec<PathBuf> = Vec::new();
+    let mut index_of = BTreeMap::new();
+    let mut shaped = Vec::new();
+    for job in &file.jobs {
+        unsupported(job).map_err(|(o, w)| refuse(job, o, &w))?;
+        let copies = job.numjobs.max(1);
+        let mut files = Vec::with_capacity(copies as usize);
+        for copy in 0..copies {
+            let mut mine = Vec::new();
+            for p in job.files_of(copy) {
+                let i = *index_of.entry(p.clone()).or_insert_with(|| {
+                    paths.push(p.clone());
+                    paths.len() - 1
+                });
+                mine.push(i);
+            }
+            files.push(mine);
+        }
+        let nfiles = files.first().map_or(1, Vec::len).max(1) as u64;
+        // Each file's bytes: filesize, else the job's size over its files, else what an
+        // existing file holds.
+        let region = match (job.filesize, job.size) {
+            (Some((lo, _)), _) => lo,
+            (None, Some(SizeSpec::Bytes(b))) => b / nfiles,
+            (None, Some(SizeSpec::Percent(_))) => {
+                return Err(refuse(
+                    job,
+                    "size",
+                    "a size in percent of the file is not supported yet; give bytes",
+                ));
+            }
+            (None, None) => {
+                let existing = job.files_of(0).iter().filter_map(|p| existing_len(p)).min();
+                existing.ok_or_else(|| {
+                    refuse(
+                        job,
+                        "size",
+                        "fio needs size= (or filesize=) for files that do not exist yet",
+                    )
+                })?
+            }
+        };
+        let (rw, read_pct) = rw_of(job).map_err(|w| refuse(job, "rw", &w))?;
+        let (sizes, write_sizes) = sizes_of(job);
+        let smallest = sizes
+            .iter()
+            .chain(write_sizes.iter().flatten())
+            .map(|s| s.0)
+            .min()
+            .unwrap_or(4096);
+        let region = region / smallest * smallest;
+        if region == 0 {
+            return Err(refuse(
+                job,
+                "size",
+                "leaves no room for one block per file; raise size",
+            ));
+        }
+        let (engine, depth) = engine_of(job).map_err(|(o, w)| refuse(job, o, &w))?;
+        let distribution = distribution_of(&job.distribution)
+            .map_err(|w| refuse(job, "random_distribution", &w))?;
+        let budget = (!job.time_based).then(|| {
+            job.io_size
+                .unwrap_or(region.saturating_mul(nfiles))
+                .saturating_mul(u64::from(job.loops.max(1)))
+        });
+        shaped.push((
+            job,
+            copies,
+            files,
+            region,
+            rw,
+            read_pct,
+            sizes,
+            write_sizes,
+            engine,
+            depth,
+            distribution,
+            budget,
+        ));
+    }
+    // Jobs that run at once must end the same way.
+    let groups = file.jobs.iter().map(|j| j.group).max().unwrap_or(0) as usize + 1;
+    for g in 0..groups {
+        let at_once: Vec<&FioJob> = file.jobs.iter().filter(|j| j.group as usize == g).collect();
+        if let Some(first) = at_once.first() {
+            for j in &at_once[1..] {
+                if j.time_based != first.time_based {
+                    return Err(refuse(
+                        j,
+                        "time_based",
+                        &format!(
+                            "runs at once with {} whose time_based differs; perflab runs a group of jobs either for a time or for their sizes: give both the same, or a stonewall between them",
+                            first.name
+                        ),
+                    ));
+                }
+                if j.time_based && (j.runtime != first.runtime || j.ramp_time != first.ramp_time) {
+                    return Err(refuse(
+                        j,
+                        "runtime",
+                        &format!(
+                            "runs at once with {} for another runtime or ramp_time; perflab times a group of time_based jobs as one: give both the same, or a stonewall between them",
+                            first.name
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    let size = shaped.iter().map(|s| s.3).max().unwrap_or(0);
+    let writes = file.jobs.iter().any(|j| j.rw.writes());
+    let layout = Arc::new(Layout::named(&paths, size, 0, writes, opts.destroy).map_err(|e| e.0)?);
+    let base = IoSpec {
+        rw: Sweep::list("rw", shaped.iter().map(|s| s.4).collect()),
+        bs_bytes: Sweep::single("bs_bytes", 4096),
+        bssplit: Vec::new(),
+        rwmix: Sweep::single("rwmix", 50),
+        iodepth: Sweep::single("iodepth", 1),
+        files: Sweep::single("files", paths.len() as u64),
+        volume: None,
+        size_bytes: size,
+        region_bytes: Sweep::single("size_bytes", size),
+        offset_bytes: 0,
+        direct: false,
+        fsync: 0,
+        fdatasync: 0,
+        distribution: Distribution::Uniform,
+        engine: EngineKind::Sync,
+        engine_note: None,
+        prefill: false,
+        verify: false,
+        verify_seed: opts.seed,
+        keep: opts.keep,
+        steady_state: None,
+        straggler_fraction: 0.5,
+        layout: Arc::clone(&layout),
+    };
+    let mut jobs = Vec::new();
+    for (
+        job,
+        copies,
+        files,
+        region,
+        rw,
+        read_pct,
+        sizes,
+        write_sizes,
+        engine,
+        depth,
+        distribution,
+        budget,
+    ) in shaped
+    {
+        let spec = IoSpec {
+            rw: Sweep::single("rw", rw),
+            bs_bytes: Sweep::single("bs_bytes", sizes.iter().map(|s| s.0).min().unwrap_or(4096)),
+            direct: job.direct,
+            fsync: u64::from(job.fsync),
+            fdatasync: u64::from(job.fdatasync),
+            distribution,
+            engine,
+            ..base.clone()
+        };
+        jobs.push(Job {
+            name: job.name.clone(),
+            at: job.at.to_string(),
+            group: job.group as usize,
+            copies,
+            rw,
+            read_pct,
+            sizes,
+            write_sizes,
+            iodepth: depth,
+            files,
+            region_bytes: region,
+            budget_bytes: budget,
+            runtime: job.runtime,
+            time_based: job.time_based,
+            ramp_time: job.ramp_time,
+            invalidate: job.invalidate && !job.direct,
+            options: job.options.clone(),
+            spec: Arc::new(spec),
+        });
+    }
+    if file.jobs.iter().any(|j| !j.direct) {
+        notes.push((
+            "fio_default",
+            "fio's defaults hold in a job file: buffered I/O (direct=0) unless the job says direct=1, psync unless it names an engine, no warm-up unless ramp_time".into(),
+        ));
+    }
+    if file.jobs.iter().any(|j| j.rw.random() && !j.norandommap) {
+        notes.push((
+            "fio_randommap",
+            "perflab draws random offsets with replacement, as fio does with norandommap; fio's default random map touches each block once per pass".into(),
+        ));
+    }
+    let labels: Vec<String> = (0..groups)
+        .map(|g| {
+            jobs.iter()
+                .filter(|j| j.group == g)
+                .map(|j| j.name.as_str())
+                .collect::<Vec<_>>()
+                .join("+")
+        })
+        .collect();
+    Ok(JobRun {
+        job_files: names.to_vec(),
+        group: Sweep::list("group", labels),
+        jobs,
+        global_options: file.global_options.clone(),
+        notes,
+        layout,
+        base: Arc::new(base),
+    })
+}
+
+/// What perflab does not do yet, by option: `(option, why)`.
+fn unsupported(job: &FioJob) -> Result<(), (&'static str, String)> {
+    let not_yet = |o: &'static str, what: &str| Err((o, format!("{what} is not supported yet")));
+    if matches!(job.rw, FioRw::Trim | FioRw::RandTrim | FioRw::TrimWrite) {
+        return Err((
+            "rw",
+            "perflab does not trim; use read, write, randread, randwrite, rw or randrw".into(),
+        ));
+    }
+    if job.rw_modifier.is_some() {
+        return not_yet(
+            "rw",
+            "an rw=X:N modifier (skips or offset changes every N I/Os)",
+        );
+    }
+    if job.bsrange.is_some() {
+        return not_yet("bsrange", "a range of block sizes (give bs or bssplit)");
+    }
+    if job.offset.is_some_and(|o| o != SizeSpec::Bytes(0)) || job.offset_increment > 0 {
+        return not_yet("offset", "an offset into the files");
+    }
+    if job.rate.iter().chain(&job.rate_iops).any(Option::is_some) {
+        return not_yet(
+            "rate",
+            "a rate per job in a job file (perflab's --rate paces a command line's run)",
+        );
+    }
+    if job
+        .rate_min
+        .iter()
+        .chain(&job.rate_iops_min)
+        .any(Option::is_some)
+    {
+        return not_yet("rate_min", "ending a job that falls below a rate");
+    }
+    if !job.thinktime.is_zero() {
+        return not_yet("thinktime", "a think time between I/Os");
+    }
+    if job.startdelay.1 > std::time::Duration::ZERO {
+        return not_yet("startdelay", "a delayed start");
+    }
+    if job.number_ios.is_some() {
+        return not_yet("number_ios", "a count of I/Os per job (give io_size)");
+    }
+    if job.verify.is_some() {
+        return not_yet(
+            "verify",
+            "verify in a job file (perflab io --verify on a command line checks every block)",
+        );
+    }
+    if job.steadystate.is_some() {
+        return not_yet(
+            "steadystate",
+            "steady state in a job file (perflab io --steady-state on a command line)",
+        );
+    }
+    if job.write_bw_log.is_some()
+        || job.write_lat_log.is_some()
+        || job.write_iops_log.is_some()
+        || job.write_hist_log.is_some()
+    {
+        return not_yet(
+            "write_bw_log",
+            "fio's log files (every run is archived with its time series: perflab export RUN -f csv-intervals)",
+        );
+    }
+    if job.sync {
+        return not_yet("sync", "O_SYNC writes (fsync=1 syncs after every write)");
+    }
+    if job.end_fsync || job.fsync_on_close {
+        return not_yet("end_fsync", "a sync at the job's end");
+    }
+    if job.buffers != super::fio::job::Buffers::Random || job.buffer_compress_percentage.is_some() {
+        return Err(("buffer_compress_percentage", "perflab writes random bytes, incompressible and unique; it has no other buffer contents".into()));
+    }
+    if !job.ramp_time.is_zero() && !job.time_based {
+        return not_yet("ramp_time", "ramp_time without time_based");
+    }
+    if job.filesize.is_some_and(|(lo, hi)| lo != hi) {
+        return not_yet("filesize", "a range of file sizes");
+    }
+    if job
+        .blockalign
+        .is_some_and(|[r, w]| r != job.bs[0] || w != job.bs[1])
+    {
+        return not_yet("blockalign", "an alignment other than the block size");
+    }
+    if job.percentage_random != [100, 100] && job.rw.random() {
+        return not_yet(
+            "percentage_random",
+            "a share of sequential I/O in a random job",
+        );
+    }
+    Ok(())
+}
+
+/// The pattern, and the reads out of 100 in a mixed one.
+fn rw_of(job: &FioJob) -> Result<(Rw, u64), String> {
+    let rw = match job.rw {
+        FioRw::Read => Rw::Read,
+        FioRw::Write => Rw::Write,
+        FioRw::RandRead => Rw::RandRead,
+        FioRw::RandWrite => Rw::RandWrite,
+        FioRw::ReadWrite => Rw::ReadWrite,
+        FioRw::RandRw => Rw::RandRw,
+        FioRw::Trim | FioRw::RandTrim | FioRw::TrimWrite => {
+            return Err("perflab does not trim".into());
+        }
+    };
+    Ok((rw, u64::from(job.rwmixread.min(100))))
+}
+
+/// Reads' sizes, and writes' when they differ.
+#[allow(clippy::type_complexity)]
+fn sizes_of(job: &FioJob) -> (Vec<(u64, u32)>, Option<Vec<(u64, u32)>>) {
+    let [r, w] = match &job.bssplit {
+        Some(split) => [split[0].clone(), split[1].clone()],
+        None => [vec![(job.bs[0], 1)], vec![(job.bs[1], 1)]],
+    };
+    let differ = job.rw.writes() && job.rw.reads() && r != w;
+    match (job.rw.reads(), job.rw.writes()) {
+        (false, true) => (w, None),
+        _ if differ => (r, Some(w)),
+        _ => (r, None),
+    }
+}
+
+/// The engine and the depth each copy keeps.
+fn engine_of(job: &FioJob) -> Result<(EngineKind, u32), (&'static str, String)> {
+    match job.ioengine {
+        FioEngine::Psync | FioEngine::Sync | FioEngine::Pvsync | FioEngine::Pvsync2 => {
+            Ok((EngineKind::Sync, 1))
+        }
+        FioEngine::Libaio | FioEngine::IoUring => match probe_uring() {
+            Ok(()) => Ok((EngineKind::IoUring, job.iodepth.max(1))),
+            Err(why) => Err((
+                "ioengine",
+                format!("io_uring is not available here ({why}); use ioengine=psync"),
+            )),
+        },
+        FioEngine::Null => Err(("ioengine", "the null engine is not supported yet".into())),
+    }
+}
+
+fn distribution_of(d: &FioDistribution) -> Result<Distribution, String> {
+    let off_center = |c: f64| c != 0.0;
+    let dist = match d {
+        FioDistribution::Random => Distribution::Uniform,
+        FioDistribution::Zipf { theta, center } if !off_center(*center) => {
+            Distribution::Zipf { theta: *theta }
+        }
+        FioDistribution::Pareto { h, center } if !off_center(*center) => {
+            Distribution::Pareto { h: *h }
+        }
+        FioDistribution::Zoned(zones) if zones.len() == 2 => Distribution::Hot {
+            access_pct: zones[0].0,
+            data_pct: zones[0].1,
+        },
+        FioDistribution::Zoned(zones) if zones.len() == 1 => Distribution::Uniform,
+        FioDistribution::Zipf { .. } | FioDistribution::Pareto { .. } => {
+            return Err("a center other than 0 is not supported yet".into());
+        }
+        FioDistribution::Normal { .. } => {
+            return Err("normal is not supported yet (zipf, pareto and zoned are)".into());
+        }
+        FioDistribution::Zoned(_) => {
+            return Err("zoned with more than two zones is not supported yet".into());
+        }
+        FioDistribution::ZonedAbs(_) => {
+            return Err("zoned_abs is not supported yet (zoned is)".into());
+        }
+    };
+    dist.validate()?;
+    Ok(dist)
+}
+
+fn existing_len(p: &std::path::Path) -> Option<u64> {
+    use std::os::unix::fs::FileTypeExt;
+    let m = std::fs::metadata(p).ok()?;
+    if m.is_file() {
+        return Some(m.len());
+    }
+    if m.file_type().is_block_device() {
+        use std::io::{Seek, SeekFrom};
+        return std::fs::File::open(p)
+            .ok()
+            .and_then(|mut f| f.seek(SeekFrom::End(0)).ok());
+    }
+    None
+}

@@ -1,0 +1,247 @@
+//! A job file's run: fio's jobs as perflab runs them.
+//!
+//! fio runs the jobs of a group at once and the groups one after another (a `stonewall`
+//! starts a new group). Here each group is one step of the run, named on the `group` axis by
+//! its jobs; each copy of a job (`numjobs`) is a worker of its own with the job's own pattern,
+//! block sizes, depth and files; and each job is a group of the step's figures (`job`, and
+//! `job_direction` per direction, keyed `NAME/read`) beside the step's total, with its own
+//! latency histogram.
+//!
+//! A group whose jobs run their size (fio's default: `size` or `io_size`, times `loops`) is a
+//! step of fixed work: each copy ends when it has moved its bytes or reached its `runtime`,
+//! and each job's rates are over its own running time. A group of `time_based` jobs is a
+//! timed step of their `runtime` after their `ramp_time`. The two kinds at once in one group
+//! are refused by the job file's reader ([`super::fio_plan`]), which builds this from the file.
+
+use super::IoSpec;
+use super::layout::Layout;
+use super::pattern::Rw;
+use super::session::{JobPart, StepPlan};
+use crate::record::{Headline, Setting, StepResult, Trial, Warning};
+use crate::vocab::{Axis, StepPoint, Sweep};
+use crate::workload::{
+    Context, OpError, Prepared, Session, SessionFactory, StepShape, StopSpec, Workload,
+};
+use serde::Serialize;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One job of a job file, ready to run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Job {
+    pub name: String,
+    /// Where its section starts, `FILE:LINE`.
+    pub at: String,
+    /// The step it runs in (fio's group, from 0).
+    pub group: usize,
+    /// Copies that run at once (fio's `numjobs`).
+    pub copies: u32,
+    pub rw: Rw,
+    /// Reads out of 100 in a mixed pattern.
+    pub read_pct: u64,
+    /// Reads' block sizes with weights (writes' too unless `write_sizes`).
+    pub sizes: Vec<(u64, u32)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_sizes: Option<Vec<(u64, u32)>>,
+    pub iodepth: u32,
+    /// The layout's files each copy drives (`[copy]`).
+    pub files: Vec<Vec<usize>>,
+    /// Bytes of each file its I/O keeps to.
+    pub region_bytes: u64,
+    /// Bytes each copy moves (a job of fixed size), else None.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_bytes: Option<u64>,
+    /// `runtime`: the copy's limit (fixed size) or the step's length (`time_based`).
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "secs")]
+    pub runtime: Option<Duration>,
+    pub time_based: bool,
+    #[serde(serialize_with = "secs_always")]
+    pub ramp_time: Duration,
+    /// Buffered with `invalidate`: each copy starts with its files out of the page cache.
+    pub invalidate: bool,
+    /// The job's options as written in its section, for the record and fio's JSON.
+    pub options: Vec<(String, String)>,
+    /// The job's engine, O_DIRECT, distribution and syncs, over the run's layout.
+    #[serde(skip)]
+    pub spec: Arc<IoSpec>,
+}
+
+fn secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_f64(d.as_secs_f64()),
+        None => s.serialize_none(),
+    }
+}
+
+fn secs_always<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+/// A job file's run, as the runner drives it and the record shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct JobRun {
+    /// The job files, as given.
+    pub job_files: Vec<String>,
+    /// The groups, by the names of their jobs: the steps.
+    pub group: Sweep<String>,
+    pub jobs: Vec<Job>,
+    /// fio's `[global]` options as written (the first section), for fio's JSON.
+    pub global_options: Vec<(String, String)>,
+    /// What the reader noted: fio's defaults that differ from perflab's, options that do
+    /// not change what is measured.
+    #[serde(skip)]
+    pub notes: Vec<(&'static str, String)>,
+    /// Every file of every job, made before the first step and removed after the last.
+    #[serde(skip)]
+    pub layout: Arc<Layout>,
+    /// What the layout's preparation needs: whether anything reads (the files are filled)
+    /// or writes, and `--keep`.
+    #[serde(skip)]
+    pub base: Arc<IoSpec>,
+}
+
+impl JobRun {
+    /// The jobs of the step at `point`.
+    fn jobs_at(&self, point: &StepPoint) -> impl Iterator<Item = &Job> {
+        let g = point.index_of("group").unwrap_or(0);
+        self.jobs.iter().filter(move |j| j.group == g)
+    }
+
+    fn copies_at(&self, point: &StepPoint) -> usize {
+        self.jobs_at(point).map(|j| j.copies as usize).sum()
+    }
+
+    /// Whether the step's jobs run for a time rather than for their size.
+    fn timed(&self, point: &StepPoint) -> bool {
+        self.jobs_at(point).any(|j| j.time_based)
+    }
+}
+
+impl Workload for JobRun {
+    fn name(&self) -> &'static str {
+        "io"
+    }
+
+    fn target(&self) -> String {
+        self.layout.describe()
+    }
+
+    fn settings(&self) -> Vec<Setting> {
+        vec![
+            Setting::new("job files", self.job_files.join(" ")),
+            Setting::new(
+                "jobs",
+                self.jobs
+                    .iter()
+                    .map(|j| format!("{} x{}", j.name, j.copies))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
+        ]
+    }
+
+    fn axes(&self) -> Vec<&dyn Axis> {
+        vec![&self.group]
+    }
+
+    fn headline(&self) -> Headline {
+        Headline {
+            metric: "ops_per_sec".into(),
+            op_name: "I/Os".into(),
+            higher_is_better: true,
+        }
+    }
+
+    fn fixed_work(&self, point: &StepPoint) -> Option<usize> {
+        (!self.timed(point)).then(|| self.copies_at(point))
+    }
+
+    fn step_shape(&self, point: &StepPoint) -> Option<StepShape> {
+        let first = self.jobs_at(point).next()?;
+        self.timed(point).then(|| StepShape {
+            workers: self.copies_at(point),
+            warmup: first.ramp_time,
+            stop: StopSpec::Duration(first.runtime.unwrap_or(Duration::from_secs(5))),
+        })
+    }
+
+    fn sessions(
+        &self,
+        point: &StepPoint,
+        seed: u64,
+        _ctx: &Context,
+    ) -> Result<SessionFactory, OpError> {
+        let timed = self.timed(point);
+        // Worker k is copy k - first of the job whose copies span it.
+        let mut plans: Vec<(usize, Arc<StepPlan>)> = Vec::new();
+        let mut first = 0;
+        for (i, job) in self.jobs.iter().enumerate() {
+            if job.group != point.index_of("group").unwrap_or(0) {
+                continue;
+            }
+            let part = JobPart {
+                name: job.name.clone(),
+                write_sizes: job.write_sizes.clone(),
+                budget: job.budget_bytes.filter(|_| !timed),
+                runtime: job.runtime.filter(|_| !timed),
+                files: job.files.clone(),
+                invalidate: job.invalidate,
+            };
+            let job_seed = seed ^ (i as u64 + 1).wrapping_mul(0xd1b5_4a32_d192_ed03);
+            let plan = StepPlan::for_job(
+                Arc::clone(&job.spec),
+                job.rw,
+                job.read_pct,
+                job.sizes.clone(),
+                job.iodepth,
+                job.region_bytes,
+                job_seed,
+                part,
+            );
+            plans.push((first, Arc::new(plan)));
+            first += job.copies as usize;
+        }
+        Ok(Arc::new(move |worker, _workers| {
+            let (start, plan) = plans
+                .iter()
+                .rev()
+                .find(|(start, _)| *start <= worker)
+                .ok_or_else(|| OpError::other("a worker beyond the group's jobs"))?;
+            super::session::open_job(plan, worker - start).map(|s| Box::new(s) as Box<dyn Session>)
+        }))
+    }
+
+    fn derive(&self, _point: &StepPoint, trial: &mut Trial) {
+        if let Some(ns) = trial.resources.process_cpu_ns_per_op {
+            trial.figures.insert("cpu_ns_per_io".into(), ns);
+        }
+    }
+
+    fn prepare(&self, ctx: &Context, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
+        let prepared = super::layout::prepare(&self.base, &ctx.stop, note)
+            .map_err(|e| OpError::other(e.to_string()))?;
+        Ok(Box::new(prepared))
+    }
+
+    fn run_warnings(&self, _cluster: Option<&crate::record::ClusterInfo>) -> Vec<Warning> {
+        self.notes
+            .iter()
+            .chain(&self.layout.notes)
+            .map(|(code, message)| Warning {
+                code: code.to_string(),
+                message: message.clone(),
+                step: None,
+            })
+            .collect()
+    }
+
+    fn devices(&self) -> Vec<String> {
+        self.layout.devices()
+    }
+
+    fn disk_bytes(&self) -> u64 {
+        self.layout.creates_bytes
+    }
+
+    fn finish_step(&self, _step: &mut StepResult, _ctx: &Context) {}
+}

@@ -1,0 +1,179 @@
+//! `perflab io JOB.fio [MORE.fio ...]`: the job files read ([`super::fio`]), planned
+//! ([`super::jobplan`]) into a run, or printed with `--dry-run`.
+//!
+//! The job files say what each job does; perflab's own test flags beside them would say it
+//! twice, so they are refused by name. The run's own options (`--results`, `--json`,
+//! `--seed`, `--interval`, `--repeat`, `--keep`, `--destroy-data`) apply.
+
+use super::args::IoArgs;
+use super::jobplan::{self, Options};
+use super::jobrun::JobRun;
+use crate::error::AppError;
+use crate::vocab::units::format_bytes;
+use crate::workload::build::{Defaults, build_spec};
+use crate::workload::{RunSpec, WorkloadSpec};
+use clap::ArgMatches;
+use clap::parser::ValueSource;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// Flags that say what the test does, which a job file says itself.
+const TEST_FLAGS: &[&str] = &[
+    "path",
+    "mode",
+    "rw",
+    "bs",
+    "bssplit",
+    "rwmix",
+    "iodepth",
+    "files",
+    "size",
+    "offset",
+    "direct",
+    "fsync",
+    "fdatasync",
+    "distribution",
+    "engine",
+    "prefill",
+    "verify",
+    "each_volume",
+    "all_records",
+    "cold",
+    "steady_state",
+    "ss_window",
+    "ss_slope",
+    "ss_spread",
+    "threads",
+    "warmup",
+    "duration",
+    "ops",
+    "rate",
+    "rate_scope",
+    "think",
+    "zip",
+    "load_levels",
+    "active_ranks",
+    "arrival",
+];
+
+/// The run of the job files in `args`, or `None` after `--dry-run` printed the plan.
+pub fn spec(args: &IoArgs, m: &ArgMatches) -> Result<Option<RunSpec>, AppError> {
+    if let Some(flag) = TEST_FLAGS
+        .iter()
+        .find(|f| m.value_source(f) == Some(ValueSource::CommandLine))
+    {
+        return Err(AppError::Usage(format!(
+            "--{} beside a job file: the job file says what each job does; put it in the file (its [global] section for every job)",
+            flag.replace('_', "-")
+        )));
+    }
+    let paths: Vec<PathBuf> = args.job_files.iter().map(PathBuf::from).collect();
+    let env = |name: &str| std::env::var(name).ok();
+    let file = super::fio::read_files(&paths, &env).map_err(|e| AppError::Usage(e.to_string()))?;
+    let seed = crate::vocab::units::parse_count("seed", &args.run.seed)?;
+    let run = jobplan::plan(
+        &file,
+        &args.job_files,
+        &Options {
+            destroy: args.destroy_data.as_deref(),
+            keep: args.keep,
+            seed,
+        },
+    )
+    .map_err(AppError::Usage)?;
+    if args.dry_run {
+        print!("{}", describe(&run));
+        return Ok(None);
+    }
+    // fio's defaults: no warm-up, and the steps' own shapes (the jobs' sizes or runtimes).
+    let spec = build_spec(
+        &args.run,
+        WorkloadSpec::new(run),
+        &Defaults {
+            threads: "1".into(),
+            warmup: "0s",
+            duration: "5s",
+            rate_scope: crate::workload::RateScope::Total,
+        },
+    )?;
+    Ok(Some(spec))
+}
+
+/// The plan, as `--dry-run` prints it: each group with how it ends, each job with its
+/// pattern, sizes, depth, engine and files.
+pub fn describe(run: &JobRun) -> String {
+    let mut out = String::new();
+    let groups = run.group.values();
+    let _ = writeln!(
+        out,
+        "{}: {} job(s) in {} group(s), one step each",
+        run.job_files.join(" "),
+        run.jobs.len(),
+        groups.len()
+    );
+    for (g, label) in groups.iter().enumerate() {
+        let jobs: Vec<_> = run.jobs.iter().filter(|j| j.group == g).collect();
+        let Some(first) = jobs.first() else { continue };
+        let ends = if first.time_based {
+            format!(
+                "for {:.0?} after a ramp of {:.0?}",
+                first.runtime.unwrap_or_default(),
+                first.ramp_time
+            )
+        } else {
+            "when each copy has moved its bytes".to_string()
+        };
+        let _ = writeln!(out, "step {} ({label}): at once, {ends}", g + 1);
+        for j in jobs {
+            let sizes = |s: &[(u64, u32)]| {
+                s.iter()
+                    .map(|(b, _)| format_bytes(*b))
+                    .collect::<Vec<_>>()
+                    .join("/")
+            };
+            let bs = match &j.write_sizes {
+                Some(w) => format!("{} reads, {} writes", sizes(&j.sizes), sizes(w)),
+                None => sizes(&j.sizes),
+            };
+            let _ = writeln!(
+                out,
+                "  {} x{} ({}): {} {bs}, depth {}, {} {}{}",
+                j.name,
+                j.copies,
+                j.at,
+                j.rw.name(),
+                j.iodepth,
+                j.spec.engine.name(),
+                if j.spec.direct { "direct" } else { "buffered" },
+                j.budget_bytes
+                    .map(|b| format!(", {} per copy", format_bytes(b)))
+                    .unwrap_or_default()
+            );
+            for (c, files) in j.files.iter().enumerate() {
+                let names: Vec<String> = files
+                    .iter()
+                    .filter_map(|&i| run.layout.files.get(i))
+                    .map(|f| {
+                        format!(
+                            "{}{}",
+                            f.path.display(),
+                            if f.creates { " (made)" } else { "" }
+                        )
+                    })
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "    copy {}: {} of {} each: {}",
+                    c + 1,
+                    files.len(),
+                    format_bytes(j.region_bytes),
+                    names.join(", ")
+                );
+            }
+        }
+    }
+    for (_, note) in run.notes.iter().chain(&run.layout.notes) {
+        let _ = writeln!(out, "note: {note}");
+    }
+    out
+}

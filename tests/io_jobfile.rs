@@ -1,0 +1,306 @@
+//! `perflab io JOB.fio` through the real binary, on real files: jobs at once as groups of one
+//! step, stonewalled groups as steps, numjobs copies, fio's sizes and file names, the
+//! refusals (`FILE:LINE`, exit 2) and hostile files. Sizes are small; timings are never
+//! asserted.
+
+mod common;
+
+use common::{Results, json, stderr, stdout};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// A folder for the job file and the files its jobs make, removed afterwards.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("perflab-jobfile-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+    fn path(&self) -> &Path {
+        &self.0
+    }
+    /// Writes `text` (with `DIR` replaced by the folder) as `name`; returns its path.
+    fn job(&self, name: &str, text: &str) -> String {
+        let p = self.0.join(name);
+        std::fs::write(&p, text.replace("DIR", self.0.to_str().unwrap())).unwrap();
+        p.to_string_lossy().into_owned()
+    }
+    /// The files in the folder other than job files.
+    fn left(&self) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(&self.0)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.ends_with(".fio"))
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn perflab(r: &Results, args: &[&str]) -> Output {
+    common::run(r, args)
+}
+
+/// The groups of the first trial of step `s` divided `by`.
+fn groups<'a>(v: &'a Value, s: usize, by: &str) -> Vec<&'a Value> {
+    v["steps"][s]["trials"][0]["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["by"] == by)
+        .collect()
+}
+
+#[test]
+fn jobs_at_once_are_groups_of_one_step_and_a_stonewall_starts_the_next() {
+    let dir = Scratch::new("groups");
+    let file = dir.job(
+        "two.fio",
+        "; a reader and a writer at once, then a stonewalled reader of a named file
+[global]
+directory=DIR
+size=4m
+bs=4k
+
+[reader]
+rw=randread
+numjobs=2
+
+[writer]
+rw=write
+bs=64k
+
+[after]
+stonewall
+filename=DIR/named.dat
+rw=read
+",
+    );
+    let r = Results::new("jobfile-groups");
+    let o = perflab(&r, &["io", &file, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["steps"].as_array().unwrap().len(), 2, "{}", v["steps"]);
+    // Step 1: both jobs, each with its own figures; the reader's two copies each moved
+    // their 4 MiB (fio's size is the job's, each copy's own files).
+    let jobs = groups(&v, 0, "job");
+    let names: Vec<&str> = jobs.iter().map(|g| g["key"].as_str().unwrap()).collect();
+    assert_eq!(names, ["reader", "writer"], "{jobs:?}");
+    let reader = jobs[0];
+    assert_eq!(reader["bytes"].as_u64(), Some(2 * 4 << 20), "{reader}");
+    assert_eq!(reader["ops"].as_u64(), Some(2 * 1024), "{reader}");
+    assert!(
+        reader["latency_hdr"].is_string(),
+        "jobs keep their histograms"
+    );
+    assert!(reader["elapsed_ns"].as_u64().unwrap() > 0);
+    let writer = jobs[1];
+    assert_eq!(writer["bytes"].as_u64(), Some(4 << 20), "{writer}");
+    assert_eq!(writer["ops"].as_u64(), Some(64), "{writer}");
+    let dirs = groups(&v, 0, "job_direction");
+    let keys: Vec<&str> = dirs.iter().map(|g| g["key"].as_str().unwrap()).collect();
+    assert_eq!(keys, ["reader/read", "writer/write"]);
+    // The step's total is the jobs' sum; three workers ran it.
+    let t = &v["steps"][0]["trials"][0];
+    assert_eq!(t["ops"].as_u64(), Some(2 * 1024 + 64), "{t}");
+    assert_eq!(t["workers"].as_u64(), Some(3), "{t}");
+    // Step 2: the named file, made for the run.
+    let after = groups(&v, 1, "job");
+    assert_eq!(after.len(), 1);
+    assert_eq!(after[0]["key"], "after");
+    assert_eq!(after[0]["bytes"].as_u64(), Some(4 << 20));
+    // fio's defaults, said once.
+    let warnings = v["warnings"].to_string();
+    assert!(warnings.contains("fio_default"), "{warnings}");
+    // Everything perflab made is gone.
+    assert!(dir.left().is_empty(), "{:?}", dir.left());
+    // The record shows the groups and the jobs.
+    let shown = perflab(&r, &["show", "last"]);
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    let text = stdout(&shown);
+    assert!(text.contains("reader") && text.contains("writer"), "{text}");
+}
+
+#[test]
+fn time_based_jobs_run_for_their_runtime_and_reads_and_writes_take_their_own_sizes() {
+    let dir = Scratch::new("timed");
+    let file = dir.job(
+        "mixed.fio",
+        "[mix]
+filename=DIR/mix.dat
+size=8m
+rw=randrw
+rwmixread=70
+bs=4k,64k
+time_based
+runtime=1
+",
+    );
+    let r = Results::new("jobfile-timed");
+    let o = perflab(&r, &["io", &file, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    let t = &v["steps"][0]["trials"][0];
+    let elapsed = t["elapsed_ns"].as_u64().unwrap();
+    assert!((900_000_000..3_000_000_000).contains(&elapsed), "{elapsed}");
+    let sizes: Vec<&str> = groups(&v, 0, "block_size")
+        .iter()
+        .map(|g| g["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(sizes, ["4096", "65536"], "reads 4k, writes 64k");
+    let dirs = groups(&v, 0, "job_direction");
+    let read = dirs.iter().find(|g| g["key"] == "mix/read").unwrap();
+    let write = dirs.iter().find(|g| g["key"] == "mix/write").unwrap();
+    assert_eq!(
+        read["bytes"].as_u64().unwrap(),
+        read["ops"].as_u64().unwrap() * 4096
+    );
+    assert_eq!(
+        write["bytes"].as_u64().unwrap(),
+        write["ops"].as_u64().unwrap() * 65536
+    );
+    let share = read["ops"].as_f64().unwrap()
+        / (read["ops"].as_f64().unwrap() + write["ops"].as_f64().unwrap());
+    assert!((0.6..0.8).contains(&share), "{share}");
+    assert!(dir.left().is_empty(), "{:?}", dir.left());
+}
+
+#[test]
+fn dry_run_prints_the_plan_and_makes_nothing() {
+    let dir = Scratch::new("dry");
+    let file = dir.job(
+        "plan.fio",
+        "[global]
+directory=DIR
+size=1m
+[a]
+rw=read
+numjobs=2
+[b]
+new_group
+rw=write
+",
+    );
+    let r = Results::new("jobfile-dry");
+    let o = perflab(&r, &["io", &file, "--dry-run"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("a x2"), "{text}");
+    assert!(
+        text.contains("a.0.0 (made)") && text.contains("a.1.0 (made)"),
+        "{text}"
+    );
+    assert!(dir.left().is_empty(), "{:?}", dir.left());
+    assert!(!r.path().join("runs").exists() || std::fs::read_dir(r.path()).unwrap().count() == 0);
+}
+
+/// One line on stderr naming what is wrong, exit 2.
+fn refused(r: &Results, args: &[&str], wanted: &[&str]) {
+    let o = perflab(r, args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    for w in wanted {
+        assert!(err.contains(w), "{args:?}: wanted {w:?} in {err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn what_perflab_cannot_honour_is_refused_by_file_line_and_option() {
+    let dir = Scratch::new("refusals");
+    let r = Results::new("jobfile-refusals");
+    let trim = dir.job("trim.fio", "[t]\nsize=1m\ndirectory=DIR\nrw=randtrim\n");
+    refused(&r, &["io", &trim], &["trim.fio:4", "rw", "trim"]);
+    let rate = dir.job(
+        "rate.fio",
+        "[global]\ndirectory=DIR\nsize=1m\n\n[paced]\nrw=read\nrate_iops=100\n",
+    );
+    refused(&r, &["io", &rate], &["rate.fio:5", "rate"]);
+    let unknown = dir.job("unknown.fio", "[u]\nsize=1m\nno_such_option=1\n");
+    refused(&r, &["io", &unknown], &["unknown.fio:3", "no_such_option"]);
+    // Jobs at once that end differently.
+    let mixed = dir.job(
+        "mixed.fio",
+        "[global]\ndirectory=DIR\nsize=1m\n[a]\nrw=read\n[b]\nrw=read\ntime_based\nruntime=1\n",
+    );
+    refused(&r, &["io", &mixed], &["mixed.fio:6", "time_based"]);
+    // perflab's own test flags beside a job file.
+    let ok = dir.job("ok.fio", "[a]\ndirectory=DIR\nsize=1m\nrw=read\n");
+    refused(&r, &["io", &ok, "--rw", "write"], &["--rw", "job file"]);
+    // A file perflab did not make is not written.
+    std::fs::write(dir.path().join("theirs.dat"), vec![7u8; 1 << 20]).unwrap();
+    let theirs = dir.job(
+        "theirs.fio",
+        "[w]\nfilename=DIR/theirs.dat\nsize=1m\nrw=write\n",
+    );
+    refused(&r, &["io", &theirs], &["theirs.dat", "--destroy-data"]);
+    assert_eq!(
+        std::fs::read(dir.path().join("theirs.dat")).unwrap(),
+        vec![7u8; 1 << 20]
+    );
+    // A folder that does not exist is not made.
+    let nowhere = dir.job(
+        "nowhere.fio",
+        "[w]\nfilename=DIR/no/such/folder/f.dat\nsize=1m\nrw=write\n",
+    );
+    refused(&r, &["io", &nowhere], &["does not exist"]);
+    assert!(!dir.path().join("no").exists());
+}
+
+#[test]
+fn hostile_job_files_get_one_line_and_exit_2() {
+    let dir = Scratch::new("hostile");
+    let r = Results::new("jobfile-hostile");
+    let long = dir.job(
+        "long.fio",
+        &format!("[a]\nsize=1m\nname={}\n", "x".repeat(1 << 20)),
+    );
+    refused(&r, &["io", &long], &["long.fio"]);
+    let own = dir.path().join("self.fio");
+    std::fs::write(&own, format!("include {}\n[a]\nsize=1m\n", own.display())).unwrap();
+    refused(&r, &["io", own.to_str().unwrap()], &["self.fio", "include"]);
+    let missing = dir.job(
+        "missing.fio",
+        "include DIR/nothing-here.fio\n[a]\nsize=1m\n",
+    );
+    refused(&r, &["io", &missing], &["nothing-here.fio"]);
+    let huge = dir.job("huge.fio", "[a]\ndirectory=DIR\nsize=999999999T\nrw=read\n");
+    refused(&r, &["io", &huge], &["huge.fio:3", "size"]);
+    let none = dir.job("none.fio", "[global]\nsize=1m\n");
+    refused(&r, &["io", &none], &["no jobs"]);
+    refused(
+        &r,
+        &["io", "/nonexistent/job.fio"],
+        &["/nonexistent/job.fio"],
+    );
+    // Two [global] sections are fio's, and fine: each applies to the jobs after it.
+    let two = dir.job(
+        "two.fio",
+        "[global]\ndirectory=DIR\nsize=1m\n[a]\nrw=read\n[global]\nbs=8k\n[b]\nrw=read\n",
+    );
+    let o = perflab(&r, &["io", &two, "--dry-run"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("a x1") && text.contains("read 4 KiB"),
+        "{text}"
+    );
+    assert!(
+        text.contains("b x1") && text.contains("read 8 KiB"),
+        "{text}"
+    );
+    assert!(dir.left().is_empty(), "{:?}", dir.left());
+}
