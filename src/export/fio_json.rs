@@ -795,3 +795,428 @@ fn ctime(ms: i64) -> String {
         y
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::histogram::{encode, new_histogram, summarize};
+    use crate::record::{DeviceReading, IntervalPoint};
+
+    /// A histogram of these latencies and its summary.
+    fn hist(values: &[u64]) -> (LatencyHistogram, LatencySummary) {
+        let mut h = new_histogram();
+        for v in values {
+            h.record(*v).unwrap();
+        }
+        let s = summarize(&h);
+        (h, s)
+    }
+
+    fn group(by: &str, key: &str, ops: u64, bytes: u64, latency: LatencySummary) -> GroupResult {
+        GroupResult {
+            by: by.into(),
+            key: key.into(),
+            label: key.into(),
+            ops,
+            bytes,
+            latency,
+            ..Default::default()
+        }
+    }
+
+    /// An io run of one step, one second long, whose trial has these groups and a histogram
+    /// of `values` (every op's), with two whole one-second-ish intervals and a short tail.
+    fn io_run(values: &[u64], groups: Vec<GroupResult>) -> RunRecord {
+        let (h, s) = hist(values);
+        let ops = values.len() as u64;
+        let t = Trial {
+            started_at: "2026-12-05T23:49:04.470Z".into(),
+            elapsed_ns: 2_000_000_000,
+            ops,
+            bytes: ops * 4096,
+            latency: s,
+            latency_hdr: encode(&h),
+            groups,
+            series: [(1_000_000_000, 0.6), (1_000_000_000, 0.4), (1_000, 0.0)]
+                .iter()
+                .enumerate()
+                .map(|(i, &(d, share))| IntervalPoint {
+                    start_ns: i as u64 * 1_000_000_000,
+                    duration_ns: d,
+                    ops_per_sec: ops as f64 * share,
+                    bytes_per_sec: ops as f64 * share * 4096.0,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        RunRecord {
+            id: "r1".into(),
+            workload: "io".into(),
+            started_at: "2026-12-05T23:49:04.216Z".into(),
+            finished_at: Some("2026-12-05T23:49:06.583Z".into()),
+            spec: json!({"engine": "io_uring", "direct": true, "rw": "randread",
+                         "stop": {"duration_ns": 2_000_000_000u64}}),
+            steps: vec![StepResult {
+                index: 0,
+                params: [
+                    ("rw".to_string(), json!("randread")),
+                    ("bs_bytes".to_string(), json!(4096)),
+                    ("iodepth".to_string(), json!(8)),
+                    ("threads".to_string(), json!(1)),
+                ]
+                .into(),
+                trials: vec![t],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    fn reads(n: u64) -> Vec<u64> {
+        (1..=n).map(|i| 10_000 + i * 37).collect()
+    }
+
+    fn keys(v: &Value) -> Vec<&str> {
+        v.as_object().unwrap().keys().map(String::as_str).collect()
+    }
+
+    #[test]
+    fn root_and_job_keys_are_fios() {
+        let values = reads(1000);
+        let (_, s) = hist(&values);
+        let r = io_run(
+            &values,
+            vec![group("direction", "read", 1000, 4_096_000, s)],
+        );
+        let d = document(&r, false);
+        assert_eq!(
+            keys(&d),
+            [
+                "fio version",
+                "global options",
+                "jobs",
+                "time",
+                "timestamp",
+                "timestamp_ms"
+            ]
+        );
+        assert_eq!(d["fio version"], format!("perflab-{}", r.tool.version));
+        assert_eq!(d["timestamp"], 1_796_514_546i64);
+        assert_eq!(d["timestamp_ms"], 1_796_514_546_583i64);
+        assert_eq!(d["time"], "Sat Dec  5 23:49:06 2026");
+        assert_eq!(d["global options"]["ioengine"], "io_uring");
+        assert_eq!(d["global options"]["direct"], "1");
+        let job = &d["jobs"][0];
+        for k in [
+            "jobname",
+            "groupid",
+            "job_start",
+            "error",
+            "eta",
+            "elapsed",
+            "job options",
+            "read",
+            "write",
+            "trim",
+            "sync",
+            "job_runtime",
+            "usr_cpu",
+            "sys_cpu",
+            "ctx",
+            "majf",
+            "minf",
+            "iodepth_level",
+            "iodepth_submit",
+            "iodepth_complete",
+            "latency_ns",
+            "latency_us",
+            "latency_ms",
+        ] {
+            assert!(job.get(k).is_some(), "job lacks {k}");
+        }
+        assert_eq!(job["groupid"], 0);
+        assert_eq!(job["job options"]["bs"], "4096");
+        assert_eq!(job["job options"]["iodepth"], "8");
+        assert_eq!(job["job options"]["numjobs"], "1");
+        assert_eq!(job["iodepth_level"]["8"], 100.0);
+        assert_eq!(job["job_runtime"], 2000);
+        assert_eq!(job["elapsed"], 2);
+        let mut dir = keys(&job["read"]);
+        dir.sort();
+        let mut want = vec![
+            "io_bytes",
+            "io_kbytes",
+            "bw_bytes",
+            "bw",
+            "iops",
+            "runtime",
+            "total_ios",
+            "short_ios",
+            "drop_ios",
+            "slat_ns",
+            "clat_ns",
+            "lat_ns",
+            "bw_min",
+            "bw_max",
+            "bw_agg",
+            "bw_mean",
+            "bw_dev",
+            "bw_samples",
+            "iops_min",
+            "iops_max",
+            "iops_mean",
+            "iops_stddev",
+            "iops_samples",
+        ];
+        want.sort();
+        assert_eq!(dir, want);
+        assert_eq!(keys(&job["sync"]), ["lat_ns", "total_ios"]);
+        // No device readings: no disk_util.
+        assert!(d.get("disk_util").is_none());
+    }
+
+    #[test]
+    fn figures_are_fios_types_and_units() {
+        let values = reads(1000);
+        let (_, s) = hist(&values);
+        let r = io_run(
+            &values,
+            vec![group("direction", "read", 1000, 4_096_000, s)],
+        );
+        let d = document(&r, false);
+        let read = &d["jobs"][0]["read"];
+        // 4,096,000 bytes over 2 s.
+        assert_eq!(read["bw_bytes"], 2_048_000);
+        assert!(read["bw"].is_u64());
+        assert_eq!(read["bw"], 2_048_000 / 1024);
+        assert!(read["iops"].is_f64());
+        assert_eq!(read["iops"], 500.0);
+        assert_eq!(read["io_kbytes"], 4000);
+        assert_eq!(read["runtime"], 2000);
+        assert_eq!(read["total_ios"], 1000);
+        // Two whole intervals (600 and 400 I/O/s); the 1 µs tail is not a sample.
+        assert_eq!(read["iops_samples"], 2);
+        assert_eq!(read["iops_min"], 400);
+        assert_eq!(read["iops_max"], 600);
+        assert_eq!(read["iops_mean"], 500.0);
+        assert!((read["iops_stddev"].as_f64().unwrap() - 141.421).abs() < 0.01);
+        assert_eq!(read["bw_samples"], 2);
+        assert_eq!(read["bw_min"], 400 * 4);
+        assert_eq!(read["bw_agg"], 100.0);
+        // clat has fio's 17 percentiles from the histogram, lat none, slat nothing.
+        let clat = &read["clat_ns"];
+        assert_eq!(clat["N"], 1000);
+        assert_eq!(clat["min"], s.min_ns);
+        let p = clat["percentile"].as_object().unwrap();
+        assert_eq!(p.len(), 17);
+        assert!(p.contains_key("99.000000") && p.contains_key("99.990000"));
+        let p99 = p["99.000000"].as_u64().unwrap();
+        assert!((p99 as f64 - 46_630.0).abs() < 50.0, "{p99}");
+        assert!(clat.get("bins").is_none());
+        assert!(read["lat_ns"].get("percentile").is_none());
+        assert_eq!(read["lat_ns"]["N"], 1000);
+        assert_eq!(read["slat_ns"]["N"], 0);
+        assert!(read["slat_ns"].get("percentile").is_none());
+        // A direction without ops: zeros, N 0, no percentile.
+        let write = &d["jobs"][0]["write"];
+        assert_eq!(write["bw"], 0);
+        assert_eq!(write["iops"], 0.0);
+        assert_eq!(write["runtime"], 0);
+        assert_eq!(write["clat_ns"]["N"], 0);
+        assert!(write["clat_ns"].get("percentile").is_none());
+        assert_eq!(d["jobs"][0]["sync"]["total_ios"], 0);
+        // Every I/O took 10-47 µs: the 20 and 50 µs ranges hold them all.
+        let us = &d["jobs"][0]["latency_us"];
+        let total: f64 = us
+            .as_object()
+            .unwrap()
+            .values()
+            .filter_map(Value::as_f64)
+            .sum();
+        assert!((total - 100.0).abs() < 1e-6, "{us}");
+        assert_eq!(d["jobs"][0]["latency_ns"]["2"], 0.0);
+        assert_eq!(d["jobs"][0]["latency_ms"][">=2000"], 0.0);
+    }
+
+    #[test]
+    fn json_plus_bins_count_every_io_in_fios_buckets() {
+        let values = reads(1000);
+        let (_, s) = hist(&values);
+        let r = io_run(
+            &values,
+            vec![group("direction", "read", 1000, 4_096_000, s)],
+        );
+        let d = document(&r, true);
+        let bins = d["jobs"][0]["read"]["clat_ns"]["bins"].as_object().unwrap();
+        let total: u64 = bins.values().filter_map(Value::as_u64).sum();
+        assert_eq!(total, 1000);
+        for k in bins.keys() {
+            let v: u64 = k.parse().unwrap();
+            assert_eq!(
+                fio_value(fio_index(v)),
+                v,
+                "{k} is not one of fio's midpoints"
+            );
+        }
+        // lat has no percentiles, so no bins, as in fio.
+        assert!(d["jobs"][0]["read"]["lat_ns"].get("bins").is_none());
+    }
+
+    #[test]
+    fn a_mixed_runs_directions_have_the_summarys_percentiles() {
+        let values = reads(1000);
+        let (_, r_s) = hist(&values[..600]);
+        let (_, w_s) = hist(&values[600..]);
+        let r = io_run(
+            &values,
+            vec![
+                group("direction", "read", 600, 600 * 4096, r_s),
+                group("direction", "write", 400, 400 * 4096, w_s),
+            ],
+        );
+        let d = document(&r, true);
+        let read = &d["jobs"][0]["read"];
+        let p = read["clat_ns"]["percentile"].as_object().unwrap();
+        assert_eq!(
+            p.keys().collect::<Vec<_>>(),
+            ["50.000000", "90.000000", "99.000000", "99.900000"]
+        );
+        assert_eq!(p["99.000000"], r_s.p99_ns);
+        // Without the direction's own histogram there are no bins to give.
+        assert!(read["clat_ns"].get("bins").is_none());
+        assert_eq!(d["jobs"][0]["write"]["total_ios"], 400);
+        // Each direction's share of the intervals: 60% of the ops are reads.
+        assert_eq!(read["iops_max"], 360);
+    }
+
+    #[test]
+    fn job_groups_make_one_fio_job_each() {
+        let values = reads(100);
+        let (_, s) = hist(&values);
+        let r = io_run(
+            &values,
+            vec![
+                group("job", "seq/a", 60, 60 * 4096, s),
+                group("job", "b", 40, 40 * 4096, s),
+                group("job_direction", "seq/a/read", 60, 60 * 4096, s),
+                group("job_direction", "b/write", 30, 30 * 4096, s),
+                group("job_direction", "b/sync", 10, 0, s),
+            ],
+        );
+        let d = document(&r, false);
+        let jobs = d["jobs"].as_array().unwrap();
+        assert_eq!(jobs.len(), 2);
+        assert_eq!(jobs[0]["jobname"], "seq/a");
+        assert_eq!(jobs[0]["read"]["total_ios"], 60);
+        assert_eq!(jobs[0]["write"]["total_ios"], 0);
+        assert_eq!(jobs[1]["jobname"], "b");
+        assert_eq!(jobs[1]["groupid"], 0);
+        assert_eq!(jobs[1]["write"]["total_ios"], 30);
+        assert_eq!(jobs[1]["sync"]["total_ios"], 10);
+        assert!(jobs[1]["sync"]["lat_ns"].get("percentile").is_some());
+    }
+
+    #[test]
+    fn one_job_per_step_and_devices_make_disk_util() {
+        let values = reads(100);
+        let (_, s) = hist(&values);
+        let mut r = io_run(&values, vec![group("direction", "read", 100, 409_600, s)]);
+        let mut second = r.steps[0].clone();
+        second.index = 1;
+        second.params.insert("iodepth".into(), json!(64));
+        for st in [&mut r.steps[0], &mut second] {
+            st.swept = vec!["iodepth".into()];
+        }
+        second.trials[0].devices = vec![DeviceReading {
+            name: "vda".into(),
+            activity: crate::env::disk::DiskActivity {
+                reads_per_sec: 50.0,
+                read_bytes_per_sec: 204_800.0,
+                read_await_ms: 0.5,
+                avg_queue: 1.5,
+                utilisation: 0.25,
+                ..Default::default()
+            },
+        }];
+        r.steps.push(second);
+        let d = document(&r, false);
+        let jobs = d["jobs"].as_array().unwrap();
+        assert_eq!(jobs.len(), 2);
+        assert_eq!(jobs[0]["jobname"], "iodepth=8");
+        assert_eq!(jobs[1]["jobname"], "iodepth=64");
+        assert_eq!(jobs[1]["groupid"], 1);
+        assert_eq!(jobs[1]["iodepth_level"][">=64"], 100.0);
+        // iodepth sweeps, so it is the jobs' option only.
+        assert!(d["global options"].get("iodepth").is_none());
+        assert_eq!(d["global options"]["bs"], "4096");
+        let disk = &d["disk_util"][0];
+        assert_eq!(disk["name"], "vda");
+        assert_eq!(disk["read_ios"], 100);
+        assert_eq!(disk["read_sectors"], 800);
+        assert_eq!(disk["read_ticks"], 50);
+        assert_eq!(disk["in_queue"], 3000);
+        assert_eq!(disk["util"], 25.0);
+    }
+
+    #[test]
+    fn a_run_of_another_kind_is_refused() {
+        let mut r = io_run(&reads(10), Vec::new());
+        assert!(refusal(&r).is_none());
+        r.workload = "oltp".into();
+        let why = refusal(&r).unwrap();
+        assert!(
+            why.contains("oltp") && why.contains("io runs only"),
+            "{why}"
+        );
+        assert!(!why.contains('\n'));
+    }
+
+    #[test]
+    fn without_groups_the_pattern_says_the_direction() {
+        let r = io_run(&reads(10), Vec::new());
+        let d = document(&r, false);
+        assert_eq!(d["jobs"][0]["read"]["total_ios"], 10);
+        assert!(d["jobs"][0].get("mixed").is_none());
+        let mut r = r;
+        r.steps[0].params.insert("rw".into(), json!("randrw"));
+        let d = document(&r, false);
+        assert_eq!(d["jobs"][0]["read"]["total_ios"], 0);
+        assert_eq!(d["jobs"][0]["mixed"]["total_ios"], 10);
+    }
+
+    #[test]
+    fn fios_buckets_and_midpoints() {
+        for v in 0..128 {
+            assert_eq!(fio_index(v), v);
+            assert_eq!(fio_value(v), v);
+        }
+        assert_eq!(fio_index(128), 128);
+        assert_eq!(fio_value(128), 129);
+        assert_eq!(fio_index(255), 191);
+        assert_eq!(fio_value(191), 255);
+        assert_eq!(fio_index(256), 192);
+        assert_eq!(fio_value(192), 258);
+        for v in [1_000u64, 56_191, 2_265_087, 5_000_000_000] {
+            let mid = fio_value(fio_index(v));
+            assert!(
+                (mid as f64 - v as f64).abs() / v as f64 <= 1.0 / 128.0,
+                "{v} -> {mid}"
+            );
+        }
+        assert_eq!(fio_index(u64::MAX), PLAT_NR - 1);
+    }
+
+    #[test]
+    fn record_times_read_as_fio_writes_them() {
+        assert_eq!(epoch_ms("1970-01-01T00:00:00.000Z"), Some(0));
+        assert_eq!(
+            epoch_ms("2026-11-21T03:24:32.123Z"),
+            Some(1_795_231_472_123)
+        );
+        assert_eq!(epoch_ms("2000-02-29T00:00:00Z"), Some(951_782_400_000));
+        assert_eq!(epoch_ms("garbage"), None);
+        assert_eq!(ctime(0), "Thu Jan  1 00:00:00 1970");
+        assert_eq!(ctime(951_782_400_000), "Tue Feb 29 00:00:00 2000");
+    }
+}
