@@ -1094,6 +1094,7 @@ mod tests {
     fn job_groups_make_one_fio_job_each() {
         let values = reads(100);
         let (_, s) = hist(&values);
+        let (_, fsyncs) = hist(&values[..10]);
         let r = io_run(
             &values,
             vec![
@@ -1101,7 +1102,7 @@ mod tests {
                 group("job", "b", 40, 40 * 4096, s),
                 group("job_direction", "seq/a/read", 60, 60 * 4096, s),
                 group("job_direction", "b/write", 30, 30 * 4096, s),
-                group("job_direction", "b/sync", 10, 0, s),
+                group("job_direction", "b/sync", 10, 0, fsyncs),
             ],
         );
         let d = document(&r, false);
@@ -1114,7 +1115,10 @@ mod tests {
         assert_eq!(jobs[1]["groupid"], 0);
         assert_eq!(jobs[1]["write"]["total_ios"], 30);
         assert_eq!(jobs[1]["sync"]["total_ios"], 10);
-        assert!(jobs[1]["sync"]["lat_ns"].get("percentile").is_some());
+        // The fsyncs have no histogram of their own: the summary's four percentiles.
+        let p = jobs[1]["sync"]["lat_ns"]["percentile"].as_object().unwrap();
+        assert_eq!(p.len(), 4);
+        assert_eq!(p["99.000000"], fsyncs.p99_ns);
     }
 
     #[test]
