@@ -3,6 +3,7 @@
 
 mod csv;
 mod csv_intervals;
+pub mod fio_json;
 mod json;
 
 use crate::record::RunRecord;
@@ -17,6 +18,22 @@ pub enum ExportFormat {
     Csv,
     /// One row per interval of each trial: the time series
     CsvIntervals,
+    /// fio's JSON output (`fio --output-format=json`) of an io run
+    FioJson,
+    /// fio's json+ output: fio-json with each latency's histogram bins
+    #[value(name = "fio-jsonplus")]
+    FioJsonPlus,
+}
+
+impl ExportFormat {
+    /// Why this format cannot render `record` (one line for the user), if it cannot: fio's
+    /// JSON exists only for io runs.
+    pub fn refusal(self, record: &RunRecord) -> Option<String> {
+        match self {
+            ExportFormat::FioJson | ExportFormat::FioJsonPlus => fio_json::refusal(record),
+            _ => None,
+        }
+    }
 }
 
 pub fn write(format: ExportFormat, record: &RunRecord, out: &mut dyn Write) -> std::io::Result<()> {
@@ -24,5 +41,7 @@ pub fn write(format: ExportFormat, record: &RunRecord, out: &mut dyn Write) -> s
         ExportFormat::Json => json::write(record, out),
         ExportFormat::Csv => csv::write(record, out),
         ExportFormat::CsvIntervals => csv_intervals::write(record, out),
+        ExportFormat::FioJson => fio_json::write(record, false, out),
+        ExportFormat::FioJsonPlus => fio_json::write(record, true, out),
     }
 }
