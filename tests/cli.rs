@@ -606,3 +606,20 @@ fn man_page_and_completions_are_in_step_with_the_cli() {
         "the shells of 'completions'"
     );
 }
+
+#[test]
+fn every_command_says_what_it_does_in_the_help() {
+    let r = Results::new("cli-help");
+    let o = perflab(&r, &["--help"]);
+    assert!(o.status.success());
+    let text = common::stdout(&o);
+    // Each command's own line, not one borrowed from a shared option group.
+    for (command, words) in [("io", "Storage"), ("memory", "emory"), ("study", "tud")] {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{command} ")))
+            .unwrap_or_else(|| panic!("no {command} line in {text}"));
+        assert!(line.contains(words), "{command}: {line}");
+    }
+    assert!(!text.contains("live outputs' options"), "{text}");
+}

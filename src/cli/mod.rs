@@ -378,8 +378,10 @@ pub struct ExportArgs {
     /// A run id, a unique prefix of one, or `last`
     #[arg(value_name = "RUN", default_value = "last")]
     pub run: String,
-    #[arg(long, short = 'f', value_enum, default_value = "json")]
-    pub format: crate::export::ExportFormat,
+    /// json (the record), csv (a row per trial), csv-intervals (a row per interval), or
+    /// one of the run's kind: fio-json and fio-jsonplus for io runs
+    #[arg(long, short = 'f', value_name = "FORMAT", default_value = "json")]
+    pub format: String,
     /// Write to FILE instead of stdout (refuses to replace a file that exists)
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,

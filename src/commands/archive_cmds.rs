@@ -45,11 +45,9 @@ pub fn show(g: &GlobalArgs, args: &ShowArgs) -> Result<(), AppError> {
 pub fn export(g: &GlobalArgs, args: &ExportArgs) -> Result<(), AppError> {
     let archive = Archive::open(g.results.as_deref())?;
     let record = archive.load(&args.run)?;
-    if let Some(why) = args.format.refusal(&record) {
-        return Err(AppError::Usage(why));
-    }
+    let format = export::resolve(&args.format, &record).map_err(AppError::Usage)?;
     let mut bytes = Vec::new();
-    export::write(args.format, &record, &mut bytes).map_err(|e| AppError::Output(e.to_string()))?;
+    export::write_as(&format, &record, &mut bytes).map_err(|e| AppError::Output(e.to_string()))?;
     match &args.output {
         None => print(&String::from_utf8_lossy(&bytes)),
         Some(path) => write_new_file(path, &bytes),

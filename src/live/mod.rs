@@ -26,8 +26,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-/// The live outputs' options, on every command that runs something (each kind's, `run` and
-/// `study`), and only there.
+// The live outputs' options, on every command that runs something (each kind's, `run` and
+// `study`), and only there. (A plain comment: clap takes a doc comment on an `Args` struct
+// as the about text of every command it is flattened into.)
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct LiveArgs {
     /// Serve the run's figures for Prometheus at http://ADDR/metrics while it runs, e.g.

@@ -39,6 +39,13 @@ pub trait Host {
     fn stop(&self) -> Stop;
 }
 
+/// A way to write a kind's records, by name (`fio-json`).
+pub struct RecordFormat {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub write: fn(&RunRecord, &mut dyn std::io::Write) -> std::io::Result<()>,
+}
+
 /// What a kind of workload tells the layers above it.
 pub trait Kind: Sync {
     /// As in the command and the record's `workload` (`oltp`).
@@ -123,6 +130,12 @@ pub trait Kind: Sync {
     }
     /// Its line in the balance sheet `perflab run` ends with, given the suite's other
     /// records; `None`: the shared line (its best headline figure).
+    /// Formats of its records beside every record's (json, csv): `perflab export --format
+    /// NAME` finds them here (fio's JSON for io runs).
+    fn formats(&self) -> &'static [RecordFormat] {
+        &[]
+    }
+
     fn balance_line(&self, _record: &RunRecord, _suite: &[RunRecord]) -> Option<String> {
         None
     }

@@ -13,6 +13,10 @@ pub struct IoArgs {
     /// With job files: print the plan (groups, jobs, files, how each ends) and run nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// fio's: `json` or `json+` prints fio's JSON of the run on stdout (fio-plot and fio's
+    /// own scripts read it); `normal` is perflab's tables. perflab's record is --json
+    #[arg(long, value_name = "FORMAT", value_parser = ["normal", "json", "json+"])]
+    pub output_format: Option<String>,
     /// Where the I/O goes: a directory (perflab creates its files in it), an existing file, or
     /// a block device; repeat for several volumes (fio --filename, --directory)
     #[arg(long, short = 'p', value_name = "PATH", default_value = ".")]

@@ -6,7 +6,7 @@ use crate::error::AppError;
 use crate::record::RunRecord;
 use crate::target::TargetEntry;
 use crate::workload::RunSpec;
-use crate::workload::kind::{args, subcommand};
+use crate::workload::kind::{Host, RecordFormat, args, subcommand};
 use clap::ArgMatches;
 
 /// What `perflab io --help` says it does.
@@ -14,6 +14,20 @@ const ABOUT: &str = "Storage I/O against files, directories or block devices (fi
 
 /// The tools whose flags `perflab io` reads.
 static PEERS: &[&crate::workload::peer::Peer] = &[&super::peer::FIO];
+
+/// fio's JSON and json+ of an io run, for `perflab export --format`.
+static FORMATS: [RecordFormat; 2] = [
+    RecordFormat {
+        name: "fio-json",
+        about: "fio's JSON output (fio --output-format=json)",
+        write: |r, out| super::fio_json::write(r, false, out),
+    },
+    RecordFormat {
+        name: "fio-jsonplus",
+        about: "fio's json+ output: fio-json with each latency's histogram bins",
+        write: |r, out| super::fio_json::write(r, true, out),
+    },
+];
 
 /// io, as the registry sees it.
 pub struct IoKind;
@@ -65,6 +79,33 @@ impl crate::workload::kind::Kind for IoKind {
         subcommand::<IoArgs>("io", ABOUT)
     }
 
+    /// fio's `--output-format=json`: the run as usual, then fio's JSON of its record on
+    /// stdout in place of perflab's tables.
+    fn execute(&self, m: &ArgMatches, host: &dyn Host) -> Result<(), AppError> {
+        let format: Option<String> = m.get_one::<String>("output_format").cloned();
+        let plus = match format.as_deref() {
+            Some("json") => false,
+            Some("json+") => true,
+            _ => return crate::workload::kind::run_spec(self, m, host),
+        };
+        if host.json() {
+            return Err(AppError::Usage(
+                "--json is perflab's record and --output-format=json fio's JSON: give one".into(),
+            ));
+        }
+        let env = Environment::collect();
+        let Some(spec) = self.spec(m, &env)? else {
+            return Ok(());
+        };
+        let record = host.run(&spec, env, false)?;
+        let doc = super::fio_json::document(&record, plus);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).map_err(|e| AppError::Usage(e.to_string()))?
+        );
+        Ok(())
+    }
+
     fn spec(&self, m: &ArgMatches, env: &Environment) -> Result<Option<RunSpec>, AppError> {
         let args: IoArgs = args(m)?;
         if !args.job_files.is_empty() {
@@ -76,6 +117,10 @@ impl crate::workload::kind::Kind for IoKind {
             ));
         }
         Ok(Some(super::cmd::io_spec(&args, env)?))
+    }
+
+    fn formats(&self) -> &'static [RecordFormat] {
+        &FORMATS
     }
 
     fn balance_line(&self, record: &RunRecord, _suite: &[RunRecord]) -> Option<String> {

@@ -23,6 +23,7 @@ pub mod args;
 pub mod balance;
 pub mod cmd;
 pub mod fio;
+pub mod fio_json;
 pub mod jobplan;
 pub mod jobrun;
 pub mod jobs_cmd;

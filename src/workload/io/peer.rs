@@ -304,23 +304,6 @@ static FLAGS: &[Flag] = &[
         }
         Ok(())
     }),
-    Flag::value(
-        &["--output-format"],
-        "json is --json; normal is perflab's tables",
-        |r, value| {
-            match given(value) {
-                "json" | "json+" => r.word("--json"),
-                "normal" => {}
-                _ => {
-                    return Err(
-                        "perflab prints tables or --json; 'perflab export -f csv' writes CSV"
-                            .into(),
-                    );
-                }
-            }
-            Ok(())
-        },
-    ),
     Flag::switch(
         &[
             "--group_reporting",

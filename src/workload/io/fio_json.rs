@@ -41,19 +41,20 @@ pub fn write(record: &RunRecord, plus: bool, out: &mut dyn Write) -> std::io::Re
     out.write_all(b"\n")
 }
 
-/// Why a record has no fio JSON: it is not an io run. `None` for an io run.
-pub fn refusal(record: &RunRecord) -> Option<String> {
-    (record.workload != "io").then(|| {
-        format!(
-            "run {} is a {} run; fio's JSON is written for io runs only (try --format json or csv)",
-            record.id,
-            if record.workload.is_empty() {
-                "(no kind)"
-            } else {
-                &record.workload
-            }
-        )
-    })
+/// A step's swept options, `name=value` each, as fio's job name for it.
+fn step_label(s: &StepResult) -> String {
+    s.swept
+        .iter()
+        .map(|k| {
+            let v = match s.params.get(k) {
+                Some(Value::String(t)) => t.clone(),
+                Some(v) => v.to_string(),
+                None => String::new(),
+            };
+            format!("{k}={v}")
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// fio's JSON document for an io run: the root object with one entry of `jobs` per fio job
@@ -153,6 +154,8 @@ struct Job {
     /// All its ops, for the job-wide latency buckets and the CPU share.
     all: Flow,
     options: Map<String, Value>,
+    /// A job file's job that ended before its step (its size done): its own running time.
+    elapsed_ns: Option<u64>,
 }
 
 fn direction_name(key: &str) -> Option<&'static str> {
@@ -185,8 +188,8 @@ fn jobs_of(record: &RunRecord, s: &StepResult, t: &Trial) -> Vec<Job> {
                     name: g.key.clone(),
                     directions,
                     all: Flow::of_group(g, t),
-                    // A job file's own options are not in the record's groups.
-                    options: Map::new(),
+                    options: written_options(record, "/jobs", Some(&g.key)),
+                    elapsed_ns: g.elapsed_ns,
                 }
             })
             .collect();
@@ -216,12 +219,13 @@ fn jobs_of(record: &RunRecord, s: &StepResult, t: &Trial) -> Vec<Job> {
             directions.insert(dir, Flow::of_trial(t));
         }
     }
-    let label = crate::view::names::step_params(s);
+    let label = step_label(s);
     vec![Job {
         name: if label.is_empty() { "io".into() } else { label },
         directions,
         all: Flow::of_trial(t),
         options: job_options(s),
+        elapsed_ns: None,
     }]
 }
 
@@ -245,8 +249,34 @@ fn job_options(s: &StepResult) -> Map<String, Value> {
     m
 }
 
+/// A job file's options as written: the `[global]` section's (`at` "/global_options") or a
+/// job's (`at` "/jobs", `job` its name), from the record's spec.
+fn written_options(r: &RunRecord, at: &str, job: Option<&str>) -> Map<String, Value> {
+    let pairs = match job {
+        None => r.spec.pointer(at),
+        Some(name) => r
+            .spec
+            .pointer(at)
+            .and_then(Value::as_array)
+            .and_then(|jobs| jobs.iter().find(|j| j["name"] == name))
+            .map(|j| &j["options"]),
+    };
+    pairs
+        .and_then(Value::as_array)
+        .map(|pairs| {
+            pairs
+                .iter()
+                .filter_map(|p| Some((p.get(0)?.as_str()?.to_string(), p.get(1)?.clone())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The run's options that hold for every step, under fio's names.
 fn global_options(r: &RunRecord) -> Map<String, Value> {
+    if r.spec.get("job_files").is_some() {
+        return written_options(r, "/global_options", None);
+    }
     let mut m = Map::new();
     let spec = &r.spec;
     if let Some(e) = spec.get("engine").and_then(Value::as_str) {
@@ -294,6 +324,18 @@ fn text(v: &Value) -> String {
 }
 
 fn job_object(job: &Job, s: &StepResult, t: &Trial, elapsed_s: i64, plus: bool) -> Value {
+    // A job that ended before its step is over its own running time, as fio's runtime is.
+    let own;
+    let t = match job.elapsed_ns {
+        Some(ns) if ns > 0 => {
+            own = Trial {
+                elapsed_ns: ns,
+                ..t.clone()
+            };
+            &own
+        }
+        _ => t,
+    };
     let mut o = Map::new();
     o.insert("jobname".into(), json!(job.name));
     o.insert("groupid".into(), json!(s.index));
@@ -1161,19 +1203,6 @@ mod tests {
         assert_eq!(disk["read_ticks"], 50);
         assert_eq!(disk["in_queue"], 3000);
         assert_eq!(disk["util"], 25.0);
-    }
-
-    #[test]
-    fn a_run_of_another_kind_is_refused() {
-        let mut r = io_run(&reads(10), Vec::new());
-        assert!(refusal(&r).is_none());
-        r.workload = "oltp".into();
-        let why = refusal(&r).unwrap();
-        assert!(
-            why.contains("oltp") && why.contains("io runs only"),
-            "{why}"
-        );
-        assert!(!why.contains('\n'));
     }
 
     #[test]
