@@ -22,6 +22,7 @@ pub mod analysis;
 pub mod args;
 pub mod balance;
 pub mod cmd;
+pub mod fio;
 pub mod kind;
 pub mod layout;
 pub mod pattern;
