@@ -186,10 +186,8 @@ fn zones(s: &str, abs: bool, kb_base: u64) -> Result<FioDistribution, String> {
     let missing = sizes.iter().filter(|s| s.is_none()).count() as u64;
     let fill = if missing == 1 && sizes.len() == 1 {
         100
-    } else if missing > 0 {
-        (100 - given) / missing
     } else {
-        0
+        (100 - given).checked_div(missing).unwrap_or(0)
     };
     Ok(FioDistribution::Zoned(
         access
@@ -255,10 +253,8 @@ fn bssplit_one(s: &str, kb_base: u64) -> Result<Vec<(u64, u32)>, String> {
     let missing = entries.iter().filter(|e| e.1.is_none()).count() as u32;
     let fill = if missing == 1 && entries.len() == 1 {
         100
-    } else if missing > 0 {
-        (100 - given) / missing
     } else {
-        0
+        (100 - given).checked_div(missing).unwrap_or(0)
     };
     Ok(entries
         .into_iter()

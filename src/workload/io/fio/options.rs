@@ -440,7 +440,7 @@ pub static TABLE: &[Opt] = &[
 fn check_any(c: &Ctx) -> Result<(), String> {
     match c.value {
         None => Ok(()),
-        Some(v) if v.is_empty() => Err(format!("needs a value ({}=...)", c.key)),
+        Some("") => Err(format!("needs a value ({}=...)", c.key)),
         Some(_) => Ok(()),
     }
 }
