@@ -108,13 +108,7 @@ pub fn distribution(v: &str, kb_base: u64) -> Result<FioDistribution, String> {
 fn float(s: &str, what: &str) -> Result<f64, String> {
     let s = s.trim();
     let v = if s.starts_with('(') {
-        units::eval(s, &|u| {
-            if u.is_empty() {
-                Ok(1.0)
-            } else {
-                Err(format!("unit `{u}`"))
-            }
-        })?
+        units::eval(s, 1.0, &|u| Err(format!("unit `{u}`")))?
     } else {
         s.parse::<f64>()
             .map_err(|_| format!("{what}: `{s}` is not a number"))?

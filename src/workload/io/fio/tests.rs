@@ -153,10 +153,26 @@ fn keywords_with_arithmetic() {
 
 #[test]
 fn arithmetic_expressions() {
-    let j = job("[a]\nsize=(1+3)*1m\nruntime=(1+1)\nthinktime=(2*5)\n");
+    let j = job("[a]\nsize=(1+3)*1m\nruntime=(1+1)\nthinktime=(2*5)\nramp_time=(2*5)\n");
     assert_eq!(j.size, Some(SizeSpec::Bytes(4 << 20)));
     assert_eq!(j.runtime, Some(Duration::from_secs(2)));
     assert_eq!(j.thinktime, Duration::from_micros(10));
+    assert_eq!(j.ramp_time, Duration::from_secs(10));
+    // a unit anywhere makes bare numbers the base unit (µs), as fio's parser
+    assert_eq!(
+        job("[a]\nsize=1m\nthinktime=(1ms+500)\n").thinktime,
+        Duration::from_micros(1500)
+    );
+    // and whole seconds are kept for the seconds options
+    assert_eq!(
+        job("[a]\nsize=1m\nruntime=(1s+500)\n").runtime,
+        Some(Duration::from_secs(1))
+    );
+    // kb_base does not reach into expressions: k is 1024 there
+    assert_eq!(
+        job("[a]\nkb_base=1000\nsize=(2*1k)\n").size,
+        Some(SizeSpec::Bytes(2048))
+    );
     assert!(refused("[a]\nsize=(1/0)\n").contains("division by zero"));
     assert!(refused("[a]\nsize=((1)\n").contains("size"));
 }

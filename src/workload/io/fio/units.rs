@@ -98,8 +98,10 @@ pub fn parse_num(s: &str, kb_base: u64) -> Result<Num, String> {
         return Err("empty value".into());
     }
     if s.starts_with('(') {
-        let v = eval(s, &|u| {
-            byte_unit(u, kb_base)?
+        // fio's expression lexer has its own units: `k` is always 1024 and `kib` 1000,
+        // whatever kb_base says.
+        let v = eval(s, 1.0, &|u| {
+            byte_unit(u, 1024)?
                 .map(|m| m as f64)
                 .ok_or_else(|| "`%` inside an expression".to_string())
         })?;
@@ -175,8 +177,9 @@ pub fn parse_time_us(s: &str, is_seconds: bool) -> Result<u64, String> {
         return Err("empty value".into());
     }
     if s.starts_with('(') {
-        let v = eval(s, &|u| {
-            time_unit(u, is_seconds).ok_or_else(|| format!("unknown time unit `{u}`"))
+        let bare = if is_seconds { 1e6 } else { 1.0 };
+        let v = eval(s, bare, &|u| {
+            time_unit(u, false).ok_or_else(|| format!("unknown time unit `{u}`"))
         })?;
         // fio keeps whole seconds of an expression for the `is_seconds` options.
         let v = if is_seconds {
@@ -265,26 +268,27 @@ pub fn split_rwt(value: &str, number_delims: bool) -> Result<[Option<String>; 3]
 
 /// Integer arithmetic for a value whose keywords were replaced (fio's `bc` call).
 pub fn eval_integer(s: &str) -> Result<i64, String> {
-    let v = eval(s, &|u| {
-        if u.is_empty() {
-            Ok(1.0)
-        } else {
-            Err(format!("unit `{u}` in arithmetic"))
-        }
-    })?;
+    let v = eval(s, 1.0, &|u| Err(format!("unit `{u}` in arithmetic")))?;
     in_range(v.trunc(), s)
 }
 
 /// `(expr)`: `+ - * / % ^` and parentheses over numbers with units; `unit` gives a unit's
-/// multiplier (the empty unit is the option's bare unit).
-pub fn eval(s: &str, unit: &dyn Fn(&str) -> Result<f64, String>) -> Result<f64, String> {
+/// multiplier. As fio's expression parser (exp/expression-parser.y): when no number has a
+/// unit, the result is multiplied by `bare` (the option's bare unit: seconds for runtime);
+/// when any has one, bare numbers are the base unit (bytes, microseconds), so
+/// `runtime=(1s+500)` is 1.0005 s.
+pub fn eval(s: &str, bare: f64, unit: &dyn Fn(&str) -> Result<f64, String>) -> Result<f64, String> {
     let mut p = Expr {
         s: s.as_bytes(),
         i: 0,
         unit,
         depth: 0,
+        units: false,
     };
-    let v = p.sum()?;
+    let mut v = p.sum()?;
+    if !p.units {
+        v *= bare;
+    }
     p.blank();
     if p.i != p.s.len() {
         return Err(format!("cannot read `{s}` as arithmetic"));
@@ -300,6 +304,8 @@ struct Expr<'a> {
     i: usize,
     unit: &'a dyn Fn(&str) -> Result<f64, String>,
     depth: usize,
+    /// Some number had a unit.
+    units: bool,
 }
 
 impl Expr<'_> {
@@ -398,6 +404,10 @@ impl Expr<'_> {
             self.i += 1;
         }
         let unit = std::str::from_utf8(&self.s[u..self.i]).unwrap_or("");
+        if unit.is_empty() {
+            return Ok(v);
+        }
+        self.units = true;
         Ok(v * (self.unit)(unit)?)
     }
 }
