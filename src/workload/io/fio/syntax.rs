@@ -64,9 +64,10 @@ pub fn read_text(path: &Path, from: Option<&Origin>) -> Result<String, JobFileEr
     let fail = |m: String| JobFileError::new(at.clone(), None, m);
     let meta = std::fs::metadata(path)
         .map_err(|e| fail(format!("cannot read {what} {}: {e}", path.display())))?;
-    if meta.is_dir() {
+    // Not a device or a FIFO either: `include /dev/zero` must not read forever.
+    if !meta.is_file() {
         return Err(fail(format!(
-            "{what} {} is a directory, not a job file",
+            "{what} {} is not a regular file",
             path.display()
         )));
     }

@@ -280,6 +280,24 @@ fn hostile_bytes_never_panic() {
 }
 
 #[test]
+fn hostile_nesting_and_devices() {
+    for v in [
+        format!("({}1)", "-".repeat(8000)),
+        format!("({}1{})", "(".repeat(4000), ")".repeat(4000)),
+        format!("(2{})", "^2".repeat(4000)),
+    ] {
+        let e = refused(&format!("[a]\nsize={v}\n"));
+        assert!(e.contains("too deep"), "{e}");
+    }
+    let d = Dir::new("dev");
+    let p = d.file("dev.fio", "[a]\nsize=1m\ninclude /dev/zero\n");
+    let e = read_files(&[p], &no_env).unwrap_err().to_string();
+    assert!(e.contains("not a regular file"), "{e}");
+    let e = read_files(&[d.0.clone()], &no_env).unwrap_err().to_string();
+    assert!(e.contains("not a regular file"), "{e}");
+}
+
+#[test]
 fn two_globals_are_valid() {
     let f = read("[global]\nsize=1m\n[global]\nsize=2m\n[a]\n").unwrap();
     assert_eq!(f.jobs[0].size, Some(SizeSpec::Bytes(2 << 20)));

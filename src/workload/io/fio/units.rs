@@ -343,11 +343,22 @@ impl Expr<'_> {
         }
         Ok(v)
     }
+    /// Every recursion goes through here: a line of 8000 `-` or `(` must not overflow the
+    /// stack.
+    fn nested(&mut self, f: fn(&mut Self) -> Result<f64, String>) -> Result<f64, String> {
+        self.depth += 1;
+        if self.depth > 64 {
+            return Err("the expression nests too deep".into());
+        }
+        let v = f(self);
+        self.depth -= 1;
+        v
+    }
     fn power(&mut self) -> Result<f64, String> {
         let b = self.unary()?;
         if self.peek() == Some(b'^') {
             self.i += 1;
-            let e = self.power()?;
+            let e = self.nested(Self::power)?;
             return Ok(b.powf(e));
         }
         Ok(b)
@@ -356,24 +367,19 @@ impl Expr<'_> {
         match self.peek() {
             Some(b'-') => {
                 self.i += 1;
-                Ok(-self.unary()?)
+                Ok(-self.nested(Self::unary)?)
             }
             Some(b'+') => {
                 self.i += 1;
-                self.unary()
+                self.nested(Self::unary)
             }
             Some(b'(') => {
-                self.depth += 1;
-                if self.depth > 64 {
-                    return Err("parentheses nest too deep".into());
-                }
                 self.i += 1;
-                let v = self.sum()?;
+                let v = self.nested(Self::sum)?;
                 if self.peek() != Some(b')') {
                     return Err("unbalanced parentheses".into());
                 }
                 self.i += 1;
-                self.depth -= 1;
                 Ok(v)
             }
             Some(c) if c.is_ascii_digit() || c == b'.' => self.number(),
