@@ -293,7 +293,9 @@ fn hostile_nesting_and_devices() {
     let p = d.file("dev.fio", "[a]\nsize=1m\ninclude /dev/zero\n");
     let e = read_files(&[p], &no_env).unwrap_err().to_string();
     assert!(e.contains("not a regular file"), "{e}");
-    let e = read_files(&[d.0.clone()], &no_env).unwrap_err().to_string();
+    let e = read_files(std::slice::from_ref(&d.0), &no_env)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("not a regular file"), "{e}");
 }
 
