@@ -96,8 +96,11 @@ impl std::error::Error for JobFileError {}
 #[derive(Debug, Clone)]
 pub struct JobFile {
     pub jobs: Vec<FioJob>,
-    /// The first `[global]` section's own options as written (key, value), for fio's JSON
-    /// "global options". A bare flag has an empty value.
+    /// The `[global]` sections' own options as written (key, value), for fio's JSON
+    /// "global options". A bare flag has an empty value. Every global section's options,
+    /// in order: fio's "global options" is the option list of its one default job, which
+    /// every `[global]` section (of every file) adds to. fio prints canonical names there
+    /// ([`options::canonical_name`]).
     pub global_options: Vec<(String, String)>,
 }
 
@@ -133,7 +136,7 @@ pub fn read_str(
 fn build(sections: Vec<syntax::Section>, file: &Path) -> Result<JobFile, JobFileError> {
     let mut defaults = FioJob::default();
     let mut jobs = Vec::new();
-    let mut global_options = None;
+    let mut global_options = Vec::new();
     for s in sections {
         let own: Vec<(String, String)> = s
             .entries
@@ -142,7 +145,7 @@ fn build(sections: Vec<syntax::Section>, file: &Path) -> Result<JobFile, JobFile
             .collect();
         if s.global {
             options::apply_section(&mut defaults, &s.entries, true)?;
-            global_options.get_or_insert(own);
+            global_options.extend(own);
         } else {
             let mut job = defaults.clone();
             job.name = s.name.clone();
@@ -172,6 +175,6 @@ fn build(sections: Vec<syntax::Section>, file: &Path) -> Result<JobFile, JobFile
     groups::assign(&mut jobs)?;
     Ok(JobFile {
         jobs,
-        global_options: global_options.unwrap_or_default(),
+        global_options,
     })
 }

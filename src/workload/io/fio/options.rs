@@ -571,6 +571,12 @@ pub static OTHER_FIO: &[&str] = &[
     "userspace_reap", "libaio_vectored", "hipri_percentage",
 ];
 
+/// The name fio prints for an option written as `key` (its JSON "job options" use the
+/// canonical name: `readwrite` is printed as `rw`, `ss_dur` as `steadystate_duration`).
+pub fn canonical_name(key: &str) -> Option<&'static str> {
+    find(key).map(|o| o.names[0])
+}
+
 fn find(key: &str) -> Option<&'static Opt> {
     TABLE.iter().find(|o| o.names.contains(&key))
 }

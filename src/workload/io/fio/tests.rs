@@ -90,8 +90,20 @@ fn globals_affect_only_later_jobs_and_several_are_allowed() {
     assert_eq!(bs, [4096, 8192, 8192]);
     assert_eq!(f.jobs[2].rw, FioRw::Write);
     assert_eq!(f.jobs[1].rw, FioRw::Read);
-    // the first [global]'s own options only
-    assert_eq!(f.global_options, vec![("size".into(), "1m".into())]);
+    // every global section's own options, as fio's one default job collects them
+    assert_eq!(
+        f.global_options,
+        vec![
+            ("size".into(), "1m".into()),
+            ("bs".into(), "8k".into()),
+            ("rw".into(), "write".into())
+        ]
+    );
+    assert_eq!(options::canonical_name("readwrite"), Some("rw"));
+    assert_eq!(
+        options::canonical_name("ss_dur"),
+        Some("steadystate_duration")
+    );
 }
 
 #[test]
