@@ -21,6 +21,20 @@
 //! Sections are applied as fio applies them: a `[global*]` section changes the defaults
 //! that every *later* job starts from; a job section is a copy of those defaults with its
 //! own options on top. numjobs clones are not expanded: `numjobs` is kept.
+//!
+//! Where this is stricter than fio (each is a case where fio silently does something the
+//! writer did not mean, so one line saying so is kinder):
+//! - an unknown unit (`10min`, `4kx`) is refused; fio reads it as 1 (10 µs, 4 KiB);
+//! - a fraction (`1.5g`) is refused; fio keeps the whole part (1 byte);
+//! - a line over 8190 bytes is refused; fio would read it as two lines;
+//! - an include cycle is refused by name; fio recurses until something gives;
+//! - `R,W,T` parts after the first that do not parse are refused; fio ignores them;
+//! - more than 256 zones or 64 bssplit sizes are refused; fio drops the rest;
+//! - `include` must be followed by a blank; fio takes any line that starts with it.
+//!
+//! And where it differs on purpose: a relative `include` is read from the including
+//! file's folder (fio first tries the current directory); `verify=none` is taken as
+//! `verify=0`; `$ncpus` counts the CPUs this process may use (fio: configured CPUs).
 
 pub mod dist;
 pub mod groups;
