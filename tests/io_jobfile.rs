@@ -84,7 +84,7 @@ bs=64k
 
 [after]
 stonewall
-filename=DIR/named.dat
+filename=named.dat
 rw=read
 ",
     );
