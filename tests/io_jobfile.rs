@@ -304,3 +304,31 @@ fn hostile_job_files_get_one_line_and_exit_2() {
     );
     assert!(dir.left().is_empty(), "{:?}", dir.left());
 }
+
+#[test]
+fn compare_sets_each_job_of_two_runs_side_by_side() {
+    let dir = Scratch::new("compare");
+    let file = dir.job(
+        "pair.fio",
+        "[global]\ndirectory=DIR\nsize=2m\n[reader]\nrw=randread\n[writer]\nrw=write\n",
+    );
+    let r = Results::new("jobfile-compare");
+    for _ in 0..2 {
+        let o = perflab(&r, &["io", &file]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let runs = perflab(&r, &["runs", "--json"]);
+    let ids: Vec<String> = json(&runs)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    let o = perflab(&r, &["compare", &ids[0], &ids[1], "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let figures = json(&o).to_string();
+    for f in ["job reader: ops_per_sec", "job writer: latency_mean_ns"] {
+        assert!(figures.contains(f), "{f} in {figures}");
+    }
+}

@@ -243,6 +243,45 @@ fn figures(r: &RunRecord) -> Vec<Figure> {
         of_interval: Some(|p| p.p99_ns as f64),
         of_trial: Box::new(|t| (t.latency.count > 0).then_some(t.latency.p99_ns as f64)),
     });
+    // A job file's jobs (groups `by: job`): each its own rate and response time, beside the
+    // step's total, in the baseline's order.
+    let mut jobs: Vec<String> = Vec::new();
+    for g in r
+        .steps
+        .iter()
+        .flat_map(|s| &s.trials)
+        .flat_map(|t| &t.groups)
+    {
+        if g.by == "job" && !jobs.contains(&g.key) {
+            jobs.push(g.key.clone());
+        }
+    }
+    for job in jobs {
+        let name = job.clone();
+        let of = move |t: &Trial| {
+            t.groups
+                .iter()
+                .find(|g| g.by == "job" && g.key == job)
+                .cloned()
+        };
+        let rate = of.clone();
+        v.push(Figure {
+            name: format!("job {name}: ops_per_sec"),
+            higher_is_better: true,
+            of_interval: None,
+            of_trial: Box::new(move |t| rate(t).map(|g| g.ops_per_sec)),
+        });
+        v.push(Figure {
+            name: format!("job {name}: latency_mean_ns"),
+            higher_is_better: false,
+            of_interval: None,
+            of_trial: Box::new(move |t| {
+                of(t)
+                    .filter(|g| g.latency.count > 0)
+                    .map(|g| g.latency.mean_ns)
+            }),
+        });
+    }
     v
 }
 
