@@ -78,7 +78,7 @@ fn json_output_is_the_record() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let rec = json(&o);
-    assert_eq!(rec["schema_version"], 2);
+    assert_eq!(rec["schema_version"], 3);
     assert_eq!(rec["status"], "complete");
     let trial = &rec["steps"][0]["trials"][0];
     assert_eq!(trial["ops"], 10_000, "--ops counts exactly");

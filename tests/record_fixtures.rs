@@ -216,8 +216,8 @@ fn the_schema_rejects_broken_records() {
         ("unknown status", good.clone(), |r| {
             r["status"] = json!("done")
         }),
-        ("schema_version 3", good.clone(), |r| {
-            r["schema_version"] = json!(3)
+        ("schema_version 4", good.clone(), |r| {
+            r["schema_version"] = json!(4)
         }),
         ("an unknown kind of error", good.clone(), |r| {
             r["steps"][0]["trials"][0]["errors_by_kind"] = json!({ "gremlins": 1 })

@@ -432,6 +432,34 @@ fn an_io_run_with_groups_and_devices_matches_the_schema() {
 }
 
 #[test]
+fn a_job_file_run_with_jobs_at_once_matches_the_schema() {
+    let results = Results::new("io-jobfile");
+    let dir = std::env::temp_dir().join(format!("perflab-schema-jobfile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let job = dir.join("pair.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\ndirectory={}\nsize=1m\n[reader]\nrw=randread\nnumjobs=2\n[writer]\nrw=write\nbs=16k\n[after]\nstonewall\nrw=read\n",
+            dir.display()
+        ),
+    )
+    .unwrap();
+    let record = perflab_json(&results, &["io", job.to_str().unwrap(), "--json"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_valid(&record, "the job file's record");
+    check_invariants(&record);
+    assert_eq!(record["schema_version"], 3);
+    let groups = record["steps"][0]["trials"][0]["groups"]
+        .as_array()
+        .unwrap();
+    for by in ["job", "job_direction", "direction"] {
+        assert!(groups.iter().any(|g| g["by"] == by), "no {by} group");
+    }
+    assert_exports_the_same(&results, &record);
+}
+
+#[test]
 fn an_oltp_run_matches_the_schema() {
     let results = Results::new("oltp");
     let record = perflab_json(

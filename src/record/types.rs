@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 /// Bumped when a field changes meaning or disappears, or a reader needs to know a field is
 /// there: 2 added `errors_by_kind` to trials and step summaries (records of version 1 load,
 /// with it empty).
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// One run: its specification, the machine, and one entry per step of the sweep.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
