@@ -224,11 +224,11 @@ fn what_perflab_cannot_honour_is_refused_by_file_line_and_option() {
     let r = Results::new("jobfile-refusals");
     let trim = dir.job("trim.fio", "[t]\nsize=1m\ndirectory=DIR\nrw=randtrim\n");
     refused(&r, &["io", &trim], &["trim.fio:4", "rw", "trim"]);
-    let rate = dir.job(
-        "rate.fio",
-        "[global]\ndirectory=DIR\nsize=1m\n\n[paced]\nrw=read\nrate_iops=100\n",
+    let think = dir.job(
+        "think.fio",
+        "[global]\ndirectory=DIR\nsize=1m\n\n[paced]\nrw=read\nthinktime=100\n",
     );
-    refused(&r, &["io", &rate], &["rate.fio:5", "rate"]);
+    refused(&r, &["io", &think], &["think.fio:5", "thinktime"]);
     let unknown = dir.job("unknown.fio", "[u]\nsize=1m\nno_such_option=1\n");
     refused(&r, &["io", &unknown], &["unknown.fio:3", "no_such_option"]);
     // Jobs at once that end differently.
@@ -331,4 +331,40 @@ fn compare_sets_each_job_of_two_runs_side_by_side() {
     for f in ["job reader: ops_per_sec", "job writer: latency_mean_ns"] {
         assert!(figures.contains(f), "{f} in {figures}");
     }
+}
+
+#[test]
+fn a_fio_line_is_its_job_file_with_rates_per_copy() {
+    let dir = Scratch::new("line");
+    let r = Results::new("jobfile-line");
+    let d = dir.path().to_str().unwrap().to_string();
+    let o = perflab(
+        &r,
+        &[
+            "io",
+            &format!("--directory={d}"),
+            "--size=1m",
+            "--name=paced",
+            "--rw=randread",
+            "--rate_iops=100",
+            "--numjobs=2",
+            "--time_based",
+            "--runtime=1",
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["spec"]["job_files"][0], "fio's command line");
+    let paced = groups(&v, 0, "job")[0];
+    // Two copies at 100 I/Os a second each, for a second: about 200, never the device's rate.
+    let ops = paced["ops"].as_u64().unwrap();
+    assert!((100..=300).contains(&ops), "{ops}: {paced}");
+    assert!(dir.left().is_empty(), "{:?}", dir.left());
+    // perflab's own test flags in a fio line are refused, naming fio's spelling.
+    refused(
+        &r,
+        &["io", "--name=a", "--size=1m", "--duration", "1s"],
+        &["--duration", "--runtime"],
+    );
 }

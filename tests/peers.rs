@@ -50,7 +50,7 @@ fn documented(dir: &str) -> Vec<(String, String)> {
         .filter(|l| l.starts_with("perflab io ") || l.starts_with("perflab kv "))
         .collect();
     assert!(
-        lines.len() >= 6,
+        lines.len() >= 4,
         "the peers' examples are in docs/options.md"
     );
     lines
@@ -75,54 +75,69 @@ fn the_peers_lines_in_the_docs_read_as_perflabs_own() {
     }
 }
 
+/// The jobs a spec runs, without where each was written (a command line or a file).
+fn jobs_of(spec: &serde_json::Value) -> serde_json::Value {
+    let mut jobs = spec["jobs"].clone();
+    for j in jobs.as_array_mut().expect("a job file's spec") {
+        j.as_object_mut().unwrap().remove("at");
+    }
+    jobs
+}
+
+/// A fio line reads as the job file it stands for: the same jobs, fio's meaning and
+/// defaults included.
+fn same_jobs(line: &str, file: &std::path::Path, text: &str) {
+    std::fs::write(file, text).unwrap();
+    let (a, _) = spec(line);
+    let (b, _) = spec(&format!("io {}", file.display()));
+    assert_eq!(
+        jobs_of(&a),
+        jobs_of(&b),
+        "\n{line}\nreads differently from\n{text}"
+    );
+    assert_eq!(a["global_options"], b["global_options"], "{line}");
+}
+
 #[test]
 fn fio_lines_read_as_fio_means_them() {
     let scratch = Results::new("peers-fio");
     std::fs::create_dir_all(scratch.path()).unwrap();
     let dir = scratch.path().to_str().unwrap();
+    let job = scratch.path().join("line.fio");
     if common::io_uring_allowed("fio's io_uring line") {
-        same_run(
+        same_jobs(
             &format!(
                 "io --name=job --rw=randread --bs=4k --iodepth=32 --direct=1 --runtime=3 --ramp_time=1 --time_based --numjobs=2 --directory={dir} --size=64m --ioengine=io_uring --group_reporting --randseed=7"
             ),
+            &job,
             &format!(
-                "io --rw randread --bs 4k --iodepth 32 --direct 1 --duration 3s --warmup 1s --threads 2 --files 2 --path {dir} --size 64m --engine io_uring --seed 7"
+                "[job]\nrw=randread\nbs=4k\niodepth=32\ndirect=1\nruntime=3\nramp_time=1\ntime_based\nnumjobs=2\ndirectory={dir}\nsize=64m\nioengine=io_uring\ngroup_reporting\nrandseed=7\n"
             ),
         );
     }
-    // fio reads KB and MB in powers of two, and so does perflab now, with a note.
-    same_run(
-        &format!("io --bs 4KB --size 64MB --path {dir} --engine sync"),
-        &format!("io --bs 4k --size 64m --path {dir} --engine sync"),
-    );
-    for f in ["a", "b"] {
-        std::fs::write(scratch.path().join(f), vec![0u8; 1 << 20]).unwrap();
-    }
-    // Named files are shared by the jobs; reading them needs no permission to destroy.
-    same_run(
+    // Options before the first --name are every job's; each --name is a job; fio's
+    // defaults (buffered, psync) and bs=READ,WRITE hold.
+    same_jobs(
         &format!(
-            "io --readwrite=read --buffered=1 --filename={dir}/a:{dir}/b --numjobs=2 --ioengine=psync --iodepth=8 --rate_iops=100"
+            "io --directory={dir} --size=4m --name=reader --rw=randread --numjobs=2 --name=writer --rw=write --bs=4k,64k --rate_iops=50"
         ),
+        &job,
         &format!(
-            "io --rw read --direct 0 --path {dir}/a --path {dir}/b --files 2 --threads 2 --engine sync --rate 100/s --rate-scope worker"
+            "[global]\ndirectory={dir}\nsize=4m\n[reader]\nrw=randread\nnumjobs=2\n[writer]\nrw=write\nbs=4k,64k\nrate_iops=50\n"
         ),
     );
-    same_run(
-        &format!("io --readwrite=readwrite --rwmixwrite=30 --directory={dir} --ioengine=sync"),
-        &format!("io --rw rw --rwmix 70 --path {dir} --engine sync"),
-    );
-    // fio's --size is the job's, over its files.
-    same_run(
-        &format!("io --directory={dir} --nrfiles=4 --size=64m --engine sync"),
-        &format!("io --path {dir} --files 4 --size 16m --engine sync"),
-    );
-    same_run(
-        &format!(
-            "io --path {dir} --rate_iops=500 --number_ios=1000 --numjobs=2 --random_distribution=zoned:90/10:10/90 --engine sync"
-        ),
-        &format!(
-            "io --path {dir} --rate 500/s --rate-scope worker --ops 2000 --threads 2 --distribution hot:90/10 --engine sync"
-        ),
+    let (spec, _) = spec(&format!(
+        "io --name=w --directory={dir} --size=4m --rw=randrw --bs=4k,64k"
+    ));
+    let w = &spec["jobs"][0];
+    assert_eq!(w["sizes"], serde_json::json!([[4096, 1]]), "{w}");
+    assert_eq!(w["write_sizes"], serde_json::json!([[65536, 1]]), "{w}");
+    assert_eq!(w["iodepth"], 1, "psync keeps one I/O in flight");
+    // A line of options alone is one job, as its users mean it.
+    same_jobs(
+        &format!("io --readwrite=readwrite --rwmixwrite=30 --directory={dir} --size=1m"),
+        &job,
+        &format!("[job]\nreadwrite=readwrite\nrwmixwrite=30\ndirectory={dir}\nsize=1m\n"),
     );
 }
 
@@ -196,8 +211,15 @@ fn a_peer_flag_without_a_meaning_here_is_one_line_naming_what_to_use() {
             "io --output=out.txt",
             "fio's --output out.txt: every run is archived",
         ),
-        ("io --name=a --name=b", "runs one job per command"),
-        ("io --ioengine=mmap", "io_uring (for libaio too) and sync"),
+        ("io --name=a --size=1m --rw=trim", "perflab does not trim"),
+        (
+            "io --name=a --size=1m --ioengine=mmap",
+            "has no perflab equivalent",
+        ),
+        (
+            "io --name=a --size=1m --rw=read --path /tmp",
+            "say it as fio does",
+        ),
         (
             "oltp -c 2 -f my.sql",
             "pgbench's -f my.sql: perflab runs its own",
@@ -209,10 +231,7 @@ fn a_peer_flag_without_a_meaning_here_is_one_line_naming_what_to_use() {
             "not the binary one",
         ),
         ("io --runtime", "fio's --runtime needs a value"),
-        (
-            "io --filename=/nonexistent/f1",
-            "perflab makes its own files only in a directory: --directory=/nonexistent",
-        ),
+        ("io --filename=/nonexistent/f1 --size=1m", "does not exist"),
     ] {
         let o = common::run(&r, &line.split_whitespace().collect::<Vec<_>>());
         assert_eq!(o.status.code(), Some(2), "{line}: {}", stderr(&o));

@@ -125,6 +125,8 @@ struct TrialPlan {
     /// ([`Workload::step_shape`]).
     warmup: Duration,
     stop: StopSpec,
+    /// Workers the workload paces itself ([`Workload::worker_pace`]), by index.
+    paces: Vec<Option<(f64, crate::workload::Arrival)>>,
 }
 
 impl TrialPlan {
@@ -203,10 +205,23 @@ impl TrialPlan {
             fixed: fixed.is_some(),
             warmup,
             stop,
+            paces: (0..workers)
+                .map(|i| workload.worker_pace(point, share.first + i))
+                .collect(),
         })
     }
 
     fn pacer(&self, spec: &RunSpec, index: usize) -> Pacer {
+        if let Some(&Some((rate, arrival))) = self.paces.get(index) {
+            return Pacer::open(
+                rate,
+                arrival,
+                self.seed,
+                Instant::now(),
+                self.share.first + index,
+                self.share.total,
+            );
+        }
         match &spec.load {
             LoadSpec::Closed { think } => Pacer::closed(*think),
             // The origin is a placeholder: each worker moves it to the moment every session

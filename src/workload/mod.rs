@@ -118,6 +118,12 @@ pub trait Workload: AsSpec {
     fn step_shape(&self, _point: &StepPoint) -> Option<StepShape> {
         None
     }
+    /// The rate worker `worker` of the step at `point` keeps, in ops per second, when the
+    /// workload paces its workers itself (a job file's job with `rate_iops`): that worker runs
+    /// open loop at it, whatever the run's `--rate` says. `None` (the default): the run's.
+    fn worker_pace(&self, _point: &StepPoint, _worker: usize) -> Option<(f64, Arrival)> {
+        None
+    }
     /// How to open sessions for the step at `point`. `seed` is the run's seed.
     fn sessions(
         &self,

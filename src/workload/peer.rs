@@ -32,7 +32,22 @@ pub struct Peer {
     /// Called once every flag is read: what the flags left in slots becomes perflab's options
     /// (a host and a port become one `--target`).
     pub finish: fn(&mut Reading) -> Result<(), String>,
+    /// A line in this peer's dialect read as a whole before its flags one by one: fio's
+    /// command line is a job file (options before the first `--name` its `[global]`, each
+    /// `--name` a job), which this rewrites into perflab's words; the flags it leaves are
+    /// read as usual.
+    pub whole: Option<fn(&[String]) -> Result<Vec<String>, String>>,
+    /// Whether `name` is one of its options beyond `flags`, which [`Peer::whole`] reads
+    /// (fio's job options): such a flag marks the line as this peer's.
+    pub knows: Option<fn(&str) -> bool>,
 }
+
+/// A flag a peer knows beyond its table ([`Peer::knows`]): read with the whole line.
+static KNOWN: Flag = Flag::value(
+    &[],
+    "one of the tool's options, read with the whole line",
+    same,
+);
 
 /// Whether a peer flag takes a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -311,6 +326,7 @@ fn defining<'p>(peers: &'p [&'p Peer], name: &str) -> Vec<(&'p Peer, &'p Flag)> 
             p.flags
                 .iter()
                 .find(|f| f.names.contains(&name))
+                .or_else(|| p.knows.filter(|k| k(name)).map(|_| &KNOWN))
                 .map(|f| (*p, f))
         })
         .collect()
@@ -416,6 +432,10 @@ pub fn translate(peers: &[&Peer], own: &OwnFlags, argv: &[String]) -> Result<Tra
         ..Reading::default()
     };
     let spoken = dialect.and_then(|d| peers.iter().find(|p| p.name == d).copied());
+    let argv = match spoken.and_then(|p| p.whole) {
+        Some(whole) => whole(&argv)?,
+        None => argv,
+    };
     let mut i = 0;
     while i < argv.len() {
         let word = &argv[i];
@@ -644,6 +664,8 @@ mod tests {
         ],
         positional: no_word,
         finish,
+        whole: None,
+        knows: None,
     };
     static B: Peer = Peer {
         name: "b",
@@ -663,6 +685,8 @@ mod tests {
         ],
         positional: no_word,
         finish: nothing,
+        whole: None,
+        knows: None,
     };
 
     fn own() -> OwnFlags {
@@ -735,6 +759,8 @@ mod tests {
         ],
         positional: no_word,
         finish,
+        whole: None,
+        knows: None,
     };
 
     #[test]

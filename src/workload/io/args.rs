@@ -10,6 +10,10 @@ pub struct IoArgs {
     /// jobs of a group at once, each with its own figures (docs/options.md says what is read)
     #[arg(value_name = "JOB.fio")]
     pub job_files: Vec<String>,
+    /// A fio command line's jobs as job-file text (made by the fio dialect's reading, not
+    /// typed)
+    #[arg(long, hide = true, value_name = "TEXT")]
+    pub fio_job: Option<String>,
     /// With job files: print the plan (groups, jobs, files, how each ends) and run nothing
     #[arg(long)]
     pub dry_run: bool,

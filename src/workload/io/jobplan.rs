@@ -17,13 +17,14 @@
 //! What perflab cannot do yet is refused by name rather than run differently.
 
 use super::IoSpec;
-use super::fio::job::{FioDistribution, FioEngine, FioJob, FioRw, SizeSpec};
+use super::fio::job::{FioDistribution, FioEngine, FioJob, FioRw, RateProcess, SizeSpec};
 use super::fio::{JobFile, Origin};
 use super::jobrun::{Job, JobRun};
 use super::layout::Layout;
 use super::pattern::Rw;
 use crate::engine::{EngineKind, probe_uring};
 use crate::vocab::Sweep;
+use crate::workload::Arrival;
 use crate::workload::distribution::Distribution;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -37,8 +38,14 @@ pub struct Refusal {
     pub why: String,
 }
 
+/// What a fio command line's jobs are called where a job file's would name the file.
+pub const COMMAND_LINE: &str = "fio's command line";
+
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.at.file.as_os_str() == COMMAND_LINE {
+            return write!(f, "fio's --{}: {}", self.option, self.why);
+        }
         write!(f, "{}: {}: {}", self.at, self.option, self.why)
     }
 }
@@ -126,6 +133,8 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
         let (engine, depth) = engine_of(job).map_err(|(o, w)| refuse(job, o, &w))?;
         let distribution = distribution_of(&job.distribution)
             .map_err(|w| refuse(job, "random_distribution", &w))?;
+        let rate_iops =
+            pace_of(job, &sizes, write_sizes.as_deref()).map_err(|(o, w)| refuse(job, o, &w))?;
         let budget = (!job.time_based).then(|| {
             job.io_size
                 .unwrap_or(region.saturating_mul(nfiles))
@@ -144,6 +153,7 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
             depth,
             distribution,
             budget,
+            rate_iops,
         ));
     }
     // Jobs that run at once must end the same way.
@@ -217,6 +227,7 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
         depth,
         distribution,
         budget,
+        rate_iops,
     ) in shaped
     {
         let spec = IoSpec {
@@ -246,20 +257,30 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
             time_based: job.time_based,
             ramp_time: job.ramp_time,
             invalidate: job.invalidate && !job.direct,
+            random_map: !job.norandommap,
+            rate_iops,
+            arrival: match job.rate_process {
+                RateProcess::Linear => Arrival::Uniform,
+                RateProcess::Poisson => Arrival::Poisson,
+            },
             options: job.options.clone(),
             spec: Arc::new(spec),
         });
+    }
+    if file
+        .jobs
+        .iter()
+        .any(|j| !j.direct && j.ioengine == FioEngine::Libaio && j.iodepth > 1)
+    {
+        notes.push((
+            "fio_libaio_buffered",
+            "libaio without direct=1 runs one I/O at a time whatever its iodepth (Linux queues only O_DIRECT AIO), in fio as here".into(),
+        ));
     }
     if file.jobs.iter().any(|j| !j.direct) {
         notes.push((
             "fio_default",
             "fio's defaults hold in a job file: buffered I/O (direct=0) unless the job says direct=1, psync unless it names an engine, no warm-up unless ramp_time".into(),
-        ));
-    }
-    if file.jobs.iter().any(|j| j.rw.random() && !j.norandommap) {
-        notes.push((
-            "fio_randommap",
-            "perflab draws random offsets with replacement, as fio does with norandommap; fio's default random map touches each block once per pass".into(),
         ));
     }
     let labels: Vec<String> = (0..groups)
@@ -302,12 +323,6 @@ fn unsupported(job: &FioJob) -> Result<(), (&'static str, String)> {
     }
     if job.offset.is_some_and(|o| o != SizeSpec::Bytes(0)) || job.offset_increment > 0 {
         return not_yet("offset", "an offset into the files");
-    }
-    if job.rate.iter().chain(&job.rate_iops).any(Option::is_some) {
-        return not_yet(
-            "rate",
-            "a rate per job in a job file (perflab's --rate paces a command line's run)",
-        );
     }
     if job
         .rate_min
@@ -378,6 +393,45 @@ fn unsupported(job: &FioJob) -> Result<(), (&'static str, String)> {
     Ok(())
 }
 
+/// Each copy's pace in I/Os a second, from fio's `rate_iops` or `rate` (bytes a second over
+/// the block size), for a job that reads or writes (fio paces each direction of a mixed job
+/// on its own, which perflab does not yet).
+fn pace_of(
+    job: &FioJob,
+    sizes: &[(u64, u32)],
+    write_sizes: Option<&[(u64, u32)]>,
+) -> Result<Option<f64>, (&'static str, String)> {
+    let dir = usize::from(job.rw.writes() && !job.rw.reads());
+    let given = job.rate.iter().chain(&job.rate_iops).any(Option::is_some);
+    if !given {
+        return Ok(None);
+    }
+    if job.rw.reads() && job.rw.writes() {
+        return Err((
+            "rate",
+            "a rate in a job that both reads and writes is not supported yet (fio paces each direction on its own)".into(),
+        ));
+    }
+    if let Some(iops) = job.rate_iops[dir] {
+        return Ok(Some(iops.max(1) as f64));
+    }
+    let Some(bytes) = job.rate[dir] else {
+        // A rate for the other direction only: this job's I/Os are not paced, as in fio.
+        return Ok(None);
+    };
+    let one_size = match (sizes, write_sizes) {
+        ([(b, _)], None) => *b,
+        _ => {
+            return Err((
+                "rate",
+                "a rate in bytes with several block sizes is not supported yet; give rate_iops"
+                    .into(),
+            ));
+        }
+    };
+    Ok(Some((bytes as f64 / one_size as f64).max(1e-3)))
+}
+
 /// The pattern, and the reads out of 100 in a mixed one.
 fn rw_of(job: &FioJob) -> Result<(Rw, u64), String> {
     let rw = match job.rw {
@@ -415,6 +469,10 @@ fn engine_of(job: &FioJob) -> Result<(EngineKind, u32), (&'static str, String)> 
         FioEngine::Psync | FioEngine::Sync | FioEngine::Pvsync | FioEngine::Pvsync2 => {
             Ok((EngineKind::Sync, 1))
         }
+        // Linux's native AIO queues only O_DIRECT I/O: a buffered read or write completes
+        // inside io_submit, one at a time, so fio's libaio job without direct=1 keeps one
+        // I/O in flight whatever its iodepth. perflab's sync engine does the same.
+        FioEngine::Libaio if !job.direct => Ok((EngineKind::Sync, 1)),
         FioEngine::Libaio | FioEngine::IoUring => match probe_uring() {
             Ok(()) => Ok((EngineKind::IoUring, job.iodepth.max(1))),
             Err(why) => Err((

@@ -57,8 +57,18 @@ pub struct Job {
     pub time_based: bool,
     #[serde(serialize_with = "secs_always")]
     pub ramp_time: Duration,
-    /// Buffered with `invalidate`: each copy starts with its files out of the page cache.
+    /// Buffered with `invalidate`: each copy starts each pass with its files out of the page
+    /// cache.
     pub invalidate: bool,
+    /// fio's random map (not `norandommap`): a uniform random job touches each block once per
+    /// pass.
+    pub random_map: bool,
+    /// Each copy's own pace (fio's `rate_iops`, or `rate` over the block size), in I/Os a
+    /// second, and how its starts are spaced (`rate_process`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_iops: Option<f64>,
+    #[serde(skip)]
+    pub arrival: crate::workload::Arrival,
     /// The job's options as written in its section, for the record and fio's JSON.
     pub options: Vec<(String, String)>,
     /// The job's engine, O_DIRECT, distribution and syncs, over the run's layout.
@@ -165,6 +175,22 @@ impl Workload for JobRun {
         })
     }
 
+    fn worker_pace(
+        &self,
+        point: &StepPoint,
+        worker: usize,
+    ) -> Option<(f64, crate::workload::Arrival)> {
+        let mut first = 0;
+        for job in self.jobs_at(point) {
+            let end = first + job.copies as usize;
+            if (first..end).contains(&worker) {
+                return job.rate_iops.map(|r| (r, job.arrival));
+            }
+            first = end;
+        }
+        None
+    }
+
     fn sessions(
         &self,
         point: &StepPoint,
@@ -186,6 +212,7 @@ impl Workload for JobRun {
                 runtime: job.runtime.filter(|_| !timed),
                 files: job.files.clone(),
                 invalidate: job.invalidate,
+                random_map: job.random_map,
             };
             let job_seed = seed ^ (i as u64 + 1).wrapping_mul(0xd1b5_4a32_d192_ed03);
             let plan = StepPlan::for_job(

@@ -6,7 +6,7 @@
 //! `--seed`, `--interval`, `--repeat`, `--keep`, `--destroy-data`) apply.
 
 use super::args::IoArgs;
-use super::jobplan::{self, Options};
+use super::jobplan::{self, COMMAND_LINE, Options};
 use super::jobrun::JobRun;
 use crate::error::AppError;
 use crate::vocab::units::format_bytes;
@@ -56,24 +56,45 @@ const TEST_FLAGS: &[&str] = &[
     "arrival",
 ];
 
-/// The run of the job files in `args`, or `None` after `--dry-run` printed the plan.
+/// The run of the job files in `args` (or of a fio command line's jobs), or `None` after
+/// `--dry-run` printed the plan.
 pub fn spec(args: &IoArgs, m: &ArgMatches) -> Result<Option<RunSpec>, AppError> {
+    let line = args.fio_job.is_some();
     if let Some(flag) = TEST_FLAGS
         .iter()
         .find(|f| m.value_source(f) == Some(ValueSource::CommandLine))
     {
-        return Err(AppError::Usage(format!(
-            "--{} beside a job file: the job file says what each job does; put it in the file (its [global] section for every job)",
-            flag.replace('_', "-")
-        )));
+        let flag = flag.replace('_', "-");
+        return Err(AppError::Usage(match line {
+            true => format!(
+                "--{flag} is perflab's, in a line of fio's options: say it as fio does (--directory or --filename for --path, --runtime for --duration, --numjobs for --threads)"
+            ),
+            false => format!(
+                "--{flag} beside a job file: the job file says what each job does; put it in the file (its [global] section for every job)"
+            ),
+        }));
     }
-    let paths: Vec<PathBuf> = args.job_files.iter().map(PathBuf::from).collect();
+    if line && !args.job_files.is_empty() {
+        return Err(AppError::Usage(
+            "fio's options and a job file in one line: put the options in the file".into(),
+        ));
+    }
     let env = |name: &str| std::env::var(name).ok();
-    let file = super::fio::read_files(&paths, &env).map_err(|e| AppError::Usage(e.to_string()))?;
+    let (file, names) = match &args.fio_job {
+        Some(text) => (
+            super::fio::read_str(text, std::path::Path::new(COMMAND_LINE), &env),
+            vec![COMMAND_LINE.to_string()],
+        ),
+        None => {
+            let paths: Vec<PathBuf> = args.job_files.iter().map(PathBuf::from).collect();
+            (super::fio::read_files(&paths, &env), args.job_files.clone())
+        }
+    };
+    let file = file.map_err(|e| AppError::Usage(said(&e)))?;
     let seed = crate::vocab::units::parse_count("seed", &args.run.seed)?;
     let run = jobplan::plan(
         &file,
-        &args.job_files,
+        &names,
         &Options {
             destroy: args.destroy_data.as_deref(),
             keep: args.keep,
@@ -97,6 +118,17 @@ pub fn spec(args: &IoArgs, m: &ArgMatches) -> Result<Option<RunSpec>, AppError> 
         },
     )?;
     Ok(Some(spec))
+}
+
+/// A reader's refusal in the user's terms: a job file's `FILE:LINE`, or the flag of a fio
+/// line.
+fn said(e: &super::fio::JobFileError) -> String {
+    match (&e.at, &e.option) {
+        (Some(at), Some(option)) if at.file.as_os_str() == COMMAND_LINE => {
+            format!("fio's --{option}: {}", e.message)
+        }
+        _ => e.to_string(),
+    }
 }
 
 /// The plan, as `--dry-run` prints it: each group with how it ends, each job with its

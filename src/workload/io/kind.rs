@@ -108,7 +108,7 @@ impl crate::workload::kind::Kind for IoKind {
 
     fn spec(&self, m: &ArgMatches, env: &Environment) -> Result<Option<RunSpec>, AppError> {
         let args: IoArgs = args(m)?;
-        if !args.job_files.is_empty() {
+        if !args.job_files.is_empty() || args.fio_job.is_some() {
             return super::jobs_cmd::spec(&args, m);
         }
         if args.dry_run {

@@ -24,6 +24,7 @@ pub mod balance;
 pub mod cmd;
 pub mod fio;
 pub mod fio_json;
+pub mod fio_line;
 pub mod jobplan;
 pub mod jobrun;
 pub mod jobs_cmd;

@@ -104,6 +104,66 @@ pub struct Pattern {
     len: u64,
     cursor: u64,
     picker: Option<BlockPicker>,
+    /// fio's random map: each block once per pass, in a scrambled order (uniform random
+    /// jobs from a job file, unless `norandommap`).
+    map: Option<Permutation>,
+    /// A pass over the region has ended since the last [`Pattern::take_wrapped`]: the
+    /// sequential cursor wrapped, or the random map ran out.
+    wrapped: bool,
+}
+
+/// The blocks `0..n` once each: `(offset + i * stride) mod n` with `stride` coprime to `n`,
+/// drawn again for every pass.
+struct Permutation {
+    n: u64,
+    stride: u64,
+    offset: u64,
+    i: u64,
+}
+
+impl Permutation {
+    fn new(n: u64, rng: &mut Rng) -> Permutation {
+        let mut p = Permutation {
+            n,
+            stride: 1,
+            offset: 0,
+            i: 0,
+        };
+        p.shuffle(rng);
+        p
+    }
+
+    /// A new order: a stride near the golden section of `n`, coprime with it, and a start.
+    fn shuffle(&mut self, rng: &mut Rng) {
+        let n = self.n.max(1);
+        let mut stride = (n as f64 * 0.618_033_988_7) as u64 + rng.below(n.clamp(1, 1 << 20));
+        stride %= n;
+        while gcd(stride.max(1), n) != 1 {
+            stride = (stride + 1) % n;
+        }
+        self.stride = stride.max(1);
+        self.offset = rng.below(n);
+        self.i = 0;
+    }
+
+    /// The next block, and whether the pass just ended.
+    fn next(&mut self, rng: &mut Rng) -> (u64, bool) {
+        let block = ((u128::from(self.offset) + u128::from(self.i) * u128::from(self.stride))
+            % u128::from(self.n.max(1))) as u64;
+        self.i += 1;
+        let ended = self.i >= self.n;
+        if ended {
+            self.shuffle(rng);
+        }
+        (block, ended)
+    }
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 impl Pattern {
@@ -172,7 +232,33 @@ impl Pattern {
             len,
             cursor: 0,
             picker,
+            map: None,
+            wrapped: false,
         })
+    }
+
+    /// With fio's random map: a uniform random pattern touches each block once per pass (the
+    /// blocks of the largest size, so no I/O runs past the region).
+    pub fn with_random_map(mut self, rng: &mut Rng) -> Pattern {
+        if self.rw.random() {
+            let largest = self
+                .sizes
+                .iter()
+                .chain(self.write_sizes.iter().flat_map(|(w, _)| w))
+                .map(|s| u64::from(s.0))
+                .max()
+                .unwrap_or(u64::from(self.align as u32));
+            let blocks = (self.len / largest).max(1);
+            self.align = largest;
+            self.map = Some(Permutation::new(blocks, rng));
+            self.picker = None;
+        }
+        self
+    }
+
+    /// Whether a pass over the region ended since the last call.
+    pub fn take_wrapped(&mut self) -> bool {
+        std::mem::take(&mut self.wrapped)
     }
 
     /// The next I/O.
@@ -194,11 +280,22 @@ impl Pattern {
             let i = table.iter().position(|&(_, c)| r < c).unwrap_or(0);
             (table[i].0, (first + i) as u8)
         };
+        if let Some(map) = &mut self.map {
+            let (block, ended) = map.next(rng);
+            self.wrapped |= ended;
+            return Io {
+                write,
+                offset: self.start + block * self.align,
+                len,
+                size_index,
+            };
+        }
         let within = match &mut self.picker {
             Some(p) => p.next(rng) * self.align,
             None => {
                 if self.cursor + u64::from(len) > self.len {
                     self.cursor = 0;
+                    self.wrapped = true;
                 }
                 let at = self.cursor;
                 self.cursor += u64::from(len);
@@ -289,6 +386,31 @@ mod tests {
             assert_eq!(io.len, if io.write { 65536 } else { 4096 });
             assert_eq!(io.size_index, u8::from(io.write));
             assert!(io.offset + u64::from(io.len) <= 1 << 20);
+        }
+    }
+
+    #[test]
+    fn the_random_map_touches_every_block_once_per_pass() {
+        let mut rng = Rng::new(5);
+        let mut p = Pattern::new(
+            Rw::RandRead,
+            100,
+            &[(4096, 1)],
+            0,
+            1000 * 4096,
+            &Distribution::Uniform,
+        )
+        .unwrap()
+        .with_random_map(&mut rng);
+        for _pass in 0..3 {
+            let mut seen = vec![false; 1000];
+            for k in 0..1000 {
+                let io = p.next(&mut rng);
+                let b = (io.offset / 4096) as usize;
+                assert!(!seen[b], "block {b} twice");
+                seen[b] = true;
+                assert_eq!(p.take_wrapped(), k == 999);
+            }
         }
     }
 

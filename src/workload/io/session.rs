@@ -22,6 +22,7 @@ use crate::engine::{self, Completion, Engine, EngineConfig, EngineKind, Op, Requ
 use crate::record::ErrorKind;
 use crate::record::histogram::{LatencyHistogram, new_histogram};
 use crate::vocab::StepPoint;
+use crate::workload::distribution::Distribution;
 use crate::workload::rng::Rng;
 use crate::workload::{
     Failure, Figures, GroupTotals, OpError, OpOutcome, Pump, QueuedSession, Session, SessionFactory,
@@ -99,9 +100,12 @@ pub(super) struct JobPart {
     pub runtime: Option<std::time::Duration>,
     /// The layout's files each copy drives, whole (`[copy]`).
     pub files: Vec<Vec<usize>>,
-    /// Drop the files' pages from the page cache as the copy opens them (fio's
-    /// `invalidate`, buffered).
+    /// Drop the files' pages from the page cache as the copy opens them and after every
+    /// pass over them (fio's `invalidate`, buffered: fio opens the files again for each
+    /// pass, which drops them).
     pub invalidate: bool,
+    /// fio's random map: a uniform random job touches each block once per pass.
+    pub random_map: bool,
 }
 
 pub fn factory(spec: &IoSpec, point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError> {
@@ -145,6 +149,8 @@ struct Stream {
     /// Verify: the blocks this worker wrote in this step (one bit each, by block index in
     /// the file), which the verify pass reads back.
     written: Vec<u64>,
+    /// A job's file whose pages are dropped after each pass (fio's `invalidate`).
+    cache: Option<std::fs::File>,
 }
 
 #[derive(Clone, Copy)]
@@ -286,7 +292,7 @@ impl IoSession {
             } else {
                 (f.start, plan.region)
             };
-            let pattern = Pattern::split(
+            let mut pattern = Pattern::split(
                 plan.rw,
                 plan.read_pct,
                 &plan.sizes,
@@ -302,8 +308,17 @@ impl IoSession {
                 .write(writes)
                 .open(&f.path)
                 .map_err(|e| open_error(&f.path, spec.direct, &e))?;
-            if plan.job.as_ref().is_some_and(|j| j.invalidate) {
-                let _ = sys::drop_cache(&file);
+            let mut cache = None;
+            if let Some(job) = &plan.job {
+                if job.random_map && matches!(spec.distribution, Distribution::Uniform) {
+                    let mut rng =
+                        Rng::new(plan.seed ^ (f.index as u64 + 1) ^ (worker as u64) << 32);
+                    pattern = pattern.with_random_map(&mut rng);
+                }
+                if job.invalidate {
+                    let _ = sys::drop_cache(&file);
+                    cache = file.try_clone().ok();
+                }
             }
             files.push(file);
             streams.push(Stream {
@@ -314,6 +329,7 @@ impl IoSession {
                 writes: 0,
                 sync_due: false,
                 generations: layout.generations(f.index).cloned(),
+                cache,
                 written: if verify {
                     vec![0; (layout.size / spec.bs_bytes.first().max(512)).div_ceil(64) as usize]
                 } else {
@@ -400,7 +416,13 @@ impl IoSession {
     fn next_io(&mut self, s: usize) -> Option<(Io, u32)> {
         let stream = &mut self.streams[s];
         let Some(gens) = &stream.generations else {
-            return Some((stream.pattern.next(&mut self.rng), 0));
+            let io = stream.pattern.next(&mut self.rng);
+            if let Some(file) = &stream.cache
+                && stream.pattern.take_wrapped()
+            {
+                let _ = sys::drop_cache(file);
+            }
+            return Some((io, 0));
         };
         for _ in 0..VERIFY_PICKS {
             let io = stream.pattern.next(&mut self.rng);

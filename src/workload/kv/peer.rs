@@ -22,6 +22,8 @@ pub static REDIS_BENCHMARK: Peer = Peer {
     flags: REDIS_FLAGS,
     positional: |_, _| Ok(false),
     finish: redis_finish,
+    whole: None,
+    knows: None,
 };
 
 /// memtier_benchmark.
@@ -30,6 +32,8 @@ pub static MEMTIER: Peer = Peer {
     flags: MEMTIER_FLAGS,
     positional: |_, _| Ok(false),
     finish: memtier_finish,
+    whole: None,
+    knows: None,
 };
 
 /// `fn $name` keeps the flag's value in `$slot` for the target or the counts, a whole number

@@ -15,6 +15,8 @@ pub static PGBENCH: Peer = Peer {
     flags: FLAGS,
     positional,
     finish,
+    whole: None,
+    knows: None,
 };
 
 /// perflab's own words for `oltp`'s steps.
