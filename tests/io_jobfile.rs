@@ -99,7 +99,7 @@ rw=read
     let names: Vec<&str> = jobs.iter().map(|g| g["key"].as_str().unwrap()).collect();
     assert_eq!(names, ["reader", "writer"], "{jobs:?}");
     let reader = jobs[0];
-    assert_eq!(reader["bytes"].as_u64(), Some(2 * 4 << 20), "{reader}");
+    assert_eq!(reader["bytes"].as_u64(), Some(2 * (4 << 20)), "{reader}");
     assert_eq!(reader["ops"].as_u64(), Some(2 * 1024), "{reader}");
     assert!(
         reader["latency_hdr"].is_string(),

@@ -36,11 +36,14 @@ pub struct Peer {
     /// command line is a job file (options before the first `--name` its `[global]`, each
     /// `--name` a job), which this rewrites into perflab's words; the flags it leaves are
     /// read as usual.
-    pub whole: Option<fn(&[String]) -> Result<Vec<String>, String>>,
+    pub whole: Option<Whole>,
     /// Whether `name` is one of its options beyond `flags`, which [`Peer::whole`] reads
     /// (fio's job options): such a flag marks the line as this peer's.
     pub knows: Option<fn(&str) -> bool>,
 }
+
+/// Reads a line in a peer's dialect as a whole ([`Peer::whole`]): perflab's words, or why not.
+pub type Whole = fn(&[String]) -> Result<Vec<String>, String>;
 
 /// A flag a peer knows beyond its table ([`Peer::knows`]): read with the whole line.
 static KNOWN: Flag = Flag::value(

@@ -57,144 +57,74 @@ pub struct Options<'a> {
     pub seed: u64,
 }
 
+/// One job, shaped for the run, before the run's layout exists.
+struct Shaped<'f> {
+    job: &'f FioJob,
+    copies: u32,
+    /// The layout's files each copy drives.
+    files: Vec<Vec<usize>>,
+    region: u64,
+    rw: Rw,
+    read_pct: u64,
+    sizes: Vec<(u64, u32)>,
+    write_sizes: Option<Vec<(u64, u32)>>,
+    engine: EngineKind,
+    depth: u32,
+    distribution: Distribution,
+    budget: Option<u64>,
+    rate_iops: Option<f64>,
+}
+
+/// Every file of every copy once, in the order first named.
+#[derive(Default)]
+struct Files {
+    paths: Vec<PathBuf>,
+    index_of: BTreeMap<PathBuf, usize>,
+}
+
+impl Files {
+    fn index(&mut self, p: PathBuf) -> usize {
+        let paths = &mut self.paths;
+        *self.index_of.entry(p.clone()).or_insert_with(|| {
+            paths.push(p);
+            paths.len() - 1
+        })
+    }
+}
+
+/// `job`'s refusal of `option`, as one line.
+fn refuse(job: &FioJob, option: &str, why: &str) -> String {
+    Refusal {
+        at: job.at.clone(),
+        option: option.to_string(),
+        why: why.to_string(),
+    }
+    .to_string()
+}
+
 /// The run of `file`'s jobs, or the first thing in it perflab cannot honour.
 pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, String> {
-    let refuse = |job: &FioJob, option: &str, why: &str| {
-        Refusal {
-            at: job.at.clone(),
-            option: option.to_string(),
-            why: why.to_string(),
-        }
-        .to_string()
-    };
     if file.jobs.is_empty() {
         return Err("the job file has no jobs".into());
     }
-    let mut notes: Vec<(&'static str, String)> = Vec::new();
-    // Every file of every copy once, in the order first named.
-    let mut paths: Vec<PathBuf> = Vec::new();
-    let mut index_of = BTreeMap::new();
-    let mut shaped = Vec::new();
-    for job in &file.jobs {
-        unsupported(job).map_err(|(o, w)| refuse(job, o, &w))?;
-        let copies = job.numjobs.max(1);
-        let mut files = Vec::with_capacity(copies as usize);
-        for copy in 0..copies {
-            let mut mine = Vec::new();
-            for p in job.files_of(copy) {
-                let i = *index_of.entry(p.clone()).or_insert_with(|| {
-                    paths.push(p.clone());
-                    paths.len() - 1
-                });
-                mine.push(i);
-            }
-            files.push(mine);
-        }
-        let nfiles = files.first().map_or(1, Vec::len).max(1) as u64;
-        // Each file's bytes: filesize, else the job's size over its files, else what an
-        // existing file holds.
-        let region = match (job.filesize, job.size) {
-            (Some((lo, _)), _) => lo,
-            (None, Some(SizeSpec::Bytes(b))) => b / nfiles,
-            (None, Some(SizeSpec::Percent(_))) => {
-                return Err(refuse(
-                    job,
-                    "size",
-                    "a size in percent of the file is not supported yet; give bytes",
-                ));
-            }
-            (None, None) => {
-                let existing = job.files_of(0).iter().filter_map(|p| existing_len(p)).min();
-                existing.ok_or_else(|| {
-                    refuse(
-                        job,
-                        "size",
-                        "fio needs size= (or filesize=) for files that do not exist yet",
-                    )
-                })?
-            }
-        };
-        let (rw, read_pct) = rw_of(job).map_err(|w| refuse(job, "rw", &w))?;
-        let (sizes, write_sizes) = sizes_of(job);
-        let smallest = sizes
-            .iter()
-            .chain(write_sizes.iter().flatten())
-            .map(|s| s.0)
-            .min()
-            .unwrap_or(4096);
-        let region = region / smallest * smallest;
-        if region == 0 {
-            return Err(refuse(
-                job,
-                "size",
-                "leaves no room for one block per file; raise size",
-            ));
-        }
-        let (engine, depth) = engine_of(job).map_err(|(o, w)| refuse(job, o, &w))?;
-        let distribution = distribution_of(&job.distribution)
-            .map_err(|w| refuse(job, "random_distribution", &w))?;
-        let rate_iops =
-            pace_of(job, &sizes, write_sizes.as_deref()).map_err(|(o, w)| refuse(job, o, &w))?;
-        let budget = (!job.time_based).then(|| {
-            job.io_size
-                .unwrap_or(region.saturating_mul(nfiles))
-                .saturating_mul(u64::from(job.loops.max(1)))
-        });
-        shaped.push((
-            job,
-            copies,
-            files,
-            region,
-            rw,
-            read_pct,
-            sizes,
-            write_sizes,
-            engine,
-            depth,
-            distribution,
-            budget,
-            rate_iops,
-        ));
-    }
-    // Jobs that run at once must end the same way.
-    let groups = file.jobs.iter().map(|j| j.group).max().unwrap_or(0) as usize + 1;
-    for g in 0..groups {
-        let at_once: Vec<&FioJob> = file.jobs.iter().filter(|j| j.group as usize == g).collect();
-        if let Some(first) = at_once.first() {
-            for j in &at_once[1..] {
-                if j.time_based != first.time_based {
-                    return Err(refuse(
-                        j,
-                        "time_based",
-                        &format!(
-                            "runs at once with {} whose time_based differs; perflab runs a group of jobs either for a time or for their sizes: give both the same, or a stonewall between them",
-                            first.name
-                        ),
-                    ));
-                }
-                if j.time_based && (j.runtime != first.runtime || j.ramp_time != first.ramp_time) {
-                    return Err(refuse(
-                        j,
-                        "runtime",
-                        &format!(
-                            "runs at once with {} for another runtime or ramp_time; perflab times a group of time_based jobs as one: give both the same, or a stonewall between them",
-                            first.name
-                        ),
-                    ));
-                }
-            }
-        }
-    }
-    let size = shaped.iter().map(|s| s.3).max().unwrap_or(0);
+    let mut files = Files::default();
+    let shaped = file
+        .jobs
+        .iter()
+        .map(|job| shape(job, &mut files))
+        .collect::<Result<Vec<_>, _>>()?;
+    check_groups(file)?;
+    let size = shaped.iter().map(|s| s.region).max().unwrap_or(0);
     let writes = file.jobs.iter().any(|j| j.rw.writes());
-    let layout = Arc::new(Layout::named(&paths, size, 0, writes, opts.destroy).map_err(|e| e.0)?);
+    let layout =
+        Arc::new(Layout::named(&files.paths, size, 0, writes, opts.destroy).map_err(|e| e.0)?);
     let base = IoSpec {
-        rw: Sweep::list("rw", shaped.iter().map(|s| s.4).collect()),
+        rw: Sweep::list("rw", shaped.iter().map(|s| s.rw).collect()),
         bs_bytes: Sweep::single("bs_bytes", 4096),
         bssplit: Vec::new(),
         rwmix: Sweep::single("rwmix", 50),
         iodepth: Sweep::single("iodepth", 1),
-        files: Sweep::single("files", paths.len() as u64),
+        files: Sweep::single("files", files.paths.len() as u64),
         volume: None,
         size_bytes: size,
         region_bytes: Sweep::single("size_bytes", size),
@@ -213,8 +143,93 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
         straggler_fraction: 0.5,
         layout: Arc::clone(&layout),
     };
-    let mut jobs = Vec::new();
-    for (
+    let jobs: Vec<Job> = shaped.into_iter().map(|s| job_of(s, &base)).collect();
+    let groups = file.jobs.iter().map(|j| j.group).max().unwrap_or(0) as usize + 1;
+    let labels: Vec<String> = (0..groups)
+        .map(|g| {
+            jobs.iter()
+                .filter(|j| j.group == g)
+                .map(|j| j.name.as_str())
+                .collect::<Vec<_>>()
+                .join("+")
+        })
+        .collect();
+    Ok(JobRun {
+        job_files: names.to_vec(),
+        group: Sweep::list("group", labels),
+        jobs,
+        global_options: file.global_options.clone(),
+        notes: notes_of(file),
+        layout,
+        base: Arc::new(base),
+    })
+}
+
+/// One job's files, sizes, pattern, engine and end, or its refusal.
+fn shape<'f>(job: &'f FioJob, all: &mut Files) -> Result<Shaped<'f>, String> {
+    unsupported(job).map_err(|(o, w)| refuse(job, o, &w))?;
+    let copies = job.numjobs.max(1);
+    let files: Vec<Vec<usize>> = (0..copies)
+        .map(|copy| {
+            job.files_of(copy)
+                .into_iter()
+                .map(|p| all.index(p))
+                .collect()
+        })
+        .collect();
+    let nfiles = files.first().map_or(1, Vec::len).max(1) as u64;
+    // Each file's bytes: filesize, else the job's size over its files, else what an
+    // existing file holds.
+    let region = match (job.filesize, job.size) {
+        (Some((lo, _)), _) => lo,
+        (None, Some(SizeSpec::Bytes(b))) => b / nfiles,
+        (None, Some(SizeSpec::Percent(_))) => {
+            return Err(refuse(
+                job,
+                "size",
+                "a size in percent of the file is not supported yet; give bytes",
+            ));
+        }
+        (None, None) => job
+            .files_of(0)
+            .iter()
+            .filter_map(|p| existing_len(p))
+            .min()
+            .ok_or_else(|| {
+                refuse(
+                    job,
+                    "size",
+                    "fio needs size= (or filesize=) for files that do not exist yet",
+                )
+            })?,
+    };
+    let (rw, read_pct) = rw_of(job).map_err(|w| refuse(job, "rw", &w))?;
+    let (sizes, write_sizes) = sizes_of(job);
+    let smallest = sizes
+        .iter()
+        .chain(write_sizes.iter().flatten())
+        .map(|s| s.0)
+        .min()
+        .unwrap_or(4096);
+    let region = region / smallest * smallest;
+    if region == 0 {
+        return Err(refuse(
+            job,
+            "size",
+            "leaves no room for one block per file; raise size",
+        ));
+    }
+    let (engine, depth) = engine_of(job).map_err(|(o, w)| refuse(job, o, &w))?;
+    let distribution =
+        distribution_of(&job.distribution).map_err(|w| refuse(job, "random_distribution", &w))?;
+    let rate_iops =
+        pace_of(job, &sizes, write_sizes.as_deref()).map_err(|(o, w)| refuse(job, o, &w))?;
+    let budget = (!job.time_based).then(|| {
+        job.io_size
+            .unwrap_or(region.saturating_mul(nfiles))
+            .saturating_mul(u64::from(job.loops.max(1)))
+    });
+    Ok(Shaped {
         job,
         copies,
         files,
@@ -228,45 +243,92 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
         distribution,
         budget,
         rate_iops,
-    ) in shaped
-    {
-        let spec = IoSpec {
-            rw: Sweep::single("rw", rw),
-            bs_bytes: Sweep::single("bs_bytes", sizes.iter().map(|s| s.0).min().unwrap_or(4096)),
-            direct: job.direct,
-            fsync: u64::from(job.fsync),
-            fdatasync: u64::from(job.fdatasync),
-            distribution,
-            engine,
-            ..base.clone()
+    })
+}
+
+/// Jobs that run at once must end the same way: all for their sizes, or all for one
+/// runtime after one ramp_time.
+fn check_groups(file: &JobFile) -> Result<(), String> {
+    let groups = file.jobs.iter().map(|j| j.group).max().unwrap_or(0) + 1;
+    for g in 0..groups {
+        let at_once: Vec<&FioJob> = file.jobs.iter().filter(|j| j.group == g).collect();
+        let Some(first) = at_once.first() else {
+            continue;
         };
-        jobs.push(Job {
-            name: job.name.clone(),
-            at: job.at.to_string(),
-            group: job.group as usize,
-            copies,
-            rw,
-            read_pct,
-            sizes,
-            write_sizes,
-            iodepth: depth,
-            files,
-            region_bytes: region,
-            budget_bytes: budget,
-            runtime: job.runtime,
-            time_based: job.time_based,
-            ramp_time: job.ramp_time,
-            invalidate: job.invalidate && !job.direct,
-            random_map: !job.norandommap,
-            rate_iops,
-            arrival: match job.rate_process {
-                RateProcess::Linear => Arrival::Uniform,
-                RateProcess::Poisson => Arrival::Poisson,
-            },
-            options: job.options.clone(),
-            spec: Arc::new(spec),
-        });
+        for j in &at_once[1..] {
+            if j.time_based != first.time_based {
+                return Err(refuse(
+                    j,
+                    "time_based",
+                    &format!(
+                        "runs at once with {} whose time_based differs; perflab runs a group of jobs either for a time or for their sizes: give both the same, or a stonewall between them",
+                        first.name
+                    ),
+                ));
+            }
+            if j.time_based && (j.runtime != first.runtime || j.ramp_time != first.ramp_time) {
+                return Err(refuse(
+                    j,
+                    "runtime",
+                    &format!(
+                        "runs at once with {} for another runtime or ramp_time; perflab times a group of time_based jobs as one: give both the same, or a stonewall between them",
+                        first.name
+                    ),
+                ));
+            }
+        }
     }
+    Ok(())
+}
+
+/// A shaped job over the run's layout (`base`), with its own engine, O_DIRECT,
+/// distribution and syncs.
+fn job_of(s: Shaped, base: &IoSpec) -> Job {
+    let job = s.job;
+    let spec = IoSpec {
+        rw: Sweep::single("rw", s.rw),
+        bs_bytes: Sweep::single(
+            "bs_bytes",
+            s.sizes.iter().map(|x| x.0).min().unwrap_or(4096),
+        ),
+        direct: job.direct,
+        fsync: u64::from(job.fsync),
+        fdatasync: u64::from(job.fdatasync),
+        distribution: s.distribution,
+        engine: s.engine,
+        ..base.clone()
+    };
+    Job {
+        name: job.name.clone(),
+        at: job.at.to_string(),
+        group: job.group as usize,
+        copies: s.copies,
+        rw: s.rw,
+        read_pct: s.read_pct,
+        sizes: s.sizes,
+        write_sizes: s.write_sizes,
+        iodepth: s.depth,
+        files: s.files,
+        region_bytes: s.region,
+        budget_bytes: s.budget,
+        runtime: job.runtime,
+        time_based: job.time_based,
+        ramp_time: job.ramp_time,
+        invalidate: job.invalidate && !job.direct,
+        random_map: !job.norandommap,
+        rate_iops: s.rate_iops,
+        arrival: match job.rate_process {
+            RateProcess::Linear => Arrival::Uniform,
+            RateProcess::Poisson => Arrival::Poisson,
+        },
+        options: job.options.clone(),
+        spec: Arc::new(spec),
+    }
+}
+
+/// What the run says before its numbers: fio's defaults that differ from perflab's.
+fn notes_of(file: &JobFile) -> Vec<(&'static str, String)> {
+    let mut notes = Vec::new();
     if file
         .jobs
         .iter()
@@ -283,24 +345,7 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
             "fio's defaults hold in a job file: buffered I/O (direct=0) unless the job says direct=1, psync unless it names an engine, no warm-up unless ramp_time".into(),
         ));
     }
-    let labels: Vec<String> = (0..groups)
-        .map(|g| {
-            jobs.iter()
-                .filter(|j| j.group == g)
-                .map(|j| j.name.as_str())
-                .collect::<Vec<_>>()
-                .join("+")
-        })
-        .collect();
-    Ok(JobRun {
-        job_files: names.to_vec(),
-        group: Sweep::list("group", labels),
-        jobs,
-        global_options: file.global_options.clone(),
-        notes,
-        layout,
-        base: Arc::new(base),
-    })
+    notes
 }
 
 /// What perflab does not do yet, by option: `(option, why)`.
