@@ -147,11 +147,11 @@ pub fn describe(run: &JobRun) -> String {
         let jobs: Vec<_> = run.jobs.iter().filter(|j| j.group == g).collect();
         let Some(first) = jobs.first() else { continue };
         let ends = if first.time_based {
-            format!(
-                "for {:.0?} after a ramp of {:.0?}",
-                first.runtime.unwrap_or_default(),
-                first.ramp_time
-            )
+            let ramp = match first.ramp_time.is_zero() {
+                true => "no ramp".to_string(),
+                false => format!("a ramp of {:.0?}", first.ramp_time),
+            };
+            format!("for {:.0?} after {ramp}", first.runtime.unwrap_or_default())
         } else {
             "when each copy has moved its bytes".to_string()
         };
@@ -167,12 +167,16 @@ pub fn describe(run: &JobRun) -> String {
                 Some(w) => format!("{} reads, {} writes", sizes(&j.sizes), sizes(w)),
                 None => sizes(&j.sizes),
             };
+            // A fio line's jobs are named by their --name; a job file's by FILE:LINE.
+            let at = match j.at.starts_with(COMMAND_LINE) {
+                true => format!("--name={}", j.name),
+                false => j.at.clone(),
+            };
             let _ = writeln!(
                 out,
-                "  {} x{} ({}): {} {bs}, depth {}, {} {}{}",
+                "  {} x{} ({at}): {} {bs}, depth {}, {} {}{}",
                 j.name,
                 j.copies,
-                j.at,
                 j.rw.name(),
                 j.iodepth,
                 j.spec.engine.name(),
