@@ -115,9 +115,15 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
         .collect::<Result<Vec<_>, _>>()?;
     check_groups(file)?;
     let size = shaped.iter().map(|s| s.region).max().unwrap_or(0);
-    let writes = file.jobs.iter().any(|j| j.rw.writes());
+    // Only the files a writing job uses need permission to be written.
+    let mut writes = vec![false; files.paths.len()];
+    for s in shaped.iter().filter(|s| s.rw.writes()) {
+        for &i in s.files.iter().flatten() {
+            writes[i] = true;
+        }
+    }
     let layout =
-        Arc::new(Layout::named(&files.paths, size, 0, writes, opts.destroy).map_err(|e| e.0)?);
+        Arc::new(Layout::named(&files.paths, size, 0, &writes, opts.destroy).map_err(|e| e.0)?);
     let base = IoSpec {
         rw: Sweep::list("rw", shaped.iter().map(|s| s.rw).collect()),
         bs_bytes: Sweep::single("bs_bytes", 4096),

@@ -252,28 +252,34 @@ impl Layout {
     /// one (written only if perflab made it or with `--destroy-data`), or a file that does
     /// not exist yet, which perflab makes in its (existing) folder at the start of the run and
     /// removes at the end, as fio makes it. Every file's region is `offset .. offset + size`.
+    /// `writes[i]`: whether a job writes `paths[i]` (only those need permission to).
     pub fn named(
         paths: &[PathBuf],
         size: u64,
         offset: u64,
-        writes: bool,
+        writes: &[bool],
         destroy: Option<&str>,
     ) -> Result<Layout, LayoutError> {
-        let req = PlanRequest {
-            paths: &[],
-            files: paths.len() as u64,
-            size: Some(size),
-            offset,
-            writes,
-            destroy,
-            block: 1,
-        };
         let mut volumes = Vec::new();
         let mut files = Vec::new();
         let mut creates_bytes = 0u64;
         for (i, p) in paths.iter().enumerate() {
+            let req = PlanRequest {
+                paths: &[],
+                files: paths.len() as u64,
+                size: Some(size),
+                offset,
+                writes: writes.get(i).copied().unwrap_or(true),
+                destroy,
+                block: 1,
+            };
             let vol = if p.exists() {
-                let vol = volume(p, &req)?;
+                let vol = volume(p, &req).map_err(|e| {
+                    LayoutError(e.0.replace(
+                        "give --path a directory for test files, or pass",
+                        "name a file that does not exist yet (perflab makes it), or pass",
+                    ))
+                })?;
                 if vol.kind == VolumeKind::Directory {
                     return Err(LayoutError(format!(
                         "{} is a directory; name a file in it (or give directory={})",
