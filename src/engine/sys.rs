@@ -5,6 +5,7 @@
 //!  space                               statvfs
 //!  allocate                            fallocate(mode 0)
 //!  drop_cache                          fdatasync + posix_fadvise(DONTNEED)
+//!  advise_dontneed                     posix_fadvise(DONTNEED) alone (fio's invalidate)
 //!  open_options                        OpenOptions + O_DIRECT (no unsafe needed)
 //!  is_no_space                         ENOSPC | EDQUOT
 //!  logical_block_size                  ioctl(BLKSSZGET) on block devices
@@ -121,6 +122,19 @@ pub fn drop_cache(file: &File) -> io::Result<()> {
     // duration of the call because `file` is borrowed.
     let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
     // posix_fadvise returns the error number instead of setting errno.
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    Ok(())
+}
+
+/// Advises the kernel to drop `file`'s clean pages (POSIX_FADV_DONTNEED), without a flush
+/// first: what fio's `invalidate` does as a job opens its files. Dirty pages are only queued
+/// for writeback, not waited for, and stay until written.
+pub fn advise_dontneed(file: &File) -> io::Result<()> {
+    // SAFETY: posix_fadvise only reads its integer arguments; the fd is open for the
+    // duration of the call because `file` is borrowed.
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
     if rc != 0 {
         return Err(io::Error::from_raw_os_error(rc));
     }

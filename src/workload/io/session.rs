@@ -316,7 +316,7 @@ impl IoSession {
                     pattern = pattern.with_random_map(&mut rng);
                 }
                 if job.invalidate {
-                    let _ = sys::drop_cache(&file);
+                    let _ = sys::advise_dontneed(&file);
                     cache = file.try_clone().ok();
                 }
             }
@@ -420,7 +420,7 @@ impl IoSession {
             if let Some(file) = &stream.cache
                 && stream.pattern.take_wrapped()
             {
-                let _ = sys::drop_cache(file);
+                let _ = sys::advise_dontneed(file);
             }
             return Some((io, 0));
         };
