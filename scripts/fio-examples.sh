@@ -98,7 +98,7 @@ for f in "$dir"/*.fio; do
   fi
   rm -rf "$work/fio" "$work/perflab" && mkdir -p "$work/fio" "$work/perflab"
   job=$(shrink "$f" "$work/fio")
-  fio_out=$(cd "$work/fio" && timeout 60 fio --output-format=json "$job" 2>"$work/fio.err")
+  fio_out=$(cd "$work/fio" && timeout -k 5 60 fio --output-format=json "$job" 2>"$work/fio.err")
   fio_rc=$?
   fio=$(printf '%s' "$fio_out" | fio_iops)
   if [ $fio_rc -ne 0 ] || [ -z "$fio" ]; then
@@ -108,7 +108,7 @@ for f in "$dir"/*.fio; do
   fi
   fio_ran=$((fio_ran + 1))
   job=$(shrink "$f" "$work/perflab")
-  pl_out=$(cd "$work/perflab" && timeout 120 "$perflab" io "$job" --json --results "$work/results" 2>"$work/perflab.err")
+  pl_out=$(cd "$work/perflab" && timeout -k 5 120 "$perflab" io "$job" --json --results "$work/results" 2>"$work/perflab.err")
   pl_rc=$?
   pl=$(printf '%s' "$pl_out" | perflab_iops)
   if [ $pl_rc -ne 0 ] || [ -z "$pl" ]; then
