@@ -434,6 +434,13 @@ pub static TABLE: &[Opt] = &[
         ],
         handle: |_, c| { check_any(c) },
     },
+    // fio registers the tiobench profile's options with everyone's, so a job file may set
+    // them (fio's own examples/waitfor.fio says threads=1); they act only under
+    // profile=tiobench, which perflab refuses, and are ignored here as there.
+    Opt {
+        names: &["threads", "numruns", "dir", "block"],
+        handle: |_, c| { check_any(c) },
+    },
 ];
 
 /// An ignored option's value is still checked to be a plausible one.

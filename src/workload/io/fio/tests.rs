@@ -856,3 +856,11 @@ fn group_reporting_needs_equal_lat_percentiles() {
     let e = refused("[global]\nsize=1m\ngroup_reporting\n[a]\n[b]\nlat_percentiles=1\n");
     assert!(e.contains("lat_percentiles"), "{e}");
 }
+
+#[test]
+fn the_tiobench_profiles_options_are_accepted_and_change_nothing() {
+    // fio's own examples/waitfor.fio sets threads=1, an option of the tiobench profile.
+    let j = job("[global]\nthreads=1\n[a]\nsize=1m\n");
+    assert_eq!(j.numjobs, 1);
+    assert!(!j.thread);
+}
