@@ -237,8 +237,9 @@ impl Pattern {
         })
     }
 
-    /// With fio's random map: a uniform random pattern touches each block once per pass (the
-    /// blocks of the largest size, so no I/O runs past the region).
+    /// With fio's random map: a uniform random pattern touches each block once per pass.
+    /// Blocks are of the smallest size, as fio's map counts them (`blockalign` defaults to
+    /// the smallest block size), at the offsets where the largest I/O still fits.
     pub fn with_random_map(mut self, rng: &mut Rng) -> Pattern {
         if self.rw.random() {
             let largest = self
@@ -247,9 +248,8 @@ impl Pattern {
                 .chain(self.write_sizes.iter().flat_map(|(w, _)| w))
                 .map(|s| u64::from(s.0))
                 .max()
-                .unwrap_or(u64::from(self.align as u32));
-            let blocks = (self.len / largest).max(1);
-            self.align = largest;
+                .unwrap_or(self.align);
+            let blocks = (self.len.saturating_sub(largest)) / self.align.max(1) + 1;
             self.map = Some(Permutation::new(blocks, rng));
             self.picker = None;
         }
@@ -412,6 +412,31 @@ mod tests {
                 assert_eq!(p.take_wrapped(), k == 999);
             }
         }
+    }
+
+    #[test]
+    fn the_random_map_counts_blocks_of_the_smallest_size_and_never_runs_past_the_region() {
+        let mut rng = Rng::new(9);
+        let len = 64 * 4096;
+        let mut p = Pattern::new(
+            Rw::RandRead,
+            100,
+            &[(4096, 3), (65536, 1)],
+            0,
+            len,
+            &Distribution::Uniform,
+        )
+        .unwrap()
+        .with_random_map(&mut rng);
+        // 49 offsets of 4 KiB where a 64 KiB I/O still fits, each once per pass.
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..49 {
+            let io = p.next(&mut rng);
+            assert_eq!(io.offset % 4096, 0);
+            assert!(io.offset + u64::from(io.len) <= len);
+            assert!(seen.insert(io.offset), "{} twice", io.offset);
+        }
+        assert!(p.take_wrapped());
     }
 
     #[test]
