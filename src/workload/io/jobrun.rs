@@ -251,15 +251,7 @@ impl Workload for JobRun {
     }
 
     fn run_warnings(&self, _cluster: Option<&crate::record::ClusterInfo>) -> Vec<Warning> {
-        self.notes
-            .iter()
-            .chain(&self.layout.notes)
-            .map(|(code, message)| Warning {
-                code: code.to_string(),
-                message: message.clone(),
-                step: None,
-            })
-            .collect()
+        super::warnings_of(self.notes.iter().chain(&self.layout.notes))
     }
 
     fn devices(&self) -> Vec<String> {

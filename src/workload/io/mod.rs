@@ -253,15 +253,7 @@ impl Workload for IoSpec {
     }
 
     fn run_warnings(&self, _cluster: Option<&crate::record::ClusterInfo>) -> Vec<Warning> {
-        self.layout
-            .notes
-            .iter()
-            .map(|(code, message)| Warning {
-                code: code.to_string(),
-                message: message.clone(),
-                step: None,
-            })
-            .collect()
+        warnings_of(&self.layout.notes)
     }
 
     fn devices(&self) -> Vec<String> {
@@ -282,4 +274,18 @@ impl Workload for IoSpec {
     fn step_warnings(&self, step: &StepResult) -> Vec<Warning> {
         analysis::warnings(self, step)
     }
+}
+
+/// What the planning noted, as the run's warnings (before any step).
+pub(crate) fn warnings_of<'n>(
+    notes: impl IntoIterator<Item = &'n (&'static str, String)>,
+) -> Vec<Warning> {
+    notes
+        .into_iter()
+        .map(|(code, message)| Warning {
+            code: code.to_string(),
+            message: message.clone(),
+            step: None,
+        })
+        .collect()
 }
