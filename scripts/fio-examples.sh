@@ -97,9 +97,18 @@ for f in "$dir"/*.fio; do
     continue
   fi
   rm -rf "$work/fio" "$work/perflab" && mkdir -p "$work/fio" "$work/perflab"
+  # Absolute file names outside the scratch folders (waitfor.fio's /tmp/data): fio makes
+  # them and leaves them, and perflab never writes to a file it did not make. Whatever of
+  # them fio made here is removed again before perflab runs.
+  made=()
+  for p in $(grep -E '^[[:space:]]*filename[[:space:]]*=[[:space:]]*/' "$f" | sed 's/^[^=]*=[[:space:]]*//; s/[[:space:]]*[;#].*$//' | tr ':' ' '); do
+    case $p in /dev/*) continue ;; esac
+    [ -e "$p" ] || made+=("$p")
+  done
   job=$(shrink "$f" "$work/fio")
   fio_out=$(cd "$work/fio" && timeout -k 5 60 fio --output-format=json "$job" 2>"$work/fio.err")
   fio_rc=$?
+  for p in "${made[@]}"; do [ -f "$p" ] && rm -f "$p"; done
   fio=$(printf '%s' "$fio_out" | fio_iops)
   if [ $fio_rc -ne 0 ] || [ -z "$fio" ]; then
     why=$(grep -v '^$' "$work/fio.err" | head -1 | cut -c1-70)
