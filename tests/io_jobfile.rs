@@ -131,6 +131,17 @@ rw=read
     assert!(shown.status.success(), "{}", stderr(&shown));
     let text = stdout(&shown);
     assert!(text.contains("reader") && text.contains("writer"), "{text}");
+    // Each group runs as its jobs say, and groups of different jobs are not ranked.
+    assert!(
+        text.contains("each group as its jobs say (4 MiB a copy; 4 MiB a copy)"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("peak:") && !text.contains("sweet spot:"),
+        "{text}"
+    );
+    // A job that only reads is not shown again as its reads.
+    assert!(!text.contains("reader read"), "{text}");
 }
 
 #[test]

@@ -23,6 +23,10 @@ pub struct Axes {
     /// Of those, the ones along which throughput is expected to grow with more work in
     /// flight: the x axes the Universal Scalability Law is fitted along.
     pub concurrency: &'static [&'static str],
+    /// Options whose values are different work rather than levels of one (a job file's
+    /// groups of jobs): steps apart along them are not ranked against each other, so a run
+    /// that varies one has no peak and no sweet spot.
+    pub apart: &'static [&'static str],
 }
 
 impl Axes {
@@ -30,11 +34,28 @@ impl Axes {
     pub const WORKERS: Axes = Axes {
         load: &["threads", "rate"],
         concurrency: &["threads"],
+        apart: &[],
     };
 
     /// Whether option `x` raises the offered load.
     pub fn is_load(&self, x: &str) -> bool {
         self.load.contains(&x)
+    }
+
+    /// Whether option `x` names different work rather than a level.
+    pub fn is_apart(&self, x: &str) -> bool {
+        self.apart.contains(&x)
+    }
+
+    /// Whether the steps take more than one value of an option that names different work:
+    /// then they are not points of one curve, and none is the peak.
+    pub fn varied_apart(&self, steps: &[StepResult]) -> bool {
+        self.apart.iter().any(|x| {
+            let mut values = steps.iter().filter_map(|s| s.params.get(*x));
+            values
+                .next()
+                .is_some_and(|first| values.any(|v| v != first))
+        })
     }
 
     /// Whether option `x` is a concurrency.

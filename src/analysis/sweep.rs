@@ -15,8 +15,12 @@ const SCALING_PARAM: &str = "threads";
 /// - Scaling: each step against the first step of its curve (the first step with the same
 ///   values of every option but `threads`); efficiency is the speedup divided by the growth in
 ///   threads, when threads is what changes.
+///
+/// Steps that differ along an axis the kind calls apart (different work, not a level) are
+/// not ranked: such a run has no peak and no sweet spot.
 pub fn analyze(steps: &[StepResult], headline: &Headline, axes: &Axes) -> Analysis {
     let figure = |s: &StepResult| s.summary.headline.mean;
+    let ranked = !axes.varied_apart(steps);
     let usable: Vec<&StepResult> = steps
         .iter()
         .filter(|s| figure(s).is_finite() && s.summary.headline.n > 0 && !s.trials.is_empty())
@@ -29,12 +33,12 @@ pub fn analyze(steps: &[StepResult], headline: &Headline, axes: &Axes) -> Analys
         }
     };
     let mut peak: Option<&StepResult> = None;
-    for s in &usable {
+    for s in usable.iter().filter(|_| ranked) {
         if peak.is_none_or(|p| better(figure(s), figure(p))) {
             peak = Some(s);
         }
     }
-    let sweet = if headline.higher_is_better && usable.len() > 1 {
+    let sweet = if ranked && headline.higher_is_better && usable.len() > 1 {
         usable
             .iter()
             .filter(|s| s.summary.latency_mean_ns.mean > 0.0)
@@ -177,5 +181,25 @@ mod tests {
         assert_eq!(a.peak_step, Some(0));
         assert_eq!(a.sweet_spot_step, None);
         assert!(analyze(&[], &h, &Axes::WORKERS).peak_step.is_none());
+    }
+
+    #[test]
+    fn steps_of_different_work_are_not_ranked() {
+        let h = Headline {
+            metric: "ops_per_sec".into(),
+            op_name: "I/Os".into(),
+            higher_is_better: true,
+        };
+        // The `kernel` option stands for a job file's groups: different jobs, not levels.
+        let axes = Axes {
+            apart: &["kernel"],
+            ..Axes::WORKERS
+        };
+        let steps = vec![step(0, 1, "a", 100.0, 1.0), step(1, 1, "b", 900.0, 1.0)];
+        let a = analyze(&steps, &h, &axes);
+        assert_eq!((a.peak_step, a.sweet_spot_step), (None, None));
+        // One value of it is no difference: the steps still rank along their threads.
+        let same = vec![step(0, 1, "a", 100.0, 1.0), step(1, 2, "a", 900.0, 1.0)];
+        assert_eq!(analyze(&same, &h, &axes).peak_step, Some(1));
     }
 }

@@ -65,11 +65,17 @@ pub fn tables(r: &RunRecord, words: Words) -> Vec<(&'static str, Table)> {
         breakdown_rows(&mut shards, s.index, &t.groups, "shard");
         breakdown_rows(&mut ranks, s.index, &t.groups, "rank");
         breakdown_rows(&mut commands, s.index, &t.groups, "command");
+        let mut shown: Vec<&GroupResult> = Vec::new();
         for g in t
             .groups
             .iter()
             .filter(|g| !matches!(g.by.as_str(), "kind" | "shard" | "rank" | "command"))
         {
+            // A group with the very figures of one above says nothing new.
+            if shown.iter().any(|s| s.same_figures(g)) {
+                continue;
+            }
+            shown.push(g);
             groups.row(vec![
                 step_number(s.index).to_string(),
                 match g.by.as_str() {

@@ -397,6 +397,19 @@ pub struct GroupResult {
     pub elapsed_ns: Option<u64>,
 }
 
+impl GroupResult {
+    /// Whether `other` counted the same ops with the same bytes, errors and latencies: a
+    /// job that only reads is also its own reads, and a step's only reader all its reads.
+    pub fn same_figures(&self, other: &GroupResult) -> bool {
+        let (x, y) = (&self.latency, &other.latency);
+        self.ops == other.ops
+            && self.bytes == other.bytes
+            && self.errors == other.errors
+            && x.mean_ns == y.mean_ns
+            && (x.p50_ns, x.p99_ns, x.max_ns) == (y.p50_ns, y.p99_ns, y.max_ns)
+    }
+}
+
 impl Trial {
     /// A figure by name: a standard field or one of `figures`.
     pub fn metric(&self, name: &str) -> Option<f64> {

@@ -30,6 +30,10 @@ pub(super) fn hockey_sticks(
     if curves.first().is_some_and(|c| !axes.is_load(&c.x)) {
         return Vec::new();
     }
+    // Steps of different work (a job file's groups) are no load curve at all.
+    if axes.varied_apart(&r.steps) {
+        return Vec::new();
+    }
     let curves: &[Curve] = if curves.is_empty() {
         fallback = [Curve {
             x: String::new(),

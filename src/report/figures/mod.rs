@@ -63,7 +63,11 @@ pub fn for_run(r: &RunRecord, a: &Analysis, options: &Options) -> Vec<Figure> {
     out.extend(kind::of(r).map(|k| k.figures(r)).unwrap_or_default());
     out.extend(timeline::timeline(r).into_iter().map(Planned::figure));
     out.extend(spectra::spectrum(r, a).map(Planned::figure));
-    out.extend(spectra::group_spectrum(r, a).map(Planned::figure));
+    out.extend(
+        spectra::group_spectra(r, a)
+            .into_iter()
+            .map(Planned::figure),
+    );
     out
 }
 

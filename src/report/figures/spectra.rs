@@ -1,13 +1,15 @@
 //! Latency spectra: response time at every percentile, from each chosen step's HDR histogram
 //! (each nine one division, so the tail is as wide as the body), and per group (transaction
-//! type, direction, file, shard, rank) at the peak step, from the groups' percentiles.
+//! type, direction, file, shard, rank) at the peak step, from the groups' percentiles (at
+//! every step when the steps are different work, a job file's groups).
 
 use super::axes::y_axis;
 use super::{MAX_SERIES, Planned, by_index, chart, planned, step_label};
 use crate::present::svg::{Axis, LineChart, Point, Scale, Series, Style, nines_label};
 use crate::record::histogram::{LatencyHistogram, decode, new_histogram};
-use crate::record::{Analysis, RunRecord, StepResult};
+use crate::record::{Analysis, GroupResult, RunRecord, StepResult};
 use crate::vocab::numbers::ns;
+use crate::workload::kind;
 
 /// Ops a step needs before its latency spectrum is drawn.
 const MIN_SPECTRUM_OPS: u64 = 20;
@@ -112,14 +114,48 @@ pub(super) fn spectrum(r: &RunRecord, a: &Analysis) -> Option<Planned<LineChart>
 }
 
 /// Per group (transaction type, direction, block size, file, shard) at the peak step, from
-/// the groups' percentiles.
-pub(super) fn group_spectrum(r: &RunRecord, a: &Analysis) -> Option<Planned<LineChart>> {
-    let step = a
-        .peak_step
-        .and_then(|i| by_index(r, i))
-        .or(r.steps.first())?;
+/// the groups' percentiles; for steps of different work (a job file's groups), at each step.
+pub(super) fn group_spectra(r: &RunRecord, a: &Analysis) -> Vec<Planned<LineChart>> {
+    if kind::axes_of(r).varied_apart(&r.steps) {
+        return r
+            .steps
+            .iter()
+            .take(MAX_STEP_SPECTRA)
+            .filter_map(|s| group_spectrum(r, s, format!("groups-{}", s.index), ""))
+            .collect();
+    }
+    let peak = a.peak_step.and_then(|i| by_index(r, i));
+    let Some(step) = peak.or(r.steps.first()) else {
+        return Vec::new();
+    };
+    let which = if peak.is_some() {
+        ", the peak step"
+    } else {
+        ""
+    };
+    group_spectrum(r, step, "groups".into(), which)
+        .into_iter()
+        .collect()
+}
+
+/// Steps drawn one chart each, at most.
+const MAX_STEP_SPECTRA: usize = 8;
+
+/// The groups' percentiles at `step`, each group once (one with the very figures of a group
+/// before it, a job's only direction, is left out).
+fn group_spectrum(
+    r: &RunRecord,
+    step: &StepResult,
+    name: String,
+    which: &str,
+) -> Option<Planned<LineChart>> {
     let t = step.trials.first()?;
-    let groups: Vec<_> = t.groups.iter().filter(|g| g.latency.count > 0).collect();
+    let mut groups: Vec<&GroupResult> = Vec::new();
+    for g in t.groups.iter().filter(|g| g.latency.count > 0) {
+        if !groups.iter().any(|s| s.same_figures(g)) {
+            groups.push(g);
+        }
+    }
     if groups.len() < 2 {
         return None;
     }
@@ -174,9 +210,9 @@ pub(super) fn group_spectrum(r: &RunRecord, a: &Analysis) -> Option<Planned<Line
     };
     Some(planned(
         r,
-        "groups",
+        &name,
         format!(
-            "Response time percentiles (p50, p90, p99, p99.9, max) per group at {}, the peak step.",
+            "Response time percentiles (p50, p90, p99, p99.9, max) per group at {}{which}.",
             step_label(step)
         ),
         chart,
@@ -252,8 +288,10 @@ mod tests {
             peak_step: Some(1),
             ..Default::default()
         };
-        let c = group_spectrum(&r, &a).expect("groups");
+        let all = group_spectra(&r, &a);
+        let c = all.first().expect("groups");
         assert_eq!(c.name, "run-groups");
+        assert!(c.caption.ends_with("the peak step."), "{}", c.caption);
         assert_eq!(c.chart.title, "Latency by group at threads=2");
         let names = sample::names(&c.chart);
         assert_eq!(names, ["direction read", "direction write"]);
@@ -268,9 +306,15 @@ mod tests {
                 (0.999, 16e3)
             ]
         );
-        // One group is no comparison of groups.
+        // One group is no comparison of groups, nor is a group with another's figures.
+        let same = r.steps[1].trials[0].groups[0].clone();
+        r.steps[1].trials[0].groups[1] = GroupResult {
+            by: "job".into(),
+            ..same
+        };
+        assert!(group_spectra(&r, &a).is_empty());
         r.steps[1].trials[0].groups.truncate(1);
-        assert!(group_spectrum(&r, &a).is_none());
-        assert!(group_spectrum(&sample::run(Vec::new()), &a).is_none());
+        assert!(group_spectra(&r, &a).is_empty());
+        assert!(group_spectra(&sample::run(Vec::new()), &a).is_empty());
     }
 }

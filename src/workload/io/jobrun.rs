@@ -127,6 +127,57 @@ impl JobRun {
     }
 }
 
+/// How long each group of a job file's record runs, as its jobs say: `1s ramp + 2s` for
+/// time_based jobs, `32 MiB a copy` for jobs of a size (the runner's own step length does
+/// not apply). None for a record that is not a job file's.
+pub fn describe(spec: &serde_json::Value) -> Option<String> {
+    let jobs = spec.get("jobs")?.as_array()?;
+    let secs = |j: &serde_json::Value, k: &str| j.get(k).and_then(|v| v.as_f64());
+    let mut groups: Vec<(u64, String)> = Vec::new();
+    for j in jobs {
+        let g = j.get("group").and_then(|v| v.as_u64()).unwrap_or(0);
+        if groups.iter().any(|(k, _)| *k == g) {
+            continue;
+        }
+        let timed = j.get("time_based").and_then(|v| v.as_bool()) == Some(true);
+        let run = secs(j, "runtime").map(|s| crate::vocab::numbers::ns(s * 1e9));
+        let what = match (timed, run.clone()) {
+            (true, Some(run)) => match secs(j, "ramp_time").filter(|r| *r > 0.0) {
+                Some(ramp) => format!("{} ramp + {run}", crate::vocab::numbers::ns(ramp * 1e9)),
+                None => run,
+            },
+            _ => {
+                let budget = j.get("budget_bytes").and_then(|v| v.as_u64());
+                let size =
+                    budget.map_or("its size".into(), |b| format!("{} a copy", binary_bytes(b)));
+                match run {
+                    Some(run) => format!("{size}, at most {run}"),
+                    None => size,
+                }
+            }
+        };
+        groups.push((g, what));
+    }
+    let all: Vec<String> = groups.into_iter().map(|(_, w)| w).collect();
+    Some(format!("each group as its jobs say ({})", all.join("; ")))
+}
+
+/// `32 MiB`, `1.5 GiB`, `4 KiB`: bytes as job files give them.
+fn binary_bytes(b: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if v.fract() == 0.0 {
+        format!("{v:.0} {}", units[u])
+    } else {
+        format!("{v:.1} {}", units[u])
+    }
+}
+
 impl Workload for JobRun {
     fn name(&self) -> &'static str {
         "io"

@@ -40,11 +40,13 @@ impl crate::workload::kind::Kind for IoKind {
     }
 
     /// Outstanding I/Os grow with the workers, the queue depth and the files (one queue per
-    /// file); the rate of an open loop is a load too.
+    /// file); the rate of an open loop is a load too. A job file's groups are different
+    /// jobs, not levels of one load.
     fn axes(&self) -> crate::analysis::curve::Axes {
         crate::analysis::curve::Axes {
             load: &["threads", "iodepth", "files", "rate"],
             concurrency: &["threads", "iodepth", "files"],
+            apart: &["group"],
         }
     }
 
@@ -117,6 +119,11 @@ impl crate::workload::kind::Kind for IoKind {
             ));
         }
         Ok(Some(super::cmd::io_spec(&args, env)?))
+    }
+
+    /// A job file's groups run as their jobs say, not for the runner's step length.
+    fn describe_work(&self, spec: &serde_json::Value) -> Option<String> {
+        super::jobrun::describe(spec)
     }
 
     fn formats(&self) -> &'static [RecordFormat] {
