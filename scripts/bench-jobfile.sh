@@ -68,6 +68,21 @@ stonewall
 rw=read
 EOF
 
+cat >"$base/jobs/file-server-mix.fio" <<EOF
+; Intel IOmeter's file server mix (fio's iometer example, its shape), for a time: eight
+; block sizes from 512 B to 64 KiB, 80% reads, direct, at depth 64
+[mix]
+bssplit=512/10:1k/5:2k/5:4k/60:8k/2:16k/4:32k/4:64k/10
+rw=randrw
+rwmixread=80
+direct=1
+size=1g
+ioengine=libaio
+iodepth=64
+time_based
+runtime=$SECS
+EOF
+
 run() { # tool job round
   local dir="$base/run-$1"
   rm -rf "$dir" && mkdir -p "$dir"
