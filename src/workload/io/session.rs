@@ -117,6 +117,35 @@ pub(super) struct JobPart {
     pub file_lens: Vec<Vec<u64>>,
 }
 
+impl JobPart {
+    /// Copy `worker`'s pattern over its `i`-th file `f` by fio's rules (random map, order of
+    /// offsets), and the file to drop from the page cache after each pass, if any.
+    fn stream(
+        &self,
+        plan: &StepPlan,
+        f: &FileSpec,
+        (worker, i): (usize, usize),
+        file: &std::fs::File,
+        mut pattern: Pattern,
+    ) -> (Pattern, Option<std::fs::File>) {
+        if self.random_map && matches!(plan.spec.distribution, Distribution::Uniform) {
+            let mut rng = Rng::new(plan.seed ^ (f.index as u64 + 1) ^ (worker as u64) << 32);
+            pattern = pattern.with_random_map(&mut rng);
+        }
+        let file_len = self.file_lens.get(worker).and_then(|l| l.get(i)).copied();
+        pattern = pattern.with_walk(
+            self.walk,
+            file_len.unwrap_or_else(|| super::walk::file_len(file)),
+        );
+        let mut cache = None;
+        if self.invalidate {
+            let _ = sys::advise_dontneed(file);
+            cache = file.try_clone().ok();
+        }
+        (pattern, cache)
+    }
+}
+
 pub fn factory(spec: &IoSpec, point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError> {
     let files = spec.files.at(point) as usize;
     let plan = Arc::new(StepPlan {
@@ -328,20 +357,7 @@ impl IoSession {
                 .map_err(|e| open_error(&f.path, spec.direct, &e))?;
             let mut cache = None;
             if let Some(job) = &plan.job {
-                if job.random_map && matches!(spec.distribution, Distribution::Uniform) {
-                    let mut rng =
-                        Rng::new(plan.seed ^ (f.index as u64 + 1) ^ (worker as u64) << 32);
-                    pattern = pattern.with_random_map(&mut rng);
-                }
-                let file_len = job.file_lens.get(worker).and_then(|l| l.get(i)).copied();
-                pattern = pattern.with_walk(
-                    job.walk,
-                    file_len.unwrap_or_else(|| super::walk::file_len(&file)),
-                );
-                if job.invalidate {
-                    let _ = sys::advise_dontneed(&file);
-                    cache = file.try_clone().ok();
-                }
+                (pattern, cache) = job.stream(plan, f, (worker, i), &file, pattern);
             }
             files.push(file);
             streams.push(Stream {
