@@ -188,6 +188,150 @@ runtime=1
     assert!(dir.left().is_empty(), "{:?}", dir.left());
 }
 
+/// The 4 KiB blocks of `path` that hold anything but zeros, by their offset in KiB: where
+/// a job that only writes wrote (perflab makes a file of zeros when nothing reads it).
+fn written_kib(path: &Path) -> Vec<u64> {
+    let data = std::fs::read(path).unwrap();
+    data.chunks(4096)
+        .enumerate()
+        .filter(|(_, b)| b.iter().any(|&x| x != 0))
+        .map(|(i, _)| i as u64 * 4)
+        .collect()
+}
+
+#[test]
+fn each_io_goes_where_fio_puts_it() {
+    let dir = Scratch::new("where");
+    let file = dir.job(
+        "where.fio",
+        "[global]
+bs=4k
+rw=write
+
+; offset=64k size=64k with 4k holes: 64k, 72k ... 120k, then the walk runs past the
+; region and the job is over (fio's files are done), short of its size
+[holes]
+filename=DIR/holes.dat
+rw=write:4k
+offset=64k
+size=64k
+
+; backwards: 0, 56k, 52k ... 4k, 0 (fio never writes the last block)
+[back]
+stonewall
+filename=DIR/back.dat
+rw=write:-8k
+size=64k
+
+; two copies of one file, each from its own offset
+[shared]
+stonewall
+filename=DIR/shared.dat
+numjobs=2
+size=32k
+offset_increment=32k
+
+; all the I/O in the second half
+[zoned]
+stonewall
+filename=DIR/zoned.dat
+rw=randwrite
+size=256k
+norandommap
+random_distribution=zoned:0/50:100/50
+
+; a random offset, then 15 sequential I/Os (wrapping at the region's end)
+[every]
+stonewall
+filename=DIR/every.dat
+rw=randwrite:16
+size=1m
+io_size=64k
+",
+    );
+    let r = Results::new("jobfile-where");
+    let o = perflab(&r, &["io", &file, "--keep", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    let job = |s: usize| groups(&v, s, "job")[0];
+    let ops = |s: usize| job(s)["ops"].as_u64().unwrap();
+    // holes: 8 writes of 4k, every other block of the second 64k of a 128k file (perflab
+    // makes every file as long as the longest one the job file needs).
+    assert_eq!(ops(0), 8, "{}", job(0));
+    assert_eq!(job(0)["bytes"].as_u64(), Some(32 << 10));
+    let holes = dir.path().join("holes.dat");
+    assert_eq!(written_kib(&holes), vec![64, 72, 80, 88, 96, 104, 112, 120]);
+    // back: 16 writes, every block but the last.
+    assert_eq!(ops(1), 16);
+    let back: Vec<u64> = (0..15).map(|b| b * 4).collect();
+    assert_eq!(written_kib(&dir.path().join("back.dat")), back);
+    // shared: two copies of 8 writes, the first half and the second.
+    assert_eq!(ops(2), 16);
+    let shared = written_kib(&dir.path().join("shared.dat"));
+    assert_eq!(shared, (0..16).map(|b| b * 4).collect::<Vec<_>>());
+    // zoned: nothing in the first half.
+    let zoned = written_kib(&dir.path().join("zoned.dat"));
+    assert!(
+        !zoned.is_empty() && zoned.iter().all(|&k| k >= 128),
+        "{zoned:?}"
+    );
+    // every: 16 writes in one run of 16 blocks, wrapping from the region's end to its
+    // start.
+    assert_eq!(ops(4), 16);
+    let every = written_kib(&dir.path().join("every.dat"));
+    assert_eq!(every.len(), 16, "{every:?}");
+    let gaps = every.windows(2).filter(|w| w[1] != w[0] + 4).count();
+    let wraps = every.first() == Some(&0) && every.last() == Some(&1020);
+    assert!(gaps == 0 || (gaps == 1 && wraps), "{every:?}");
+}
+
+#[test]
+fn bsrange_draws_fios_sizes_and_timeout_is_runtime() {
+    let dir = Scratch::new("bsrange");
+    // fio rounds LO + x (x uniform below HI) down to a multiple of LO, capped at HI:
+    // 4k and 8k 40% of the time each, 10k 20%.
+    let file = dir.job(
+        "range.fio",
+        "[range]
+filename=DIR/range.dat
+rw=randread
+norandommap
+size=8m
+bsrange=4k-10k
+timeout=60
+",
+    );
+    let r = Results::new("jobfile-bsrange");
+    let dry = perflab(&r, &["io", &file, "--dry-run"]);
+    assert!(dry.status.success(), "{}", stderr(&dry));
+    let plan = stdout(&dry);
+    assert!(plan.contains("4 KiB/8 KiB/10 KiB"), "{plan}");
+    assert!(plan.contains("or after 60s"), "{plan}");
+    let o = perflab(&r, &["io", &file, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    let sizes = groups(&v, 0, "block_size");
+    let count = |k: &str| {
+        sizes
+            .iter()
+            .find(|g| g["key"] == k)
+            .map_or(0, |g| g["ops"].as_u64().unwrap())
+    };
+    let (a, b, c) = (count("4096"), count("8192"), count("10240"));
+    let all = (a + b + c) as f64;
+    assert_eq!(sizes.len(), 3, "{sizes:?}");
+    for (n, want) in [(a, 0.4), (b, 0.4), (c, 0.2)] {
+        assert!((n as f64 / all - want).abs() < 0.08, "{a} {b} {c}");
+    }
+    let job = groups(&v, 0, "job")[0];
+    assert_eq!(
+        job["bytes"].as_u64().unwrap(),
+        a * 4096 + b * 8192 + c * 10240
+    );
+    // The job ran its size: within the last I/O of 8 MiB.
+    assert!(job["bytes"].as_u64().unwrap() >= (8 << 20) - 10240, "{job}");
+}
+
 #[test]
 fn dry_run_prints_the_plan_and_makes_nothing() {
     let dir = Scratch::new("dry");

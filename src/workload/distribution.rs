@@ -48,6 +48,15 @@
 //! over the others. The hot set holds `round(blocks · DATA / 100)` blocks, kept between 1 and
 //! `blocks - 1` so that both sets exist whenever there are two blocks.
 //!
+//! # fio's own (`normal:DEV`, `zoned:...`, `zoned_abs:...`, and a center)
+//!
+//! A job file's `random_distribution` means what fio means: `normal` is fio's bell
+//! ([`gauss`]), `zoned` and `zoned_abs` its zones ([`zones`]), and the optional center of
+//! zipf, pareto and normal (`zipf:1.2:0.25`) is fio's `rand_off`: after spreading, every
+//! block moves by that share of the region, wrapping (for normal, by the center less one
+//! half: fio's bell sits in the middle by default). The spreading maps rank 0 to block 0, so
+//! zipf's hottest block lands exactly at the center, as in fio.
+//!
 //! # Scrambling
 //!
 //! Without scrambling rank `r` is block `r`: the hot blocks sit together at the start of the
@@ -71,15 +80,23 @@
 //! multiplications) instead of a division, which had cost 5-10 ns; past that it is a 128-bit
 //! remainder.
 
+mod gauss;
+mod zones;
+
 use crate::workload::rng::Rng;
+use gauss::Gauss;
 use std::fmt;
 use std::str::FromStr;
+use zones::ZoneTable;
 
 /// The forms [`Distribution::from_str`] accepts, for error messages.
 const FORMS: &str = "expected uniform, zipf:THETA (THETA > 0, e.g. zipf:1.2), \
                      pareto:H (0 < H < 1, e.g. pareto:0.9) or hot:ACCESS/DATA (percentages \
                      strictly between 0 and 100, e.g. hot:90/10 sends 90% of I/Os to 10% of \
-                     the blocks)";
+                     the blocks), or fio's normal:DEV (0 <= DEV < 100), zoned:A/S:A/S... \
+                     (A% of the I/Os in the next S% of the blocks, the A adding up to 100), \
+                     zoned_abs:A/BYTES:... and a center for zipf, pareto and normal \
+                     (zipf:1.2:0.25)";
 
 /// How the blocks an I/O touches are spread over a file.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -93,7 +110,32 @@ pub enum Distribution {
     Pareto { h: f64 },
     /// `access_pct`% of the I/Os go uniformly to `data_pct`% of the blocks; both in (0, 100).
     Hot { access_pct: f64, data_pct: f64 },
+    /// fio's `normal:DEV`: a bell over the blocks ([`gauss`]), widened by `dev` in `[0, 100)`.
+    Normal { dev: f64 },
+    /// fio's `zoned`: in order from the region's start, each zone takes `access` percent of
+    /// the I/Os uniformly over its `size` percent of the blocks. The accesses add up to 100,
+    /// the sizes to at most 100.
+    Zoned { zones: Vec<Zone> },
+    /// fio's `zoned_abs`: as `Zoned` with each zone's `size` in bytes.
+    ZonedAbs { zones: Vec<Zone> },
+    /// zipf, pareto or normal with fio's center: the blocks moved by `center` (0 to 1) of
+    /// the region (see the module doc).
+    Centered {
+        base: Box<Distribution>,
+        center: f64,
+    },
 }
+
+/// One zone of a zoned distribution: its whole percentage of the I/Os and its size (a
+/// percentage of the region, or bytes for `zoned_abs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Zone {
+    pub access: u32,
+    pub size: u64,
+}
+
+/// fio's cap on zones (ZONESPLIT_MAX).
+pub const MAX_ZONES: usize = 256;
 
 impl Distribution {
     /// Checks the parameters, with a message that names the rule broken.
@@ -130,6 +172,65 @@ impl Distribution {
                     ))
                 }
             }
+            Distribution::Normal { dev } => {
+                if (0.0..100.0).contains(&dev) {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "normal's deviation must be 0 to below 100, got {dev}"
+                    ))
+                }
+            }
+            Distribution::Zoned { ref zones } | Distribution::ZonedAbs { ref zones } => {
+                let absolute = matches!(self, Distribution::ZonedAbs { .. });
+                if zones.is_empty() || zones.len() > MAX_ZONES {
+                    return Err(format!("a zoned distribution has 1 to {MAX_ZONES} zones"));
+                }
+                let access: u64 = zones.iter().map(|z| u64::from(z.access)).sum();
+                if access != 100 {
+                    return Err(format!(
+                        "the zones' shares of the I/O add up to {access}, not 100"
+                    ));
+                }
+                let sizes: u64 = zones.iter().map(|z| z.size).fold(0, u64::saturating_add);
+                if !absolute && sizes > 100 {
+                    return Err(format!(
+                        "the zones' sizes add up to {sizes} percent, over 100"
+                    ));
+                }
+                if absolute && zones.iter().any(|z| z.size == 0) {
+                    return Err("every zoned_abs zone needs a size in bytes".into());
+                }
+                Ok(())
+            }
+            Distribution::Centered { ref base, center } => {
+                if !matches!(
+                    **base,
+                    Distribution::Zipf { .. }
+                        | Distribution::Pareto { .. }
+                        | Distribution::Normal { .. }
+                ) {
+                    return Err(format!(
+                        "{base} takes no center (zipf, pareto and normal do)"
+                    ));
+                }
+                if !(0.0..=1.0).contains(&center) {
+                    return Err(format!("a center is 0 to 1, got {center}"));
+                }
+                base.validate()
+            }
+        }
+    }
+
+    /// Whether fio spreads the hot blocks over the region (zipf, pareto and normal, by
+    /// hashing) rather than keeping them where the distribution puts them.
+    pub fn spread(&self) -> bool {
+        match self {
+            Distribution::Zipf { .. }
+            | Distribution::Pareto { .. }
+            | Distribution::Normal { .. } => true,
+            Distribution::Centered { base, .. } => base.spread(),
+            _ => false,
         }
     }
 }
@@ -142,6 +243,31 @@ fn parse_number(s: &str, what: &str) -> Result<f64, String> {
     }
 }
 
+/// `A/S:A/S:...`: each zone's whole percentage of the I/Os and its size (a whole
+/// percentage, or bytes with units when `absolute`).
+fn parse_zones(text: &str, absolute: bool) -> Result<Vec<Zone>, String> {
+    text.split(':')
+        .map(|z| {
+            let (a, size) = z
+                .split_once('/')
+                .ok_or_else(|| format!("a zone is ACCESS/SIZE, got {z:?}; {FORMS}"))?;
+            let access = a
+                .trim()
+                .parse::<u32>()
+                .map_err(|_| format!("zone {z:?}: {a:?} is not a whole percentage; {FORMS}"))?;
+            let size = if absolute {
+                crate::vocab::units::parse_size("zoned_abs", size.trim())
+                    .map_err(|e| format!("zone {z:?}: {e}"))?
+            } else {
+                size.trim().parse::<u64>().map_err(|_| {
+                    format!("zone {z:?}: {size:?} is not a whole percentage; {FORMS}")
+                })?
+            };
+            Ok(Zone { access, size })
+        })
+        .collect()
+}
+
 impl FromStr for Distribution {
     type Err = String;
 
@@ -150,6 +276,14 @@ impl FromStr for Distribution {
         let (kind, arg) = match s.split_once(':') {
             Some((k, a)) => (k.trim().to_ascii_lowercase(), Some(a)),
             None => (s.to_ascii_lowercase(), None),
+        };
+        // zipf, pareto and normal take fio's optional center after a second colon.
+        let (arg, center) = match (kind.as_str(), arg) {
+            ("zipf" | "pareto" | "normal", Some(a)) => match a.split_once(':') {
+                Some((v, c)) => (Some(v), Some(parse_number(c, "center")?)),
+                None => (Some(a), None),
+            },
+            _ => (arg, None),
         };
         let dist = match (kind.as_str(), arg) {
             ("uniform", None) => Distribution::Uniform,
@@ -168,7 +302,24 @@ impl FromStr for Distribution {
                     data_pct: parse_number(data, "hot data percentage")?,
                 }
             }
+            ("normal", None) => Distribution::Normal { dev: 0.0 },
+            ("normal", Some(a)) => Distribution::Normal {
+                dev: parse_number(a, "normal deviation")?,
+            },
+            ("zoned", Some(a)) => Distribution::Zoned {
+                zones: parse_zones(a, false)?,
+            },
+            ("zoned_abs", Some(a)) => Distribution::ZonedAbs {
+                zones: parse_zones(a, true)?,
+            },
             _ => return Err(format!("unknown distribution {s:?}; {FORMS}")),
+        };
+        let dist = match center {
+            Some(center) => Distribution::Centered {
+                base: Box::new(dist),
+                center,
+            },
+            None => dist,
         };
         dist.validate().map_err(|e| format!("{e}; {FORMS}"))?;
         Ok(dist)
@@ -187,6 +338,19 @@ impl fmt::Display for Distribution {
                 access_pct,
                 data_pct,
             } => write!(f, "hot:{access_pct}/{data_pct}"),
+            Distribution::Normal { dev } => write!(f, "normal:{dev}"),
+            Distribution::Zoned { zones } | Distribution::ZonedAbs { zones } => {
+                let kind = match self {
+                    Distribution::ZonedAbs { .. } => "zoned_abs",
+                    _ => "zoned",
+                };
+                write!(f, "{kind}")?;
+                for z in zones {
+                    write!(f, ":{}/{}", z.access, z.size)?;
+                }
+                Ok(())
+            }
+            Distribution::Centered { base, center } => write!(f, "{base}:{center}"),
         }
     }
 }
@@ -304,6 +468,8 @@ enum Kind {
         /// Blocks in the hot set (ranks `0..hot`).
         hot: u64,
     },
+    Normal(Gauss),
+    Zones(ZoneTable),
 }
 
 /// Draws block indexes in `0..blocks` for one worker. Construction precomputes whatever makes
@@ -316,17 +482,52 @@ pub struct BlockPicker {
     multiplier: u64,
     /// `floor(2^64 / blocks)` for Barrett reduction when `blocks <= 2^32`, else 0.
     barrett: u64,
+    /// fio's center: blocks added after scrambling, modulo `blocks` (0: none).
+    rotate: u64,
 }
 
 impl BlockPicker {
     /// A picker over `blocks` blocks (at least 1). With `scramble`, ranks are spread over the
     /// file by a fixed permutation (the same for every worker, so they share one hot set).
     pub fn new(dist: &Distribution, blocks: u64, scramble: bool) -> Result<Self, String> {
+        Self::sized(dist, blocks, 1, scramble)
+    }
+
+    /// As [`BlockPicker::new`], over blocks of `block_bytes` bytes, which `zoned_abs`
+    /// counts its zones' bytes in.
+    pub fn sized(
+        dist: &Distribution,
+        blocks: u64,
+        block_bytes: u64,
+        scramble: bool,
+    ) -> Result<Self, String> {
         if blocks == 0 {
             return Err("a block picker needs at least one block".to_string());
         }
         dist.validate()?;
+        let (dist, rotate) = match dist {
+            Distribution::Centered { base, center } => {
+                // fio's rand_off: the center's share of the blocks; normal's bell already
+                // sits in the middle, so it moves by the center less one half.
+                let turn = match **base {
+                    Distribution::Normal { .. } => center - 0.5,
+                    _ => *center,
+                };
+                let b = blocks as f64;
+                // `as` saturates; the remainder keeps it in range.
+                (&**base, ((turn * b).rem_euclid(b) as u64) % blocks)
+            }
+            d => (d, 0),
+        };
         let kind = match *dist {
+            Distribution::Normal { dev } => Kind::Normal(Gauss::new(dev, blocks)),
+            Distribution::Zoned { ref zones } => Kind::Zones(ZoneTable::percent(zones, blocks)),
+            Distribution::ZonedAbs { ref zones } => {
+                Kind::Zones(ZoneTable::bytes(zones, blocks, block_bytes)?)
+            }
+            Distribution::Centered { .. } => {
+                return Err("a center of a center is not a distribution".into());
+            }
             Distribution::Uniform => Kind::Uniform,
             Distribution::Zipf { theta } => Kind::Zipf(Zipf::new(theta, blocks)),
             Distribution::Pareto { h } => Kind::Pareto {
@@ -365,6 +566,7 @@ impl BlockPicker {
             blocks,
             multiplier,
             barrett,
+            rotate,
         })
     }
 
@@ -390,8 +592,16 @@ impl BlockPicker {
                     *hot + rng.below(self.blocks - *hot)
                 }
             }
+            Kind::Normal(g) => g.sample(rng),
+            Kind::Zones(t) => t.next(rng),
         };
-        self.scramble(rank)
+        let block = self.scramble(rank);
+        if self.rotate == 0 {
+            block
+        } else {
+            // Both below `blocks`: the sum fits in 128 bits, the remainder in `blocks`.
+            ((u128::from(block) + u128::from(self.rotate)) % u128::from(self.blocks)) as u64
+        }
     }
 
     /// Maps a rank to its block: `rank · a mod blocks`, or the rank itself.
@@ -773,6 +983,111 @@ mod tests {
             tenths[(p.scramble(rank) * 10 / blocks) as usize] += 1;
         }
         assert!(tenths.iter().all(|&n| (5..=15).contains(&n)), "{tenths:?}");
+    }
+
+    #[test]
+    fn fio_forms_parse_and_round_trip() {
+        let zones = |z: &[(u32, u64)]| {
+            z.iter()
+                .map(|&(access, size)| Zone { access, size })
+                .collect::<Vec<_>>()
+        };
+        let cases = [
+            ("normal:5", Distribution::Normal { dev: 5.0 }),
+            (
+                "zoned:50/5:30/15:20/80",
+                Distribution::Zoned {
+                    zones: zones(&[(50, 5), (30, 15), (20, 80)]),
+                },
+            ),
+            (
+                "zoned_abs:80/1048576:20/4194304",
+                Distribution::ZonedAbs {
+                    zones: zones(&[(80, 1 << 20), (20, 4 << 20)]),
+                },
+            ),
+            (
+                "zipf:1.2:0.25",
+                Distribution::Centered {
+                    base: Box::new(Distribution::Zipf { theta: 1.2 }),
+                    center: 0.25,
+                },
+            ),
+        ];
+        for (text, dist) in cases {
+            assert_eq!(text.parse::<Distribution>().unwrap(), dist, "{text}");
+            assert_eq!(dist.to_string(), text);
+        }
+        assert_eq!(
+            "zoned_abs:100/1m".parse::<Distribution>().unwrap(),
+            Distribution::ZonedAbs {
+                zones: zones(&[(100, 1 << 20)])
+            }
+        );
+        for bad in [
+            "normal:100",
+            "zoned:50/5:30/15",
+            "zoned:50/60:50/60",
+            "zoned:50",
+            "zoned_abs:100/0",
+            "zipf:1.2:2",
+            "hot:90/10:0.5",
+        ] {
+            let err = bad.parse::<Distribution>().unwrap_err();
+            assert!(err.contains("expected uniform"), "{bad}: {err}");
+        }
+        let json = serde_json::to_string(&cases_json()).unwrap();
+        let back: Distribution = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, cases_json());
+    }
+
+    fn cases_json() -> Distribution {
+        Distribution::Centered {
+            base: Box::new(Distribution::Normal { dev: 3.0 }),
+            center: 0.7,
+        }
+    }
+
+    #[test]
+    fn a_center_puts_zipfs_hottest_block_there() {
+        let blocks = 1000;
+        let centered = Distribution::Centered {
+            base: Box::new(Distribution::Zipf { theta: 1.5 }),
+            center: 0.25,
+        };
+        let mut p = BlockPicker::new(&centered, blocks, true).unwrap();
+        let mut rng = Rng::new(4);
+        let mut counts = vec![0u32; blocks as usize];
+        for _ in 0..50_000 {
+            counts[p.next(&mut rng) as usize] += 1;
+        }
+        let hottest = (0..blocks as usize).max_by_key(|&b| counts[b]).unwrap();
+        assert_eq!(hottest, 250);
+        // Normal's default center is the middle: a center of 0.5 moves nothing.
+        let plain = BlockPicker::new(&Distribution::Normal { dev: 0.0 }, blocks, true).unwrap();
+        let half = Distribution::Centered {
+            base: Box::new(Distribution::Normal { dev: 0.0 }),
+            center: 0.5,
+        };
+        let half = BlockPicker::new(&half, blocks, true).unwrap();
+        assert_eq!(half.rotate, 0);
+        assert_eq!(plain.rotate, 0);
+    }
+
+    #[test]
+    fn fio_spreads_zipf_pareto_and_normal_but_not_zones() {
+        assert!(Distribution::Normal { dev: 0.0 }.spread());
+        assert!(Distribution::Pareto { h: 0.5 }.spread());
+        assert!(!Distribution::Uniform.spread());
+        assert!(
+            !Distribution::Zoned {
+                zones: vec![Zone {
+                    access: 100,
+                    size: 100
+                }]
+            }
+            .spread()
+        );
     }
 
     #[test]

@@ -12,20 +12,28 @@
 //!   at `iodepth`;
 //! - `direct` (default 0: buffered), `invalidate` (default 1: each copy starts with its
 //!   files out of the page cache), `fsync`, `fdatasync`, `rwmixread`, `bs=READ,WRITE`,
-//!   `bssplit`, the random distributions perflab has.
+//!   `bssplit`, `bsrange` ([`super::bsrange`]), every `random_distribution` but `sequence`;
+//! - where each I/O goes by fio's rules ([`super::walk`]: `rw=X:N`, `rw_sequencer`,
+//!   `percentage_random`), in each copy's region ([`super::regions`]: `offset`,
+//!   `offset_increment`, `size` and `offset` in percent of an existing file or device).
 //!
 //! What perflab cannot do yet is refused by name rather than run differently.
 
 use super::IoSpec;
-use super::fio::job::{FioDistribution, FioEngine, FioJob, FioRw, RateProcess, SizeSpec};
+use super::bsrange;
+use super::fio::job::{
+    FioDistribution, FioEngine, FioJob, FioRw, RateProcess, RwModifier, Sequencer,
+};
 use super::fio::{JobFile, Origin};
 use super::jobrun::{Job, JobRun};
 use super::layout::Layout;
 use super::pattern::Rw;
+use super::regions;
+use super::walk::WalkRules;
 use crate::engine::{EngineKind, probe_uring};
 use crate::vocab::Sweep;
 use crate::workload::Arrival;
-use crate::workload::distribution::Distribution;
+use crate::workload::distribution::{BlockPicker, Distribution, Zone};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -73,6 +81,10 @@ struct Shaped<'f> {
     distribution: Distribution,
     budget: Option<u64>,
     rate_iops: Option<f64>,
+    /// Each copy's region start.
+    starts: Vec<u64>,
+    walk: WalkRules,
+    pass_limit: Option<u32>,
 }
 
 /// Every file of every copy once, in the order first named.
@@ -114,7 +126,24 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
         .map(|job| shape(job, &mut files))
         .collect::<Result<Vec<_>, _>>()?;
     check_groups(file)?;
-    let size = shaped.iter().map(|s| s.region).max().unwrap_or(0);
+    // The files perflab makes are as long as their furthest region reaches (fio extends
+    // each to its job's offset and size); an existing one is as long as it is.
+    let mut reach = vec![0u64; files.paths.len()];
+    for s in &shaped {
+        for (copy, fs) in s.files.iter().enumerate() {
+            let end = s.starts.get(copy).copied().unwrap_or(0) + s.region;
+            for &i in fs {
+                reach[i] = reach[i].max(end);
+            }
+        }
+    }
+    let size = reach.iter().copied().max().unwrap_or(0);
+    let file_lens: Vec<u64> = files
+        .paths
+        .iter()
+        .zip(&reach)
+        .map(|(p, &r)| existing_len(p).unwrap_or(r))
+        .collect();
     // Only the files a writing job uses need permission to be written.
     let mut writes = vec![false; files.paths.len()];
     for s in shaped.iter().filter(|s| s.rw.writes()) {
@@ -149,7 +178,10 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
         straggler_fraction: 0.5,
         layout: Arc::clone(&layout),
     };
-    let jobs: Vec<Job> = shaped.into_iter().map(|s| job_of(s, &base)).collect();
+    let jobs: Vec<Job> = shaped
+        .into_iter()
+        .map(|s| job_of(s, &base, &file_lens))
+        .collect();
     let groups = file.jobs.iter().map(|j| j.group).max().unwrap_or(0) as usize + 1;
     let labels: Vec<String> = (0..groups)
         .map(|g| {
@@ -184,31 +216,6 @@ fn shape<'f>(job: &'f FioJob, all: &mut Files) -> Result<Shaped<'f>, String> {
         })
         .collect();
     let nfiles = files.first().map_or(1, Vec::len).max(1) as u64;
-    // Each file's bytes: filesize, else the job's size over its files, else what an
-    // existing file holds.
-    let region = match (job.filesize, job.size) {
-        (Some((lo, _)), _) => lo,
-        (None, Some(SizeSpec::Bytes(b))) => b / nfiles,
-        (None, Some(SizeSpec::Percent(_))) => {
-            return Err(refuse(
-                job,
-                "size",
-                "a size in percent of the file is not supported yet; give bytes",
-            ));
-        }
-        (None, None) => job
-            .files_of(0)
-            .iter()
-            .filter_map(|p| existing_len(p))
-            .min()
-            .ok_or_else(|| {
-                refuse(
-                    job,
-                    "size",
-                    "fio needs size= (or filesize=) for files that do not exist yet",
-                )
-            })?,
-    };
     let (rw, read_pct) = rw_of(job).map_err(|w| refuse(job, "rw", &w))?;
     let (sizes, write_sizes) = sizes_of(job);
     let smallest = sizes
@@ -217,7 +224,10 @@ fn shape<'f>(job: &'f FioJob, all: &mut Files) -> Result<Shaped<'f>, String> {
         .map(|s| s.0)
         .min()
         .unwrap_or(4096);
-    let region = region / smallest * smallest;
+    // Each copy's start and its region's bytes in each file.
+    let regions = regions::of(job, copies, smallest, &|p| existing_len(p))
+        .map_err(|(o, w)| refuse(job, o, &w))?;
+    let region = regions.len / smallest * smallest;
     if region == 0 {
         return Err(refuse(
             job,
@@ -228,6 +238,18 @@ fn shape<'f>(job: &'f FioJob, all: &mut Files) -> Result<Shaped<'f>, String> {
     let (engine, depth) = engine_of(job).map_err(|(o, w)| refuse(job, o, &w))?;
     let distribution =
         distribution_of(&job.distribution).map_err(|w| refuse(job, "random_distribution", &w))?;
+    if let Distribution::ZonedAbs { .. } = distribution {
+        // fio stops a job that draws a zone past its region: refuse it before the run.
+        let largest = sizes
+            .iter()
+            .chain(write_sizes.iter().flatten())
+            .map(|s| s.0)
+            .max()
+            .unwrap_or(smallest);
+        let blocks = (region - largest.min(region)) / smallest + 1;
+        BlockPicker::sized(&distribution, blocks, smallest, false)
+            .map_err(|w| refuse(job, "random_distribution", &w))?;
+    }
     let rate_iops =
         pace_of(job, &sizes, write_sizes.as_deref()).map_err(|(o, w)| refuse(job, o, &w))?;
     let budget = (!job.time_based).then(|| {
@@ -249,7 +271,28 @@ fn shape<'f>(job: &'f FioJob, all: &mut Files) -> Result<Shaped<'f>, String> {
         distribution,
         budget,
         rate_iops,
+        starts: regions.starts,
+        walk: walk_of(job, nfiles),
+        // fio ends a job of fixed size without io_size when its files are done, after
+        // `loops` passes, even short of its bytes (keep_running's `fio_files_done`).
+        pass_limit: (!job.time_based && job.io_size.is_none()).then_some(job.loops.max(1)),
     })
+}
+
+/// fio's order of offsets for `job`, whose copies each drive `nfiles` files.
+fn walk_of(job: &FioJob, nfiles: u64) -> WalkRules {
+    let (skip, every) = match job.rw_modifier {
+        Some(RwModifier::Skip(b)) => (b, 1),
+        Some(RwModifier::NewOffsetEvery(n)) => (0, n.min(u64::from(u32::MAX)) as u32),
+        None => (0, 1),
+    };
+    WalkRules {
+        skip,
+        every,
+        identical: job.rw_sequencer == Sequencer::Identical,
+        random_pct: job.percentage_random.map(|p| p.min(100)),
+        rewind: job.time_based && nfiles == 1,
+    }
 }
 
 /// Jobs that run at once must end the same way: all for their sizes, or all for one
@@ -289,8 +332,13 @@ fn check_groups(file: &JobFile) -> Result<(), String> {
 
 /// A shaped job over the run's layout (`base`), with its own engine, O_DIRECT,
 /// distribution and syncs.
-fn job_of(s: Shaped, base: &IoSpec) -> Job {
+fn job_of(s: Shaped, base: &IoSpec, file_lens: &[u64]) -> Job {
     let job = s.job;
+    let lens = s
+        .files
+        .iter()
+        .map(|fs| fs.iter().map(|&i| file_lens[i]).collect())
+        .collect();
     let spec = IoSpec {
         rw: Sweep::single("rw", s.rw),
         bs_bytes: Sweep::single(
@@ -316,6 +364,10 @@ fn job_of(s: Shaped, base: &IoSpec) -> Job {
         iodepth: s.depth,
         files: s.files,
         region_bytes: s.region,
+        file_lens: lens,
+        starts: s.starts,
+        walk: s.walk,
+        pass_limit: s.pass_limit,
         budget_bytes: s.budget,
         runtime: job.runtime,
         time_based: job.time_based,
@@ -363,17 +415,23 @@ fn unsupported(job: &FioJob) -> Result<(), (&'static str, String)> {
             "perflab does not trim; use read, write, randread, randwrite, rw or randrw".into(),
         ));
     }
-    if job.rw_modifier.is_some() {
-        return not_yet(
-            "rw",
-            "an rw=X:N modifier (skips or offset changes every N I/Os)",
-        );
-    }
-    if job.bsrange.is_some() {
-        return not_yet("bsrange", "a range of block sizes (give bs or bssplit)");
-    }
-    if job.offset.is_some_and(|o| o != SizeSpec::Bytes(0)) || job.offset_increment > 0 {
-        return not_yet("offset", "an offset into the files");
+    if let Some(ranges) = job.bsrange {
+        if job.bssplit.is_some() {
+            return Err((
+                "bsrange",
+                "with bssplit: fio draws from the split and rounds to the range's smallest; give one of the two".into(),
+            ));
+        }
+        let n: u64 = ranges.iter().map(|&(lo, hi)| bsrange::count(lo, hi)).sum();
+        if n > bsrange::MAX_SIZES as u64 {
+            return Err((
+                "bsrange",
+                format!(
+                    "draws {n} block sizes for reads and writes; perflab keeps at most {} (each with its figures): narrow the range or give bssplit",
+                    bsrange::MAX_SIZES
+                ),
+            ));
+        }
     }
     if job
         .rate_min
@@ -429,17 +487,12 @@ fn unsupported(job: &FioJob) -> Result<(), (&'static str, String)> {
     if job.filesize.is_some_and(|(lo, hi)| lo != hi) {
         return not_yet("filesize", "a range of file sizes");
     }
+    let least = job.bsrange.map_or(job.bs, |r| [r[0].0, r[1].0]);
     if job
         .blockalign
-        .is_some_and(|[r, w]| r != job.bs[0] || w != job.bs[1])
+        .is_some_and(|[r, w]| r != least[0] || w != least[1])
     {
         return not_yet("blockalign", "an alignment other than the block size");
-    }
-    if job.percentage_random != [100, 100] && job.rw.random() {
-        return not_yet(
-            "percentage_random",
-            "a share of sequential I/O in a random job",
-        );
     }
     Ok(())
 }
@@ -502,9 +555,10 @@ fn rw_of(job: &FioJob) -> Result<(Rw, u64), String> {
 /// Reads' sizes, and writes' when they differ.
 #[allow(clippy::type_complexity)]
 fn sizes_of(job: &FioJob) -> (Vec<(u64, u32)>, Option<Vec<(u64, u32)>>) {
-    let [r, w] = match &job.bssplit {
-        Some(split) => [split[0].clone(), split[1].clone()],
-        None => [vec![(job.bs[0], 1)], vec![(job.bs[1], 1)]],
+    let [r, w] = match (&job.bssplit, job.bsrange) {
+        (Some(split), _) => [split[0].clone(), split[1].clone()],
+        (None, Some([r, w])) => [bsrange::sizes(r.0, r.1), bsrange::sizes(w.0, w.1)],
+        (None, None) => [vec![(job.bs[0], 1)], vec![(job.bs[1], 1)]],
     };
     let differ = job.rw.writes() && job.rw.reads() && r != w;
     match (job.rw.reads(), job.rw.writes()) {
@@ -535,33 +589,33 @@ fn engine_of(job: &FioJob) -> Result<(EngineKind, u32), (&'static str, String)> 
     }
 }
 
+/// fio's distribution as perflab's: the same draws (see [`Distribution`]).
 fn distribution_of(d: &FioDistribution) -> Result<Distribution, String> {
-    let off_center = |c: f64| c != 0.0;
-    let dist = match d {
-        FioDistribution::Random => Distribution::Uniform,
-        FioDistribution::Zipf { theta, center } if !off_center(*center) => {
-            Distribution::Zipf { theta: *theta }
+    let zones = |z: &[(f64, u64)]| {
+        z.iter()
+            .map(|&(access, size)| Zone {
+                access: access as u32,
+                size,
+            })
+            .collect::<Vec<_>>()
+    };
+    let (base, center) = match d {
+        FioDistribution::Random => (Distribution::Uniform, None),
+        FioDistribution::Zipf { theta, center } => (Distribution::Zipf { theta: *theta }, *center),
+        FioDistribution::Pareto { h, center } => (Distribution::Pareto { h: *h }, *center),
+        FioDistribution::Normal { dev, center } => (Distribution::Normal { dev: *dev }, *center),
+        FioDistribution::Zoned(z) => {
+            let z: Vec<(f64, u64)> = z.iter().map(|&(a, s)| (a, s as u64)).collect();
+            (Distribution::Zoned { zones: zones(&z) }, None)
         }
-        FioDistribution::Pareto { h, center } if !off_center(*center) => {
-            Distribution::Pareto { h: *h }
-        }
-        FioDistribution::Zoned(zones) if zones.len() == 2 => Distribution::Hot {
-            access_pct: zones[0].0,
-            data_pct: zones[0].1,
+        FioDistribution::ZonedAbs(z) => (Distribution::ZonedAbs { zones: zones(z) }, None),
+    };
+    let dist = match center {
+        Some(center) => Distribution::Centered {
+            base: Box::new(base),
+            center,
         },
-        FioDistribution::Zoned(zones) if zones.len() == 1 => Distribution::Uniform,
-        FioDistribution::Zipf { .. } | FioDistribution::Pareto { .. } => {
-            return Err("a center other than 0 is not supported yet".into());
-        }
-        FioDistribution::Normal { .. } => {
-            return Err("normal is not supported yet (zipf, pareto and zoned are)".into());
-        }
-        FioDistribution::Zoned(_) => {
-            return Err("zoned with more than two zones is not supported yet".into());
-        }
-        FioDistribution::ZonedAbs(_) => {
-            return Err("zoned_abs is not supported yet (zoned is)".into());
-        }
+        None => base,
     };
     dist.validate()?;
     Ok(dist)

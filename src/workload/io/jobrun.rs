@@ -17,6 +17,7 @@ use super::IoSpec;
 use super::layout::Layout;
 use super::pattern::Rw;
 use super::session::{JobPart, StepPlan};
+use super::walk::WalkRules;
 use crate::record::{Headline, Setting, StepResult, Trial, Warning};
 use crate::vocab::{Axis, StepPoint, Sweep};
 use crate::workload::{
@@ -48,6 +49,18 @@ pub struct Job {
     pub files: Vec<Vec<usize>>,
     /// Bytes of each file its I/O keeps to.
     pub region_bytes: u64,
+    /// Where each copy's region starts in its files (fio's `offset`, plus
+    /// `offset_increment` per copy).
+    pub starts: Vec<u64>,
+    /// fio's order of offsets: `rw=X:N`, `rw_sequencer`, `percentage_random`.
+    pub walk: WalkRules,
+    /// A job of fixed size without `io_size` also ends when it has made this many passes
+    /// over its files (fio's `loops`): a skip that leaves holes ends it early, as in fio.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pass_limit: Option<u32>,
+    /// Each copy's files' lengths as fio sees them (`[copy][file]`).
+    #[serde(skip)]
+    pub file_lens: Vec<Vec<u64>>,
     /// Bytes each copy moves (a job of fixed size), else None.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget_bytes: Option<u64>,
@@ -264,6 +277,10 @@ impl Workload for JobRun {
                 files: job.files.clone(),
                 invalidate: job.invalidate,
                 random_map: job.random_map,
+                starts: job.starts.clone(),
+                walk: job.walk,
+                pass_limit: job.pass_limit.filter(|_| !timed),
+                file_lens: job.file_lens.clone(),
             };
             let job_seed = seed ^ (i as u64 + 1).wrapping_mul(0xd1b5_4a32_d192_ed03);
             let plan = StepPlan::for_job(

@@ -11,6 +11,7 @@ use super::jobrun::JobRun;
 use crate::error::AppError;
 use crate::vocab::units::format_bytes;
 use crate::workload::build::{Defaults, build_spec};
+use crate::workload::distribution::Distribution;
 use crate::workload::{RunSpec, WorkloadSpec};
 use clap::ArgMatches;
 use clap::parser::ValueSource;
@@ -153,7 +154,10 @@ pub fn describe(run: &JobRun) -> String {
             };
             format!("for {:.0?} after {ramp}", first.runtime.unwrap_or_default())
         } else {
-            "when each copy has moved its bytes".to_string()
+            match first.runtime {
+                Some(t) => format!("when each copy has moved its bytes or after {t:.0?}"),
+                None => "when each copy has moved its bytes".to_string(),
+            }
         };
         let _ = writeln!(out, "step {} ({label}): at once, {ends}", g + 1);
         for j in jobs {
@@ -185,6 +189,13 @@ pub fn describe(run: &JobRun) -> String {
                     .map(|b| format!(", {} per copy", format_bytes(b)))
                     .unwrap_or_default()
             );
+            let mut order: Vec<String> = j.walk.describe(j.rw.random()).into_iter().collect();
+            if j.rw.random() && j.spec.distribution != Distribution::Uniform {
+                order.push(format!("distribution {}", j.spec.distribution));
+            }
+            if !order.is_empty() {
+                let _ = writeln!(out, "    offsets: {}", order.join(", "));
+            }
             for (c, files) in j.files.iter().enumerate() {
                 let names: Vec<String> = files
                     .iter()
@@ -197,9 +208,13 @@ pub fn describe(run: &JobRun) -> String {
                         )
                     })
                     .collect();
+                let at = match j.starts.get(c) {
+                    Some(&s) if s > 0 => format!(" from {}", format_bytes(s)),
+                    _ => String::new(),
+                };
                 let _ = writeln!(
                     out,
-                    "    copy {}: {} of {} each: {}",
+                    "    copy {}: {} of {} each{at}: {}",
                     c + 1,
                     files.len(),
                     format_bytes(j.region_bytes),

@@ -21,6 +21,7 @@
 pub mod analysis;
 pub mod args;
 pub mod balance;
+pub mod bsrange;
 pub mod cmd;
 pub mod fio;
 pub mod fio_json;
@@ -32,9 +33,11 @@ pub mod kind;
 pub mod layout;
 pub mod pattern;
 pub mod peer;
+pub mod regions;
 pub mod session;
 pub mod surface;
 pub mod verify;
+pub mod walk;
 
 pub use kind::KIND;
 

@@ -4,7 +4,13 @@
 //! wraps at its end; random I/O picks aligned blocks through a [`BlockPicker`]. Offsets are
 //! aligned to the smallest block size of the step (fio's `blockalign` default), so every I/O
 //! of an O_DIRECT test is aligned.
+//!
+//! A job file's pattern follows fio's rules for the order of offsets ([`super::walk`]): the
+//! offset is chosen before the size, as fio's `fill_io_u` does, each direction walks on its
+//! own, and a choice outside the region ends the pass (a new one starts from the region's
+//! start; [`Pattern::pass_over`] tells the session first, for jobs that end with it).
 
+use super::walk::{Choice, Walk, WalkRules};
 use crate::vocab::SpecError;
 use crate::workload::distribution::{BlockPicker, Distribution};
 use crate::workload::rng::Rng;
@@ -110,6 +116,15 @@ pub struct Pattern {
     /// A pass over the region has ended since the last [`Pattern::take_wrapped`]: the
     /// sequential cursor wrapped, or the random map ran out.
     wrapped: bool,
+    /// A job file's pattern: fio's rules for the order of offsets.
+    walk: Option<Walk>,
+    /// The walk's next I/O, chosen as soon as the last one was issued: its direction and
+    /// offset (None: the pass is over).
+    planned: Option<(bool, Option<u64>)>,
+    /// Passes over the region the walk has ended.
+    passes: u64,
+    /// The random map ran out on the last block it gave: the walk starts a new pass.
+    map_ended: bool,
 }
 
 /// The blocks `0..n` once each: `(offset + i * stride) mod n` with `stride` coprime to `n`,
@@ -216,8 +231,8 @@ impl Pattern {
         let picker = if rw.random() {
             // Scrambling spreads the hot blocks of a skewed distribution over the region
             // as fio does; a hot set stays at the region's start, where a user expects it.
-            let scramble = !matches!(dist, Distribution::Hot { .. } | Distribution::Uniform);
-            Some(BlockPicker::new(dist, blocks, scramble)?)
+            let scramble = dist.spread();
+            Some(BlockPicker::sized(dist, blocks, align, scramble)?)
         } else {
             None
         };
@@ -234,7 +249,34 @@ impl Pattern {
             picker,
             map: None,
             wrapped: false,
+            walk: None,
+            planned: None,
+            passes: 0,
+            map_ended: false,
         })
+    }
+
+    /// With fio's rules for the order of offsets, in a file of `file_len` bytes (a job
+    /// file's pattern).
+    pub fn with_walk(mut self, rules: WalkRules, file_len: u64) -> Pattern {
+        self.walk = Some(Walk::new(
+            rules,
+            self.rw.random(),
+            self.start,
+            self.len,
+            file_len.max(self.start + self.len),
+        ));
+        self
+    }
+
+    /// Whether the walk's pass over the region is over: the next I/O would start a new one.
+    pub fn pass_over(&self) -> bool {
+        matches!(self.planned, Some((_, None)))
+    }
+
+    /// The passes over the region the walk has finished.
+    pub fn passes(&self) -> u64 {
+        self.passes
     }
 
     /// With fio's random map: a uniform random pattern touches each block once per pass.
@@ -264,15 +306,11 @@ impl Pattern {
     /// The next I/O.
     #[inline]
     pub fn next(&mut self, rng: &mut Rng) -> Io {
-        let write = match self.rw {
-            Rw::Read | Rw::RandRead => false,
-            Rw::Write | Rw::RandWrite => true,
-            Rw::ReadWrite | Rw::RandRw => rng.below(100) >= self.read_pct,
-        };
-        let (table, total, first) = match &self.write_sizes {
-            Some((w, total)) if write => (w.as_slice(), *total, self.sizes.len()),
-            _ => (self.sizes.as_slice(), self.total_weight, 0),
-        };
+        if self.walk.is_some() {
+            return self.next_walked(rng);
+        }
+        let write = self.direction(rng);
+        let (table, total, first) = self.table(write);
         let (len, size_index) = if table.len() == 1 {
             (table[0].0, first as u8)
         } else {
@@ -308,6 +346,135 @@ impl Pattern {
             len,
             size_index,
         }
+    }
+}
+
+/// A job file's pattern: fio's order of offsets ([`Walk`]), the offset chosen before the size.
+impl Pattern {
+    /// Whether the next I/O writes: by the pattern, or by `read_pct` in a mixed one.
+    #[inline]
+    fn direction(&self, rng: &mut Rng) -> bool {
+        match self.rw {
+            Rw::Read | Rw::RandRead => false,
+            Rw::Write | Rw::RandWrite => true,
+            Rw::ReadWrite | Rw::RandRw => rng.below(100) >= self.read_pct,
+        }
+    }
+
+    /// A direction's sizes with cumulative weights, their total, and the index of the
+    /// first in the step's list.
+    #[inline]
+    fn table(&self, write: bool) -> (&[(u32, u64)], u64, usize) {
+        match &self.write_sizes {
+            Some((w, total)) if write => (w.as_slice(), *total, self.sizes.len()),
+            _ => (self.sizes.as_slice(), self.total_weight, 0),
+        }
+    }
+
+    fn next_walked(&mut self, rng: &mut Rng) -> Io {
+        let (mut write, mut at) = match self.planned.take() {
+            Some(p) => p,
+            None => self.plan(rng),
+        };
+        if at.is_none() {
+            self.new_pass(rng);
+            (write, at) = self.plan(rng);
+        }
+        let offset = at.unwrap_or(self.start);
+        let (len, size_index) = self.size_at(write, offset, rng);
+        if let Some(walk) = &mut self.walk {
+            walk.issued(write, offset, u64::from(len));
+            // fio resets the file when its random map runs out: the cursors start over.
+            if std::mem::take(&mut self.map_ended) {
+                walk.restart();
+            }
+        }
+        self.planned = Some(self.plan(rng));
+        Io {
+            write,
+            offset,
+            len,
+            size_index,
+        }
+    }
+
+    /// The next I/O's direction and offset, or None where the pass ends (fio's
+    /// `get_next_offset`, and the checks of `get_next_buflen` and `fill_io_u` that do not
+    /// depend on the size drawn).
+    fn plan(&mut self, rng: &mut Rng) -> (bool, Option<u64>) {
+        let write = self.direction(rng);
+        let Some(walk) = &mut self.walk else {
+            return (write, None);
+        };
+        let pos = match walk.choose(write, rng) {
+            Choice::At(pos) => Some(pos),
+            Choice::Random => Some(self.random_pos(rng)),
+            Choice::End => None,
+        };
+        let at = pos
+            .and_then(|p| self.walk.as_ref().and_then(|w| w.place(p)))
+            .filter(|&at| self.smallest_fits(write, at));
+        (write, at)
+    }
+
+    /// Whether an I/O can start at `at`: one size must end inside the file (fio's
+    /// `fill_io_u`); of several, the smallest must end inside the region (`io_u_fits`).
+    fn smallest_fits(&self, write: bool, at: u64) -> bool {
+        let Some(walk) = &self.walk else { return true };
+        let (table, _, _) = self.table(write);
+        let smallest = table.iter().map(|s| u64::from(s.0)).min().unwrap_or(0);
+        let end = if table.len() == 1 {
+            walk.file_len()
+        } else {
+            walk.end().min(walk.file_len())
+        };
+        at.saturating_add(smallest) <= end
+    }
+
+    /// A size for an I/O at `at`: of several, drawn again until it ends inside the region,
+    /// as fio's `get_next_buflen` does.
+    fn size_at(&self, write: bool, at: u64, rng: &mut Rng) -> (u32, u8) {
+        let (table, total, first) = self.table(write);
+        if table.len() == 1 {
+            return (table[0].0, first as u8);
+        }
+        let end = self.walk.as_ref().map_or(u64::MAX, Walk::end);
+        let fits = |i: usize| at + u64::from(table[i].0) <= end;
+        for _ in 0..64 {
+            let r = rng.below(total);
+            let i = table.iter().position(|&(_, c)| r < c).unwrap_or(0);
+            if fits(i) {
+                return (table[i].0, (first + i) as u8);
+            }
+        }
+        // Only a tiny weight fits here: take the smallest (the plan checked that it fits).
+        let i = (0..table.len()).min_by_key(|&i| table[i].0).unwrap_or(0);
+        (table[i].0, (first + i) as u8)
+    }
+
+    /// A random block's offset from the region's start: from the random map, else the
+    /// distribution.
+    fn random_pos(&mut self, rng: &mut Rng) -> u64 {
+        if let Some(map) = &mut self.map {
+            let (block, ended) = map.next(rng);
+            self.map_ended |= ended;
+            self.wrapped |= ended;
+            return block * self.align;
+        }
+        self.picker.as_mut().map_or(0, |p| p.next(rng) * self.align)
+    }
+
+    /// A new pass from the region's start (fio's `fio_file_reset`: cursors and random map).
+    fn new_pass(&mut self, rng: &mut Rng) {
+        if let Some(walk) = &mut self.walk {
+            walk.restart();
+        }
+        if let Some(map) = &mut self.map {
+            map.shuffle(rng);
+        }
+        self.map_ended = false;
+        self.passes += 1;
+        self.wrapped = true;
     }
 }
 
@@ -437,6 +604,100 @@ mod tests {
             assert!(seen.insert(io.offset), "{} twice", io.offset);
         }
         assert!(p.take_wrapped());
+    }
+
+    fn walked(rw: Rw, sizes: &[(u64, u32)], start: u64, len: u64, rules: WalkRules) -> Pattern {
+        Pattern::new(rw, 100, sizes, start, len, &Distribution::Uniform)
+            .unwrap()
+            .with_walk(rules, start + len)
+    }
+
+    #[test]
+    fn backwards_read_fio_examples_offsets() {
+        // backwards-read.fio, shrunk: bs=4k, rw=read:-8k, size=1m.
+        let rules = WalkRules {
+            skip: -8192,
+            ..WalkRules::default()
+        };
+        let mut p = walked(Rw::Read, &[(4096, 1)], 0, 1 << 20, rules);
+        let mut rng = Rng::new(1);
+        let offs: Vec<u64> = (0..258).map(|_| p.next(&mut rng).offset).collect();
+        let end = 1u64 << 20;
+        assert_eq!(&offs[..4], &[0, end - 8192, end - 12288, end - 16384]);
+        assert_eq!(offs[254], 4096);
+        assert_eq!(offs[255], 0);
+        assert_eq!(offs[256], end - 8192);
+        assert!(!p.pass_over() && p.passes() == 0 && !p.take_wrapped());
+    }
+
+    #[test]
+    fn a_pass_that_runs_past_the_region_is_over_before_it_is_asked_for() {
+        // offset=64k size=64k rw=write:4k in a file of 128k: fio writes 64k, 72k, ... 120k.
+        let rules = WalkRules {
+            skip: 4096,
+            ..WalkRules::default()
+        };
+        let mut p = walked(Rw::Write, &[(4096, 1)], 64 << 10, 64 << 10, rules);
+        let mut rng = Rng::new(1);
+        let mut offs = Vec::new();
+        while !p.pass_over() {
+            offs.push(p.next(&mut rng).offset >> 10);
+        }
+        assert_eq!(offs, vec![64, 72, 80, 88, 96, 104, 112, 120]);
+        assert_eq!(p.passes(), 0);
+        // Asked anyway, it starts the next pass.
+        assert_eq!(p.next(&mut rng).offset, 64 << 10);
+        assert_eq!(p.passes(), 1);
+        assert!(p.take_wrapped());
+    }
+
+    #[test]
+    fn a_range_of_sizes_fits_each_io_in_the_region() {
+        // bsrange=4k-16k walked sequentially over 40k: every I/O ends inside the region, and
+        // the pass ends where not even 4k fits.
+        let sizes = [(4096, 1), (8192, 1), (12288, 1), (16384, 1)];
+        let mut rng = Rng::new(8);
+        for _ in 0..200 {
+            let mut p = walked(Rw::Read, &sizes, 0, 40 << 10, WalkRules::default());
+            let mut at = 0;
+            while !p.pass_over() {
+                let io = p.next(&mut rng);
+                assert_eq!(io.offset, at);
+                at += u64::from(io.len);
+                assert!(at <= 40 << 10);
+            }
+            assert_eq!(at, 40 << 10);
+        }
+    }
+
+    #[test]
+    fn zoned_offsets_stay_in_their_zones() {
+        use crate::workload::distribution::Zone;
+        let zones = vec![
+            Zone {
+                access: 0,
+                size: 50,
+            },
+            Zone {
+                access: 100,
+                size: 50,
+            },
+        ];
+        let mut p = Pattern::new(
+            Rw::RandRead,
+            100,
+            &[(4096, 1)],
+            1 << 20,
+            1 << 20,
+            &Distribution::Zoned { zones },
+        )
+        .unwrap()
+        .with_walk(WalkRules::default(), 2 << 20);
+        let mut rng = Rng::new(2);
+        for _ in 0..2000 {
+            let io = p.next(&mut rng);
+            assert!((3 << 19..2 << 20).contains(&io.offset), "{}", io.offset);
+        }
     }
 
     #[test]

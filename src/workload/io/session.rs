@@ -106,6 +106,44 @@ pub(super) struct JobPart {
     pub invalidate: bool,
     /// fio's random map: a uniform random job touches each block once per pass.
     pub random_map: bool,
+    /// Where each copy's region starts in its files (`[copy]`).
+    pub starts: Vec<u64>,
+    /// fio's order of offsets.
+    pub walk: super::walk::WalkRules,
+    /// The copy is done after this many passes over its files (fio's `loops`, for a job of
+    /// fixed size without `io_size`).
+    pub pass_limit: Option<u32>,
+    /// Each copy's files' lengths as fio sees them (`[copy][file]`).
+    pub file_lens: Vec<Vec<u64>>,
+}
+
+impl JobPart {
+    /// Copy `worker`'s pattern over its `i`-th file `f` by fio's rules (random map, order of
+    /// offsets), and the file to drop from the page cache after each pass, if any.
+    fn stream(
+        &self,
+        plan: &StepPlan,
+        f: &FileSpec,
+        (worker, i): (usize, usize),
+        file: &std::fs::File,
+        mut pattern: Pattern,
+    ) -> (Pattern, Option<std::fs::File>) {
+        if self.random_map && matches!(plan.spec.distribution, Distribution::Uniform) {
+            let mut rng = Rng::new(plan.seed ^ (f.index as u64 + 1) ^ (worker as u64) << 32);
+            pattern = pattern.with_random_map(&mut rng);
+        }
+        let file_len = self.file_lens.get(worker).and_then(|l| l.get(i)).copied();
+        pattern = pattern.with_walk(
+            self.walk,
+            file_len.unwrap_or_else(|| super::walk::file_len(file)),
+        );
+        let mut cache = None;
+        if self.invalidate {
+            let _ = sys::advise_dontneed(file);
+            cache = file.try_clone().ok();
+        }
+        (pattern, cache)
+    }
 }
 
 pub fn factory(spec: &IoSpec, point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError> {
@@ -151,6 +189,8 @@ struct Stream {
     written: Vec<u64>,
     /// A job's file whose pages are dropped after each pass (fio's `invalidate`).
     cache: Option<std::fs::File>,
+    /// A job's file that has made its last pass.
+    spent: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -237,6 +277,8 @@ struct JobState {
     /// Bytes still to issue, for a job of a fixed size.
     budget_left: Option<u64>,
     runtime: Option<std::time::Duration>,
+    /// Passes over its files after which the copy is done.
+    pass_limit: Option<u32>,
     /// The first I/O's submission and the last completion: the copy's own running time.
     first: Option<Instant>,
     last: Option<Instant>,
@@ -286,7 +328,12 @@ impl IoSession {
             }
             // Sequential streams and verifying workers split a shared file; random readers
             // and writers roam all of it, as fio's jobs do.
-            let (start, len) = if sharers > 1 && (sequential || verify) {
+            let (start, len) = if let Some(job) = &plan.job {
+                (
+                    f.start + job.starts.get(worker).copied().unwrap_or(0),
+                    plan.region,
+                )
+            } else if sharers > 1 && (sequential || verify) {
                 let part = plan.region / sharers as u64 / max_bs * max_bs;
                 (f.start + rank as u64 * part, part)
             } else {
@@ -310,15 +357,7 @@ impl IoSession {
                 .map_err(|e| open_error(&f.path, spec.direct, &e))?;
             let mut cache = None;
             if let Some(job) = &plan.job {
-                if job.random_map && matches!(spec.distribution, Distribution::Uniform) {
-                    let mut rng =
-                        Rng::new(plan.seed ^ (f.index as u64 + 1) ^ (worker as u64) << 32);
-                    pattern = pattern.with_random_map(&mut rng);
-                }
-                if job.invalidate {
-                    let _ = sys::advise_dontneed(&file);
-                    cache = file.try_clone().ok();
-                }
+                (pattern, cache) = job.stream(plan, f, (worker, i), &file, pattern);
             }
             files.push(file);
             streams.push(Stream {
@@ -330,6 +369,7 @@ impl IoSession {
                 sync_due: false,
                 generations: layout.generations(f.index).cloned(),
                 cache,
+                spent: false,
                 written: if verify {
                     vec![0; (layout.size / spec.bs_bytes.first().max(512)).div_ceil(64) as usize]
                 } else {
@@ -371,6 +411,7 @@ impl IoSession {
                 name: j.name.clone(),
                 budget_left: j.budget,
                 runtime: j.runtime,
+                pass_limit: j.pass_limit,
                 first: None,
                 last: None,
             }),
@@ -447,6 +488,25 @@ impl IoSession {
         None
     }
 
+    /// For a job that ends with its passes: whether file `s` has made its last (then
+    /// nothing more is issued on it), marking the copy done once every file has.
+    fn pass_spent(&mut self, s: usize) -> bool {
+        let Some(limit) = self.job.as_ref().and_then(|j| j.pass_limit) else {
+            return false;
+        };
+        let st = &mut self.streams[s];
+        if !st.spent && st.pattern.pass_over() && st.pattern.passes() + 1 >= u64::from(limit) {
+            st.spent = true;
+            if self.streams.iter().all(|x| x.spent)
+                && let Some(job) = &mut self.job
+            {
+                // Nothing left to issue: the copy is done, as fio's job whose files are.
+                job.budget_left = Some(0);
+            }
+        }
+        self.streams[s].spent
+    }
+
     /// Gives back a verify pick that was not issued.
     fn unpick(&mut self, s: usize, io: &Io) {
         if let Some(gens) = &self.streams[s].generations {
@@ -472,7 +532,10 @@ impl IoSession {
             self.push(s, slot, SlotOp::Sync, Instant::now(), 0);
             return true;
         }
-        if self.free.is_empty() || self.job.as_ref().is_some_and(JobState::done) {
+        if self.free.is_empty()
+            || self.job.as_ref().is_some_and(JobState::done)
+            || self.pass_spent(s)
+        {
             return false;
         }
         // Admission is asked last where picking can fail (verify), first where it cannot

@@ -61,9 +61,8 @@ pub fn distribution(v: &str, kb_base: u64) -> Result<FioDistribution, String> {
                     _ => format!("normal deviation {val} must be 0 to below 100"),
                 });
             }
-            // fio's -1 means "no center": the same as 0 (the distribution starts at the
-            // region's start).
-            let center = center.max(0.0);
+            // fio's -1 means "no center".
+            let center = (center != -1.0).then_some(center);
             Ok(match kind {
                 "zipf" => FioDistribution::Zipf { theta: val, center },
                 "pareto" => FioDistribution::Pareto { h: val, center },

@@ -81,13 +81,13 @@ pub enum FioDistribution {
     /// Uniform (the default).
     #[default]
     Random,
-    /// `zipf[:theta[:center]]`: theta default 1.1, never 1; center 0..=1 (fio default -1,
-    /// "none", is stored as 0).
-    Zipf { theta: f64, center: f64 },
+    /// `zipf[:theta[:center]]`: theta default 1.1, never 1; center 0..=1, None when not
+    /// given (fio's -1).
+    Zipf { theta: f64, center: Option<f64> },
     /// `pareto[:h[:center]]`: 0 < h < 1, default 0.2.
-    Pareto { h: f64, center: f64 },
+    Pareto { h: f64, center: Option<f64> },
     /// `normal[:dev[:center]]`: 0 <= dev < 100, default 0 (fio's).
-    Normal { dev: f64, center: f64 },
+    Normal { dev: f64, center: Option<f64> },
     /// `zoned:A/S:...`: A percent of the I/O in the next S percent of the file.
     Zoned(Vec<(f64, f64)>),
     /// `zoned_abs:A/SIZE:...`: A percent of the I/O in the next SIZE bytes.
@@ -248,6 +248,8 @@ pub struct FioJob {
     pub offset: Option<SizeSpec>,
     /// `offset_increment`: clone N starts at offset + N * this.
     pub offset_increment: u64,
+    /// `offset_increment=N%`: the increment is N percent of the file's size (0: bytes).
+    pub offset_increment_percent: u32,
     /// `fill_device` / `fill_fs`.
     pub fill_device: bool,
 
@@ -417,6 +419,7 @@ impl Default for FioJob {
             io_size: None,
             offset: None,
             offset_increment: 0,
+            offset_increment_percent: 0,
             fill_device: false,
             runtime: None,
             time_based: false,

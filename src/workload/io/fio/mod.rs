@@ -45,6 +45,8 @@ pub mod units;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod where_tests;
 
 pub use job::*;
 

@@ -293,7 +293,14 @@ pub static TABLE: &[Opt] = &[
     } },
     Opt { names: &["io_size", "io_limit"], handle: |j, c| { j.io_size = Some(c.bytes()?); Ok(()) } },
     Opt { names: &["offset", "fileoffset"], handle: |j, c| { j.offset = Some(size_spec(c.val()?, c.kb_base)?); Ok(()) } },
-    Opt { names: &["offset_increment"], handle: |j, c| { j.offset_increment = c.bytes()?; Ok(()) } },
+    // fio keeps a percentage apart (offset_increment_percent), the other reset.
+    Opt { names: &["offset_increment"], handle: |j, c| {
+        (j.offset_increment, j.offset_increment_percent) = match size_spec(c.val()?, c.kb_base)? {
+            SizeSpec::Bytes(b) => (b, 0),
+            SizeSpec::Percent(p) => (0, p),
+        };
+        Ok(())
+    } },
     Opt { names: &["fill_device", "fill_fs"], handle: |j, c| { j.fill_device = c.boolean()?; Ok(()) } },
     // Time.
     Opt { names: &["runtime", "timeout"], handle: |j, c| {

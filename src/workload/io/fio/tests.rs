@@ -448,28 +448,28 @@ fn distributions() {
         d("zipf"),
         FioDistribution::Zipf {
             theta: 1.1,
-            center: 0.0
+            center: None
         }
     );
     assert_eq!(
         d("zipf:1.2:0.5"),
         FioDistribution::Zipf {
             theta: 1.2,
-            center: 0.5
+            center: Some(0.5)
         }
     );
     assert_eq!(
         d("pareto:0.3"),
         FioDistribution::Pareto {
             h: 0.3,
-            center: 0.0
+            center: None
         }
     );
     assert_eq!(
         d("normal:10"),
         FioDistribution::Normal {
             dev: 10.0,
-            center: 0.0
+            center: None
         }
     );
     assert_eq!(
