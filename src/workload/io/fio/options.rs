@@ -92,6 +92,12 @@ impl Ctx<'_> {
         }
         Ok(out)
     }
+    /// The trims' part of a per-direction value (`bs=4k,8k,16k`'s 16k, `bs=4k`'s 4k), when
+    /// the value gives one.
+    fn trim_part<T>(&self, parse: impl Fn(&str) -> Result<T, String>) -> Result<Option<T>, String> {
+        let [_, _, t] = split_rwt(self.val()?, true)?;
+        t.as_deref().map(parse).transpose()
+    }
 }
 
 type Handler = fn(&mut FioJob, &Ctx) -> Result<(), String>;
@@ -170,9 +176,13 @@ fn engine(v: &str) -> Result<FioEngine, String> {
         "libaio" => FioEngine::Libaio,
         "io_uring" => FioEngine::IoUring,
         "null" => FioEngine::Null,
+        "falloc" => FioEngine::Falloc,
+        "ftruncate" => FioEngine::Ftruncate,
+        "filestat" => FioEngine::FileStat,
+        "filedelete" => FioEngine::FileDelete,
         other => {
             return Err(format!(
-                "engine `{other}` has no perflab equivalent; use psync, sync, pvsync, pvsync2, libaio, io_uring or null"
+                "engine `{other}` has no perflab equivalent; use psync, sync, pvsync, pvsync2, libaio, io_uring, null, falloc, ftruncate, filestat or filedelete"
             ));
         }
     })
@@ -224,6 +234,7 @@ pub static TABLE: &[Opt] = &[
         let [r, w] = c.per_dir(|s| parse_int(s, c.kb_base, 1, u32::MAX as u64))?;
         if let Some(r) = r { j.bs[0] = r; }
         if let Some(w) = w { j.bs[1] = w; }
+        if let Some(t) = c.trim_part(|s| parse_int(s, c.kb_base, 1, u32::MAX as u64))? { j.bs_trim = t; }
         Ok(())
     } },
     Opt { names: &["ba", "blockalign"], handle: |j, c| {
@@ -487,10 +498,15 @@ fn rw(j: &mut FioJob, c: &Ctx) -> Result<(), String> {
         "randwrite" => FioRw::RandWrite,
         "rw" | "readwrite" => FioRw::ReadWrite,
         "randrw" => FioRw::RandRw,
-        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-            return Err(format!(
-                "`{mode}`: perflab does not trim (discard); use write or randwrite"
-            ));
+        // Trims run only on the falloc engine, which the job may name later: the planning
+        // refuses them elsewhere.
+        "trim" => FioRw::Trim,
+        "randtrim" => FioRw::RandTrim,
+        "trimwrite" => FioRw::TrimWrite,
+        "randtrimwrite" => {
+            return Err(
+                "`randtrimwrite` is not supported (perflab trims only on ioengine=falloc, as trim or randtrim)".into(),
+            );
         }
         other => {
             return Err(format!(
