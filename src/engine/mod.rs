@@ -889,50 +889,102 @@ mod tests {
         assert!(odd.error().is_some());
     }
 
+    /// Every kind: its way of reaching files (open, or by name).
+    const ALL_KINDS: [EngineKind; 7] = [
+        EngineKind::IoUring,
+        EngineKind::Sync,
+        EngineKind::Null,
+        EngineKind::Falloc,
+        EngineKind::Ftruncate,
+        EngineKind::FileStat,
+        EngineKind::FileDelete,
+    ];
+
+    /// `n` files for `kind`, given the way it reaches them.
+    fn files_for(kind: EngineKind, n: usize) -> (Vec<std::fs::File>, Vec<std::path::PathBuf>) {
+        let file = || std::fs::File::open("/dev/null").expect("/dev/null");
+        match kind.reach() {
+            Reach::Open | Reach::OpenReadWrite => ((0..n).map(|_| file()).collect(), Vec::new()),
+            Reach::Path | Reach::Nothing => {
+                (Vec::new(), (0..n).map(|_| "/dev/null".into()).collect())
+            }
+        }
+    }
+
     #[test]
     fn bad_configs_are_rejected() {
-        let file = || std::fs::File::open("/dev/null").expect("/dev/null");
-        let cases = [
-            EngineConfig {
-                depth: 0,
-                files: vec![file()],
-                ..Default::default()
-            },
-            EngineConfig {
-                depth: MAX_DEPTH + 1,
-                files: vec![file()],
-                ..Default::default()
-            },
-            EngineConfig {
-                buf_len: 0,
-                files: vec![file()],
-                ..Default::default()
-            },
-            EngineConfig {
-                align: 256,
-                files: vec![file()],
-                ..Default::default()
-            },
-            EngineConfig {
-                align: 6000,
-                files: vec![file()],
-                ..Default::default()
-            },
-            EngineConfig::default(),
+        // (depth, buffer length, alignment, files): each one thing wrong.
+        let shapes: [(u32, usize, usize, usize); 6] = [
+            (0, 4096, 4096, 1),
+            (MAX_DEPTH + 1, 4096, 4096, 1),
+            (1, 0, 4096, 1),
+            (1, 4096, 256, 1),
+            (1, 4096, 6000, 1),
+            (1, 4096, 4096, 0),
         ];
-        for c in cases {
-            let shape = format!("{c:?}");
-            for kind in [EngineKind::Sync, EngineKind::IoUring] {
+        for (depth, buf_len, align, n) in shapes {
+            for kind in ALL_KINDS {
+                let (files, paths) = files_for(kind, n);
                 let c = EngineConfig {
-                    files: c.files.iter().map(|_| file()).collect(),
-                    ..c
+                    depth,
+                    buf_len,
+                    align,
+                    files,
+                    paths,
                 };
                 assert!(
                     matches!(open(kind, c), Err(EngineError::Config(_))),
-                    "{kind} accepted {shape}"
+                    "{kind} accepted depth {depth}, buffers {buf_len} aligned {align}, {n} file(s)"
                 );
             }
         }
+    }
+
+    #[test]
+    fn files_are_given_the_way_the_engine_reaches_them() {
+        for kind in ALL_KINDS {
+            // The other way round: open files for a named engine, names for an open one.
+            let (files, paths) = files_for(kind, 1);
+            let c = EngineConfig {
+                files: paths
+                    .iter()
+                    .map(|_| std::fs::File::open("/dev/null").expect("null"))
+                    .collect(),
+                paths: files.iter().map(|_| "/dev/null".into()).collect(),
+                ..EngineConfig::default()
+            };
+            match open(kind, c) {
+                Err(EngineError::Config(m)) => assert!(m.contains(kind.name()), "{m}"),
+                other => panic!(
+                    "{kind} opened over the wrong files: {:?}",
+                    other.map(|e| e.kind())
+                ),
+            }
+        }
+    }
+
+    #[test]
+    fn kinds_are_named_as_fio_names_them_and_say_how_they_reach_files() {
+        let names: Vec<&str> = ALL_KINDS.iter().map(|k| k.name()).collect();
+        assert_eq!(
+            names,
+            [
+                "io_uring",
+                "sync",
+                "null",
+                "falloc",
+                "ftruncate",
+                "filestat",
+                "filedelete"
+            ]
+        );
+        assert_eq!(EngineKind::Null.reach(), Reach::Nothing);
+        assert_eq!(EngineKind::Falloc.reach(), Reach::OpenReadWrite);
+        assert_eq!(EngineKind::FileDelete.reach(), Reach::Path);
+        assert!(EngineKind::Ftruncate.one_at_a_time() && EngineKind::Sync.one_at_a_time());
+        assert!(!EngineKind::Null.one_at_a_time() && !EngineKind::IoUring.one_at_a_time());
+        // Only the command line's engines parse: the others come from job files.
+        assert!("null".parse::<EngineKind>().is_err());
     }
 
     #[test]
@@ -943,8 +995,12 @@ mod tests {
     #[test]
     fn open_gives_the_kind_asked_for() {
         let tmp = testutil::TempPath::new("open");
-        for kind in [EngineKind::Sync, EngineKind::IoUring] {
-            let e = open(kind, testutil::config(4, 4096, vec![tmp.create_rw()])).expect("open");
+        for kind in ALL_KINDS {
+            let config = EngineConfig {
+                paths: vec![tmp.0.clone()],
+                ..testutil::config(4, 4096, vec![tmp.create_rw()])
+            };
+            let e = open(kind, config).expect("open");
             assert_eq!(e.kind(), kind);
             assert_eq!(e.depth(), 4);
             assert_eq!(e.in_flight(), 0);

@@ -114,6 +114,7 @@ pub(super) fn one_block_per_file(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::EngineKind;
 
     fn job(engine: FioEngine, rw: FioRw) -> FioJob {
         FioJob {
@@ -167,5 +168,78 @@ mod tests {
         );
         assert!(diskless(&job(FioEngine::Null, FioRw::RandRead)));
         assert!(!diskless(&job(FioEngine::Falloc, FioRw::Write)));
+    }
+
+    /// The run planned from `text` (a job file at /t/job.fio), or its refusal.
+    fn planned(text: &str) -> Result<super::super::jobrun::JobRun, String> {
+        let file = super::super::fio::read_str(text, std::path::Path::new("/t/job.fio"), &|_| None)
+            .map_err(|e| e.to_string())?;
+        let opts = super::super::jobplan::Options {
+            destroy: None,
+            keep: false,
+            seed: 1,
+        };
+        super::super::jobplan::plan(&file, &["/t/job.fio".into()], &opts)
+    }
+
+    #[test]
+    fn a_null_jobs_files_are_names_the_run_never_makes() {
+        let run =
+            planned("[null]\nioengine=null\nsize=100g\nrw=randread\niodepth=8\n").expect("planned");
+        assert!(run.layout.files.is_empty(), "the run makes no file");
+        assert_eq!(run.layout.creates_bytes, 0);
+        let job = &run.jobs[0];
+        assert_eq!((job.ioengine, job.engine), ("null", EngineKind::Null));
+        assert_eq!(job.iodepth, 8, "fio's null queues as deep as asked");
+        assert_eq!(job.region_bytes, 100 << 30);
+        let files: Vec<_> = job
+            .spec
+            .layout
+            .files
+            .iter()
+            .map(|f| (f.path.clone(), f.creates))
+            .collect();
+        assert_eq!(files, [(std::path::PathBuf::from("null.0.0"), false)]);
+        assert_eq!(job.budget_bytes, Some(100 << 30));
+    }
+
+    #[test]
+    fn falloc_trims_are_punched_holes_of_trims_own_size_and_never_synced() {
+        let run = planned(
+            "[global]\ndirectory=/tmp\nsize=1m\nioengine=falloc\n[t]\nrw=randtrim\nbs=8k,16k,4k\nfsync=2\niodepth=4\n",
+        )
+        .expect("planned");
+        let job = &run.jobs[0];
+        assert!(job.trims);
+        assert_eq!(job.rw_name(), "randtrim");
+        assert_eq!(job.sizes, [(4096, 1)]);
+        assert_eq!((job.engine, job.iodepth), (EngineKind::Falloc, 1));
+        assert_eq!(job.spec.fsync, 0, "fio counts only writes towards fsync");
+        let e = planned("[t]\nfilename=/tmp/x\nsize=1m\nrw=randtrim\n").expect_err("psync trims");
+        assert!(
+            e.starts_with("/t/job.fio:1: rw: perflab trims only on ioengine=falloc"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_file_engines_run_one_at_a_time_and_refuse_what_fio_would_not_time() {
+        let run = planned(
+            "[global]\ndirectory=/tmp\nfilesize=4k\nnrfiles=3\n[s]\nioengine=filestat\niodepth=8\n[t]\nioengine=ftruncate\nrw=write\n",
+        )
+        .expect("planned");
+        let engines: Vec<_> = run.jobs.iter().map(|j| (j.engine, j.iodepth)).collect();
+        assert_eq!(
+            engines,
+            [(EngineKind::FileStat, 1), (EngineKind::Ftruncate, 1)]
+        );
+        let e = planned("[s]\ndirectory=/tmp\nioengine=filestat\nfilesize=8k\nnrfiles=2\n")
+            .expect_err("two blocks a file");
+        assert!(
+            e.starts_with("/t/job.fio:1: filesize: filestat acts once per file"),
+            "{e}"
+        );
+        let e = planned("[t]\ndirectory=/tmp\nioengine=ftruncate\nsize=1m\n").expect_err("reads");
+        assert!(e.contains("rw: fio's ftruncate engine only writes"), "{e}");
     }
 }
