@@ -152,7 +152,11 @@ impl Workload for JobRun {
     }
 
     fn target(&self) -> String {
-        self.layout.describe()
+        match self.layout.describe() {
+            // Jobs on the null engine alone: fio makes no file for them, nor does perflab.
+            none if none.is_empty() => "no file (ioengine=null)".into(),
+            on_disk => on_disk,
+        }
     }
 
     fn settings(&self) -> Vec<Setting> {

@@ -344,6 +344,11 @@ pub static TABLE: &[Opt] = &[
     Opt { names: &["thinktime_blocks"], handle: |j, c| { j.thinktime_blocks = c.u32(1)?; Ok(()) } },
     // Engine and queue.
     Opt { names: &["ioengine"], handle: |j, c| { j.ioengine = engine(c.val()?)?; Ok(()) } },
+    // filestat's own option: perflab's filestat calls stat(2), fio's default.
+    Opt { names: &["stat_type"], handle: |_, c| match c.word(&["stat", "lstat", "statx"])? {
+        "stat" => Ok(()),
+        other => Err(format!("`{other}` is not supported yet (filestat runs stat, fio's default)")),
+    } },
     Opt { names: &["iodepth"], handle: |j, c| { j.iodepth = c.int(1, 65536)? as u32; Ok(()) } },
     Opt { names: &["iodepth_batch", "iodepth_batch_submit"], handle: |j, c| { j.iodepth_batch_submit = c.u32(0)?; Ok(()) } },
     Opt { names: &["iodepth_batch_complete_min", "iodepth_batch_complete"], handle: |j, c| { j.iodepth_batch_complete_min = c.u32(0)?; Ok(()) } },
@@ -546,7 +551,7 @@ pub static REFUSED: &[(&[&str], &str)] = &[
        "verify_write_sequence", "experimental_verify", "verifysort", "verifysort_nr", "trim_verify_zero"],
      "perflab verifies each block inline with its own checksummed blocks; keep verify=METHOD and remove this"),
     (&["trim_percentage", "trim_backlog", "trim_backlog_batch", "block_error_percentiles"],
-     "perflab does not trim (discard)"),
+     "perflab does not trim what a job wrote; it trims only on ioengine=falloc, as rw=trim or randtrim"),
     (&["nice", "prio", "prioclass", "priohint", "cmdprio_percentage"],
      "perflab does not set job priorities; run it under nice or ionice"),
     (&["read_iolog", "read_iolog_chunked", "write_iolog", "replay_no_stall", "replay_redirect",

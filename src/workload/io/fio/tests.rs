@@ -644,6 +644,13 @@ fn engines_and_depths() {
             e
         );
     }
+    let j = job("[a]\nsize=1m\nioengine=filestat\nstat_type=stat\n");
+    assert_eq!(j.ioengine, FioEngine::FileStat);
+    let e = refused("[a]\nsize=1m\nioengine=filestat\nstat_type=statx\n");
+    assert!(
+        e.contains("/t/job.fio:4: stat_type: `statx` is not supported yet"),
+        "{e}"
+    );
     assert!(refused("[a]\nsize=1m\nioengine=posixaio\n").contains("posixaio"));
     assert!(refused("[a]\nsize=1m\nioengine=rbd\n").contains("no perflab equivalent"));
     assert!(refused("[a]\nsize=1m\nio_submit_mode=offload\n").contains("offload"));
