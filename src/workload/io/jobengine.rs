@@ -36,8 +36,12 @@ pub(super) fn trims(job: &FioJob) -> bool {
     matches!(job.rw, FioRw::Trim | FioRw::RandTrim) && job.ioengine == FioEngine::Falloc
 }
 
-/// A trim job's block sizes (trims' own `bs`), in the shape of the planning's sizes.
-pub(super) fn trim_sizes(job: &FioJob) -> Option<(Vec<(u64, u32)>, Option<Vec<(u64, u32)>>)> {
+/// Block sizes with their weights, as the planning gives them.
+type Sizes = Vec<(u64, u32)>;
+
+/// A trim job's block sizes (trims' own `bs`), in the shape of the planning's sizes: reads'
+/// (here the trims'), and writes' when they differ (never).
+pub(super) fn trim_sizes(job: &FioJob) -> Option<(Sizes, Option<Sizes>)> {
     trims(job).then(|| (vec![(job.bs_trim, 1)], None))
 }
 

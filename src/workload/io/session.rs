@@ -111,6 +111,13 @@ pub(super) struct JobPart {
     pub trims: bool,
 }
 
+impl JobPart {
+    /// What the pattern's writes are to the engine: trims for a trim job.
+    fn write_op(&self) -> Op {
+        if self.trims { Op::Trim } else { Op::Write }
+    }
+}
+
 pub fn factory(spec: &IoSpec, point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError> {
     let files = spec.files.at(point) as usize;
     let plan = Arc::new(StepPlan {
@@ -318,9 +325,7 @@ impl IoSession {
                         Rng::new(plan.seed ^ (f.index as u64 + 1) ^ (worker as u64) << 32);
                     pattern = pattern.with_random_map(&mut rng);
                 }
-                if job.invalidate
-                    && let Some(file) = &file
-                {
+                if let (true, Some(file)) = (job.invalidate, &file) {
                     let _ = sys::advise_dontneed(file);
                     cache = file.try_clone().ok();
                 }
@@ -414,10 +419,7 @@ impl IoSession {
             write: Group::new(),
             sync: Group::new(),
             trim: Group::new(),
-            write_op: match &plan.job {
-                Some(j) if j.trims => Op::Trim,
-                _ => Op::Write,
-            },
+            write_op: plan.job.as_ref().map_or(Op::Write, JobPart::write_op),
             by_file: (0..n_files).map(|_| Group::new()).collect(),
             streams,
         })
