@@ -73,6 +73,11 @@ pub(super) fn refusal(job: &FioJob) -> Result<(), (&'static str, String)> {
         }
     }
     match job.ioengine {
+        // fio takes no size from a file it never opens, even one that exists.
+        FioEngine::Null if job.size.is_none() && job.filesize.is_none() => Err((
+            "size",
+            "fio's null engine needs size= (it reaches no file to take one from)".into(),
+        )),
         FioEngine::Ftruncate if job.rw.reads() => Err((
             "rw",
             "fio's ftruncate engine only writes (it fails every read with EINVAL); give rw=write or randwrite".into(),
@@ -171,6 +176,12 @@ mod tests {
             one_block_per_file(&job(FioEngine::Psync, FioRw::Read), 8192, &[(4096, 1)]).is_ok()
         );
         assert!(diskless(&job(FioEngine::Null, FioRw::RandRead)));
+        assert_eq!(
+            refusal(&job(FioEngine::Null, FioRw::Read))
+                .expect_err("no size")
+                .0,
+            "size"
+        );
         assert!(!diskless(&job(FioEngine::Falloc, FioRw::Write)));
     }
 
