@@ -6,15 +6,15 @@
 #
 # DIR is, for example, fio's own examples/ folder (from fio's repository; the project does
 # not carry those files). Each file is copied to a scratch folder and made small the same way
-# for both tools: size, filesize and io_size become SIZE, runtime becomes RUNTIME seconds
+# for both tools: size, filesize and io_size become SIZE where larger, runtime becomes RUNTIME seconds
 # (ramp_time 0), directory= points at the scratch folder and relative file names land there.
 # Files that name a device (filename=/dev/..., other than /dev/null) are skipped, never run:
 # fio would write to it. Each tool runs in an empty scratch folder of its own, so neither sees
 # the other's files.
 #
 # The table: file | fio IO/s | perflab IO/s | perflab/fio | what happened. IO/s is the sum
-# over the file's jobs of their reads and writes per second (fio's jobs[].read.iops +
-# write.iops; perflab's job groups). The last lines count the files fio runs here and how
+# over the file's jobs of their reads, writes and trims per second (fio's jobs[].read.iops +
+# write.iops + trim.iops; perflab's job groups). The last lines count the files fio runs here and how
 # many of those perflab runs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -42,12 +42,24 @@ shrink() {
   python3 - "$1" "$2" "$size" "$runtime" <<'EOF'
 import re, sys, os
 src, scratch, size, runtime = sys.argv[1:5]
+
+def nbytes(text):
+    """A plain size (4k, 100M, 102404k) in bytes, fio's 1024 base; None for anything else."""
+    m = re.fullmatch(r"\s*(\d+)\s*([kmgtp]?)i?b?\s*", text.split(";")[0].split("#")[0], re.I)
+    if not m:
+        return None
+    return int(m.group(1)) * 1024 ** " kmgtp".index(m.group(2).lower() or " ")
+
 out = []
 for line in open(src, errors="replace"):
     s = line.strip()
     key = s.split("=", 1)[0].strip().lower()
     if key in ("size", "filesize", "io_size", "io_limit"):
-        line = f"{key}={size}\n"
+        # Only ever smaller: filestat's filesize=4k over 200 files stays 4k (16m each
+        # would be 3 GiB a job, and another meaning: one block a file).
+        given = nbytes(s.split("=", 1)[1]) if "=" in s else None
+        if given is None or given > nbytes(size):
+            line = f"{key}={size}\n"
     elif key == "runtime":
         line = f"runtime={runtime}\n"
     elif key == "ramp_time":
@@ -68,7 +80,7 @@ import json, sys
 text = sys.stdin.read()
 start = text.find("{")
 d = json.loads(text[start:])
-print(round(sum(j[k]["iops"] for j in d["jobs"] for k in ("read", "write") if k in j)))
+print(round(sum(j[k]["iops"] for j in d["jobs"] for k in ("read", "write", "trim") if k in j)))
 ' 2>/dev/null
 }
 

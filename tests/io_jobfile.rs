@@ -377,8 +377,13 @@ fn refused(r: &Results, args: &[&str], wanted: &[&str]) {
 fn what_perflab_cannot_honour_is_refused_by_file_line_and_option() {
     let dir = Scratch::new("refusals");
     let r = Results::new("jobfile-refusals");
+    // Trims only on the falloc engine (the job's section names the line).
     let trim = dir.job("trim.fio", "[t]\nsize=1m\ndirectory=DIR\nrw=randtrim\n");
-    refused(&r, &["io", &trim], &["trim.fio:4", "rw", "trim"]);
+    refused(
+        &r,
+        &["io", &trim],
+        &["trim.fio:1", "rw", "only on ioengine=falloc"],
+    );
     let think = dir.job(
         "think.fio",
         "[global]\ndirectory=DIR\nsize=1m\n\n[paced]\nrw=read\nthinktime=100\n",
@@ -522,4 +527,263 @@ fn a_fio_line_is_its_job_file_with_rates_per_copy() {
         &["io", "--name=a", "--size=1m", "--duration", "1s"],
         &["--duration", "--runtime"],
     );
+}
+
+/// The step's groups of one job: (ops, bytes) of `job` and of each `job/direction`.
+fn job_counts(v: &Value, s: usize, job: &str) -> Vec<(String, u64, u64)> {
+    let mut out = Vec::new();
+    for g in groups(v, s, "job")
+        .into_iter()
+        .chain(groups(v, s, "job_direction"))
+    {
+        let key = g["key"].as_str().unwrap();
+        if key == job || key.strip_prefix(job).is_some_and(|r| r.starts_with('/')) {
+            out.push((
+                key.to_string(),
+                g["ops"].as_u64().unwrap(),
+                g["bytes"].as_u64().unwrap(),
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_null_engine_counts_each_io_as_its_size_and_makes_no_file() {
+    let dir = Scratch::new("null");
+    // fio's null.fio, with io_size so that it ends soon: its 100g is never made.
+    let file = dir.job(
+        "null.fio",
+        "[global]
+bs=4k
+gtod_reduce=1
+directory=DIR
+
+[null]
+ioengine=null
+size=100g
+io_size=8m
+rw=randread
+norandommap
+random_distribution=zipf:0.5
+
+[deep]
+stonewall
+ioengine=null
+size=1m
+rw=randwrite
+iodepth=16
+",
+    );
+    let r = Results::new("jobfile-null");
+    let o = perflab(&r, &["io", &file, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    // Each I/O counts its 4 KiB, as fio counts it: 8 MiB is 2048 reads.
+    assert_eq!(
+        job_counts(&v, 0, "null"),
+        [
+            ("null".to_string(), 2048, 8 << 20),
+            ("null/read".to_string(), 2048, 8 << 20)
+        ]
+    );
+    // At depth 16 with the random map, each block of 1 MiB once.
+    assert_eq!(
+        job_counts(&v, 1, "deep"),
+        [
+            ("deep".to_string(), 256, 1 << 20),
+            ("deep/write".to_string(), 256, 1 << 20)
+        ]
+    );
+    assert!(dir.left().is_empty(), "no file made: {:?}", dir.left());
+    assert_eq!(v["spec"]["jobs"][0]["ioengine"], "null");
+    assert_eq!(v["spec"]["jobs"][1]["engine"], "null");
+    assert_eq!(v["spec"]["jobs"][1]["iodepth"], 16);
+    // fio's JSON names the engine as the job file does.
+    let o = perflab(&r, &["export", "last", "--format", "fio-json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let fio = json(&o);
+    assert_eq!(fio["jobs"][0]["job options"]["ioengine"], "null");
+    assert_eq!(fio["jobs"][0]["read"]["total_ios"], 2048);
+}
+
+#[test]
+fn falloc_writes_allocate_and_trims_punch_holes_in_a_file_other_engines_read() {
+    let dir = Scratch::new("falloc");
+    // falloc.fio's shape: falloc jobs, then a sync job on the same file.
+    let file = dir.job(
+        "falloc.fio",
+        "[global]
+ioengine=falloc
+directory=DIR
+filename=frag.dat
+size=1m
+
+[alloc]
+rw=write
+bs=64k
+
+[punch]
+stonewall
+rw=trim
+bs=64k,64k,4k
+fsync=1
+
+[read]
+stonewall
+ioengine=psync
+rw=read
+bs=64k
+",
+    );
+    let r = Results::new("jobfile-falloc");
+    let o = perflab(&r, &["io", &file, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(
+        job_counts(&v, 0, "alloc"),
+        [
+            ("alloc".to_string(), 16, 1 << 20),
+            ("alloc/write".to_string(), 16, 1 << 20)
+        ]
+    );
+    // Trims of trims' own size (bs's third value), never synced (fio counts writes only).
+    assert_eq!(
+        job_counts(&v, 1, "punch"),
+        [
+            ("punch".to_string(), 256, 1 << 20),
+            ("punch/trim".to_string(), 256, 1 << 20)
+        ]
+    );
+    assert_eq!(v["spec"]["jobs"][1]["trims"], true);
+    assert_eq!(v["spec"]["jobs"][1]["ioengine"], "falloc");
+    // The read of the holes moves every byte, on the sync engine.
+    assert_eq!(
+        job_counts(&v, 2, "read"),
+        [
+            ("read".to_string(), 16, 1 << 20),
+            ("read/read".to_string(), 16, 1 << 20)
+        ]
+    );
+    assert_eq!(v["spec"]["jobs"][2]["engine"], "sync");
+    let o = perflab(&r, &["export", "last", "--format", "fio-json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let fio = json(&o);
+    assert_eq!(fio["jobs"][1]["trim"]["total_ios"], 256);
+    assert_eq!(fio["jobs"][1]["write"]["total_ios"], 0);
+    assert!(dir.left().is_empty(), "{:?}", dir.left());
+}
+
+#[test]
+fn falloc_trims_leave_the_file_without_blocks() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = Scratch::new("punch");
+    let file = dir.job(
+        "punch.fio",
+        "[punch]
+ioengine=falloc
+filename=DIR/holes.dat
+size=256k
+rw=randtrim
+bs=4k
+",
+    );
+    let r = Results::new("jobfile-punch");
+    let o = perflab(&r, &["io", &file, "--keep", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let m = std::fs::metadata(dir.path().join("holes.dat")).unwrap();
+    assert_eq!(m.len(), 256 << 10, "a punched hole keeps the length");
+    assert_eq!(
+        m.blocks(),
+        0,
+        "every block punched out (random map: each once)"
+    );
+}
+
+#[test]
+fn ftruncate_writes_set_the_length_to_their_offset() {
+    let dir = Scratch::new("ftruncate");
+    let file = dir.job(
+        "ftruncate.fio",
+        "[grow]
+ioengine=ftruncate
+filename=DIR/truncate
+size=64k
+bs=4k
+rw=write
+",
+    );
+    let r = Results::new("jobfile-ftruncate");
+    let o = perflab(&r, &["io", &file, "--keep", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(
+        job_counts(&v, 0, "grow"),
+        [
+            ("grow".to_string(), 16, 64 << 10),
+            ("grow/write".to_string(), 16, 64 << 10)
+        ]
+    );
+    // Truncated to 0, 4k, ..., 60k: the last write's offset.
+    let len = std::fs::metadata(dir.path().join("truncate"))
+        .unwrap()
+        .len();
+    assert_eq!(len, 60 << 10);
+    assert_eq!(v["spec"]["jobs"][0]["ioengine"], "ftruncate");
+    let reads = dir.job(
+        "reads.fio",
+        "[r]\nioengine=ftruncate\nfilename=DIR/t2\nsize=64k\nrw=randread\n",
+    );
+    refused(&r, &["io", &reads], &["reads.fio:1", "rw", "only writes"]);
+}
+
+#[test]
+fn filestat_stats_and_filedelete_unlinks_each_file_once_as_an_io() {
+    let dir = Scratch::new("fileops");
+    // fio's filestat-ioengine.fio and filedelete-ioengine.fio, fewer files.
+    let file = dir.job(
+        "fileops.fio",
+        "[global]
+directory=DIR
+filesize=4k
+nrfiles=20
+
+[stat]
+ioengine=filestat
+thread
+
+[delete]
+stonewall
+ioengine=filedelete
+unlink=0
+",
+    );
+    let r = Results::new("jobfile-fileops");
+    let o = perflab(&r, &["io", &file, "--keep", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(
+        job_counts(&v, 0, "stat"),
+        [
+            ("stat".to_string(), 20, 20 * 4096),
+            ("stat/read".to_string(), 20, 20 * 4096)
+        ]
+    );
+    assert_eq!(
+        job_counts(&v, 1, "delete"),
+        [
+            ("delete".to_string(), 20, 20 * 4096),
+            ("delete/read".to_string(), 20, 20 * 4096)
+        ]
+    );
+    // --keep keeps what perflab made: the stat job's files are there, the deleted are gone.
+    let left = dir.left();
+    assert_eq!(left.len(), 20, "{left:?}");
+    assert!(left.iter().all(|n| n.starts_with("stat.0.")), "{left:?}");
+    // fio acts once per file but counts every block: two blocks a file are refused.
+    let two = dir.job(
+        "two.fio",
+        "[s]\ndirectory=DIR\nioengine=filestat\nfilesize=8k\nnrfiles=2\n",
+    );
+    refused(&r, &["io", &two], &["two.fio:1", "filesize", "one block"]);
 }

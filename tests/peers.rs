@@ -211,7 +211,10 @@ fn a_peer_flag_without_a_meaning_here_is_one_line_naming_what_to_use() {
             "io --output=out.txt",
             "fio's --output out.txt: every run is archived",
         ),
-        ("io --name=a --size=1m --rw=trim", "perflab does not trim"),
+        (
+            "io --name=a --size=1m --rw=trim",
+            "fio's --rw: perflab trims only on ioengine=falloc",
+        ),
         (
             "io --name=a --size=1m --ioengine=mmap",
             "has no perflab equivalent",

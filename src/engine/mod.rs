@@ -11,8 +11,17 @@
 //!      │            ── push(Request { slot, file, op, offset, len })    queue, no syscall
 //!      │            ── submit(min, &mut Vec<Completion>)                issue + reap
 //!      ├── sync::SyncEngine   pread/pwrite/fsync one by one in submit (fio's psync)
-//!      └── uring::UringEngine io_uring: fixed files + fixed buffers, one io_uring_enter
-//!                             per submit (fio's io_uring)
+//!      ├── uring::UringEngine io_uring: fixed files + fixed buffers, one io_uring_enter
+//!      │                      per submit (fio's io_uring)
+//!      ├── null::NullEngine   every request completes in submit, nothing moves, no
+//!      │                      syscall (fio's null: measures the harness)
+//!      ├── space::SpaceEngine a file's space or length changed in place of a transfer:
+//!      │                      fallocate and punched holes (fio's falloc), ftruncate to
+//!      │                      the offset (fio's ftruncate)
+//!      └── names::NameEngine  a file's name acted on, the file never opened: stat (fio's
+//!                             filestat), unlink (fio's filedelete)
+//!  Reach               how an engine reaches the files its requests name: files the caller
+//!                      opens, paths it must leave alone, or nothing at all (null)
 //!  buffer::AlignedBuf  the `depth` slot buffers of either engine, aligned for O_DIRECT
 //!  poll::Poller        epoll for many sockets on one thread (the caches' sessions), with a
 //!                      nanosecond timeout (epoll_pwait2), edge-triggered
@@ -49,8 +58,11 @@
 
 pub mod buffer;
 pub mod kernels;
+pub mod names;
+pub mod null;
 pub mod poll;
 pub mod process;
+pub mod space;
 pub mod sqlite_math;
 pub mod sync;
 pub mod sys;
@@ -71,22 +83,78 @@ pub const DEFAULT_ALIGN: usize = 4096;
 pub const MIN_ALIGN: usize = 512;
 
 /// Which engine issues the I/O.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EngineKind {
     /// Asynchronous I/O through io_uring (fio's `io_uring`).
     IoUring,
     /// One blocking pread/pwrite at a time (fio's `psync`).
     Sync,
+    /// No I/O at all: every request completes at once as if it had moved its bytes (fio's
+    /// `null`).
+    Null,
+    /// Reads and writes allocate the range with fallocate, trims punch it out (fio's
+    /// `falloc`).
+    Falloc,
+    /// Each write truncates the file to its offset (fio's `ftruncate`).
+    Ftruncate,
+    /// Each request stats its file by name (fio's `filestat`).
+    FileStat,
+    /// Each request unlinks its file (fio's `filedelete`).
+    FileDelete,
+}
+
+/// How an engine reaches the files its requests name ([`EngineKind::reach`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// Through files the caller opens as its I/O needs: for reading, for writing if it
+    /// writes, O_DIRECT if asked ([`EngineConfig::files`]).
+    Open,
+    /// Through files the caller opens for reading and writing, buffered, whatever its I/O
+    /// (fio's falloc opens its files so: a punched hole needs a writable file).
+    OpenReadWrite,
+    /// By name ([`EngineConfig::paths`]): the caller must not open them, since opening is
+    /// no part of what is measured.
+    Path,
+    /// Not at all: no file needs to exist ([`EngineConfig::paths`] only number them).
+    Nothing,
 }
 
 impl EngineKind {
-    /// The name used on the command line and in records: `io_uring` or `sync`.
+    /// The name used on the command line and in records, fio's name for the same engine:
+    /// `io_uring`, `sync`, `null`, `falloc`, `ftruncate`, `filestat`, `filedelete`.
     pub fn name(self) -> &'static str {
         match self {
             EngineKind::IoUring => "io_uring",
             EngineKind::Sync => "sync",
+            EngineKind::Null => "null",
+            EngineKind::Falloc => "falloc",
+            EngineKind::Ftruncate => "ftruncate",
+            EngineKind::FileStat => "filestat",
+            EngineKind::FileDelete => "filedelete",
         }
+    }
+
+    /// How the engine reaches its files, so the caller opens them, names them or neither.
+    pub fn reach(self) -> Reach {
+        match self {
+            EngineKind::IoUring | EngineKind::Sync | EngineKind::Ftruncate => Reach::Open,
+            EngineKind::Falloc => Reach::OpenReadWrite,
+            EngineKind::FileStat | EngineKind::FileDelete => Reach::Path,
+            EngineKind::Null => Reach::Nothing,
+        }
+    }
+
+    /// Whether each request is carried out inside `submit`, one after another, so a
+    /// caller keeps one in flight (fio's synchronous engines). The null engine completes
+    /// in `submit` too, but queues as deep as asked, as fio's does above iodepth 1.
+    pub fn one_at_a_time(self) -> bool {
+        !matches!(self, EngineKind::IoUring | EngineKind::Null)
+    }
+}
+
+impl serde::Serialize for EngineKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
     }
 }
 
@@ -101,6 +169,8 @@ impl fmt::Display for EngineKind {
 #[error("unknown I/O engine `{0}` (expected io_uring, uring, sync or psync)")]
 pub struct ParseEngineKindError(pub String);
 
+/// The command line's engines (`--engine`): the other kinds run fio's job files only, where
+/// the job file's reader names them.
 impl FromStr for EngineKind {
     type Err = ParseEngineKindError;
 
@@ -125,6 +195,9 @@ pub enum Op {
     /// Flush the file's data and the metadata needed to read it (`fdatasync`); `offset`
     /// and `len` are ignored.
     Fdatasync,
+    /// Discard `len` bytes at `offset`: only the falloc engine does (a punched hole); the
+    /// others complete it with `-EOPNOTSUPP`.
+    Trim,
 }
 
 /// One I/O to issue. `slot` names the buffer (0..depth) and identifies the request on completion.
@@ -136,9 +209,9 @@ pub struct Request {
     pub file: u32,
     /// What to do.
     pub op: Op,
-    /// Byte offset in the file (reads and writes).
+    /// Byte offset in the file (reads, writes and trims).
     pub offset: u64,
-    /// Bytes to transfer, at most `buf_len` (reads and writes).
+    /// Bytes to transfer, at most `buf_len` (reads, writes and trims).
     pub len: u32,
 }
 
@@ -166,6 +239,13 @@ impl Completion {
     }
 }
 
+/// The completion result of a request that did all it was asked: its length (a length
+/// past `i32::MAX` cannot be asked for: `admit` refuses it beyond the slot buffer).
+#[inline]
+pub(crate) fn moved(len: u32) -> i32 {
+    i32::try_from(len).unwrap_or(i32::MAX)
+}
+
 /// What an engine is built over.
 #[derive(Debug)]
 pub struct EngineConfig {
@@ -175,8 +255,13 @@ pub struct EngineConfig {
     pub buf_len: usize,
     /// buffer alignment, a power of two >= 512 (4096 default)
     pub align: usize,
-    /// The files requests name by index. The engine owns them (and closes them on drop).
+    /// The files requests name by index, for the engines that reach them open
+    /// ([`Reach::Open`], [`Reach::OpenReadWrite`]). The engine owns them (and closes them on
+    /// drop).
     pub files: Vec<std::fs::File>,
+    /// The files requests name by index, by name, for the engines that never open them
+    /// ([`Reach::Path`], [`Reach::Nothing`]).
+    pub paths: Vec<std::path::PathBuf>,
 }
 
 impl Default for EngineConfig {
@@ -187,6 +272,7 @@ impl Default for EngineConfig {
             buf_len: 4096,
             align: DEFAULT_ALIGN,
             files: Vec::new(),
+            paths: Vec::new(),
         }
     }
 }
@@ -211,15 +297,30 @@ impl EngineConfig {
                 self.align
             )));
         }
-        if self.files.is_empty() {
+        if self.files.is_empty() && self.paths.is_empty() {
             return Err(EngineError::Config(
                 "an engine needs at least one file".into(),
             ));
         }
-        if u32::try_from(self.files.len()).is_err() {
+        if u32::try_from(self.files.len().max(self.paths.len())).is_err() {
             return Err(EngineError::Config("too many files".into()));
         }
         Ok(())
+    }
+
+    /// Checks that the files are given the way `kind` reaches them.
+    fn validate_for(&self, kind: EngineKind) -> Result<(), EngineError> {
+        self.validate()?;
+        let missing = match kind.reach() {
+            Reach::Open | Reach::OpenReadWrite => self.files.is_empty().then_some("open files"),
+            Reach::Path | Reach::Nothing => self.paths.is_empty().then_some("file paths"),
+        };
+        match missing {
+            Some(what) => Err(EngineError::Config(format!(
+                "the {kind} engine needs {what}"
+            ))),
+            None => Ok(()),
+        }
     }
 }
 
@@ -278,13 +379,30 @@ pub trait Engine: Send {
 /// Opens an engine of `kind` over `config`. io_uring: probe first; the caller decides on fallback.
 pub fn open(kind: EngineKind, config: EngineConfig) -> Result<Box<dyn Engine>, EngineError> {
     // A bad shape is the caller's to fix whatever the engine: report it before the probe.
-    config.validate()?;
+    config.validate_for(kind)?;
     match kind {
         EngineKind::Sync => Ok(Box::new(sync::SyncEngine::new(config)?)),
         EngineKind::IoUring => {
             probe_uring().map_err(|u| EngineError::Unsupported(u.0))?;
             Ok(Box::new(uring::UringEngine::new(config)?))
         }
+        EngineKind::Null => Ok(Box::new(null::NullEngine::new(config)?)),
+        EngineKind::Falloc => Ok(Box::new(space::SpaceEngine::new(
+            space::Change::Allocate,
+            config,
+        )?)),
+        EngineKind::Ftruncate => Ok(Box::new(space::SpaceEngine::new(
+            space::Change::Truncate,
+            config,
+        )?)),
+        EngineKind::FileStat => Ok(Box::new(names::NameEngine::new(
+            names::Action::Stat,
+            config,
+        )?)),
+        EngineKind::FileDelete => Ok(Box::new(names::NameEngine::new(
+            names::Action::Unlink,
+            config,
+        )?)),
     }
 }
 
@@ -315,6 +433,8 @@ pub(crate) enum Admit {
 pub(crate) struct SlotTable {
     busy: Vec<bool>,
     in_flight: u32,
+    /// Whether the engine carries out [`Op::Trim`]; elsewhere a trim fails with EOPNOTSUPP.
+    trims: bool,
     /// The first contract breach since the last `submit`, reported by it.
     breach: Option<String>,
 }
@@ -324,7 +444,16 @@ impl SlotTable {
         SlotTable {
             busy: vec![false; depth as usize],
             in_flight: 0,
+            trims: false,
             breach: None,
+        }
+    }
+
+    /// The table of an engine that carries out trims.
+    pub(crate) fn trimming(depth: u32) -> Self {
+        SlotTable {
+            trims: true,
+            ..SlotTable::new(depth)
         }
     }
 
@@ -365,10 +494,13 @@ impl SlotTable {
         if req.file as usize >= files {
             return Admit::Fail(libc::EBADF);
         }
-        if matches!(req.op, Op::Read | Op::Write)
+        if matches!(req.op, Op::Read | Op::Write | Op::Trim)
             && (req.len as usize > buf_len || req.offset > i64::MAX as u64)
         {
             return Admit::Fail(libc::EINVAL);
+        }
+        if req.op == Op::Trim && !self.trims {
+            return Admit::Fail(libc::EOPNOTSUPP);
         }
         Admit::Issue
     }
@@ -441,6 +573,7 @@ pub(crate) mod testutil {
             buf_len,
             align: DEFAULT_ALIGN,
             files,
+            paths: Vec::new(),
         }
     }
 
@@ -756,50 +889,102 @@ mod tests {
         assert!(odd.error().is_some());
     }
 
+    /// Every kind: its way of reaching files (open, or by name).
+    const ALL_KINDS: [EngineKind; 7] = [
+        EngineKind::IoUring,
+        EngineKind::Sync,
+        EngineKind::Null,
+        EngineKind::Falloc,
+        EngineKind::Ftruncate,
+        EngineKind::FileStat,
+        EngineKind::FileDelete,
+    ];
+
+    /// `n` files for `kind`, given the way it reaches them.
+    fn files_for(kind: EngineKind, n: usize) -> (Vec<std::fs::File>, Vec<std::path::PathBuf>) {
+        let file = || std::fs::File::open("/dev/null").expect("/dev/null");
+        match kind.reach() {
+            Reach::Open | Reach::OpenReadWrite => ((0..n).map(|_| file()).collect(), Vec::new()),
+            Reach::Path | Reach::Nothing => {
+                (Vec::new(), (0..n).map(|_| "/dev/null".into()).collect())
+            }
+        }
+    }
+
     #[test]
     fn bad_configs_are_rejected() {
-        let file = || std::fs::File::open("/dev/null").expect("/dev/null");
-        let cases = [
-            EngineConfig {
-                depth: 0,
-                files: vec![file()],
-                ..Default::default()
-            },
-            EngineConfig {
-                depth: MAX_DEPTH + 1,
-                files: vec![file()],
-                ..Default::default()
-            },
-            EngineConfig {
-                buf_len: 0,
-                files: vec![file()],
-                ..Default::default()
-            },
-            EngineConfig {
-                align: 256,
-                files: vec![file()],
-                ..Default::default()
-            },
-            EngineConfig {
-                align: 6000,
-                files: vec![file()],
-                ..Default::default()
-            },
-            EngineConfig::default(),
+        // (depth, buffer length, alignment, files): each one thing wrong.
+        let shapes: [(u32, usize, usize, usize); 6] = [
+            (0, 4096, 4096, 1),
+            (MAX_DEPTH + 1, 4096, 4096, 1),
+            (1, 0, 4096, 1),
+            (1, 4096, 256, 1),
+            (1, 4096, 6000, 1),
+            (1, 4096, 4096, 0),
         ];
-        for c in cases {
-            let shape = format!("{c:?}");
-            for kind in [EngineKind::Sync, EngineKind::IoUring] {
+        for (depth, buf_len, align, n) in shapes {
+            for kind in ALL_KINDS {
+                let (files, paths) = files_for(kind, n);
                 let c = EngineConfig {
-                    files: c.files.iter().map(|_| file()).collect(),
-                    ..c
+                    depth,
+                    buf_len,
+                    align,
+                    files,
+                    paths,
                 };
                 assert!(
                     matches!(open(kind, c), Err(EngineError::Config(_))),
-                    "{kind} accepted {shape}"
+                    "{kind} accepted depth {depth}, buffers {buf_len} aligned {align}, {n} file(s)"
                 );
             }
         }
+    }
+
+    #[test]
+    fn files_are_given_the_way_the_engine_reaches_them() {
+        for kind in ALL_KINDS {
+            // The other way round: open files for a named engine, names for an open one.
+            let (files, paths) = files_for(kind, 1);
+            let c = EngineConfig {
+                files: paths
+                    .iter()
+                    .map(|_| std::fs::File::open("/dev/null").expect("null"))
+                    .collect(),
+                paths: files.iter().map(|_| "/dev/null".into()).collect(),
+                ..EngineConfig::default()
+            };
+            match open(kind, c) {
+                Err(EngineError::Config(m)) => assert!(m.contains(kind.name()), "{m}"),
+                other => panic!(
+                    "{kind} opened over the wrong files: {:?}",
+                    other.map(|e| e.kind())
+                ),
+            }
+        }
+    }
+
+    #[test]
+    fn kinds_are_named_as_fio_names_them_and_say_how_they_reach_files() {
+        let names: Vec<&str> = ALL_KINDS.iter().map(|k| k.name()).collect();
+        assert_eq!(
+            names,
+            [
+                "io_uring",
+                "sync",
+                "null",
+                "falloc",
+                "ftruncate",
+                "filestat",
+                "filedelete"
+            ]
+        );
+        assert_eq!(EngineKind::Null.reach(), Reach::Nothing);
+        assert_eq!(EngineKind::Falloc.reach(), Reach::OpenReadWrite);
+        assert_eq!(EngineKind::FileDelete.reach(), Reach::Path);
+        assert!(EngineKind::Ftruncate.one_at_a_time() && EngineKind::Sync.one_at_a_time());
+        assert!(!EngineKind::Null.one_at_a_time() && !EngineKind::IoUring.one_at_a_time());
+        // Only the command line's engines parse: the others come from job files.
+        assert!("null".parse::<EngineKind>().is_err());
     }
 
     #[test]
@@ -810,8 +995,12 @@ mod tests {
     #[test]
     fn open_gives_the_kind_asked_for() {
         let tmp = testutil::TempPath::new("open");
-        for kind in [EngineKind::Sync, EngineKind::IoUring] {
-            let e = open(kind, testutil::config(4, 4096, vec![tmp.create_rw()])).expect("open");
+        for kind in ALL_KINDS {
+            let config = EngineConfig {
+                paths: vec![tmp.0.clone()],
+                ..testutil::config(4, 4096, vec![tmp.create_rw()])
+            };
+            let e = open(kind, config).expect("open");
             assert_eq!(e.kind(), kind);
             assert_eq!(e.depth(), 4);
             assert_eq!(e.in_flight(), 0);

@@ -85,6 +85,8 @@ struct Shaped<'f> {
     starts: Vec<u64>,
     walk: WalkRules,
     pass_limit: Option<u32>,
+    /// A job whose engine makes no file (fio's null): its files, on no layout of the run's.
+    diskless: Option<Vec<PathBuf>>,
 }
 
 /// Every file of every copy once, in the order first named.
@@ -126,10 +128,11 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
         .map(|job| shape(job, &mut files))
         .collect::<Result<Vec<_>, _>>()?;
     check_groups(file)?;
+    let on_disk = || shaped.iter().filter(|s| s.diskless.is_none());
     // The files perflab makes are as long as their furthest region reaches (fio extends
     // each to its job's offset and size); an existing one is as long as it is.
     let mut reach = vec![0u64; files.paths.len()];
-    for s in &shaped {
+    for s in on_disk() {
         for (copy, fs) in s.files.iter().enumerate() {
             let end = s.starts.get(copy).copied().unwrap_or(0) + s.region;
             for &i in fs {
@@ -146,7 +149,7 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
         .collect();
     // Only the files a writing job uses need permission to be written.
     let mut writes = vec![false; files.paths.len()];
-    for s in shaped.iter().filter(|s| s.rw.writes()) {
+    for s in on_disk().filter(|s| s.rw.writes()) {
         for &i in s.files.iter().flatten() {
             writes[i] = true;
         }
@@ -207,17 +210,21 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
 fn shape<'f>(job: &'f FioJob, all: &mut Files) -> Result<Shaped<'f>, String> {
     unsupported(job).map_err(|(o, w)| refuse(job, o, &w))?;
     let copies = job.numjobs.max(1);
+    // A diskless job's files (fio's null) are names on a layout of their own, never made.
+    let mut own = Files::default();
+    let diskless = super::jobengine::diskless(job);
+    let indexed = if diskless { &mut own } else { all };
     let files: Vec<Vec<usize>> = (0..copies)
         .map(|copy| {
             job.files_of(copy)
                 .into_iter()
-                .map(|p| all.index(p))
+                .map(|p| indexed.index(p))
                 .collect()
         })
         .collect();
     let nfiles = files.first().map_or(1, Vec::len).max(1) as u64;
     let (rw, read_pct) = rw_of(job).map_err(|w| refuse(job, "rw", &w))?;
-    let (sizes, write_sizes) = sizes_of(job);
+    let (sizes, write_sizes) = super::jobengine::trim_sizes(job).unwrap_or_else(|| sizes_of(job));
     let smallest = sizes
         .iter()
         .chain(write_sizes.iter().flatten())
@@ -235,6 +242,8 @@ fn shape<'f>(job: &'f FioJob, all: &mut Files) -> Result<Shaped<'f>, String> {
             "leaves no room for one block per file; raise size",
         ));
     }
+    super::jobengine::one_block_per_file(job, region, &sizes)
+        .map_err(|(o, w)| refuse(job, o, &w))?;
     let (engine, depth) = engine_of(job).map_err(|(o, w)| refuse(job, o, &w))?;
     let distribution =
         distribution_of(&job.distribution).map_err(|w| refuse(job, "random_distribution", &w))?;
@@ -276,6 +285,7 @@ fn shape<'f>(job: &'f FioJob, all: &mut Files) -> Result<Shaped<'f>, String> {
         // fio ends a job of fixed size without io_size when its files are done, after
         // `loops` passes, even short of its bytes (keep_running's `fio_files_done`).
         pass_limit: (!job.time_based && job.io_size.is_none()).then_some(job.loops.max(1)),
+        diskless: diskless.then_some(own.paths),
     })
 }
 
@@ -334,11 +344,26 @@ fn check_groups(file: &JobFile) -> Result<(), String> {
 /// distribution and syncs.
 fn job_of(s: Shaped, base: &IoSpec, file_lens: &[u64]) -> Job {
     let job = s.job;
+    // A diskless job's files are as long as its copies' regions reach; the others' as the
+    // run's layout has them.
     let lens = s
         .files
         .iter()
-        .map(|fs| fs.iter().map(|&i| file_lens[i]).collect())
+        .enumerate()
+        .map(|(copy, fs)| {
+            fs.iter()
+                .map(|&i| match s.diskless {
+                    Some(_) => s.starts.get(copy).copied().unwrap_or(0) + s.region,
+                    None => file_lens[i],
+                })
+                .collect()
+        })
         .collect();
+    let trims = super::jobengine::trims(job);
+    let layout = match &s.diskless {
+        Some(paths) => Arc::new(Layout::diskless(paths, s.region)),
+        None => Arc::clone(&base.layout),
+    };
     let spec = IoSpec {
         rw: Sweep::single("rw", s.rw),
         bs_bytes: Sweep::single(
@@ -346,10 +371,12 @@ fn job_of(s: Shaped, base: &IoSpec, file_lens: &[u64]) -> Job {
             s.sizes.iter().map(|x| x.0).min().unwrap_or(4096),
         ),
         direct: job.direct,
-        fsync: u64::from(job.fsync),
-        fdatasync: u64::from(job.fdatasync),
+        // fio counts writes towards fsync=N, never trims: a trim job never syncs.
+        fsync: if trims { 0 } else { u64::from(job.fsync) },
+        fdatasync: if trims { 0 } else { u64::from(job.fdatasync) },
         distribution: s.distribution,
         engine: s.engine,
+        layout,
         ..base.clone()
     };
     Job {
@@ -374,6 +401,9 @@ fn job_of(s: Shaped, base: &IoSpec, file_lens: &[u64]) -> Job {
         ramp_time: job.ramp_time,
         invalidate: job.invalidate && !job.direct,
         random_map: !job.norandommap,
+        ioengine: job.ioengine.name(),
+        engine: s.engine,
+        trims,
         rate_iops: s.rate_iops,
         arrival: match job.rate_process {
             RateProcess::Linear => Arrival::Uniform,
@@ -409,12 +439,8 @@ fn notes_of(file: &JobFile) -> Vec<(&'static str, String)> {
 /// What perflab does not do yet, by option: `(option, why)`.
 fn unsupported(job: &FioJob) -> Result<(), (&'static str, String)> {
     let not_yet = |o: &'static str, what: &str| Err((o, format!("{what} is not supported yet")));
-    if matches!(job.rw, FioRw::Trim | FioRw::RandTrim | FioRw::TrimWrite) {
-        return Err((
-            "rw",
-            "perflab does not trim; use read, write, randread, randwrite, rw or randrw".into(),
-        ));
-    }
+    // Trims (falloc's only) and what the file-operation engines cannot run as fio does.
+    super::jobengine::refusal(job)?;
     if let Some(ranges) = job.bsrange {
         if job.bssplit.is_some() {
             return Err((
@@ -545,8 +571,11 @@ fn rw_of(job: &FioJob) -> Result<(Rw, u64), String> {
         FioRw::RandWrite => Rw::RandWrite,
         FioRw::ReadWrite => Rw::ReadWrite,
         FioRw::RandRw => Rw::RandRw,
+        // falloc's punched holes: the pattern's writes, sent as trims (`Job::trims`).
+        FioRw::Trim if super::jobengine::trims(job) => Rw::Write,
+        FioRw::RandTrim if super::jobengine::trims(job) => Rw::RandWrite,
         FioRw::Trim | FioRw::RandTrim | FioRw::TrimWrite => {
-            return Err("perflab does not trim".into());
+            return Err("perflab trims only on ioengine=falloc".into());
         }
     };
     Ok((rw, u64::from(job.rwmixread.min(100))))
@@ -585,7 +614,13 @@ fn engine_of(job: &FioJob) -> Result<(EngineKind, u32), (&'static str, String)> 
                 format!("io_uring is not available here ({why}); use ioengine=psync"),
             )),
         },
-        FioEngine::Null => Err(("ioengine", "the null engine is not supported yet".into())),
+        // fio's null queues up to iodepth (and completes them all at once); the file
+        // engines are synchronous, one at a time.
+        FioEngine::Null => Ok((EngineKind::Null, job.iodepth.max(1))),
+        FioEngine::Falloc => Ok((EngineKind::Falloc, 1)),
+        FioEngine::Ftruncate => Ok((EngineKind::Ftruncate, 1)),
+        FioEngine::FileStat => Ok((EngineKind::FileStat, 1)),
+        FioEngine::FileDelete => Ok((EngineKind::FileDelete, 1)),
     }
 }
 

@@ -76,6 +76,14 @@ pub struct Job {
     /// fio's random map (not `norandommap`): a uniform random job touches each block once per
     /// pass.
     pub random_map: bool,
+    /// fio's engine as the job names it (`ioengine`, psync unless it says), and perflab's
+    /// that runs it (`libaio` runs on `io_uring`, `psync` on `sync`).
+    pub ioengine: &'static str,
+    pub engine: crate::engine::EngineKind,
+    /// The pattern's writes are trims (fio's rw=trim or randtrim: the falloc engine's
+    /// punched holes), reported as the direction `trim`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub trims: bool,
     /// Each copy's own pace (fio's `rate_iops`, or `rate` over the block size), in I/Os a
     /// second, and how its starts are spaced (`rate_process`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -87,6 +95,17 @@ pub struct Job {
     /// The job's engine, O_DIRECT, distribution and syncs, over the run's layout.
     #[serde(skip)]
     pub spec: Arc<IoSpec>,
+}
+
+impl Job {
+    /// The pattern as fio names it: a trim job's writes are trims (`trim`, `randtrim`).
+    pub fn rw_name(&self) -> &'static str {
+        match (self.trims, self.rw.random()) {
+            (true, false) => "trim",
+            (true, true) => "randtrim",
+            (false, _) => self.rw.name(),
+        }
+    }
 }
 
 fn secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
@@ -197,7 +216,11 @@ impl Workload for JobRun {
     }
 
     fn target(&self) -> String {
-        self.layout.describe()
+        match self.layout.describe() {
+            // Jobs on the null engine alone: fio makes no file for them, nor does perflab.
+            none if none.is_empty() => "no file (ioengine=null)".into(),
+            on_disk => on_disk,
+        }
     }
 
     fn settings(&self) -> Vec<Setting> {
@@ -281,6 +304,7 @@ impl Workload for JobRun {
                 walk: job.walk,
                 pass_limit: job.pass_limit.filter(|_| !timed),
                 file_lens: job.file_lens.clone(),
+                trims: job.trims,
             };
             let job_seed = seed ^ (i as u64 + 1).wrapping_mul(0xd1b5_4a32_d192_ed03);
             let plan = StepPlan::for_job(

@@ -181,7 +181,7 @@ pub fn describe(run: &JobRun) -> String {
                 "  {} x{} ({at}): {} {bs}, depth {}, {} {}{}",
                 j.name,
                 j.copies,
-                j.rw.name(),
+                j.rw_name(),
                 j.iodepth,
                 j.spec.engine.name(),
                 if j.spec.direct { "direct" } else { "buffered" },
@@ -199,7 +199,8 @@ pub fn describe(run: &JobRun) -> String {
             for (c, files) in j.files.iter().enumerate() {
                 let names: Vec<String> = files
                     .iter()
-                    .filter_map(|&i| run.layout.files.get(i))
+                    // The job's own layout: the run's, or names only (the null engine).
+                    .filter_map(|&i| j.spec.layout.files.get(i))
                     .map(|f| {
                         format!(
                             "{}{}",

@@ -372,6 +372,30 @@ impl Layout {
     pub fn generations(&self, i: usize) -> Option<&Arc<[AtomicU32]>> {
         self.generations.get().and_then(|g| g.get(i))
     }
+
+    /// Files that are names only, for an engine that never reaches a file (fio's null,
+    /// which makes none): never made, opened or removed, on no volume, each `size` bytes
+    /// whatever the disk holds. Such a layout is never prepared.
+    pub fn diskless(paths: &[PathBuf], size: u64) -> Layout {
+        Layout {
+            volumes: Vec::new(),
+            files: paths
+                .iter()
+                .enumerate()
+                .map(|(index, p)| FileSpec {
+                    index,
+                    volume: 0,
+                    path: p.clone(),
+                    start: 0,
+                    creates: false,
+                })
+                .collect(),
+            size,
+            creates_bytes: 0,
+            notes: Vec::new(),
+            generations: OnceLock::new(),
+        }
+    }
 }
 
 /// Classifies one `--path` and checks that the test may write to it.

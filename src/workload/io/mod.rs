@@ -26,6 +26,7 @@ pub mod cmd;
 pub mod fio;
 pub mod fio_json;
 pub mod fio_line;
+mod jobengine;
 pub mod jobplan;
 pub mod jobrun;
 pub mod jobs_cmd;

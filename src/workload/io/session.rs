@@ -18,7 +18,7 @@ use super::IoSpec;
 use super::layout::FileSpec;
 use super::pattern::{Io, Pattern};
 use super::verify::{self, BlockId};
-use crate::engine::{self, Completion, Engine, EngineConfig, EngineKind, Op, Request, sys};
+use crate::engine::{self, Completion, Engine, EngineConfig, EngineKind, Op, Reach, Request, sys};
 use crate::record::ErrorKind;
 use crate::record::histogram::{LatencyHistogram, new_histogram};
 use crate::vocab::StepPoint;
@@ -115,9 +115,17 @@ pub(super) struct JobPart {
     pub pass_limit: Option<u32>,
     /// Each copy's files' lengths as fio sees them (`[copy][file]`).
     pub file_lens: Vec<Vec<u64>>,
+    /// The pattern's writes are trims (fio's rw=trim or randtrim), counted as their own
+    /// direction.
+    pub trims: bool,
 }
 
 impl JobPart {
+    /// What the pattern's writes are to the engine: trims for a trim job.
+    fn write_op(&self) -> Op {
+        if self.trims { Op::Trim } else { Op::Write }
+    }
+
     /// Copy `worker`'s pattern over its `i`-th file `f` by fio's rules (random map, order of
     /// offsets), and the file to drop from the page cache after each pass, if any.
     fn stream(
@@ -125,7 +133,7 @@ impl JobPart {
         plan: &StepPlan,
         f: &FileSpec,
         (worker, i): (usize, usize),
-        file: &std::fs::File,
+        file: Option<&std::fs::File>,
         mut pattern: Pattern,
     ) -> (Pattern, Option<std::fs::File>) {
         if self.random_map && matches!(plan.spec.distribution, Distribution::Uniform) {
@@ -135,10 +143,11 @@ impl JobPart {
         let file_len = self.file_lens.get(worker).and_then(|l| l.get(i)).copied();
         pattern = pattern.with_walk(
             self.walk,
-            file_len.unwrap_or_else(|| super::walk::file_len(file)),
+            // A job on the null engine opens no file: its region is all there is.
+            file_len.unwrap_or_else(|| file.map_or(plan.region, super::walk::file_len)),
         );
         let mut cache = None;
-        if self.invalidate {
+        if let (true, Some(file)) = (self.invalidate, file) {
             let _ = sys::advise_dontneed(file);
             cache = file.try_clone().ok();
         }
@@ -265,6 +274,10 @@ pub struct IoSession {
     read: Group,
     write: Group,
     sync: Group,
+    /// A job that trims: its pattern's writes go to the engine as [`Op::Trim`] and count
+    /// here.
+    trim: Group,
+    write_op: Op,
     by_size: Vec<Group>,
     by_file: Vec<Group>,
     /// A job file's job: its name and what is left of its part.
@@ -309,6 +322,7 @@ impl IoSession {
             .unwrap_or(4096);
         let mut streams = Vec::new();
         let mut files = Vec::new();
+        let mut paths = Vec::new();
         // A job's copy drives its own files whole, as fio's jobs do; a plain step shares
         // its first `files` out among its workers.
         let own = plan.job.as_ref().map(|j| &j.files[worker]);
@@ -349,17 +363,13 @@ impl IoSession {
                 &spec.distribution,
             )
             .map_err(|e| OpError::other(format!("{}: {e}; raise --size", f.path.display())))?;
-            let writes = plan.rw.writes();
-            let file = sys::open_options(spec.direct)
-                .read(true)
-                .write(writes)
-                .open(&f.path)
-                .map_err(|e| open_error(&f.path, spec.direct, &e))?;
+            let file = open_for(spec.engine, &f.path, spec.direct, plan.rw.writes())?;
             let mut cache = None;
             if let Some(job) = &plan.job {
-                (pattern, cache) = job.stream(plan, f, (worker, i), &file, pattern);
+                (pattern, cache) = job.stream(plan, f, (worker, i), file.as_ref(), pattern);
             }
-            files.push(file);
+            files.extend(file);
+            paths.push(f.path.clone());
             streams.push(Stream {
                 file: f.clone(),
                 pattern,
@@ -385,6 +395,7 @@ impl IoSession {
                 buf_len: max_bs as usize,
                 align: 4096,
                 files,
+                paths,
             },
         )
         .map_err(|e| OpError::other(e.to_string()))?;
@@ -404,7 +415,7 @@ impl IoSession {
             .map(|s| s.0)
             .collect();
         Ok(IoSession {
-            one_at_a_time: engine.kind() == EngineKind::Sync,
+            one_at_a_time: engine.kind().one_at_a_time(),
             // A volume measured alone names its file, as the ramp's steps do.
             per_file: n_chosen > 1 || plan.only.is_some(),
             job: plan.job.as_ref().map(|j| JobState {
@@ -447,6 +458,8 @@ impl IoSession {
             read: Group::new(),
             write: Group::new(),
             sync: Group::new(),
+            trim: Group::new(),
+            write_op: plan.job.as_ref().map_or(Op::Write, JobPart::write_op),
             by_file: (0..n_files).map(|_| Group::new()).collect(),
             streams,
         })
@@ -596,7 +609,7 @@ impl IoSession {
     fn push(&mut self, s: usize, slot: u32, op: SlotOp, intended: Instant, generation: u32) {
         let (engine_op, offset, len) = match op {
             SlotOp::Io(io) => (
-                if io.write { Op::Write } else { Op::Read },
+                if io.write { self.write_op } else { Op::Read },
                 io.offset,
                 io.len,
             ),
@@ -717,21 +730,24 @@ impl IoSession {
             SlotOp::Io(io) => io,
         };
         let mut failure: Option<String> = None;
+        let what = match (io.write, self.write_op) {
+            (false, _) => "read",
+            (true, Op::Trim) => "trim",
+            (true, _) => "write",
+        };
         if let Some(e) = c.error() {
             if io.write && sys::is_no_space(&e) {
                 return Err(self.full(s, &e));
             }
             failure = Some(format!(
-                "{} of {} bytes at offset {} of {} failed: {e}",
-                if io.write { "write" } else { "read" },
+                "{what} of {} bytes at offset {} of {} failed: {e}",
                 io.len,
                 io.offset,
                 self.streams[s].file.path.display()
             ));
         } else if c.result as u32 != io.len {
             failure = Some(format!(
-                "short {}: {} of {} bytes at offset {} of {}",
-                if io.write { "write" } else { "read" },
+                "short {what}: {} of {} bytes at offset {} of {}",
                 c.result,
                 io.len,
                 io.offset,
@@ -769,10 +785,10 @@ impl IoSession {
         let ok = failure.is_none();
         let bytes = u64::from(io.len);
         if pump.measuring() {
-            let direction = if io.write {
-                &mut self.write
-            } else {
-                &mut self.read
+            let direction = match (io.write, self.write_op) {
+                (false, _) => &mut self.read,
+                (true, Op::Trim) => &mut self.trim,
+                (true, _) => &mut self.write,
             };
             direction.add(ns, bytes, ok);
             if self.by_size.len() > 1 {
@@ -907,7 +923,7 @@ fn share(file: usize, files: usize, worker: usize, workers: usize) -> (bool, usi
 
 /// A job's groups: its total (`job`) and each direction it did (`job_direction`, keyed
 /// `NAME/read`), over the copy's own running time.
-fn job_groups(job: &JobState, directions: [&Group; 3], out: &mut Vec<GroupTotals>) {
+fn job_groups(job: &JobState, directions: [&Group; 4], out: &mut Vec<GroupTotals>) {
     // A copy that ends by itself (its size, its runtime) runs for its own time; in a timed
     // step it runs for the step's.
     let active = match (job.first, job.last) {
@@ -917,7 +933,10 @@ fn job_groups(job: &JobState, directions: [&Group; 3], out: &mut Vec<GroupTotals
         _ => None,
     };
     let mut total = Group::new();
-    for (name, g) in ["read", "write", "sync"].into_iter().zip(directions) {
+    for (name, g) in ["read", "write", "trim", "sync"]
+        .into_iter()
+        .zip(directions)
+    {
         total.ops += g.ops;
         total.bytes += g.bytes;
         total.errors += g.errors;
@@ -948,6 +967,27 @@ fn job_groups(job: &JobState, directions: [&Group; 3], out: &mut Vec<GroupTotals
             active,
         },
     );
+}
+
+/// `path` opened as `engine` reaches its files: for the I/O asked (O_DIRECT if `direct`),
+/// read-write and buffered (falloc, as fio opens it), or not at all (by name, or no file).
+fn open_for(
+    engine: EngineKind,
+    path: &std::path::Path,
+    direct: bool,
+    writes: bool,
+) -> Result<Option<std::fs::File>, OpError> {
+    let (direct, writes) = match engine.reach() {
+        Reach::Open => (direct, writes),
+        Reach::OpenReadWrite => (false, true),
+        Reach::Path | Reach::Nothing => return Ok(None),
+    };
+    sys::open_options(direct)
+        .read(true)
+        .write(writes)
+        .open(path)
+        .map(Some)
+        .map_err(|e| open_error(path, direct, &e))
 }
 
 fn open_error(path: &std::path::Path, direct: bool, e: &std::io::Error) -> OpError {
@@ -981,7 +1021,11 @@ impl Session for IoSession {
     fn groups(&mut self) -> Vec<GroupTotals> {
         let mut out = Vec::new();
         if let Some(job) = &self.job {
-            job_groups(job, [&self.read, &self.write, &self.sync], &mut out);
+            job_groups(
+                job,
+                [&self.read, &self.write, &self.trim, &self.sync],
+                &mut out,
+            );
         }
         // Files report even when they did nothing: a stalled volume is the worst straggler.
         let mut take = |by: &'static str, key: String, label: String, g: &mut Group| {
@@ -1000,6 +1044,7 @@ impl Session for IoSession {
         };
         take("direction", "read".into(), "read".into(), &mut self.read);
         take("direction", "write".into(), "write".into(), &mut self.write);
+        take("direction", "trim".into(), "trim".into(), &mut self.trim);
         take("direction", "sync".into(), "sync".into(), &mut self.sync);
         for (i, g) in self.by_size.iter_mut().enumerate() {
             let b = self.sizes[i];

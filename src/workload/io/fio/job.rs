@@ -10,8 +10,8 @@ use super::Origin;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// `rw` / `readwrite`. The trim forms are named so that refusals can name them; the reader
-/// refuses them (perflab does not trim).
+/// `rw` / `readwrite`. Trims run on the falloc engine only (punched holes); the planning
+/// refuses them on any other.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FioRw {
     Read,
@@ -110,6 +110,14 @@ pub enum FioEngine {
     IoUring,
     /// No I/O at all: measures the harness.
     Null,
+    /// fallocate in place of reads and writes, punched holes for trims.
+    Falloc,
+    /// Each write truncates the file to its offset.
+    Ftruncate,
+    /// A stat of each file, which is never opened.
+    FileStat,
+    /// An unlink of each file.
+    FileDelete,
 }
 
 impl FioEngine {
@@ -122,6 +130,10 @@ impl FioEngine {
             FioEngine::Libaio => "libaio",
             FioEngine::IoUring => "io_uring",
             FioEngine::Null => "null",
+            FioEngine::Falloc => "falloc",
+            FioEngine::Ftruncate => "ftruncate",
+            FioEngine::FileStat => "filestat",
+            FioEngine::FileDelete => "filedelete",
         }
     }
 }
@@ -203,6 +215,8 @@ pub struct FioJob {
     pub rw_sequencer: Sequencer,
     /// `bs` / `blocksize`: [read, write] (default 4096).
     pub bs: [u64; 2],
+    /// `bs`'s third value, trims' block size (default 4096; `bs=8k,32k` gives trims 32k).
+    pub bs_trim: u64,
     /// `bsrange`: [read, write] (lo, hi).
     pub bsrange: Option<[(u64, u64); 2]>,
     /// `bssplit`: [read, write] (block size, percent), percents summing to 100.
@@ -399,6 +413,7 @@ impl Default for FioJob {
             rw_modifier: None,
             rw_sequencer: Sequencer::Sequential,
             bs: [4096, 4096],
+            bs_trim: 4096,
             bsrange: None,
             bssplit: None,
             blockalign: None,

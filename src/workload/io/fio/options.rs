@@ -92,6 +92,12 @@ impl Ctx<'_> {
         }
         Ok(out)
     }
+    /// The trims' part of a per-direction value (`bs=4k,8k,16k`'s 16k, `bs=4k`'s 4k), when
+    /// the value gives one.
+    fn trim_part<T>(&self, parse: impl Fn(&str) -> Result<T, String>) -> Result<Option<T>, String> {
+        let [_, _, t] = split_rwt(self.val()?, true)?;
+        t.as_deref().map(parse).transpose()
+    }
 }
 
 type Handler = fn(&mut FioJob, &Ctx) -> Result<(), String>;
@@ -170,9 +176,13 @@ fn engine(v: &str) -> Result<FioEngine, String> {
         "libaio" => FioEngine::Libaio,
         "io_uring" => FioEngine::IoUring,
         "null" => FioEngine::Null,
+        "falloc" => FioEngine::Falloc,
+        "ftruncate" => FioEngine::Ftruncate,
+        "filestat" => FioEngine::FileStat,
+        "filedelete" => FioEngine::FileDelete,
         other => {
             return Err(format!(
-                "engine `{other}` has no perflab equivalent; use psync, sync, pvsync, pvsync2, libaio, io_uring or null"
+                "engine `{other}` has no perflab equivalent; use psync, sync, pvsync, pvsync2, libaio, io_uring, null, falloc, ftruncate, filestat or filedelete"
             ));
         }
     })
@@ -224,6 +234,7 @@ pub static TABLE: &[Opt] = &[
         let [r, w] = c.per_dir(|s| parse_int(s, c.kb_base, 1, u32::MAX as u64))?;
         if let Some(r) = r { j.bs[0] = r; }
         if let Some(w) = w { j.bs[1] = w; }
+        if let Some(t) = c.trim_part(|s| parse_int(s, c.kb_base, 1, u32::MAX as u64))? { j.bs_trim = t; }
         Ok(())
     } },
     Opt { names: &["ba", "blockalign"], handle: |j, c| {
@@ -340,6 +351,11 @@ pub static TABLE: &[Opt] = &[
     Opt { names: &["thinktime_blocks"], handle: |j, c| { j.thinktime_blocks = c.u32(1)?; Ok(()) } },
     // Engine and queue.
     Opt { names: &["ioengine"], handle: |j, c| { j.ioengine = engine(c.val()?)?; Ok(()) } },
+    // filestat's own option: perflab's filestat calls stat(2), fio's default.
+    Opt { names: &["stat_type"], handle: |_, c| match c.word(&["stat", "lstat", "statx"])? {
+        "stat" => Ok(()),
+        other => Err(format!("`{other}` is not supported yet (filestat runs stat, fio's default)")),
+    } },
     Opt { names: &["iodepth"], handle: |j, c| { j.iodepth = c.int(1, 65536)? as u32; Ok(()) } },
     Opt { names: &["iodepth_batch", "iodepth_batch_submit"], handle: |j, c| { j.iodepth_batch_submit = c.u32(0)?; Ok(()) } },
     Opt { names: &["iodepth_batch_complete_min", "iodepth_batch_complete"], handle: |j, c| { j.iodepth_batch_complete_min = c.u32(0)?; Ok(()) } },
@@ -494,10 +510,15 @@ fn rw(j: &mut FioJob, c: &Ctx) -> Result<(), String> {
         "randwrite" => FioRw::RandWrite,
         "rw" | "readwrite" => FioRw::ReadWrite,
         "randrw" => FioRw::RandRw,
-        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-            return Err(format!(
-                "`{mode}`: perflab does not trim (discard); use write or randwrite"
-            ));
+        // Trims run only on the falloc engine, which the job may name later: the planning
+        // refuses them elsewhere.
+        "trim" => FioRw::Trim,
+        "randtrim" => FioRw::RandTrim,
+        "trimwrite" => FioRw::TrimWrite,
+        "randtrimwrite" => {
+            return Err(
+                "`randtrimwrite` is not supported (perflab trims only on ioengine=falloc, as trim or randtrim)".into(),
+            );
         }
         other => {
             return Err(format!(
@@ -537,7 +558,7 @@ pub static REFUSED: &[(&[&str], &str)] = &[
        "verify_write_sequence", "experimental_verify", "verifysort", "verifysort_nr", "trim_verify_zero"],
      "perflab verifies each block inline with its own checksummed blocks; keep verify=METHOD and remove this"),
     (&["trim_percentage", "trim_backlog", "trim_backlog_batch", "block_error_percentiles"],
-     "perflab does not trim (discard)"),
+     "perflab does not trim what a job wrote; it trims only on ioengine=falloc, as rw=trim or randtrim"),
     (&["nice", "prio", "prioclass", "priohint", "cmdprio_percentage"],
      "perflab does not set job priorities; run it under nice or ionice"),
     (&["read_iolog", "read_iolog_chunked", "write_iolog", "replay_no_stall", "replay_redirect",

@@ -389,11 +389,18 @@ fn rw_forms_and_modifiers() {
     assert_eq!(j.rw_modifier, Some(RwModifier::Skip(4096)));
     assert_eq!(job("[a]\nsize=1m\nrw=rw\n").rw, FioRw::ReadWrite);
     assert_eq!(job("[a]\nsize=1m\nrw=readwrite\n").rw, FioRw::ReadWrite);
-    for t in ["trim", "randtrim", "trimwrite", "randtrimwrite"] {
-        let e = refused(&format!("[a]\nsize=1m\nrw={t}\n"));
-        assert!(e.contains("does not trim"), "{e}");
-        assert!(e.starts_with("/t/job.fio:3: rw: "), "{e}");
+    // Trims are read whatever the engine (it may come later); the planning refuses them
+    // on any engine but falloc.
+    for (t, rw) in [
+        ("trim", FioRw::Trim),
+        ("randtrim", FioRw::RandTrim),
+        ("trimwrite", FioRw::TrimWrite),
+    ] {
+        assert_eq!(job(&format!("[a]\nsize=1m\nrw={t}\n")).rw, rw);
     }
+    let e = refused("[a]\nsize=1m\nrw=randtrimwrite\n");
+    assert!(e.contains("trims only on ioengine=falloc"), "{e}");
+    assert!(e.starts_with("/t/job.fio:3: rw: "), "{e}");
     assert!(refused("[a]\nsize=1m\nrw=randread:0\n").contains("rw"));
     assert!(refused("[a]\nsize=1m\nrw=sideways\n").contains("not one of"));
 }
@@ -406,6 +413,11 @@ fn block_sizes() {
     assert_eq!(j.bsrange, Some([(1024, 4096), (2048, 8192)]));
     let j = job("[a]\nsize=1m\nblocksize=,16k\n");
     assert_eq!(j.bs, [4096, 16384]);
+    // Trims' own size: the third value, or the last one given carried on.
+    assert_eq!(j.bs_trim, 16384);
+    assert_eq!(job("[a]\nsize=1m\nbs=8k,32k,16k\n").bs_trim, 16384);
+    assert_eq!(job("[a]\nsize=1m\nbs=8k,32k,\n").bs_trim, 4096);
+    assert_eq!(job("[a]\nsize=1m\nbs=8k\n").bs_trim, 8192);
     assert!(refused("[a]\nsize=1m\nbs=0\n").contains("out of range"));
 }
 
@@ -614,7 +626,17 @@ fn engines_and_depths() {
     assert_eq!(j.iodepth_batch_complete_min, 4);
     assert_eq!(j.iodepth_batch_complete_max, 32);
     assert_eq!(j.iodepth_low, 32);
-    for e in ["libaio", "sync", "pvsync", "pvsync2", "null"] {
+    for e in [
+        "libaio",
+        "sync",
+        "pvsync",
+        "pvsync2",
+        "null",
+        "falloc",
+        "ftruncate",
+        "filestat",
+        "filedelete",
+    ] {
         assert_eq!(
             job(&format!("[a]\nsize=1m\nioengine={e}\n"))
                 .ioengine
@@ -622,6 +644,13 @@ fn engines_and_depths() {
             e
         );
     }
+    let j = job("[a]\nsize=1m\nioengine=filestat\nstat_type=stat\n");
+    assert_eq!(j.ioengine, FioEngine::FileStat);
+    let e = refused("[a]\nsize=1m\nioengine=filestat\nstat_type=statx\n");
+    assert!(
+        e.contains("/t/job.fio:4: stat_type: `statx` is not supported yet"),
+        "{e}"
+    );
     assert!(refused("[a]\nsize=1m\nioengine=posixaio\n").contains("posixaio"));
     assert!(refused("[a]\nsize=1m\nioengine=rbd\n").contains("no perflab equivalent"));
     assert!(refused("[a]\nsize=1m\nio_submit_mode=offload\n").contains("offload"));
