@@ -23,6 +23,8 @@ pub struct EndSync {
     last_round_at: Option<u64>,
     /// The copy has issued all it will and its last round has been started.
     finished: bool,
+    /// Syncs issued so far.
+    syncs: u64,
 }
 
 /// What the copy does next.
@@ -45,6 +47,7 @@ impl EndSync {
             round: None,
             last_round_at: None,
             finished: false,
+            syncs: 0,
         }
     }
 
@@ -83,10 +86,16 @@ impl EndSync {
         }
         if n < files {
             self.round = Some(n + 1);
+            self.syncs += 1;
             return Next::Sync(n);
         }
         self.round = None;
         Next::Go
+    }
+
+    /// Syncs issued so far (the record's `end_fsyncs_per_worker`).
+    pub fn syncs(&self) -> u64 {
+        self.syncs
     }
 
     /// The copy has issued all it will and every sync of its last round has completed.
@@ -116,6 +125,7 @@ mod tests {
         e.finish();
         assert_eq!(e.next(2, 0), Next::Go);
         assert!(e.complete());
+        assert_eq!(e.syncs(), 2);
     }
 
     #[test]

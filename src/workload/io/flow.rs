@@ -47,6 +47,17 @@ impl FlowSpec {
     }
 }
 
+impl FlowSpec {
+    /// The plan's line for it (`--dry-run`).
+    pub fn describe(&self) -> String {
+        let held = match self.sleep_us {
+            0 => "trying again at once when held back".to_string(),
+            us => format!("sleeping {us} µs when held back"),
+        };
+        format!("flow_id {}: weight {}, {held}", self.id, self.weight)
+    }
+}
+
 /// The counters the jobs of one flow share.
 #[derive(Debug)]
 pub struct Flow {

@@ -185,6 +185,10 @@ pub fn describe(run: &JobRun) -> String {
                     .map(|b| format!(", {} per copy", format_bytes(b)))
                     .unwrap_or_default()
             );
+            let flow = j.flow.as_ref().map(super::flow::FlowSpec::describe);
+            for line in j.writes.describe().into_iter().chain(flow) {
+                let _ = writeln!(out, "    {line}");
+            }
             for (c, files) in j.files.iter().enumerate() {
                 let names: Vec<String> = files
                     .iter()

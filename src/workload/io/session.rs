@@ -1004,6 +1004,9 @@ impl Session for IoSession {
         if self.verify_seed.is_some() {
             f.insert("verified_blocks_per_worker".into(), self.verified as f64);
         }
+        if let Some(e) = self.job.as_ref().and_then(|j| j.end_sync.as_ref()) {
+            f.insert("end_fsyncs_per_worker".into(), e.syncs() as f64);
+        }
         f
     }
 

@@ -3,7 +3,8 @@
 //! syncs at the end of each pass (`end_fsync`, `fsync_on_close`: [`super::end_sync`]).
 //! [`WriteSide::of`] reads them from the job, as fio means them, or refuses.
 
-use super::contents::{Contents, contents_of};
+use super::contents::{Contents, DedupeFrom, Fill, contents_of};
+use crate::vocab::units::format_bytes;
 use super::fio::job::{FioJob, SyncIo};
 use crate::engine::sys::WriteSync;
 use serde::Serialize;
@@ -68,5 +69,61 @@ impl WriteSide {
             end_fsync_every,
             first_copy,
         })
+    }
+}
+
+impl WriteSide {
+    /// The plan's lines for it (`--dry-run`), none when it is perflab's own.
+    pub fn describe(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(c) = &self.contents {
+            let what = match &c.fill {
+                Fill::Random => "random bytes".to_string(),
+                Fill::Zero => "zeros".to_string(),
+                Fill::Pattern(p) => format!("a {}-byte pattern", p.len()),
+                Fill::Chunks {
+                    compress,
+                    chunk,
+                    pattern,
+                    dedupe,
+                } => {
+                    let chunk = match *chunk {
+                        0 => format_bytes(c.min_write),
+                        n => format_bytes(n.min(c.min_write)),
+                    };
+                    let rest = if pattern.is_some() { "pattern" } else { "zeros" };
+                    let mut s = format!("{compress}% {rest} in each {chunk} chunk");
+                    if let Some(d) = dedupe {
+                        let from = match d.from {
+                            DedupeFrom::Repeat => "another of its buffers".to_string(),
+                            DedupeFrom::WorkingSet { pages, global } => format!(
+                                "a working set of {pages} blocks{}",
+                                if global.is_some() { " shared by the jobs" } else { "" }
+                            ),
+                        };
+                        s += &format!(", {}% of writes repeating {from}", d.percentage);
+                    }
+                    s
+                }
+            };
+            let when = match (c.refill, c.scramble) {
+                (true, _) => "refilled before each write",
+                (false, true) => "filled once, scrambled before each write",
+                (false, false) => "filled once",
+            };
+            out.push(format!("writes carry {what}, {when}"));
+        }
+        match self.open_sync {
+            WriteSync::None => {}
+            WriteSync::Full => out.push("files opened O_SYNC".into()),
+            WriteSync::Data => out.push("files opened O_DSYNC".into()),
+        }
+        if let Some(every) = self.end_fsync_every {
+            out.push(format!(
+                "an fsync of each file after each pass of {}",
+                format_bytes(every)
+            ));
+        }
+        out
     }
 }
