@@ -12,7 +12,10 @@
 //!   at `iodepth`;
 //! - `direct` (default 0: buffered), `invalidate` (default 1: each copy starts with its
 //!   files out of the page cache), `fsync`, `fdatasync`, `rwmixread`, `bs=READ,WRITE`,
-//!   `bssplit`, the random distributions perflab has.
+//!   `bssplit`, the random distributions perflab has;
+//! - what the writes carry, `sync`, `end_fsync` ([`super::writes`]) and `flow`
+//!   ([`super::flow`]), which need the whole file (the copies' numbers, the flows' groups):
+//!   `writes_and_flows`.
 //!
 //! What perflab cannot do yet is refused by name rather than run differently.
 
