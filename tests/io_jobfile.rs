@@ -423,7 +423,10 @@ buffer_pattern=\"ab\"0x01
     // 50% compressible in 512-byte chunks: each chunk random, then zeros.
     for (i, chunk) in kept(&dir, "half.0.0").chunks(512).enumerate() {
         assert!(chunk[256..].iter().all(|&b| b == 0), "chunk {i}");
-        assert!(chunk[..256].iter().filter(|&&b| b == 0).count() < 16, "chunk {i}");
+        assert!(
+            chunk[..256].iter().filter(|&&b| b == 0).count() < 16,
+            "chunk {i}"
+        );
     }
     // Half of the writes repeat another's buffer.
     let dedupe = kept(&dir, "dedupe.0.0");
@@ -472,21 +475,39 @@ fsync_on_close=1
     // 16 writes with an fsync every 4: fio issues 3 (none after the last write; the end
     // fsync is not counted among them), then one end fsync.
     let periodic = groups(&v, 0, "job_direction");
-    let sync = periodic.iter().find(|g| g["key"] == "periodic/sync").unwrap();
+    let sync = periodic
+        .iter()
+        .find(|g| g["key"] == "periodic/sync")
+        .unwrap();
     assert_eq!(sync["ops"].as_u64(), Some(3), "{sync}");
     let figures = &v["steps"][0]["trials"][0]["figures"];
-    assert_eq!(figures["end_fsyncs_per_worker"].as_f64(), Some(1.0), "{figures}");
+    assert_eq!(
+        figures["end_fsyncs_per_worker"].as_f64(),
+        Some(1.0),
+        "{figures}"
+    );
     // Two passes over two files: an fsync of each file after each pass.
     let figures = &v["steps"][1]["trials"][0]["figures"];
-    assert_eq!(figures["end_fsyncs_per_worker"].as_f64(), Some(4.0), "{figures}");
-    assert_eq!(groups(&v, 1, "job")[0]["bytes"].as_u64(), Some(2 * (64 << 10)));
+    assert_eq!(
+        figures["end_fsyncs_per_worker"].as_f64(),
+        Some(4.0),
+        "{figures}"
+    );
+    assert_eq!(
+        groups(&v, 1, "job")[0]["bytes"].as_u64(),
+        Some(2 * (64 << 10))
+    );
     assert!(dir.left().is_empty(), "{:?}", dir.left());
     // After a time_based job's runtime there is no step left to time the sync in.
     let timed = dir.job(
         "timed.fio",
         "[t]\ndirectory=DIR\nsize=64k\nrw=write\ntime_based\nruntime=1\nend_fsync=1\n",
     );
-    refused(&r, &["io", &timed], &["timed.fio:1", "end_fsync", "time_based"]);
+    refused(
+        &r,
+        &["io", &timed],
+        &["timed.fio:1", "end_fsync", "time_based"],
+    );
 }
 
 #[test]

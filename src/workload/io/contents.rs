@@ -128,8 +128,8 @@ pub fn contents_of(
         refill = true;
     }
     // init.c td_set_flags, io_u.c get_io_u.
-    let scramble_flag = job.scramble_buffers
-        && (job.scramble_buffers_set || !(zero && job.zero_buffers_set));
+    let scramble_flag =
+        job.scramble_buffers && (job.scramble_buffers_set || !(zero && job.zero_buffers_set));
     let scramble = !refill && scramble_flag && !job.compress_written && !verify;
     // io_u.c fill_io_buffer.
     let fill = if compress > 0 || job.dedupe_percentage > 0 {
@@ -178,8 +178,9 @@ fn dedupe_of(
                 Some(super::fio::job::SizeSpec::Bytes(b)) => b,
                 _ => 0,
             };
-            let pages =
-                size.saturating_mul(u64::from(job.dedupe_working_set_percentage)) / 100 / min_write.max(1);
+            let pages = size.saturating_mul(u64::from(job.dedupe_working_set_percentage))
+                / 100
+                / min_write.max(1);
             if pages == 0 {
                 return Err((
                     "dedupe_working_set_percentage",
@@ -219,7 +220,10 @@ mod tests {
     #[test]
     fn fios_default_is_random_once_then_scrambled() {
         let c = of("[a]\nsize=1m\nrw=write\n").unwrap();
-        assert_eq!((c.refill, c.scramble, &c.fill), (false, true, &Fill::Random));
+        assert_eq!(
+            (c.refill, c.scramble, &c.fill),
+            (false, true, &Fill::Random)
+        );
         // Readers' buffers are never written; scramble_buffers=0 is perflab's own path.
         assert_eq!(of("[a]\nsize=1m\nrw=read\n"), None);
         assert_eq!(of("[a]\nsize=1m\nrw=write\nscramble_buffers=0\n"), None);
@@ -241,8 +245,9 @@ mod tests {
 
     #[test]
     fn compression_refills_unless_refill_was_written() {
-        let c = of("[a]\nsize=1m\nrw=write\nbuffer_compress_percentage=50\nbuffer_compress_chunk=1k\n")
-            .unwrap();
+        let c =
+            of("[a]\nsize=1m\nrw=write\nbuffer_compress_percentage=50\nbuffer_compress_chunk=1k\n")
+                .unwrap();
         assert!(c.refill && !c.scramble);
         assert_eq!(
             c.fill,
@@ -279,7 +284,10 @@ mod tests {
     fn dedupe_modes() {
         let c = of("[a]\nsize=1m\nrw=write\ndedupe_percentage=30\n").unwrap();
         assert!(c.refill && !c.scramble);
-        let Fill::Chunks { compress, dedupe, .. } = c.fill else {
+        let Fill::Chunks {
+            compress, dedupe, ..
+        } = c.fill
+        else {
             panic!()
         };
         assert_eq!(compress, 0);

@@ -168,7 +168,12 @@ impl Filler {
             if !same {
                 cursor.at += 1;
             }
-            compressible(&mut buf[off..off + this], seed, compress, pattern.as_deref());
+            compressible(
+                &mut buf[off..off + this],
+                seed,
+                compress,
+                pattern.as_deref(),
+            );
             off += this;
         }
         if unique {
@@ -298,7 +303,10 @@ mod tests {
         let b = &writes(&mut f, 1)[0];
         for c in b.chunks(512) {
             assert!(c[256..].iter().all(|&x| x == 0), "second half zero");
-            assert!(c[..256].iter().filter(|&&x| x == 0).count() < 16, "first half random");
+            assert!(
+                c[..256].iter().filter(|&&x| x == 0).count() < 16,
+                "first half random"
+            );
         }
         // Each chunk from its own seed.
         let firsts: HashSet<&[u8]> = b.chunks(512).map(|c| &c[..256]).collect();
@@ -391,7 +399,10 @@ mod tests {
         let bufs = writes(&mut f, 400);
         let from_theirs = bufs.iter().filter(|b| theirs.contains(*b)).count();
         let from_mine = bufs.iter().filter(|b| mine.contains(*b)).count();
-        assert!(from_theirs > 150 && from_mine > 150, "{from_theirs} {from_mine}");
+        assert!(
+            from_theirs > 150 && from_mine > 150,
+            "{from_theirs} {from_mine}"
+        );
     }
 
     fn undeduped_clone(c: &Contents) -> Contents {
@@ -434,7 +445,11 @@ mod tests {
         b[0] = 5;
         f.before_write(&mut b, 0, Instant::now());
         assert_eq!(b[0], 5, "not refilled, not scrambled");
-        let mut f = Filler::new(contents(Fill::Pattern(vec![0xab, 0xcd]), false, false), 1, 0);
+        let mut f = Filler::new(
+            contents(Fill::Pattern(vec![0xab, 0xcd]), false, false),
+            1,
+            0,
+        );
         f.initial(&mut b);
         assert_eq!(&b[..5], &[0xab, 0xcd, 0xab, 0xcd, 0xab]);
         // Random fills differ from buffer to buffer, with no tail left unwritten.

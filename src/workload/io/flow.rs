@@ -69,9 +69,7 @@ pub struct Flow {
 
 /// The flows of one step: each `flow_id` with the total weight of its jobs' copies, from
 /// `(spec, copies)` per job.
-pub fn flows_of<'a>(
-    jobs: impl Iterator<Item = (&'a FlowSpec, u32)>,
-) -> BTreeMap<u32, Arc<Flow>> {
+pub fn flows_of<'a>(jobs: impl Iterator<Item = (&'a FlowSpec, u32)>) -> BTreeMap<u32, Arc<Flow>> {
     let mut weights: BTreeMap<u32, u64> = BTreeMap::new();
     for (spec, copies) in jobs {
         *weights.entry(spec.id).or_default() += u64::from(spec.weight) * u64::from(copies);

@@ -227,7 +227,9 @@ impl Workload for JobRun {
                 random_map: job.random_map,
                 writes: job.writes.clone(),
                 step_seed: seed,
-                flow: job.flow.map(|f| (Arc::clone(&flows[&f.id]), f)),
+                flow: job
+                    .flow
+                    .and_then(|f| Some((Arc::clone(flows.get(&f.id)?), f))),
             };
             let job_seed = seed ^ (i as u64 + 1).wrapping_mul(0xd1b5_4a32_d192_ed03);
             let plan = StepPlan::for_job(

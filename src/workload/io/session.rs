@@ -328,7 +328,10 @@ impl IoSession {
             )
             .map_err(|e| OpError::other(format!("{}: {e}; raise --size", f.path.display())))?;
             let writes = plan.rw.writes();
-            let open_sync = plan.job.as_ref().map_or(Default::default(), |j| j.writes.open_sync);
+            let open_sync = plan
+                .job
+                .as_ref()
+                .map_or(Default::default(), |j| j.writes.open_sync);
             let file = sys::open_options_synced(spec.direct, open_sync)
                 .read(true)
                 .write(writes)
@@ -379,7 +382,11 @@ impl IoSession {
         // fio's do by default.
         let mut filler = plan.job.as_ref().and_then(|j| {
             let c = j.writes.contents.clone()?;
-            Some(Filler::new(c, j.step_seed, j.writes.first_copy + worker as u32))
+            Some(Filler::new(
+                c,
+                j.step_seed,
+                j.writes.first_copy + worker as u32,
+            ))
         });
         for slot in 0..total_depth {
             match &mut filler {

@@ -4,9 +4,9 @@
 //! [`WriteSide::of`] reads them from the job, as fio means them, or refuses.
 
 use super::contents::{Contents, DedupeFrom, Fill, contents_of};
-use crate::vocab::units::format_bytes;
 use super::fio::job::{FioJob, SyncIo};
 use crate::engine::sys::WriteSync;
+use crate::vocab::units::format_bytes;
 use serde::Serialize;
 
 /// What a job's writes carry and how they are made durable.
@@ -91,14 +91,22 @@ impl WriteSide {
                         0 => format_bytes(c.min_write),
                         n => format_bytes(n.min(c.min_write)),
                     };
-                    let rest = if pattern.is_some() { "pattern" } else { "zeros" };
+                    let rest = if pattern.is_some() {
+                        "pattern"
+                    } else {
+                        "zeros"
+                    };
                     let mut s = format!("{compress}% {rest} in each {chunk} chunk");
                     if let Some(d) = dedupe {
                         let from = match d.from {
                             DedupeFrom::Repeat => "another of its buffers".to_string(),
                             DedupeFrom::WorkingSet { pages, global } => format!(
                                 "a working set of {pages} blocks{}",
-                                if global.is_some() { " shared by the jobs" } else { "" }
+                                if global.is_some() {
+                                    " shared by the jobs"
+                                } else {
+                                    ""
+                                }
                             ),
                         };
                         s += &format!(", {}% of writes repeating {from}", d.percentage);

@@ -116,8 +116,8 @@ fn number(s: &str) -> Result<(Vec<u8>, &str), String> {
     let value: i64 = s[..end]
         .parse()
         .map_err(|_| format!("`{}` does not fit in 32 bits", &s[..end]))?;
-    let value = i32::try_from(value)
-        .map_err(|_| format!("`{}` does not fit in 32 bits", &s[..end]))?;
+    let value =
+        i32::try_from(value).map_err(|_| format!("`{}` does not fit in 32 bits", &s[..end]))?;
     // fio keeps the value's bytes as an unsigned int, least significant first, up to the
     // last nonzero one (0 is one zero byte).
     let mut v = value as u32;
@@ -143,7 +143,9 @@ mod tests {
         assert_eq!(parse("-12").unwrap(), [0xf4, 0xff, 0xff, 0xff]);
         assert_eq!(
             parse("0xdeadface\"abcd\"-12").unwrap(),
-            [0xde, 0xad, 0xfa, 0xce, b'a', b'b', b'c', b'd', 0xf4, 0xff, 0xff, 0xff]
+            [
+                0xde, 0xad, 0xfa, 0xce, b'a', b'b', b'c', b'd', 0xf4, 0xff, 0xff, 0xff
+            ]
         );
         // Checked against fio 3.33's files: `"ab"0x0102` is 61 62 01 02, `0xabc` is 0a bc.
         assert_eq!(parse("\"ab\"0x0102").unwrap(), [0x61, 0x62, 1, 2]);
@@ -159,7 +161,10 @@ mod tests {
         assert!(parse("4294967296").unwrap_err().contains("32 bits"));
         assert!(parse("0x").is_err());
         assert!(parse("zz").unwrap_err().contains("not a pattern"));
-        assert!(parse("0xaa 0xbb").is_err(), "no blanks between pieces, as fio");
+        assert!(
+            parse("0xaa 0xbb").is_err(),
+            "no blanks between pieces, as fio"
+        );
     }
 
     #[test]
@@ -168,7 +173,11 @@ mod tests {
         assert!(parse("\"\"").unwrap_err().contains("no bytes"));
         assert!(parse("\"abc").unwrap_err().contains("closing"));
         assert!(parse("%o").unwrap_err().contains("verify_pattern"));
-        assert!(parse("'/no/such/file'").unwrap_err().contains("cannot read"));
+        assert!(
+            parse("'/no/such/file'")
+                .unwrap_err()
+                .contains("cannot read")
+        );
         let long = format!("\"{}\"", "x".repeat(513));
         assert!(parse(&long).unwrap_err().contains("512"));
         let full = format!("\"{}\"", "x".repeat(512));

@@ -644,7 +644,10 @@ fn caching_and_syncing() {
     assert!(j.direct && !j.invalidate && j.sync == SyncIo::Sync);
     assert_eq!((j.fsync, j.fdatasync), (4, 2));
     assert!(j.fsync_on_close && j.end_fsync);
-    assert_eq!(job("[a]\nsize=1m\ndirect=1\nsync=sync\n").sync, SyncIo::Sync);
+    assert_eq!(
+        job("[a]\nsize=1m\ndirect=1\nsync=sync\n").sync,
+        SyncIo::Sync
+    );
     assert_eq!(job("[a]\nsize=1m\nsync=dsync\n").sync, SyncIo::Dsync);
     assert_eq!(job("[a]\nsize=1m\nsync=dsync\nsync=0\n").sync, SyncIo::None);
     assert!(refused("[a]\nsize=1m\nsync=full\n").contains("none, 0, sync, 1, dsync"));
@@ -678,13 +681,19 @@ fn jobs_verify_buffers() {
 fn buffer_contents_options() {
     let j = job("[a]\nsize=1m\n");
     assert_eq!(j.buffer_pattern, None);
-    assert_eq!((j.dedupe_percentage, j.dedupe_mode), (0, DedupeMode::Repeat));
+    assert_eq!(
+        (j.dedupe_percentage, j.dedupe_mode),
+        (0, DedupeMode::Repeat)
+    );
     assert_eq!(j.dedupe_working_set_percentage, 5);
     assert!(!j.dedupe_global && !j.refill_buffers_set && !j.compress_written);
     let j = job(
         "[a]\nsize=1m\nrw=write\nbuffer_pattern=0xdead\"ab\"\ndedupe_percentage=30\ndedupe_mode=working_set\ndedupe_working_set_percentage=20\ndedupe_global=1\n",
     );
-    assert_eq!(j.buffer_pattern.as_deref(), Some(&[0xde, 0xad, b'a', b'b'][..]));
+    assert_eq!(
+        j.buffer_pattern.as_deref(),
+        Some(&[0xde, 0xad, b'a', b'b'][..])
+    );
     assert_eq!(j.dedupe_percentage, 30);
     assert_eq!(j.dedupe_mode, DedupeMode::WorkingSet);
     assert_eq!(j.dedupe_working_set_percentage, 20);
