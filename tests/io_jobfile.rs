@@ -787,3 +787,204 @@ unlink=0
     );
     refused(&r, &["io", &two], &["two.fio:1", "filesize", "one block"]);
 }
+
+/// The bytes of a file perflab made and was told to keep.
+fn kept(dir: &Scratch, name: &str) -> Vec<u8> {
+    std::fs::read(dir.path().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+#[test]
+fn writes_carry_what_fios_buffer_options_say() {
+    let dir = Scratch::new("contents");
+    let file = dir.job(
+        "contents.fio",
+        "[global]
+directory=DIR
+size=1m
+bs=4k
+rw=write
+
+[default]
+
+[zero]
+zero_buffers
+
+[half]
+buffer_compress_percentage=50
+
+[dedupe]
+dedupe_percentage=50
+
+[pattern]
+buffer_pattern=\"ab\"0x01
+",
+    );
+    let r = Results::new("jobfile-contents");
+    let o = perflab(&r, &["io", &file, "--keep", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    for g in groups(&v, 0, "job") {
+        assert_eq!(g["bytes"].as_u64(), Some(1 << 20), "{g}");
+    }
+    // fio's default: random bytes, scrambled before each write: no two blocks alike, and
+    // each 512-byte sector carries its own offset at the start of one of its cache lines.
+    let default = kept(&dir, "default.0.0");
+    let blocks: std::collections::HashSet<&[u8]> = default.chunks(4096).collect();
+    assert_eq!(blocks.len(), 256);
+    for (i, sector) in default.chunks(512).enumerate() {
+        let offset = (i as u64 * 512).to_le_bytes();
+        assert!(
+            (0..8).any(|l| sector[l * 64..l * 64 + 8] == offset),
+            "sector {i} carries its offset"
+        );
+    }
+    assert!(kept(&dir, "zero.0.0").iter().all(|&b| b == 0));
+    // 50% compressible in 512-byte chunks: each chunk random, then zeros.
+    for (i, chunk) in kept(&dir, "half.0.0").chunks(512).enumerate() {
+        assert!(chunk[256..].iter().all(|&b| b == 0), "chunk {i}");
+        assert!(
+            chunk[..256].iter().filter(|&&b| b == 0).count() < 16,
+            "chunk {i}"
+        );
+    }
+    // Half of the writes repeat another's buffer.
+    let dedupe = kept(&dir, "dedupe.0.0");
+    let distinct: std::collections::HashSet<&[u8]> = dedupe.chunks(4096).collect();
+    let repeated = 1.0 - distinct.len() as f64 / 256.0;
+    assert!((0.35..0.65).contains(&repeated), "{repeated}");
+    // The pattern, from the start of each write's buffer, never scrambled.
+    let want: Vec<u8> = b"ab\x01".iter().copied().cycle().take(4096).collect();
+    for block in kept(&dir, "pattern.0.0").chunks(4096) {
+        assert_eq!(block, &want[..]);
+    }
+}
+
+#[test]
+fn sync_opens_and_end_fsync_syncs_as_fio_does() {
+    let dir = Scratch::new("syncs");
+    let file = dir.job(
+        "syncs.fio",
+        "[global]
+directory=DIR
+size=64k
+bs=4k
+rw=write
+
+[periodic]
+sync=1
+fsync=4
+end_fsync=1
+
+[passes]
+stonewall
+sync=dsync
+nrfiles=2
+loops=2
+fsync_on_close=1
+",
+    );
+    let r = Results::new("jobfile-syncs");
+    let o = perflab(&r, &["io", &file, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    let jobs = v["spec"]["jobs"].as_array().unwrap();
+    assert_eq!(jobs[0]["open_sync"], "full");
+    assert_eq!(jobs[1]["open_sync"], "data");
+    assert_eq!(jobs[0]["end_fsync_every"].as_u64(), Some(64 << 10));
+    // 16 writes with an fsync every 4: fio issues 3 (none after the last write; the end
+    // fsync is not counted among them), then one end fsync.
+    let periodic = groups(&v, 0, "job_direction");
+    let sync = periodic
+        .iter()
+        .find(|g| g["key"] == "periodic/sync")
+        .unwrap();
+    assert_eq!(sync["ops"].as_u64(), Some(3), "{sync}");
+    let figures = &v["steps"][0]["trials"][0]["figures"];
+    assert_eq!(
+        figures["end_fsyncs_per_worker"].as_f64(),
+        Some(1.0),
+        "{figures}"
+    );
+    // Two passes over two files: an fsync of each file after each pass.
+    let figures = &v["steps"][1]["trials"][0]["figures"];
+    assert_eq!(
+        figures["end_fsyncs_per_worker"].as_f64(),
+        Some(4.0),
+        "{figures}"
+    );
+    assert_eq!(
+        groups(&v, 1, "job")[0]["bytes"].as_u64(),
+        Some(2 * (64 << 10))
+    );
+    assert!(dir.left().is_empty(), "{:?}", dir.left());
+    // After a time_based job's runtime there is no step left to time the sync in.
+    let timed = dir.job(
+        "timed.fio",
+        "[t]\ndirectory=DIR\nsize=64k\nrw=write\ntime_based\nruntime=1\nend_fsync=1\n",
+    );
+    refused(
+        &r,
+        &["io", &timed],
+        &["timed.fio:1", "end_fsync", "time_based"],
+    );
+}
+
+#[test]
+fn flows_keep_their_jobs_shares_of_the_io() {
+    let dir = Scratch::new("flow");
+    let file = dir.job(
+        "flow.fio",
+        "[global]
+directory=DIR
+size=1m
+rw=randread
+norandommap
+
+[light]
+time_based
+runtime=1
+flow=1
+
+[heavy]
+time_based
+runtime=1
+flow=4
+
+[small]
+stonewall
+flow_id=2
+flow=1
+flow_sleep=100
+
+[big]
+flow_id=2
+flow=4
+flow_sleep=100
+",
+    );
+    let r = Results::new("jobfile-flow");
+    let o = perflab(&r, &["io", &file, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    // While both run, heavy issues 4 I/Os for each of light's, as in fio.
+    let jobs = groups(&v, 0, "job");
+    let ops = |k: &str| {
+        jobs.iter().find(|g| g["key"] == k).unwrap()["ops"]
+            .as_f64()
+            .unwrap()
+    };
+    let ratio = ops("heavy") / ops("light");
+    assert!((3.5..4.5).contains(&ratio), "{ratio}: {jobs:?}");
+    // Jobs of a fixed size: once big has moved its bytes it leaves the flow, and small,
+    // held back until then, moves all of its own.
+    for g in groups(&v, 1, "job") {
+        assert_eq!(g["bytes"].as_u64(), Some(1 << 20), "{g}");
+    }
+    assert!(dir.left().is_empty(), "{:?}", dir.left());
+    // A flow shared across groups: fio would hold the first group back for ever.
+    let across = dir.job(
+        "across.fio",
+        "[global]\ndirectory=DIR\nsize=64k\n[a]\nflow=1\n[b]\nstonewall\nflow=2\n",
+    );
+    refused(&r, &["io", &across], &["across.fio:6", "flow", "for ever"]);
+}

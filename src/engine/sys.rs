@@ -7,6 +7,7 @@
 //!  drop_cache                          fdatasync + posix_fadvise(DONTNEED)
 //!  advise_dontneed                     posix_fadvise(DONTNEED) alone (fio's invalidate)
 //!  open_options                        OpenOptions + O_DIRECT (no unsafe needed)
+//!  open_options_synced                 the same + O_SYNC or O_DSYNC (fio's sync=)
 //!  is_no_space                         ENOSPC | EDQUOT
 //!  logical_block_size                  ioctl(BLKSSZGET) on block devices
 //!  silence_stdout                      dup2(/dev/null, 1) on MPI ranks other than 0
@@ -150,6 +151,32 @@ pub fn open_options(direct: bool) -> OpenOptions {
     if direct {
         options.custom_flags(libc::O_DIRECT);
     }
+    options
+}
+
+/// How each write through a file completes: into the page cache, or stable before `write`
+/// returns (open(2)'s O_DSYNC for the data, O_SYNC for data and metadata).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteSync {
+    #[default]
+    None,
+    /// O_DSYNC.
+    Data,
+    /// O_SYNC.
+    Full,
+}
+
+/// [`open_options`] with `sync`'s flag too (fio's `sync=1` / `sync=dsync`).
+pub fn open_options_synced(direct: bool, sync: WriteSync) -> OpenOptions {
+    let mut flags = if direct { libc::O_DIRECT } else { 0 };
+    flags |= match sync {
+        WriteSync::None => 0,
+        WriteSync::Data => libc::O_DSYNC,
+        WriteSync::Full => libc::O_SYNC,
+    };
+    let mut options = OpenOptions::new();
+    options.custom_flags(flags);
     options
 }
 

@@ -28,7 +28,6 @@ const SWITCHES: &[&str] = &[
     "group_reporting",
     "zero_buffers",
     "refill_buffers",
-    "flow_sleep",
 ];
 
 /// Whether `name` (`--bs` or `bs`) is one of fio's job options (ours to read, or to refuse

@@ -16,6 +16,9 @@
 //! - where each I/O goes by fio's rules ([`super::walk`]: `rw=X:N`, `rw_sequencer`,
 //!   `percentage_random`), in each copy's region ([`super::regions`]: `offset`,
 //!   `offset_increment`, `size` and `offset` in percent of an existing file or device).
+//! - what the writes carry, `sync`, `end_fsync` ([`super::writes`]) and `flow`
+//!   ([`super::flow`]), which need the whole file (the copies' numbers, the flows' groups):
+//!   `writes_and_flows`.
 //!
 //! What perflab cannot do yet is refused by name rather than run differently.
 
@@ -30,6 +33,7 @@ use super::layout::Layout;
 use super::pattern::Rw;
 use super::regions;
 use super::walk::WalkRules;
+use super::writes::WriteSide;
 use crate::engine::{EngineKind, probe_uring};
 use crate::vocab::Sweep;
 use crate::workload::Arrival;
@@ -181,10 +185,11 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
         straggler_fraction: 0.5,
         layout: Arc::clone(&layout),
     };
-    let jobs: Vec<Job> = shaped
+    let mut jobs: Vec<Job> = shaped
         .into_iter()
         .map(|s| job_of(s, &base, &file_lens))
         .collect();
+    writes_and_flows(file, &mut jobs)?;
     let groups = file.jobs.iter().map(|j| j.group).max().unwrap_or(0) as usize + 1;
     let labels: Vec<String> = (0..groups)
         .map(|g| {
@@ -409,6 +414,8 @@ fn job_of(s: Shaped, base: &IoSpec, file_lens: &[u64]) -> Job {
             RateProcess::Linear => Arrival::Uniform,
             RateProcess::Poisson => Arrival::Poisson,
         },
+        writes: WriteSide::default(),
+        flow: None,
         options: job.options.clone(),
         spec: Arc::new(spec),
     }
@@ -497,15 +504,6 @@ fn unsupported(job: &FioJob) -> Result<(), (&'static str, String)> {
             "write_bw_log",
             "fio's log files (every run is archived with its time series: perflab export RUN -f csv-intervals)",
         );
-    }
-    if job.sync {
-        return not_yet("sync", "O_SYNC writes (fsync=1 syncs after every write)");
-    }
-    if job.end_fsync || job.fsync_on_close {
-        return not_yet("end_fsync", "a sync at the job's end");
-    }
-    if job.buffers != super::fio::job::Buffers::Random || job.buffer_compress_percentage.is_some() {
-        return Err(("buffer_compress_percentage", "perflab writes random bytes, incompressible and unique; it has no other buffer contents".into()));
     }
     if !job.ramp_time.is_zero() && !job.time_based {
         return not_yet("ramp_time", "ramp_time without time_based");
@@ -669,4 +667,32 @@ fn existing_len(p: &std::path::Path) -> Option<u64> {
             .and_then(|mut f| f.seek(SeekFrom::End(0)).ok());
     }
     None
+}
+
+/// Each job's write side ([`WriteSide`]: contents, `sync`, end syncs) and flow, which need
+/// the whole file: the copies' numbers among all of the file's (fio's thread numbers), and
+/// the flows' groups.
+fn writes_and_flows(file: &JobFile, jobs: &mut [Job]) -> Result<(), String> {
+    if let Some(r) = super::flow::refusal(&file.jobs) {
+        return Err(r.to_string());
+    }
+    let all_copies: u32 = jobs.iter().map(|j| j.copies).sum();
+    let mut first_copy = 0;
+    for (fio, job) in file.jobs.iter().zip(jobs.iter_mut()) {
+        let min_write = job
+            .write_sizes
+            .as_ref()
+            .unwrap_or(&job.sizes)
+            .iter()
+            .map(|s| s.0)
+            .min()
+            .unwrap_or(4096);
+        // A pass: what one of fio's loops moves (the budget is all of them).
+        let pass = job.budget_bytes.map(|b| b / u64::from(fio.loops.max(1)));
+        job.writes = WriteSide::of(fio, min_write, pass, first_copy, all_copies)
+            .map_err(|(o, w)| refuse(fio, o, &w))?;
+        job.flow = super::flow::FlowSpec::of(fio);
+        first_copy += job.copies;
+    }
+    Ok(())
 }

@@ -14,10 +14,12 @@
 //! are refused by the job file's reader ([`super::fio_plan`]), which builds this from the file.
 
 use super::IoSpec;
+use super::flow::{FlowSpec, flows_of};
 use super::layout::Layout;
 use super::pattern::Rw;
 use super::session::{JobPart, StepPlan};
 use super::walk::WalkRules;
+use super::writes::WriteSide;
 use crate::record::{Headline, Setting, StepResult, Trial, Warning};
 use crate::vocab::{Axis, StepPoint, Sweep};
 use crate::workload::{
@@ -90,6 +92,12 @@ pub struct Job {
     pub rate_iops: Option<f64>,
     #[serde(skip)]
     pub arrival: crate::workload::Arrival,
+    /// What its writes carry and how they are made durable (fio's buffer and sync options).
+    #[serde(flatten)]
+    pub writes: WriteSide,
+    /// Its share of a flow (fio's `flow`, `flow_id`, `flow_sleep`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow: Option<FlowSpec>,
     /// The job's options as written in its section, for the record and fio's JSON.
     pub options: Vec<(String, String)>,
     /// The job's engine, O_DIRECT, distribution and syncs, over the run's layout.
@@ -285,6 +293,10 @@ impl Workload for JobRun {
         _ctx: &Context,
     ) -> Result<SessionFactory, OpError> {
         let timed = self.timed(point);
+        let flows = flows_of(
+            self.jobs_at(point)
+                .filter_map(|j| j.flow.as_ref().map(|f| (f, j.copies))),
+        );
         // Worker k is copy k - first of the job whose copies span it.
         let mut plans: Vec<(usize, Arc<StepPlan>)> = Vec::new();
         let mut first = 0;
@@ -305,6 +317,11 @@ impl Workload for JobRun {
                 pass_limit: job.pass_limit.filter(|_| !timed),
                 file_lens: job.file_lens.clone(),
                 trims: job.trims,
+                writes: job.writes.clone(),
+                step_seed: seed,
+                flow: job
+                    .flow
+                    .and_then(|f| Some((Arc::clone(flows.get(&f.id)?), f))),
             };
             let job_seed = seed ^ (i as u64 + 1).wrapping_mul(0xd1b5_4a32_d192_ed03);
             let plan = StepPlan::for_job(

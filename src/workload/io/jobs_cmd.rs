@@ -196,6 +196,10 @@ pub fn describe(run: &JobRun) -> String {
             if !order.is_empty() {
                 let _ = writeln!(out, "    offsets: {}", order.join(", "));
             }
+            let flow = j.flow.as_ref().map(super::flow::FlowSpec::describe);
+            for line in j.writes.describe().into_iter().chain(flow) {
+                let _ = writeln!(out, "    {line}");
+            }
             for (c, files) in j.files.iter().enumerate() {
                 let names: Vec<String> = files
                     .iter()

@@ -12,7 +12,11 @@
 //! - [`verify`]: self-describing checksummed blocks for `--verify`;
 //! - [`analysis`]: per-step checks that need the whole step (stragglers, the device's own
 //!   counters against perflab's);
-//! - [`surface`]: IOzone's file size x record size surface (`--mode surface`).
+//! - [`surface`]: IOzone's file size x record size surface (`--mode surface`);
+//! - a job file's jobs: [`fio`] reads them, [`jobplan`] turns them into a [`jobrun`];
+//!   beside their pattern, [`writes`] says what their writes carry ([`contents`], made by
+//!   [`fill`]) and how they are made durable (`sync=`, [`end_sync`]), and [`flow`] keeps
+//!   the shares of jobs that share a `flow_id`.
 //!
 //! Queues: every file (volume) a worker drives has its own queue of `--iodepth` I/Os, as in
 //! the SqlIO ramps where each volume had its own outstanding I/Os. With more workers than
@@ -23,9 +27,13 @@ pub mod args;
 pub mod balance;
 pub mod bsrange;
 pub mod cmd;
+pub mod contents;
+pub mod end_sync;
+pub mod fill;
 pub mod fio;
 pub mod fio_json;
 pub mod fio_line;
+pub mod flow;
 mod jobengine;
 pub mod jobplan;
 pub mod jobrun;
@@ -39,6 +47,7 @@ pub mod session;
 pub mod surface;
 pub mod verify;
 pub mod walk;
+pub mod writes;
 
 pub use kind::KIND;
 

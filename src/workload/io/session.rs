@@ -15,9 +15,13 @@
 //! generation. After each step that wrote, the blocks written in it are read back.
 
 use super::IoSpec;
+use super::end_sync::{EndSync, Next};
+use super::fill::Filler;
+use super::flow::{Flow, FlowSpec, Gate};
 use super::layout::FileSpec;
 use super::pattern::{Io, Pattern};
 use super::verify::{self, BlockId};
+use super::writes::WriteSide;
 use crate::engine::{self, Completion, Engine, EngineConfig, EngineKind, Op, Reach, Request, sys};
 use crate::record::ErrorKind;
 use crate::record::histogram::{LatencyHistogram, new_histogram};
@@ -118,6 +122,13 @@ pub(super) struct JobPart {
     /// The pattern's writes are trims (fio's rw=trim or randtrim), counted as their own
     /// direction.
     pub trims: bool,
+    /// What its writes carry, how its files are opened, its end-of-pass syncs.
+    pub writes: WriteSide,
+    /// The step's seed, the same for every job, from which copies regenerate each other's
+    /// buffers (`dedupe_global`).
+    pub step_seed: u64,
+    /// The job's flow, shared with the step's other jobs of its `flow_id`.
+    pub flow: Option<(Arc<Flow>, FlowSpec)>,
 }
 
 impl JobPart {
@@ -206,6 +217,9 @@ struct Stream {
 enum SlotOp {
     Io(Io),
     Sync,
+    /// fio's `end_fsync`: an fsync at the end of a pass, timed in the job's running time
+    /// but not counted among its syncs.
+    EndSync,
 }
 
 #[derive(Clone, Copy)]
@@ -282,6 +296,10 @@ pub struct IoSession {
     by_file: Vec<Group>,
     /// A job file's job: its name and what is left of its part.
     job: Option<JobState>,
+    /// A job's write contents other than perflab's own ([`super::fill`]).
+    filler: Option<Filler>,
+    /// A job's share of its flow ([`super::flow`]).
+    gate: Option<Gate>,
 }
 
 /// Where a job's copy stands.
@@ -295,6 +313,8 @@ struct JobState {
     /// The first I/O's submission and the last completion: the copy's own running time.
     first: Option<Instant>,
     last: Option<Instant>,
+    /// fio's `end_fsync`: the syncs after each pass.
+    end_sync: Option<EndSync>,
 }
 
 impl JobState {
@@ -302,6 +322,11 @@ impl JobState {
     fn done(&self) -> bool {
         self.budget_left == Some(0)
             || matches!((self.first, self.runtime), (Some(t), Some(r)) if t.elapsed() >= r)
+    }
+
+    /// Whether it has done so and its end-of-pass syncs have completed too.
+    fn finished(&self) -> bool {
+        self.done() && self.end_sync.as_ref().is_none_or(EndSync::complete)
     }
 }
 
@@ -363,7 +388,16 @@ impl IoSession {
                 &spec.distribution,
             )
             .map_err(|e| OpError::other(format!("{}: {e}; raise --size", f.path.display())))?;
-            let file = open_for(spec.engine, &f.path, spec.direct, plan.rw.writes())?;
+            let open_sync = plan
+                .job
+                .as_ref()
+                .map_or(Default::default(), |j| j.writes.open_sync);
+            let file = open_for(
+                spec.engine,
+                &f.path,
+                (spec.direct, open_sync),
+                plan.rw.writes(),
+            )?;
             let mut cache = None;
             if let Some(job) = &plan.job {
                 (pattern, cache) = job.stream(plan, f, (worker, i), file.as_ref(), pattern);
@@ -400,10 +434,24 @@ impl IoSession {
         )
         .map_err(|e| OpError::other(e.to_string()))?;
         let mut rng = Rng::new(plan.seed ^ (worker as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        // Writes carry incompressible data, as fio's do by default.
+        // A job's own contents fill its buffers; else writes carry incompressible data, as
+        // fio's do by default.
+        let mut filler = plan.job.as_ref().and_then(|j| {
+            let c = j.writes.contents.clone()?;
+            Some(Filler::new(
+                c,
+                j.step_seed,
+                j.writes.first_copy + worker as u32,
+            ))
+        });
         for slot in 0..total_depth {
-            for w in engine.buf(slot).chunks_exact_mut(8) {
-                w.copy_from_slice(&rng.next_u64().to_le_bytes());
+            match &mut filler {
+                Some(f) => f.initial(engine.buf(slot)),
+                None => {
+                    for w in engine.buf(slot).chunks_exact_mut(8) {
+                        w.copy_from_slice(&rng.next_u64().to_le_bytes());
+                    }
+                }
             }
         }
         let now = Instant::now();
@@ -425,7 +473,14 @@ impl IoSession {
                 pass_limit: j.pass_limit,
                 first: None,
                 last: None,
+                end_sync: j.writes.end_fsync_every.map(EndSync::new),
             }),
+            filler,
+            gate: plan
+                .job
+                .as_ref()
+                .and_then(|j| j.flow.as_ref())
+                .map(|(flow, spec)| Gate::new(Arc::clone(flow), spec)),
             engine,
             slots: vec![
                 Slot {
@@ -532,6 +587,18 @@ impl IoSession {
 
     /// Queues one I/O (or a due sync) on stream `s`; false if nothing could be queued.
     fn queue_one(&mut self, s: usize, pump: &mut dyn Pump) -> bool {
+        if let Some(queued) = self.end_sync_step() {
+            return queued;
+        }
+        if let Some(gate) = &mut self.gate
+            && !gate.may_issue(self.in_flight)
+        {
+            return false;
+        }
+        if self.streams[s].sync_due && self.job.as_ref().is_some_and(JobState::done) {
+            // fio issues a periodic sync before the next I/O, and a done job has none.
+            self.streams[s].sync_due = false;
+        }
         if self.streams[s].sync_due {
             // A sync covers the writes before it only once they have completed: io_uring
             // does not order requests. Nothing more is queued on this file meanwhile.
@@ -543,6 +610,9 @@ impl IoSession {
             };
             self.streams[s].sync_due = false;
             self.push(s, slot, SlotOp::Sync, Instant::now(), 0);
+            if let Some(gate) = &mut self.gate {
+                gate.issued();
+            }
             return true;
         }
         if self.free.is_empty()
@@ -579,9 +649,22 @@ impl IoSession {
             if let Some(left) = &mut job.budget_left {
                 *left = left.saturating_sub(u64::from(io.len));
             }
+            if let Some(e) = &mut job.end_sync {
+                e.issued(u64::from(io.len));
+            }
+        }
+        if let Some(gate) = &mut self.gate {
+            gate.issued();
         }
         if io.write {
             self.wrote = true;
+            if let Some(f) = &mut self.filler {
+                f.before_write(
+                    &mut self.engine.buf(slot)[..io.len as usize],
+                    io.offset,
+                    intended,
+                );
+            }
             if let Some(seed) = self.verify_seed {
                 let id = BlockId {
                     file_id: self.streams[s].file.index as u32,
@@ -606,6 +689,26 @@ impl IoSession {
         true
     }
 
+    /// fio's end-of-pass syncs: Some(whether one was queued) while a round is under way
+    /// (nothing else is queued meanwhile), None to carry on with I/O.
+    fn end_sync_step(&mut self) -> Option<bool> {
+        let job = self.job.as_mut()?;
+        let done = job.done();
+        let end_sync = job.end_sync.as_mut()?;
+        if done {
+            end_sync.finish();
+        }
+        match end_sync.next(self.streams.len(), self.in_flight) {
+            Next::Go => None,
+            Next::Wait => Some(false),
+            // Nothing is in flight, so every slot is free.
+            Next::Sync(n) => Some(self.free.pop().is_some_and(|slot| {
+                self.push(n, slot, SlotOp::EndSync, Instant::now(), 0);
+                true
+            })),
+        }
+    }
+
     fn push(&mut self, s: usize, slot: u32, op: SlotOp, intended: Instant, generation: u32) {
         let (engine_op, offset, len) = match op {
             SlotOp::Io(io) => (
@@ -614,6 +717,7 @@ impl IoSession {
                 io.len,
             ),
             SlotOp::Sync => (self.sync_op, 0, 0),
+            SlotOp::EndSync => (Op::Fsync, 0, 0),
         };
         self.engine.push(Request {
             slot,
@@ -709,8 +813,8 @@ impl IoSession {
         self.streams[s].in_flight -= 1;
         let ns = end.saturating_duration_since(slot.start).as_nanos() as u64;
         let io = match slot.op {
-            SlotOp::Sync => {
-                if pump.measuring() {
+            SlotOp::Sync | SlotOp::EndSync => {
+                if pump.measuring() && matches!(slot.op, SlotOp::Sync) {
                     self.sync.add(ns, 0, c.result >= 0);
                 }
                 if let Some(e) = c.error() {
@@ -971,10 +1075,12 @@ fn job_groups(job: &JobState, directions: [&Group; 4], out: &mut Vec<GroupTotals
 
 /// `path` opened as `engine` reaches its files: for the I/O asked (O_DIRECT if `direct`),
 /// read-write and buffered (falloc, as fio opens it), or not at all (by name, or no file).
+/// The file as the engine reaches it (None for an engine that opens nothing), O_DIRECT and
+/// `sync`'s flag as the job says where the engine opens the file for I/O.
 fn open_for(
     engine: EngineKind,
     path: &std::path::Path,
-    direct: bool,
+    (direct, sync): (bool, sys::WriteSync),
     writes: bool,
 ) -> Result<Option<std::fs::File>, OpError> {
     let (direct, writes) = match engine.reach() {
@@ -982,7 +1088,7 @@ fn open_for(
         Reach::OpenReadWrite => (false, true),
         Reach::Path | Reach::Nothing => return Ok(None),
     };
-    sys::open_options(direct)
+    sys::open_options_synced(direct, sync)
         .read(true)
         .write(writes)
         .open(path)
@@ -1014,6 +1120,9 @@ impl Session for IoSession {
         let mut f = Figures::new();
         if self.verify_seed.is_some() {
             f.insert("verified_blocks_per_worker".into(), self.verified as f64);
+        }
+        if let Some(e) = self.job.as_ref().and_then(|j| j.end_sync.as_ref()) {
+            f.insert("end_fsyncs_per_worker".into(), e.syncs() as f64);
         }
         f
     }
@@ -1069,6 +1178,9 @@ impl QueuedSession for IoSession {
     fn pump(&mut self, pump: &mut dyn Pump) -> Result<(), OpError> {
         self.top_up(pump)?;
         if self.in_flight == 0 {
+            if let Some(gate) = &self.gate {
+                gate.idle();
+            }
             return Ok(());
         }
         if self.completions.is_empty() {
@@ -1096,6 +1208,13 @@ impl QueuedSession for IoSession {
             }
         }
         self.completions = done;
+        if self.in_flight == 0
+            && let Some(gate) = &mut self.gate
+            && self.job.as_ref().is_some_and(JobState::finished)
+        {
+            // fio takes an ended job out of its flow.
+            gate.leave();
+        }
         outcome
     }
 
@@ -1104,7 +1223,7 @@ impl QueuedSession for IoSession {
     }
 
     fn exhausted(&self) -> bool {
-        self.job.as_ref().is_some_and(JobState::done)
+        self.job.as_ref().is_some_and(JobState::finished)
     }
 
     fn after(&mut self, pump: &mut dyn Pump) -> Result<(), OpError> {

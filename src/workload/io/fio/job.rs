@@ -158,6 +158,30 @@ pub enum Buffers {
     Compressible(u32),
 }
 
+/// `sync`: how each write through the job's files completes (open(2)'s flags).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SyncIo {
+    /// `none` or `0` (the default): writes complete into the page cache.
+    #[default]
+    None,
+    /// `sync` or `1`: O_SYNC, each write returns once data and metadata are stable.
+    Sync,
+    /// `dsync`: O_DSYNC, each write returns once its data (and the metadata needed to read
+    /// it back) are stable.
+    Dsync,
+}
+
+/// `dedupe_mode`: where a duplicate write buffer comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DedupeMode {
+    /// `repeat` (the default): the buffer the job's unique stream is at.
+    #[default]
+    Repeat,
+    /// `working_set`: one of the job's first unique buffers, a
+    /// `dedupe_working_set_percentage` of its size.
+    WorkingSet,
+}
+
 /// `steadystate` criteria.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SsCriterion {
@@ -315,8 +339,8 @@ pub struct FioJob {
     pub direct: bool,
     /// `invalidate` (default true): drop the file's cached pages before the job.
     pub invalidate: bool,
-    /// `sync=1` / `sync=sync`: O_SYNC. (`sync=dsync`, O_DSYNC, is refused.)
-    pub sync: bool,
+    /// `sync`: none (default), `sync`/`1` (O_SYNC) or `dsync` (O_DSYNC).
+    pub sync: SyncIo,
     /// `fsync`: an fsync every N writes (0 never).
     pub fsync: u32,
     /// `fdatasync`: likewise.
@@ -348,6 +372,24 @@ pub struct FioJob {
     pub buffer_compress_chunk: u64,
     /// `zero_buffers`.
     pub zero_buffers: bool,
+    /// `buffer_pattern`: the bytes (at most 512) repeated through write buffers.
+    pub buffer_pattern: Option<Vec<u8>>,
+    /// `dedupe_percentage` (0 to 100, default 0): writes whose buffer repeats another.
+    pub dedupe_percentage: u32,
+    /// `dedupe_mode` (default repeat).
+    pub dedupe_mode: DedupeMode,
+    /// `dedupe_working_set_percentage` (default 5): the working set, in percent of `size`.
+    pub dedupe_working_set_percentage: u32,
+    /// `dedupe_global`: the working set is shared by every job that sets it.
+    pub dedupe_global: bool,
+
+    /// `flow_id` (default 0): the jobs whose `flow` weights are kept in proportion.
+    pub flow_id: u32,
+    /// `flow` (0 to 1000, default 0: no flow control): this job's weight.
+    pub flow: u32,
+    /// `flow_sleep` in microseconds (default 0): how long a job held back waits, once its
+    /// I/O in flight has completed, before it tries again (0: it tries again at once).
+    pub flow_sleep_us: u64,
 
     /// `steadystate` (`ss`), inert (None) until `ss_dur` > 0.
     pub steadystate: Option<SteadyState>,
@@ -386,6 +428,14 @@ pub struct FioJob {
     pub(crate) ss_interval: Duration,
     pub(crate) iodepth_batch_complete_max_set: bool,
     pub(crate) iodepth_low_set: bool,
+    /// Whether `refill_buffers`, `scramble_buffers`, `zero_buffers` were written (fio's
+    /// `fio_option_is_set`): fio's rules for the defaults they imply need it.
+    pub(crate) refill_buffers_set: bool,
+    pub(crate) scramble_buffers_set: bool,
+    pub(crate) zero_buffers_set: bool,
+    /// fio's `TD_F_COMPRESS`: `buffer_compress_percentage` or `dedupe_percentage` was
+    /// written (even as 0), which turns `scramble_buffers` off.
+    pub(crate) compress_written: bool,
 }
 
 /// fio's default `percentile_list`.
@@ -458,7 +508,7 @@ impl Default for FioJob {
             iodepth_low: 1,
             direct: false,
             invalidate: true,
-            sync: false,
+            sync: SyncIo::None,
             fsync: 0,
             fdatasync: 0,
             fsync_on_close: false,
@@ -473,6 +523,14 @@ impl Default for FioJob {
             buffer_compress_percentage: None,
             buffer_compress_chunk: 512,
             zero_buffers: false,
+            buffer_pattern: None,
+            dedupe_percentage: 0,
+            dedupe_mode: DedupeMode::Repeat,
+            dedupe_working_set_percentage: 5,
+            dedupe_global: false,
+            flow_id: 0,
+            flow: 0,
+            flow_sleep_us: 0,
             steadystate: None,
             write_bw_log: None,
             write_lat_log: None,
@@ -494,6 +552,10 @@ impl Default for FioJob {
             ss_interval: Duration::from_secs(1),
             iodepth_batch_complete_max_set: false,
             iodepth_low_set: false,
+            refill_buffers_set: false,
+            scramble_buffers_set: false,
+            zero_buffers_set: false,
+            compress_written: false,
         }
     }
 }

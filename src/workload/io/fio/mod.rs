@@ -13,6 +13,7 @@
 //! - [`units`]: numbers as fio reads them: sizes (`kb_base`, the inverted `ki`/`k`), times
 //!   (per-option bare unit), `0x` hex, `(expr)` arithmetic, the `R,W,T` splitter;
 //! - [`dist`]: the structured values: `random_distribution`, `bssplit`, `steadystate`;
+//! - [`buffer_pattern`]: fio's byte patterns (`buffer_pattern=0xdeadface"abcd"-12`);
 //! - [`options`]: the one table, option name(s) to handler, plus the names fio knows that
 //!   perflab refuses;
 //! - [`job`]: [`FioJob`], its enums and defaults, [`FioJob::files_of`];
@@ -36,6 +37,7 @@
 //! file's folder (fio first tries the current directory); `verify=none` is taken as
 //! `verify=0`; `$ncpus` counts the CPUs this process may use (fio: configured CPUs).
 
+pub mod buffer_pattern;
 pub mod dist;
 pub mod groups;
 pub mod job;

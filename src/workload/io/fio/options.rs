@@ -11,6 +11,7 @@
 //! integers go through the size parser (`numjobs=1k` is 1024, as fio).
 
 use super::JobFileError;
+use super::buffer_pattern;
 use super::dist;
 use super::job::*;
 use super::syntax::Entry;
@@ -376,11 +377,10 @@ pub static TABLE: &[Opt] = &[
     Opt { names: &["buffered"], handle: |j, c| { j.direct = !c.boolean()?; Ok(()) } },
     Opt { names: &["invalidate"], handle: |j, c| { j.invalidate = c.boolean()?; Ok(()) } },
     Opt { names: &["sync"], handle: |j, c| {
-        j.sync = match c.val()? {
-            "none" | "0" => false,
-            "sync" | "1" => true,
-            "dsync" => return Err("O_DSYNC is not offered by perflab; use sync=1 (O_SYNC) or fdatasync=1".into()),
-            v => return Err(format!("`{v}` is not one of none, 0, sync, 1, dsync")),
+        j.sync = match c.word(&["none", "0", "sync", "1", "dsync"])? {
+            "sync" | "1" => SyncIo::Sync,
+            "dsync" => SyncIo::Dsync,
+            _ => SyncIo::None,
         };
         Ok(())
     } },
@@ -400,19 +400,52 @@ pub static TABLE: &[Opt] = &[
     } },
     Opt { names: &["do_verify"], handle: |j, c| { j.do_verify = c.boolean()?; Ok(()) } },
     // Buffers.
-    Opt { names: &["refill_buffers"], handle: |j, c| { j.refill_buffers = c.flag()?; Ok(()) } },
-    Opt { names: &["scramble_buffers"], handle: |j, c| { j.scramble_buffers = c.boolean()?; Ok(()) } },
+    Opt { names: &["refill_buffers"], handle: |j, c| { j.refill_buffers = c.flag()?; j.refill_buffers_set = true; Ok(()) } },
+    Opt { names: &["scramble_buffers"], handle: |j, c| { j.scramble_buffers = c.boolean()?; j.scramble_buffers_set = true; Ok(()) } },
     Opt { names: &["zero_buffers"], handle: |j, c| {
         j.zero_buffers = c.flag()?;
+        j.zero_buffers_set = true;
         j.buffers = if j.zero_buffers { Buffers::Zero } else { Buffers::Random };
         Ok(())
     } },
     Opt { names: &["buffer_compress_percentage"], handle: |j, c| {
         let p = c.int(0, 100)? as u32;
         j.buffer_compress_percentage = Some(p);
+        j.compress_written = true;
         j.buffers = Buffers::Compressible(p);
         Ok(())
     } },
+    Opt { names: &["buffer_pattern"], handle: |j, c| {
+        j.buffer_pattern = Some(buffer_pattern::parse(c.val()?)?);
+        // fio (str_buffer_pattern_cb): refilled when the job reads (a read would overwrite
+        // the pattern) or compresses, never scrambled or zeroed; rw as it stands at this line.
+        j.refill_buffers = j.buffer_compress_percentage.is_some_and(|p| p > 0) || j.rw.reads();
+        j.scramble_buffers = false;
+        j.zero_buffers = false;
+        Ok(())
+    } },
+    Opt { names: &["dedupe_percentage"], handle: |j, c| {
+        j.dedupe_percentage = c.int(0, 100)? as u32;
+        // fio (str_dedupe_cb): a dedupe percentage refills every write buffer.
+        j.refill_buffers = true;
+        j.compress_written = true;
+        Ok(())
+    } },
+    Opt { names: &["dedupe_mode"], handle: |j, c| {
+        j.dedupe_mode = match c.word(&["repeat", "working_set"])? {
+            "working_set" => DedupeMode::WorkingSet,
+            _ => DedupeMode::Repeat,
+        };
+        Ok(())
+    } },
+    Opt { names: &["dedupe_working_set_percentage"], handle: |j, c| { j.dedupe_working_set_percentage = c.int(0, 100)? as u32; Ok(()) } },
+    Opt { names: &["dedupe_global"], handle: |j, c| { j.dedupe_global = c.boolean()?; Ok(()) } },
+    // Flow control between jobs (fio's flow.c).
+    Opt { names: &["flow_id"], handle: |j, c| { j.flow_id = c.int(0, u32::MAX as u64)? as u32; Ok(()) } },
+    Opt { names: &["flow"], handle: |j, c| { j.flow = c.int(0, 1000)? as u32; Ok(()) } },
+    Opt { names: &["flow_sleep"], handle: |j, c| { j.flow_sleep_us = c.int(0, u32::MAX as u64)?; Ok(()) } },
+    // fio 3.x accepts flow_watermark and ignores it (soft-deprecated): so does perflab.
+    Opt { names: &["flow_watermark"], handle: |_, c| { check_any(c) } },
     Opt { names: &["buffer_compress_chunk"], handle: |j, c| { j.buffer_compress_chunk = c.bytes()?; Ok(()) } },
     // Steady state.
     Opt { names: &["steadystate", "ss"], handle: |j, c| { j.ss_criterion = dist::steadystate(c.val()?, c.kb_base)?; Ok(()) } },
@@ -550,8 +583,6 @@ fn rw(j: &mut FioJob, c: &Ctx) -> Result<(), String> {
 pub static REFUSED: &[(&[&str], &str)] = &[
     (&["cpus_allowed", "cpumask", "cpus_allowed_policy", "numa_cpu_nodes", "numa_mem_policy", "gtod_cpu"],
      "perflab does not pin jobs to CPUs or NUMA nodes; pin the whole run with taskset or numactl"),
-    (&["flow", "flow_id", "flow_sleep", "flow_watermark"],
-     "perflab has no flow control between jobs; use rate or rate_iops per job"),
     (&["verify_async", "verify_async_cpus", "verify_backlog", "verify_backlog_batch", "verify_only",
        "verify_offset", "verify_interval", "verify_pattern", "verify_pattern_interval", "verify_fatal",
        "verify_dump", "verify_state_save", "verify_state_load", "verify_header_seed",
@@ -588,9 +619,8 @@ pub static REFUSED: &[(&[&str], &str)] = &[
 #[rustfmt::skip]
 pub static OTHER_FIO: &[&str] = &[
     "allow_file_create", "allow_mounted_write", "atomic", "bs_is_seq_rand", "bs_unaligned",
-    "blocksize_unaligned", "buffer_pattern", "clocksource", "comm", "create_fsync",
+    "blocksize_unaligned", "clocksource", "comm", "create_fsync",
     "create_on_open", "create_only", "create_serialize", "data_placement", "dataplacement",
-    "dedupe_global", "dedupe_mode", "dedupe_percentage", "dedupe_working_set_percentage",
     "disk_util", "dp_scheme", "end_syncfs", "fadvise_hint", "fallocate", "fdp", "fdp_pli",
     "fdp_pli_select", "file_append", "file_service_type", "filetype", "gpu_dev_id",
     "ioscheduler", "job_start_clock_id", "lockfile", "log_alternate_epoch_clock_id",

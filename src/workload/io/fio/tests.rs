@@ -666,15 +666,20 @@ fn engines_and_depths() {
 #[test]
 fn caching_and_syncing() {
     let j = job("[a]\nsize=1m\n");
-    assert!(!j.direct && j.invalidate && !j.sync);
+    assert!(!j.direct && j.invalidate && j.sync == SyncIo::None);
     let j = job(
         "[a]\nsize=1m\nbuffered=0\ninvalidate=0\nsync=1\nfsync=4\nfdatasync=2\nfsync_on_close=1\nend_fsync=1\n",
     );
-    assert!(j.direct && !j.invalidate && j.sync);
+    assert!(j.direct && !j.invalidate && j.sync == SyncIo::Sync);
     assert_eq!((j.fsync, j.fdatasync), (4, 2));
     assert!(j.fsync_on_close && j.end_fsync);
-    assert!(job("[a]\nsize=1m\ndirect=1\nsync=sync\n").sync);
-    assert!(refused("[a]\nsize=1m\nsync=dsync\n").contains("O_DSYNC"));
+    assert_eq!(
+        job("[a]\nsize=1m\ndirect=1\nsync=sync\n").sync,
+        SyncIo::Sync
+    );
+    assert_eq!(job("[a]\nsize=1m\nsync=dsync\n").sync, SyncIo::Dsync);
+    assert_eq!(job("[a]\nsize=1m\nsync=dsync\nsync=0\n").sync, SyncIo::None);
+    assert!(refused("[a]\nsize=1m\nsync=full\n").contains("none, 0, sync, 1, dsync"));
     assert!(refused("[a]\nsize=1m\ndirect\n").contains("needs a value"));
     assert!(refused("[a]\nsize=1m\ndirect=yes\n").contains("not 0 or 1"));
 }
@@ -699,6 +704,49 @@ fn jobs_verify_buffers() {
     assert_eq!(j.buffer_compress_chunk, 4096);
     assert!(j.refill_buffers && !j.scramble_buffers);
     assert_eq!(job("[a]\nsize=1m\nzero_buffers\n").buffers, Buffers::Zero);
+}
+
+#[test]
+fn buffer_contents_options() {
+    let j = job("[a]\nsize=1m\n");
+    assert_eq!(j.buffer_pattern, None);
+    assert_eq!(
+        (j.dedupe_percentage, j.dedupe_mode),
+        (0, DedupeMode::Repeat)
+    );
+    assert_eq!(j.dedupe_working_set_percentage, 5);
+    assert!(!j.dedupe_global && !j.refill_buffers_set && !j.compress_written);
+    let j = job(
+        "[a]\nsize=1m\nrw=write\nbuffer_pattern=0xdead\"ab\"\ndedupe_percentage=30\ndedupe_mode=working_set\ndedupe_working_set_percentage=20\ndedupe_global=1\n",
+    );
+    assert_eq!(
+        j.buffer_pattern.as_deref(),
+        Some(&[0xde, 0xad, b'a', b'b'][..])
+    );
+    assert_eq!(j.dedupe_percentage, 30);
+    assert_eq!(j.dedupe_mode, DedupeMode::WorkingSet);
+    assert_eq!(j.dedupe_working_set_percentage, 20);
+    assert!(j.dedupe_global && j.compress_written);
+    // A dedupe percentage refills at its line; a later refill_buffers=0 wins, as in fio.
+    assert!(job("[a]\nsize=1m\ndedupe_percentage=5\n").refill_buffers);
+    let j = job("[a]\nsize=1m\ndedupe_percentage=5\nrefill_buffers=0\n");
+    assert!(!j.refill_buffers && j.refill_buffers_set);
+    // A pattern turns scrambling and zeroing off.
+    let j = job("[a]\nsize=1m\nzero_buffers\nbuffer_pattern=1\n");
+    assert!(!j.zero_buffers && !j.scramble_buffers);
+    assert!(refused("[a]\nsize=1m\ndedupe_percentage=101\n").contains("dedupe_percentage"));
+    assert!(refused("[a]\nsize=1m\ndedupe_mode=sometimes\n").contains("repeat, working_set"));
+    assert!(refused("[a]\nsize=1m\nbuffer_pattern=%o\n").contains("verify_pattern"));
+}
+
+#[test]
+fn flow_options() {
+    let j = job("[a]\nsize=1m\n");
+    assert_eq!((j.flow_id, j.flow, j.flow_sleep_us), (0, 0, 0));
+    let j = job("[a]\nsize=1m\nflow_id=3\nflow=8\nflow_sleep=1000\nflow_watermark=100\n");
+    assert_eq!((j.flow_id, j.flow, j.flow_sleep_us), (3, 8, 1000));
+    assert!(refused("[a]\nsize=1m\nflow=1001\n").contains("flow"));
+    assert!(refused("[a]\nsize=1m\nflow_sleep\n").contains("needs a value"));
 }
 
 #[test]
@@ -774,7 +822,7 @@ fn refusals_name_file_line_option_and_fix() {
     for (opt, want) in [
         ("numa_cpu_nodes=0", "numactl"),
         ("zonemode=zbd", "zoned"),
-        ("flow=2", "flow control"),
+        ("exec_prerun=ls", "runs no commands"),
         ("verify_async=2", "inline"),
         ("nice=5", "nice"),
         ("fallocate=none", "cannot honour"),
