@@ -18,7 +18,7 @@
 //! and page faults of the job. What is approximate is said where it is computed.
 
 use crate::record::histogram::{LatencyHistogram, decode};
-use crate::record::{GroupResult, LatencySummary, RunRecord, StepResult, Trial};
+use crate::record::{GroupResult, LatencySummary, RunRecord, SteadyStateResult, StepResult, Trial};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -156,6 +156,10 @@ struct Job {
     options: Map<String, Value>,
     /// A job file's job that ended before its step (its size done): its own running time.
     elapsed_ns: Option<u64>,
+    /// A job file's job: fio's reporting group (else the step's index is the group).
+    groupid: Option<u64>,
+    /// A job file's job with fio's `steadystate`.
+    steady: Option<SteadyStateResult>,
 }
 
 fn direction_name(key: &str) -> Option<&'static str> {
@@ -190,6 +194,13 @@ fn jobs_of(record: &RunRecord, s: &StepResult, t: &Trial) -> Vec<Job> {
                     all: Flow::of_group(g, t),
                     options: written_options(record, "/jobs", Some(&g.key)),
                     elapsed_ns: g.elapsed_ns,
+                    groupid: record
+                        .spec
+                        .pointer("/jobs")
+                        .and_then(Value::as_array)
+                        .and_then(|jobs| jobs.iter().find(|j| j["name"] == g.key.as_str()))
+                        .and_then(|j| j["group"].as_u64()),
+                    steady: g.steady_state.clone(),
                 }
             })
             .collect();
@@ -226,6 +237,8 @@ fn jobs_of(record: &RunRecord, s: &StepResult, t: &Trial) -> Vec<Job> {
         all: Flow::of_trial(t),
         options: job_options(s),
         elapsed_ns: None,
+        groupid: None,
+        steady: None,
     }]
 }
 
@@ -338,7 +351,10 @@ fn job_object(job: &Job, s: &StepResult, t: &Trial, elapsed_s: i64, plus: bool) 
     };
     let mut o = Map::new();
     o.insert("jobname".into(), json!(job.name));
-    o.insert("groupid".into(), json!(s.index));
+    o.insert(
+        "groupid".into(),
+        json!(job.groupid.unwrap_or(s.index as u64)),
+    );
     o.insert(
         "job_start".into(),
         json!(epoch_ms(&t.started_at).unwrap_or(0)),
@@ -389,7 +405,46 @@ fn job_object(job: &Job, s: &StepResult, t: &Trial, elapsed_s: i64, plus: bool) 
     o.insert("latency_ns".into(), ns);
     o.insert("latency_us".into(), us);
     o.insert("latency_ms".into(), ms);
+    if let Some(ss) = &job.steady {
+        o.insert("steadystate".into(), steadystate(ss));
+    }
     Value::Object(o)
+}
+
+/// fio's `steadystate` object (stat.c `show_thread_status_json`): the criterion as fio
+/// prints it, the window in seconds, whether it was attained, the criterion's last value,
+/// and the window's samples (I/Os a second, bytes a second) with their means.
+fn steadystate(ss: &SteadyStateResult) -> Value {
+    let pct = if ss.percent { "%" } else { "" };
+    let name = ss.criterion.split(':').next().unwrap_or("");
+    // fio prints a latency limit as it holds it, in microseconds.
+    let limit = match name.starts_with("lat") && !ss.percent {
+        true => ss.limit / 1000.0,
+        false => ss.limit,
+    };
+    let mean = |xs: &[u64]| {
+        (!xs.is_empty())
+            .then(|| xs.iter().sum::<u64>() / xs.len() as u64)
+            .unwrap_or(0)
+    };
+    let mut data = Map::new();
+    data.insert("bw_mean".into(), json!(mean(&ss.bw_bytes)));
+    data.insert("iops_mean".into(), json!(mean(&ss.iops)));
+    if !ss.lat_ns.is_empty() {
+        data.insert("lat_mean".into(), json!(mean(&ss.lat_ns)));
+        data.insert("lat_ns".into(), json!(ss.lat_ns));
+    }
+    data.insert("iops".into(), json!(ss.iops));
+    data.insert("bw".into(), json!(ss.bw_bytes));
+    json!({
+        "ss": format!("{name}:{limit:.6}{pct}"),
+        "duration": ss.duration_ns / 1_000_000_000,
+        "attained": u8::from(ss.attained),
+        "criterion": format!("{:.6}{pct}", ss.value),
+        "max_deviation": ss.max_deviation,
+        "slope": ss.slope,
+        "data": Value::Object(data),
+    })
 }
 
 /// Bytes of a direction over all the trial's fio jobs (`mixed`: every op's).

@@ -19,6 +19,7 @@
 use super::IoSpec;
 use super::fio::job::{FioDistribution, FioEngine, FioJob, FioRw, RateProcess, SizeSpec};
 use super::fio::{JobFile, Origin};
+use super::jobcontrol::{Control, check_jobs, control_of};
 use super::jobrun::{Job, JobRun};
 use super::layout::Layout;
 use super::pattern::Rw;
@@ -73,6 +74,7 @@ struct Shaped<'f> {
     distribution: Distribution,
     budget: Option<u64>,
     rate_iops: Option<f64>,
+    control: Control,
 }
 
 /// Every file of every copy once, in the order first named.
@@ -113,7 +115,9 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
         .iter()
         .map(|job| shape(job, &mut files))
         .collect::<Result<Vec<_>, _>>()?;
-    check_groups(file)?;
+    let steps = steps_of(&file.jobs);
+    check_groups(file, &steps)?;
+    check_jobs(&file.jobs, &steps).map_err(|(i, o, w)| refuse(&file.jobs[i], o, &w))?;
     let size = shaped.iter().map(|s| s.region).max().unwrap_or(0);
     // Only the files a writing job uses need permission to be written.
     let mut writes = vec![false; files.paths.len()];
@@ -149,12 +153,16 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
         straggler_fraction: 0.5,
         layout: Arc::clone(&layout),
     };
-    let jobs: Vec<Job> = shaped.into_iter().map(|s| job_of(s, &base)).collect();
-    let groups = file.jobs.iter().map(|j| j.group).max().unwrap_or(0) as usize + 1;
-    let labels: Vec<String> = (0..groups)
+    let jobs: Vec<Job> = shaped
+        .into_iter()
+        .zip(&steps)
+        .map(|(s, &step)| job_of(s, step, &base))
+        .collect();
+    let count = steps.iter().max().map_or(1, |m| m + 1);
+    let labels: Vec<String> = (0..count)
         .map(|g| {
             jobs.iter()
-                .filter(|j| j.group == g)
+                .filter(|j| j.step == g)
                 .map(|j| j.name.as_str())
                 .collect::<Vec<_>>()
                 .join("+")
@@ -168,12 +176,34 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
         notes: notes_of(file),
         layout,
         base: Arc::new(base),
+        exitall: file.jobs.iter().any(|j| j.exitall),
+        genesis: Default::default(),
+        run_end: Default::default(),
+        latest: Default::default(),
     })
+}
+
+/// Each job's step: fio starts the jobs up to the next `stonewall` at once (`new_group`
+/// alone starts a reporting group, not a step); a stonewall on the first job of a step
+/// changes nothing.
+fn steps_of(jobs: &[FioJob]) -> Vec<usize> {
+    let (mut step, mut in_step) = (0, 0);
+    jobs.iter()
+        .map(|j| {
+            if j.stonewall && in_step > 0 {
+                step += 1;
+                in_step = 0;
+            }
+            in_step += 1;
+            step
+        })
+        .collect()
 }
 
 /// One job's files, sizes, pattern, engine and end, or its refusal.
 fn shape<'f>(job: &'f FioJob, all: &mut Files) -> Result<Shaped<'f>, String> {
     unsupported(job).map_err(|(o, w)| refuse(job, o, &w))?;
+    endless_files(job).map_err(|w| refuse(job, "filename", &w))?;
     let copies = job.numjobs.max(1);
     let files: Vec<Vec<usize>> = (0..copies)
         .map(|copy| {
@@ -230,6 +260,8 @@ fn shape<'f>(job: &'f FioJob, all: &mut Files) -> Result<Shaped<'f>, String> {
         distribution_of(&job.distribution).map_err(|w| refuse(job, "random_distribution", &w))?;
     let rate_iops =
         pace_of(job, &sizes, write_sizes.as_deref()).map_err(|(o, w)| refuse(job, o, &w))?;
+    let control =
+        control_of(job, &sizes, write_sizes.as_deref()).map_err(|(o, w)| refuse(job, o, &w))?;
     let budget = (!job.time_based).then(|| {
         job.io_size
             .unwrap_or(region.saturating_mul(nfiles))
@@ -249,15 +281,22 @@ fn shape<'f>(job: &'f FioJob, all: &mut Files) -> Result<Shaped<'f>, String> {
         distribution,
         budget,
         rate_iops,
+        control,
     })
 }
 
-/// Jobs that run at once must end the same way: all for their sizes, or all for one
-/// runtime after one ramp_time.
-fn check_groups(file: &JobFile) -> Result<(), String> {
-    let groups = file.jobs.iter().map(|j| j.group).max().unwrap_or(0) + 1;
-    for g in 0..groups {
-        let at_once: Vec<&FioJob> = file.jobs.iter().filter(|j| j.group == g).collect();
+/// Jobs that run at once (`steps[i]`: job i's step) must end the same way: all for their
+/// sizes, or all for one runtime after one ramp_time.
+fn check_groups(file: &JobFile, steps: &[usize]) -> Result<(), String> {
+    let count = steps.iter().max().map_or(1, |m| m + 1);
+    for g in 0..count {
+        let at_once: Vec<&FioJob> = file
+            .jobs
+            .iter()
+            .zip(steps)
+            .filter(|(_, s)| **s == g)
+            .map(|(j, _)| j)
+            .collect();
         let Some(first) = at_once.first() else {
             continue;
         };
@@ -289,7 +328,7 @@ fn check_groups(file: &JobFile) -> Result<(), String> {
 
 /// A shaped job over the run's layout (`base`), with its own engine, O_DIRECT,
 /// distribution and syncs.
-fn job_of(s: Shaped, base: &IoSpec) -> Job {
+fn job_of(s: Shaped, step: usize, base: &IoSpec) -> Job {
     let job = s.job;
     let spec = IoSpec {
         rw: Sweep::single("rw", s.rw),
@@ -308,6 +347,7 @@ fn job_of(s: Shaped, base: &IoSpec) -> Job {
         name: job.name.clone(),
         at: job.at.to_string(),
         group: job.group as usize,
+        step,
         copies: s.copies,
         rw: s.rw,
         read_pct: s.read_pct,
@@ -328,6 +368,7 @@ fn job_of(s: Shaped, base: &IoSpec) -> Job {
             RateProcess::Poisson => Arrival::Poisson,
         },
         options: job.options.clone(),
+        control: s.control,
         spec: Arc::new(spec),
     }
 }
@@ -383,25 +424,10 @@ fn unsupported(job: &FioJob) -> Result<(), (&'static str, String)> {
     {
         return not_yet("rate_min", "ending a job that falls below a rate");
     }
-    if !job.thinktime.is_zero() {
-        return not_yet("thinktime", "a think time between I/Os");
-    }
-    if job.startdelay.1 > std::time::Duration::ZERO {
-        return not_yet("startdelay", "a delayed start");
-    }
-    if job.number_ios.is_some() {
-        return not_yet("number_ios", "a count of I/Os per job (give io_size)");
-    }
     if job.verify.is_some() {
         return not_yet(
             "verify",
             "verify in a job file (perflab io --verify on a command line checks every block)",
-        );
-    }
-    if job.steadystate.is_some() {
-        return not_yet(
-            "steadystate",
-            "steady state in a job file (perflab io --steady-state on a command line)",
         );
     }
     if job.write_bw_log.is_some()
@@ -423,9 +449,6 @@ fn unsupported(job: &FioJob) -> Result<(), (&'static str, String)> {
     if job.buffers != super::fio::job::Buffers::Random || job.buffer_compress_percentage.is_some() {
         return Err(("buffer_compress_percentage", "perflab writes random bytes, incompressible and unique; it has no other buffer contents".into()));
     }
-    if !job.ramp_time.is_zero() && !job.time_based {
-        return not_yet("ramp_time", "ramp_time without time_based");
-    }
     if job.filesize.is_some_and(|(lo, hi)| lo != hi) {
         return not_yet("filesize", "a range of file sizes");
     }
@@ -445,8 +468,8 @@ fn unsupported(job: &FioJob) -> Result<(), (&'static str, String)> {
 }
 
 /// Each copy's pace in I/Os a second, from fio's `rate_iops` or `rate` (bytes a second over
-/// the block size), for a job that reads or writes (fio paces each direction of a mixed job
-/// on its own, which perflab does not yet).
+/// the block size), for a job that reads or writes; a job that does both paces each
+/// direction on its own, as fio does (its copies hold themselves: `jobcontrol`).
 fn pace_of(
     job: &FioJob,
     sizes: &[(u64, u32)],
@@ -458,10 +481,7 @@ fn pace_of(
         return Ok(None);
     }
     if job.rw.reads() && job.rw.writes() {
-        return Err((
-            "rate",
-            "a rate in a job that both reads and writes is not supported yet (fio paces each direction on its own)".into(),
-        ));
+        return Ok(None);
     }
     if let Some(iops) = job.rate_iops[dir] {
         return Ok(Some(iops.max(1) as f64));
@@ -565,6 +585,29 @@ fn distribution_of(d: &FioDistribution) -> Result<Distribution, String> {
     };
     dist.validate()?;
     Ok(dist)
+}
+
+/// `/dev/null` and `/dev/zero` take any I/O anywhere, as fio uses them, but reads of
+/// `/dev/null` find nothing (end of file) and neither takes O_DIRECT.
+fn endless_files(job: &FioJob) -> Result<(), String> {
+    for p in job.files_of(0) {
+        let Some(kind) = super::layout::endless_device(&p) else {
+            continue;
+        };
+        if job.direct {
+            return Err(format!(
+                "{} takes no O_DIRECT (fio's open fails too); remove direct=1",
+                p.display()
+            ));
+        }
+        if kind == "null" && job.rw.reads() {
+            return Err(format!(
+                "reads of {} find nothing (end of file); read /dev/zero instead",
+                p.display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn existing_len(p: &std::path::Path) -> Option<u64> {

@@ -138,13 +138,13 @@ pub fn describe(run: &JobRun) -> String {
     let groups = run.group.values();
     let _ = writeln!(
         out,
-        "{}: {} job(s) in {} group(s), one step each",
+        "{}: {} job(s) in {} step(s) (the jobs between two stonewalls run at once)",
         run.job_files.join(" "),
         run.jobs.len(),
         groups.len()
     );
     for (g, label) in groups.iter().enumerate() {
-        let jobs: Vec<_> = run.jobs.iter().filter(|j| j.group == g).collect();
+        let jobs: Vec<_> = run.jobs.iter().filter(|j| j.step == g).collect();
         let Some(first) = jobs.first() else { continue };
         let ends = if first.time_based {
             let ramp = match first.ramp_time.is_zero() {

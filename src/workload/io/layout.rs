@@ -51,6 +51,25 @@ pub enum VolumeKind {
     Directory,
     Device,
     File,
+    /// `/dev/null` or `/dev/zero` named by a job file: a character device with no size, which
+    /// fio reads and writes anywhere; perflab neither makes, fills nor removes it.
+    Endless,
+}
+
+/// Whether `path` is Linux's `/dev/null` or `/dev/zero` (the memory character devices 1:3
+/// and 1:5, by any name): `Some("null")` or `Some("zero")`.
+pub fn endless_device(path: &Path) -> Option<&'static str> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let m = std::fs::metadata(path).ok()?;
+    if !m.file_type().is_char_device() {
+        return None;
+    }
+    let rdev = m.rdev();
+    match (libc::major(rdev), libc::minor(rdev)) {
+        (1, 3) => Some("null"),
+        (1, 5) => Some("zero"),
+        _ => None,
+    }
 }
 
 /// One `--path`.
@@ -166,7 +185,7 @@ impl Layout {
                     }
                     (path, req.offset, creates)
                 }
-                VolumeKind::Device | VolumeKind::File => {
+                VolumeKind::Device | VolumeKind::File | VolumeKind::Endless => {
                     let start = k
                         .checked_mul(size)
                         .and_then(|x| x.checked_add(req.offset))
@@ -273,7 +292,17 @@ impl Layout {
                 destroy,
                 block: 1,
             };
-            let vol = if p.exists() {
+            let vol = if endless_device(p).is_some() {
+                // Nothing to make, fill, hold or remove, and no size to keep to.
+                Volume {
+                    path: p.clone(),
+                    kind: VolumeKind::Endless,
+                    workdir: None,
+                    creates_workdir: false,
+                    device: None,
+                    mount: None,
+                }
+            } else if p.exists() {
                 let vol = volume(p, &req).map_err(|e| {
                     LayoutError(e.0.replace(
                         "give --path a directory for test files, or pass",
@@ -482,7 +511,7 @@ fn existing_ancestor(p: &Path) -> PathBuf {
 /// Size of a device or existing file volume.
 fn existing_len(vol: &Volume) -> Option<u64> {
     match vol.kind {
-        VolumeKind::Directory => None,
+        VolumeKind::Directory | VolumeKind::Endless => None,
         VolumeKind::File => std::fs::metadata(&vol.path).ok().map(|m| m.len()),
         VolumeKind::Device => {
             use std::io::{Seek, SeekFrom};

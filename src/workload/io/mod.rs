@@ -14,6 +14,12 @@
 //!   counters against perflab's);
 //! - [`surface`]: IOzone's file size x record size surface (`--mode surface`).
 //!
+//! Job files (`perflab io JOB.fio`): [`fio`] reads them, [`jobplan`] turns their jobs into a
+//! [`jobrun::JobRun`]; [`jobcontrol`] is when each copy starts, pauses and ends (startdelay,
+//! wait_for, thinktime, number_ios, exitall), with [`jobpace`] (the reads' and writes' own
+//! rates) and [`jobsteady`] (fio's steady state); [`fio_json`] writes fio's JSON from the
+//! record.
+//!
 //! Queues: every file (volume) a worker drives has its own queue of `--iodepth` I/Os, as in
 //! the SqlIO ramps where each volume had its own outstanding I/Os. With more workers than
 //! files, workers share files; with more files than workers, each worker drives several.
@@ -25,9 +31,12 @@ pub mod cmd;
 pub mod fio;
 pub mod fio_json;
 pub mod fio_line;
+pub mod jobcontrol;
+pub mod jobpace;
 pub mod jobplan;
 pub mod jobrun;
 pub mod jobs_cmd;
+pub mod jobsteady;
 pub mod kind;
 pub mod layout;
 pub mod pattern;

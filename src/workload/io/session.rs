@@ -15,6 +15,7 @@
 //! generation. After each step that wrote, the blocks written in it are read back.
 
 use super::IoSpec;
+use super::jobcontrol::{CopyControl, StepControl};
 use super::layout::FileSpec;
 use super::pattern::{Io, Pattern};
 use super::verify::{self, BlockId};
@@ -106,6 +107,9 @@ pub(super) struct JobPart {
     pub invalidate: bool,
     /// fio's random map: a uniform random job touches each block once per pass.
     pub random_map: bool,
+    /// When its copies start, pause and end (the step's shared control, and the job's
+    /// index in it).
+    pub control: Option<(Arc<StepControl>, usize)>,
 }
 
 pub fn factory(spec: &IoSpec, point: &StepPoint, seed: u64) -> Result<SessionFactory, OpError> {
@@ -240,6 +244,8 @@ struct JobState {
     /// The first I/O's submission and the last completion: the copy's own running time.
     first: Option<Instant>,
     last: Option<Instant>,
+    /// When it starts, pauses and ends, beyond its size and runtime.
+    control: Option<CopyControl>,
 }
 
 impl JobState {
@@ -373,6 +379,10 @@ impl IoSession {
                 runtime: j.runtime,
                 first: None,
                 last: None,
+                control: j
+                    .control
+                    .as_ref()
+                    .map(|(step, k)| step.copy(*k, worker, plan.seed)),
             }),
             engine,
             slots: vec![
@@ -472,12 +482,15 @@ impl IoSession {
             self.push(s, slot, SlotOp::Sync, Instant::now(), 0);
             return true;
         }
-        if self.free.is_empty() || self.job.as_ref().is_some_and(JobState::done) {
+        if self.free.is_empty()
+            || self.job.as_ref().is_some_and(JobState::done)
+            || !self.control_admits(pump)
+        {
             return false;
         }
         // Admission is asked last where picking can fail (verify), first where it cannot
         // (a sequential cursor must not skip), so an admitted I/O is always issued.
-        let (io, generation, intended) = if self.verify_seed.is_some() {
+        let (mut io, generation, intended) = if self.verify_seed.is_some() {
             let Some((io, generation)) = self.next_io(s) else {
                 return false;
             };
@@ -498,8 +511,14 @@ impl IoSession {
         let Some(slot) = self.free.pop() else {
             return false;
         };
+        if let Some(c) = self.job.as_mut().and_then(|j| j.control.as_mut()) {
+            io.write = c.direction(io.write, Instant::now());
+            c.issued(io.write, u64::from(io.len), pump.measuring());
+        }
         if let Some(job) = &mut self.job {
-            job.first.get_or_insert_with(Instant::now);
+            if pump.measuring() {
+                job.first.get_or_insert_with(Instant::now);
+            }
             if let Some(left) = &mut job.budget_left {
                 *left = left.saturating_sub(u64::from(io.len));
             }
@@ -528,6 +547,16 @@ impl IoSession {
         }
         self.push(s, slot, SlotOp::Io(io), intended, generation);
         true
+    }
+
+    /// Whether a job's copy may issue now, as its start, think time, pace and end allow
+    /// (see `jobcontrol`).
+    fn control_admits(&mut self, pump: &dyn Pump) -> bool {
+        let in_flight = self.in_flight;
+        match self.job.as_mut().and_then(|j| j.control.as_mut()) {
+            Some(c) => c.admit(Instant::now(), in_flight, pump.measuring()),
+            None => true,
+        }
     }
 
     fn push(&mut self, s: usize, slot: u32, op: SlotOp, intended: Instant, generation: u32) {
@@ -705,6 +734,9 @@ impl IoSession {
         }
         let ok = failure.is_none();
         let bytes = u64::from(io.len);
+        if let Some(c) = self.job.as_mut().and_then(|j| j.control.as_mut()) {
+            c.completed(bytes, ns, ok && pump.measuring());
+        }
         if pump.measuring() {
             let direction = if io.write {
                 &mut self.write
@@ -847,10 +879,16 @@ fn share(file: usize, files: usize, worker: usize, workers: usize) -> (bool, usi
 fn job_groups(job: &JobState, directions: [&Group; 3], out: &mut Vec<GroupTotals>) {
     // A copy that ends by itself (its size, its runtime) runs for its own time; in a timed
     // step it runs for the step's.
-    let active = match (job.first, job.last) {
-        (Some(a), Some(b)) if job.budget_left.is_some() || job.runtime.is_some() => {
-            Some(b.saturating_duration_since(a))
-        }
+    let control = job.control.as_ref();
+    let end = match (job.last, control.and_then(CopyControl::ended_at)) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
+    let own_time = job.budget_left.is_some()
+        || job.runtime.is_some()
+        || control.is_some_and(CopyControl::own_time);
+    let active = match (job.first, end) {
+        (Some(a), Some(b)) if own_time => Some(b.saturating_duration_since(a)),
         _ => None,
     };
     let mut total = Group::new();
@@ -996,7 +1034,26 @@ impl QueuedSession for IoSession {
     }
 
     fn exhausted(&self) -> bool {
-        self.job.as_ref().is_some_and(JobState::done)
+        let Some(job) = &self.job else {
+            return false;
+        };
+        let control = job.control.as_ref();
+        if let Some(c) = control {
+            c.poll();
+        }
+        let done = job.done() || control.is_some_and(CopyControl::ended);
+        // The copy has ended: the other jobs learn it (wait_for, exitall).
+        if done
+            && self.in_flight == 0
+            && let Some(c) = control
+        {
+            c.finish(Instant::now());
+        }
+        done
+    }
+
+    fn resumes_at(&self) -> Option<Instant> {
+        self.job.as_ref()?.control.as_ref()?.resumes_at()
     }
 
     fn after(&mut self, pump: &mut dyn Pump) -> Result<(), OpError> {
