@@ -1219,6 +1219,43 @@ mod tests {
     }
 
     #[test]
+    fn a_jobs_reporting_group_and_steady_state_are_fios() {
+        let values = reads(100);
+        let (_, s) = hist(&values);
+        let mut ss = group("job", "ss-write", 100, 100 * 4096, s);
+        ss.steady_state = Some(SteadyStateResult {
+            criterion: "iops:10%".into(),
+            limit: 10.0,
+            percent: true,
+            duration_ns: 30_000_000_000,
+            attained: true,
+            attained_after_ns: Some(41_000_000_000),
+            value: 2.792_584,
+            max_deviation: 68150.0,
+            iops: vec![2_508_542, 2_372_242],
+            bw_bytes: vec![328_799_950_541, 310_934_503_424],
+            ..Default::default()
+        });
+        let mut r = io_run(&values, vec![ss]);
+        // A job file's jobs say their fio group (new_group alone: a group within the step).
+        r.spec = json!({"job_files": ["ss.fio"], "jobs": [{"name": "ss-write", "group": 3}]});
+        let d = document(&r, false);
+        let job = &d["jobs"][0];
+        assert_eq!(job["groupid"], 3);
+        let ss = &job["steadystate"];
+        assert_eq!(ss["ss"], "iops:10.000000%");
+        assert_eq!(ss["duration"], 30);
+        assert_eq!(ss["attained"], 1);
+        assert_eq!(ss["criterion"], "2.792584%");
+        assert_eq!(ss["max_deviation"], 68150.0);
+        assert_eq!(ss["slope"], 0.0);
+        assert_eq!(ss["data"]["iops"], json!([2_508_542, 2_372_242]));
+        assert_eq!(ss["data"]["iops_mean"], 2_440_392);
+        assert_eq!(ss["data"]["bw_mean"], 319_867_226_982_u64);
+        assert!(ss["data"].get("lat_ns").is_none());
+    }
+
+    #[test]
     fn one_job_per_step_and_devices_make_disk_util() {
         let values = reads(100);
         let (_, s) = hist(&values);

@@ -76,15 +76,17 @@ pub fn control_of(
 ) -> Result<Control, (&'static str, String)> {
     let mixed = job.rw.reads() && job.rw.writes();
     let paced = job.rate.iter().chain(&job.rate_iops).any(Option::is_some);
-    let rates = match (mixed && paced, write_sizes) {
+    // A copy that starts late keeps its schedule from its own start, as fio's does.
+    let late = delayed_start(job);
+    let rates = match (paced && (mixed || late), write_sizes) {
         (false, _) => None,
-        (true, Some(_)) => {
+        (true, Some(_)) if mixed => {
             return Err((
                 "rate",
                 "a rate in a job whose reads and writes take different block sizes is not supported yet; give both the same bs".into(),
             ));
         }
-        (true, None) => {
+        (true, _) => {
             let min_bs = sizes.iter().map(|s| s.0).min().unwrap_or(4096);
             let rate = |d: usize| match (job.rate[d], job.rate_iops[d]) {
                 (Some(b), _) => Some(DirRate::Bytes(b)),
@@ -97,7 +99,10 @@ pub fn control_of(
             };
             Some(DirRates {
                 rates: [rate(0), rate(1)],
-                does: [job.rwmixread > 0, job.rwmixread < 100],
+                does: match mixed {
+                    true => [job.rwmixread > 0, job.rwmixread < 100],
+                    false => [job.rw.reads(), job.rw.writes()],
+                },
                 min_bs: [min_bs; 2],
                 process: job.rate_process,
             })
@@ -123,6 +128,29 @@ pub fn control_of(
         steady: job.steadystate,
         group_reporting: job.group_reporting,
     })
+}
+
+/// Each job's step: fio starts the jobs up to the next `stonewall` at once (`new_group`
+/// alone starts a reporting group, not a step); a stonewall on the first job of a step
+/// changes nothing.
+pub fn steps_of(jobs: &[FioJob]) -> Vec<usize> {
+    let (mut step, mut in_step) = (0, 0);
+    jobs.iter()
+        .map(|j| {
+            if j.stonewall && in_step > 0 {
+                step += 1;
+                in_step = 0;
+            }
+            in_step += 1;
+            step
+        })
+        .collect()
+}
+
+/// Whether the job's copies may start after their step does (`startdelay`, `wait_for`):
+/// their rates then keep their own schedule (here), not the step's.
+pub fn delayed_start(job: &FioJob) -> bool {
+    !job.startdelay.1.is_zero() || job.wait_for.is_some()
 }
 
 /// What fio rejects, or perflab cannot run yet, across jobs: steady-state options that
@@ -454,6 +482,10 @@ impl CopyControl {
                 return false;
             }
             self.started_ns = Some(self.step.ns_since_genesis(now).max(1));
+            // fio's rate schedule counts from the job's own start.
+            if let Some(p) = &mut self.pace {
+                p.restart(now);
+            }
         }
         if !self.think.admit(now, in_flight) {
             return false;
@@ -608,6 +640,96 @@ mod tests {
             Arc::new(RunEnd::default()),
             &list,
         ))
+    }
+
+    fn read(text: &str) -> Vec<FioJob> {
+        crate::workload::io::fio::read_str(text, std::path::Path::new("/t/j.fio"), &|_| None)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .jobs
+    }
+
+    fn plan_of(text: &str) -> Result<Vec<Control>, String> {
+        let jobs = read(text);
+        check_jobs(&jobs, &steps_of(&jobs)).map_err(|(_, o, w)| format!("{o}: {w}"))?;
+        jobs.iter()
+            .map(|j| {
+                let sizes = [(j.bs[0], 1)];
+                control_of(j, &sizes, None).map_err(|(o, w)| format!("{o}: {w}"))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn steps_are_stonewall_segments_and_new_group_alone_runs_at_once() {
+        // fio's exitwhat.fio: slow1 and fast1 at once (fast1 a reporting group of its own),
+        // then slow2, fast2 and runsnever at once.
+        let jobs = read(
+            "[global]\nsize=1m\n[slow1]\nnew_group=1\n[fast1]\nnew_group=1\n[slow2]\nstonewall\nnew_group=1\n[fast2]\n[runsnever]\n",
+        );
+        assert_eq!(steps_of(&jobs), [0, 0, 1, 1, 1]);
+        let groups: Vec<u32> = jobs.iter().map(|j| j.group).collect();
+        assert_eq!(groups, [0, 1, 2, 2, 2]);
+        let jobs = read("[a]\nsize=1m\nstonewall\n[b]\nsize=1m\n[c]\nsize=1m\nwait_for_previous\n");
+        assert_eq!(
+            steps_of(&jobs),
+            [0, 0, 1],
+            "a stonewall on the first job changes nothing"
+        );
+    }
+
+    #[test]
+    fn a_jobs_options_become_its_control() {
+        let c = plan_of(
+            "[a]\nsize=1m\nrw=randrw\nrate=300,300,300\nthinktime=2000\nthinktime_blocks=4\nthinktime_spin=500\nnumber_ios=1000\nloops=2\nstartdelay=1-3\nexitall\nexit_what=stonewall\n",
+        )
+        .unwrap();
+        let c = &c[0];
+        assert_eq!(c.think, Duration::from_micros(2000));
+        assert_eq!(
+            (c.think_blocks, c.think_spin),
+            (4, Duration::from_micros(500))
+        );
+        assert_eq!(c.number_ios, Some(2000), "number_ios counts per loop");
+        assert_eq!(
+            c.start_delay,
+            (Duration::from_secs(1), Duration::from_secs(3))
+        );
+        assert_eq!(c.exit_what, ExitWhat::Stonewall);
+        let rates = c.rates.as_ref().expect("a mixed job paces each direction");
+        assert_eq!(
+            rates.rates,
+            [Some(DirRate::Bytes(300)), Some(DirRate::Bytes(300))]
+        );
+        assert_eq!(rates.does, [true, true]);
+        // A one-direction job keeps the step's pacing unless it starts late.
+        let c = plan_of("[a]\nsize=1m\nrate_iops=10\n").unwrap();
+        assert!(c[0].rates.is_none());
+        let c = plan_of("[a]\nsize=1m\nrate_iops=10\nstartdelay=1\n").unwrap();
+        assert_eq!(
+            c[0].rates.as_ref().unwrap().rates[0],
+            Some(DirRate::Iops {
+                iops: 10,
+                min_bs: 4096,
+                split: false
+            })
+        );
+        assert_eq!(c[0].rates.as_ref().unwrap().does, [true, false]);
+    }
+
+    #[test]
+    fn what_fio_rejects_or_perflab_cannot_run_yet_is_refused() {
+        let e = plan_of("[a]\nsize=1m\nss=iops:5%\nss_dur=10\n[b]\nsize=1m\n").unwrap_err();
+        assert!(e.starts_with("steadystate: differs from job a"), "{e}");
+        let e = plan_of("[a]\nsize=1m\nss_interval=2\n[b]\nsize=1m\nstonewall\n").unwrap_err();
+        assert!(e.starts_with("ss_interval:"), "{e}");
+        let e = plan_of("[a]\nsize=1m\nramp_time=1\n[b]\nsize=1m\n").unwrap_err();
+        assert!(e.starts_with("ramp_time:"), "{e}");
+        plan_of("[a]\nsize=1m\nramp_time=1\n[b]\nsize=1m\nstonewall\n").unwrap();
+        let e = plan_of("[a]\nsize=1m\nstartdelay=1\nramp_time=1\n").unwrap_err();
+        assert!(e.starts_with("startdelay:"), "{e}");
+        let jobs = read("[a]\nsize=1m\nrw=randrw\nbs=4k,64k\nrate=1m\n");
+        let e = control_of(&jobs[0], &[(4096, 1)], Some(&[(65536, 1)])).unwrap_err();
+        assert_eq!(e.0, "rate");
     }
 
     #[test]

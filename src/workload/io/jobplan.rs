@@ -19,7 +19,7 @@
 use super::IoSpec;
 use super::fio::job::{FioDistribution, FioEngine, FioJob, FioRw, RateProcess, SizeSpec};
 use super::fio::{JobFile, Origin};
-use super::jobcontrol::{Control, check_jobs, control_of};
+use super::jobcontrol::{Control, check_jobs, control_of, steps_of};
 use super::jobrun::{Job, JobRun};
 use super::layout::Layout;
 use super::pattern::Rw;
@@ -181,23 +181,6 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
         run_end: Default::default(),
         latest: Default::default(),
     })
-}
-
-/// Each job's step: fio starts the jobs up to the next `stonewall` at once (`new_group`
-/// alone starts a reporting group, not a step); a stonewall on the first job of a step
-/// changes nothing.
-fn steps_of(jobs: &[FioJob]) -> Vec<usize> {
-    let (mut step, mut in_step) = (0, 0);
-    jobs.iter()
-        .map(|j| {
-            if j.stonewall && in_step > 0 {
-                step += 1;
-                in_step = 0;
-            }
-            in_step += 1;
-            step
-        })
-        .collect()
 }
 
 /// One job's files, sizes, pattern, engine and end, or its refusal.
@@ -480,7 +463,7 @@ fn pace_of(
     if !given {
         return Ok(None);
     }
-    if job.rw.reads() && job.rw.writes() {
+    if job.rw.reads() && job.rw.writes() || super::jobcontrol::delayed_start(job) {
         return Ok(None);
     }
     if let Some(iops) = job.rate_iops[dir] {
