@@ -423,8 +423,9 @@ fn steadystate(ss: &SteadyStateResult) -> Value {
         false => ss.limit,
     };
     let mean = |xs: &[u64]| {
-        (!xs.is_empty())
-            .then(|| xs.iter().sum::<u64>() / xs.len() as u64)
+        xs.iter()
+            .sum::<u64>()
+            .checked_div(xs.len() as u64)
             .unwrap_or(0)
     };
     let mut data = Map::new();

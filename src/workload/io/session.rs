@@ -249,6 +249,21 @@ struct JobState {
 }
 
 impl JobState {
+    /// Copy `copy` of job `j`, before its first I/O.
+    fn new(j: &JobPart, copy: usize, seed: u64) -> JobState {
+        JobState {
+            name: j.name.clone(),
+            budget_left: j.budget,
+            runtime: j.runtime,
+            first: None,
+            last: None,
+            control: j
+                .control
+                .as_ref()
+                .map(|(step, k)| step.copy(*k, copy, seed)),
+        }
+    }
+
     /// Whether the copy has issued all it will.
     fn done(&self) -> bool {
         self.budget_left == Some(0)
@@ -373,17 +388,10 @@ impl IoSession {
             one_at_a_time: engine.kind() == EngineKind::Sync,
             // A volume measured alone names its file, as the ramp's steps do.
             per_file: n_chosen > 1 || plan.only.is_some(),
-            job: plan.job.as_ref().map(|j| JobState {
-                name: j.name.clone(),
-                budget_left: j.budget,
-                runtime: j.runtime,
-                first: None,
-                last: None,
-                control: j
-                    .control
-                    .as_ref()
-                    .map(|(step, k)| step.copy(*k, worker, plan.seed)),
-            }),
+            job: plan
+                .job
+                .as_ref()
+                .map(|j| JobState::new(j, worker, plan.seed)),
             engine,
             slots: vec![
                 Slot {
