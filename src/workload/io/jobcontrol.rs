@@ -55,6 +55,50 @@ pub struct Control {
 }
 
 impl Control {
+    /// What it asks, in a few words for `--dry-run` (empty when nothing).
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        let (lo, hi) = self.start_delay;
+        if !hi.is_zero() {
+            parts.push(match lo == hi {
+                true => format!("starts after {lo:.0?}"),
+                false => format!("starts after {lo:.0?} to {hi:.0?}"),
+            });
+        }
+        if let Some(w) = &self.wait_for {
+            parts.push(format!("starts when {w} has ended"));
+        }
+        if !self.think.is_zero() {
+            parts.push(format!(
+                "thinks {:.0?} every {} I/O(s)",
+                self.think, self.think_blocks
+            ));
+        }
+        if let Some(r) = &self.rates {
+            let each = |d: usize| match r.rates[d] {
+                Some(DirRate::Bytes(b)) => format!("{b} B/s"),
+                Some(DirRate::Iops { iops, .. }) => format!("{iops} I/O/s"),
+                None => "unpaced".into(),
+            };
+            parts.push(format!("reads {}, writes {}", each(0), each(1)));
+        }
+        if let Some(n) = self.number_ios {
+            parts.push(format!("ends after {n} I/Os"));
+        }
+        if let Some(ss) = &self.steady {
+            parts.push(format!(
+                "ends at steady state {}{}",
+                super::jobsteady::criterion_text(ss),
+                if self.group_reporting {
+                    " (of its reporting group)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        parts.join(", ")
+    }
+
     /// Whether a copy may end before its size or runtime says (its own running time is then
     /// its rates' divisor).
     pub fn ends_early(&self) -> bool {
@@ -108,6 +152,14 @@ pub fn control_of(
             })
         }
     };
+    if job.number_ios.is_some() && job.time_based {
+        // fio's loops keep a time_based job going whatever its count (backend.c do_io and
+        // keep_running), so the line would mean nothing; refused rather than ignored.
+        return Err((
+            "number_ios",
+            "fio ignores number_ios in a time_based job (it runs for its runtime); remove one of the two".into(),
+        ));
+    }
     if !job.startdelay.1.is_zero() && !job.ramp_time.is_zero() {
         return Err((
             "startdelay",
@@ -725,6 +777,8 @@ mod tests {
         let e = plan_of("[a]\nsize=1m\nramp_time=1\n[b]\nsize=1m\n").unwrap_err();
         assert!(e.starts_with("ramp_time:"), "{e}");
         plan_of("[a]\nsize=1m\nramp_time=1\n[b]\nsize=1m\nstonewall\n").unwrap();
+        let e = plan_of("[a]\nsize=1m\nnumber_ios=10\ntime_based\nruntime=1\n").unwrap_err();
+        assert!(e.starts_with("number_ios: fio ignores"), "{e}");
         let e = plan_of("[a]\nsize=1m\nstartdelay=1\nramp_time=1\n").unwrap_err();
         assert!(e.starts_with("startdelay:"), "{e}");
         let jobs = read("[a]\nsize=1m\nrw=randrw\nbs=4k,64k\nrate=1m\n");

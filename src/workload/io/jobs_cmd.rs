@@ -152,6 +152,11 @@ pub fn describe(run: &JobRun) -> String {
                 false => format!("a ramp of {:.0?}", first.ramp_time),
             };
             format!("for {:.0?} after {ramp}", first.runtime.unwrap_or_default())
+        } else if !first.ramp_time.is_zero() {
+            format!(
+                "when each copy has moved its bytes, the first {:.0?} a ramp (its I/O counts, its figures do not)",
+                first.ramp_time
+            )
         } else {
             "when each copy has moved its bytes".to_string()
         };
@@ -185,6 +190,10 @@ pub fn describe(run: &JobRun) -> String {
                     .map(|b| format!(", {} per copy", format_bytes(b)))
                     .unwrap_or_default()
             );
+            let control = j.control.describe();
+            if !control.is_empty() {
+                let _ = writeln!(out, "    each copy {control}");
+            }
             for (c, files) in j.files.iter().enumerate() {
                 let names: Vec<String> = files
                     .iter()

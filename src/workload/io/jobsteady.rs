@@ -276,7 +276,7 @@ impl SteadyMonitor {
 }
 
 /// `iops:10%`, `bw_slope:1048576`: the criterion as written, its limit in the reader's units.
-fn criterion_text(ss: &SteadyState) -> String {
+pub fn criterion_text(ss: &SteadyState) -> String {
     let name = match ss.criterion {
         SsCriterion::Iops => "iops",
         SsCriterion::IopsSlope => "iops_slope",
