@@ -414,6 +414,7 @@ impl StepControl {
                 .get(copy.min(slot.monitors.len().saturating_sub(1)))
                 .cloned(),
             measuring: false,
+            clocked: !c.think.is_zero() || c.rates.is_some(),
             ended_at: Cell::new(None),
         }
     }
@@ -501,6 +502,9 @@ pub struct CopyControl {
     steady: Option<Arc<SteadyMonitor>>,
     /// The measure phase has begun for this copy.
     measuring: bool,
+    /// It pauses or paces itself: each I/O needs the time. (Steady state is sampled at
+    /// completions, whose time is known, and while the copy is held.)
+    clocked: bool,
     /// When the copy ended (it then counts as ended for the others).
     ended_at: Cell<Option<Instant>>,
 }
@@ -512,7 +516,12 @@ impl CopyControl {
 
     /// Whether the copy may issue an I/O now (`in_flight`: its I/Os not yet completed;
     /// `measuring`: the measure phase has begun).
-    pub fn admit(&mut self, now: Instant, in_flight: usize, measuring: bool) -> bool {
+    pub fn admit(&mut self, in_flight: usize, measuring: bool) -> bool {
+        // A started copy with nothing to time reads no clock: one check of its end per I/O.
+        if !self.clocked && self.started_ns.is_some() && (self.measuring || !measuring) {
+            return !self.ended();
+        }
+        let now = Instant::now();
         if measuring && !self.measuring {
             // fio starts its rate schedule and steady-state clock again after ramp_time.
             self.measuring = true;
@@ -554,9 +563,9 @@ impl CopyControl {
 
     /// The direction of the I/O about to go (`write`: the pattern's proposal), as the
     /// reads' and writes' own rates allow.
-    pub fn direction(&self, write: bool, now: Instant) -> bool {
+    pub fn direction(&self, write: bool) -> bool {
         match &self.pace {
-            Some(p) => p.direction(write, now),
+            Some(p) => p.direction(write, Instant::now()),
             None => write,
         }
     }
@@ -571,11 +580,12 @@ impl CopyControl {
         }
     }
 
-    /// A read or write completed, taking `latency_ns`.
-    pub fn completed(&mut self, bytes: u64, latency_ns: u64, measuring: bool) {
+    /// A read or write completed at `end`, taking `latency_ns`.
+    pub fn completed(&mut self, bytes: u64, latency_ns: u64, measuring: bool, end: Instant) {
         self.think.completed += 1;
         if measuring && let Some(m) = &self.steady {
             m.feed(bytes, latency_ns);
+            m.poll(end);
         }
     }
 
@@ -600,15 +610,11 @@ impl CopyControl {
         if let Some(Err(t)) = self.pace.as_ref().map(|p| p.ready(now)) {
             later(t);
         }
-        at
-    }
-
-    /// Takes the steady-state sample if an interval has ended: asked of a held copy too
-    /// (every few ms while its worker sleeps), so the samples keep their times.
-    pub fn poll(&self) {
-        if let Some(m) = &self.steady {
-            m.poll(Instant::now());
+        // A held copy wakes for the next steady-state sample, which it then takes.
+        if let (Some(a), Some(m)) = (at, &self.steady) {
+            at = Some(m.next_sample().map_or(a, |s| a.min(s.max(now))));
         }
+        at
     }
 
     /// Whether the copy is done for a reason of its own or another job's.
@@ -795,24 +801,22 @@ mod tests {
         };
         let s = step(&[("a", 0, 1, c)], false);
         let mut copy = s.copy(0, 0, 1);
-        let t0 = Instant::now();
-        assert!(copy.admit(t0, 0, true));
+        assert!(copy.admit(0, true));
         copy.issued(false, 4096, true);
-        copy.completed(4096, 10, true);
-        assert!(
-            copy.admit(t0, 0, true),
-            "one completed, blocks=2: no pause yet"
-        );
+        copy.completed(4096, 10, true, Instant::now());
+        assert!(copy.admit(0, true), "one completed, blocks=2: no pause yet");
         copy.issued(false, 4096, true);
-        copy.completed(4096, 10, true);
+        copy.completed(4096, 10, true, Instant::now());
         copy.issued(false, 4096, true);
         // Two completed: a pause is due, and waits for the I/O in flight.
-        assert!(!copy.admit(t0, 1, true));
+        assert!(!copy.admit(1, true));
         assert_eq!(copy.resumes_at(), None, "the pause has not begun");
-        assert!(!copy.admit(Instant::now(), 0, true));
+        assert!(!copy.admit(0, true));
         let resume = copy.resumes_at().expect("paused");
         assert!(resume > Instant::now() + Duration::from_millis(30));
-        assert!(copy.admit(resume, 0, true));
+        assert!(!copy.admit(0, true), "still thinking");
+        std::thread::sleep(resume.saturating_duration_since(Instant::now()));
+        assert!(copy.admit(0, true));
     }
 
     #[test]
@@ -827,9 +831,9 @@ mod tests {
         copy.issued(false, 4096, false);
         assert!(!copy.ended(), "warmup I/Os do not count");
         copy.issued(false, 4096, true);
-        assert!(copy.admit(now, 0, true));
+        assert!(copy.admit(0, true));
         copy.issued(false, 4096, true);
-        assert!(copy.ended() && !copy.admit(now, 0, true));
+        assert!(copy.ended() && !copy.admit(0, true));
         copy.finish(now);
         copy.finish(now);
         assert_eq!(s.jobs[0].running.load(Ordering::Relaxed), 0);
@@ -855,15 +859,15 @@ mod tests {
         );
         let now = Instant::now();
         let mut late = s.copy(1, 0, 1);
-        assert!(!late.admit(now, 0, true));
+        assert!(!late.admit(0, true));
         assert!(late.resumes_at().unwrap() > now + Duration::from_secs(3000));
         let mut after = s.copy(2, 0, 1);
-        assert!(!after.admit(now, 0, true), "first still runs");
+        assert!(!after.admit(0, true), "first still runs");
         let (a, b) = (s.copy(0, 0, 1), s.copy(0, 1, 1));
         a.finish(now);
-        assert!(!after.admit(now, 0, true), "one copy of first still runs");
+        assert!(!after.admit(0, true), "one copy of first still runs");
         b.finish(now);
-        assert!(after.admit(now, 0, true));
+        assert!(after.admit(0, true));
     }
 
     #[test]
@@ -879,7 +883,7 @@ mod tests {
         );
         let now = Instant::now();
         let (a, b, mut c) = (s.copy(0, 0, 1), s.copy(1, 0, 1), s.copy(2, 0, 1));
-        assert!(c.admit(now, 0, true));
+        assert!(c.admit(0, true));
         a.finish(now);
         assert!(b.ended(), "same reporting group");
         assert!(!c.ended(), "another group runs on");
@@ -902,7 +906,7 @@ mod tests {
         );
         let (mut slow, mut fast, later) = (s.copy(0, 0, 1), s.copy(1, 0, 1), s.copy(2, 0, 1));
         let now = Instant::now();
-        assert!(slow.admit(now, 0, true) && fast.admit(now, 0, true));
+        assert!(slow.admit(0, true) && fast.admit(0, true));
         slow.finish(Instant::now());
         assert!(fast.ended(), "a started copy of another group ends");
         assert!(!later.ended(), "one that has not started runs later");

@@ -193,6 +193,15 @@ impl SteadyMonitor {
         self.lat_n.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// When the next sample is due (None before the epoch, or once attained).
+    pub fn next_sample(&self) -> Option<Instant> {
+        if self.attained() {
+            return None;
+        }
+        let epoch = self.epoch.get()?;
+        Some(*epoch + std::time::Duration::from_nanos(self.next_ns.load(Ordering::Relaxed)))
+    }
+
     pub fn attained(&self) -> bool {
         self.attained.load(Ordering::Relaxed)
     }

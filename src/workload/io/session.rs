@@ -520,7 +520,7 @@ impl IoSession {
             return false;
         };
         if let Some(c) = self.job.as_mut().and_then(|j| j.control.as_mut()) {
-            io.write = c.direction(io.write, Instant::now());
+            io.write = c.direction(io.write);
             c.issued(io.write, u64::from(io.len), pump.measuring());
         }
         if let Some(job) = &mut self.job {
@@ -562,7 +562,7 @@ impl IoSession {
     fn control_admits(&mut self, pump: &dyn Pump) -> bool {
         let in_flight = self.in_flight;
         match self.job.as_mut().and_then(|j| j.control.as_mut()) {
-            Some(c) => c.admit(Instant::now(), in_flight, pump.measuring()),
+            Some(c) => c.admit(in_flight, pump.measuring()),
             None => true,
         }
     }
@@ -743,7 +743,7 @@ impl IoSession {
         let ok = failure.is_none();
         let bytes = u64::from(io.len);
         if let Some(c) = self.job.as_mut().and_then(|j| j.control.as_mut()) {
-            c.completed(bytes, ns, ok && pump.measuring());
+            c.completed(bytes, ns, ok && pump.measuring(), end);
         }
         if pump.measuring() {
             let direction = if io.write {
@@ -1046,9 +1046,6 @@ impl QueuedSession for IoSession {
             return false;
         };
         let control = job.control.as_ref();
-        if let Some(c) = control {
-            c.poll();
-        }
         let done = job.done() || control.is_some_and(CopyControl::ended);
         // The copy has ended: the other jobs learn it (wait_for, exitall).
         if done
