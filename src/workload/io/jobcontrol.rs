@@ -287,6 +287,8 @@ struct JobSlot {
     /// Steady-state monitors: one for the reporting group (`group_reporting`), shared, or
     /// one per copy.
     monitors: Vec<Arc<SteadyMonitor>>,
+    /// Its first copy's slot in a shared monitor (the copies of the group's jobs before it).
+    first_slot: usize,
 }
 
 /// What the copies of one step share.
@@ -333,19 +335,30 @@ impl StepControl {
         jobs: &[StepJob],
     ) -> StepControl {
         // With group_reporting, the copies of every job of a reporting group feed one
-        // monitor (fio requires their steady-state options to agree).
+        // monitor (fio requires their steady-state options to agree), each its own slot.
         let mut shared: Vec<(u32, Arc<SteadyMonitor>)> = Vec::new();
+        let group_copies = |g: u32| -> usize {
+            jobs.iter()
+                .filter(|o| o.group == g)
+                .map(|o| o.copies as usize)
+                .sum()
+        };
         let slots = jobs
             .iter()
             .enumerate()
             .map(|(i, j)| {
+                let first_slot = jobs[..i]
+                    .iter()
+                    .filter(|o| o.group == j.group)
+                    .map(|o| o.copies as usize)
+                    .sum();
                 let monitors = match &j.control.steady {
                     None => Vec::new(),
                     Some(ss) if j.control.group_reporting => {
                         let m = match shared.iter().find(|(g, _)| *g == j.group) {
                             Some((_, m)) => Arc::clone(m),
                             None => {
-                                let m = Arc::new(SteadyMonitor::new(*ss));
+                                let m = Arc::new(SteadyMonitor::new(*ss, group_copies(j.group)));
                                 shared.push((j.group, Arc::clone(&m)));
                                 m
                             }
@@ -353,7 +366,7 @@ impl StepControl {
                         vec![m]
                     }
                     Some(ss) => (0..j.copies)
-                        .map(|_| Arc::new(SteadyMonitor::new(*ss)))
+                        .map(|_| Arc::new(SteadyMonitor::new(*ss, 1)))
                         .collect(),
                 };
                 JobSlot {
@@ -368,6 +381,7 @@ impl StepControl {
                         .as_ref()
                         .and_then(|w| jobs[..i].iter().rposition(|o| o.name == w)),
                     monitors,
+                    first_slot,
                 }
             })
             .collect();
@@ -413,6 +427,11 @@ impl StepControl {
                 .monitors
                 .get(copy.min(slot.monitors.len().saturating_sub(1)))
                 .cloned(),
+            steady_slot: match slot.monitors.len() {
+                1 if c.group_reporting => slot.first_slot + copy,
+                _ => 0,
+            },
+            measured: (0, 0, 0),
             measuring: false,
             clocked: !c.think.is_zero() || c.rates.is_some(),
             ended_at: Cell::new(None),
@@ -500,6 +519,9 @@ pub struct CopyControl {
     ios_left: Option<u64>,
     pace: Option<DirPace>,
     steady: Option<Arc<SteadyMonitor>>,
+    /// Its slot in the monitor, and its measured I/Os, bytes and latency (ns) so far.
+    steady_slot: usize,
+    measured: (u64, u64, u64),
     /// The measure phase has begun for this copy.
     measuring: bool,
     /// It pauses or paces itself: each I/O needs the time. (Steady state is sampled at
@@ -584,7 +606,9 @@ impl CopyControl {
     pub fn completed(&mut self, bytes: u64, latency_ns: u64, measuring: bool, end: Instant) {
         self.think.completed += 1;
         if measuring && let Some(m) = &self.steady {
-            m.feed(bytes, latency_ns);
+            let (ios, b, lat) = &mut self.measured;
+            (*ios, *b, *lat) = (*ios + 1, *b + bytes, *lat + latency_ns);
+            m.publish(self.steady_slot, *ios, *b, *lat);
             m.poll(end);
         }
     }

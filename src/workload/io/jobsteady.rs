@@ -135,21 +135,28 @@ struct Sampling {
     ios: u64,
     bytes: u64,
     lat_sum: u64,
-    lat_n: u64,
     window: Window,
     attained_after_ns: Option<u64>,
 }
 
-/// What one job's copies (or one reporting group's) share: counters every completion adds
-/// to, and the window one of them updates at each interval's end.
+/// One copy's measured totals so far, which only that copy writes: a cache line of its
+/// own, so copies on different CPUs do not contend for it.
+#[derive(Default)]
+#[repr(align(128))]
+struct Totals {
+    ios: AtomicU64,
+    bytes: AtomicU64,
+    lat_sum: AtomicU64,
+}
+
+/// What one job's copies (or one reporting group's) share: each copy's totals, and the
+/// window one of them updates at each interval's end.
 pub struct SteadyMonitor {
     ss: SteadyState,
     /// When the measure phase began for the first copy: samples are timed from it.
     epoch: OnceLock<Instant>,
-    ios: AtomicU64,
-    bytes: AtomicU64,
-    lat_sum: AtomicU64,
-    lat_n: AtomicU64,
+    /// One per copy feeding it.
+    totals: Box<[Totals]>,
     /// When the next sample is due, in ns after the epoch.
     next_ns: AtomicU64,
     attained: AtomicBool,
@@ -157,13 +164,11 @@ pub struct SteadyMonitor {
 }
 
 impl SteadyMonitor {
-    pub fn new(ss: SteadyState) -> SteadyMonitor {
+    /// A monitor of `ss` fed by `copies` copies (slots `0..copies`).
+    pub fn new(ss: SteadyState, copies: usize) -> SteadyMonitor {
         SteadyMonitor {
             epoch: OnceLock::new(),
-            ios: AtomicU64::new(0),
-            bytes: AtomicU64::new(0),
-            lat_sum: AtomicU64::new(0),
-            lat_n: AtomicU64::new(0),
+            totals: (0..copies.max(1)).map(|_| Totals::default()).collect(),
             next_ns: AtomicU64::new(ss.interval.as_nanos() as u64),
             attained: AtomicBool::new(false),
             sampling: Mutex::new(Sampling {
@@ -171,7 +176,6 @@ impl SteadyMonitor {
                 ios: 0,
                 bytes: 0,
                 lat_sum: 0,
-                lat_n: 0,
                 window: Window::new(&ss),
                 attained_after_ns: None,
             }),
@@ -184,13 +188,14 @@ impl SteadyMonitor {
         let _ = self.epoch.set(now);
     }
 
-    /// A measured I/O completed.
+    /// Copy `slot`'s measured totals so far: its I/Os, their bytes and latencies (ns).
     #[inline]
-    pub fn feed(&self, bytes: u64, latency_ns: u64) {
-        self.ios.fetch_add(1, Ordering::Relaxed);
-        self.bytes.fetch_add(bytes, Ordering::Relaxed);
-        self.lat_sum.fetch_add(latency_ns, Ordering::Relaxed);
-        self.lat_n.fetch_add(1, Ordering::Relaxed);
+    pub fn publish(&self, slot: usize, ios: u64, bytes: u64, lat_sum: u64) {
+        if let Some(t) = self.totals.get(slot) {
+            t.ios.store(ios, Ordering::Relaxed);
+            t.bytes.store(bytes, Ordering::Relaxed);
+            t.lat_sum.store(lat_sum, Ordering::Relaxed);
+        }
     }
 
     /// When the next sample is due (None before the epoch, or once attained).
@@ -226,24 +231,24 @@ impl SteadyMonitor {
             return;
         }
         let every = self.ss.interval.as_nanos().max(1) as u64;
-        let (ios, bytes) = (
-            self.ios.load(Ordering::Relaxed),
-            self.bytes.load(Ordering::Relaxed),
-        );
-        let (lat_sum, lat_n) = (
-            self.lat_sum.load(Ordering::Relaxed),
-            self.lat_n.load(Ordering::Relaxed),
-        );
+        let sum = |f: fn(&Totals) -> &AtomicU64| -> u64 {
+            self.totals
+                .iter()
+                .map(|t| f(t).load(Ordering::Relaxed))
+                .sum()
+        };
+        let (ios, bytes, lat_sum) = (sum(|t| &t.ios), sum(|t| &t.bytes), sum(|t| &t.lat_sum));
         let span = elapsed.saturating_sub(s.at_ns).max(1) as f64;
         let per_second = |d: u64| (d as f64 * 1e9 / span) as u64;
         let sample = Sample {
-            iops: per_second(ios - s.ios),
-            bw: per_second(bytes - s.bytes),
-            lat_ns: (lat_sum - s.lat_sum)
-                .checked_div(lat_n - s.lat_n)
+            iops: per_second(ios.saturating_sub(s.ios)),
+            bw: per_second(bytes.saturating_sub(s.bytes)),
+            lat_ns: lat_sum
+                .saturating_sub(s.lat_sum)
+                .checked_div(ios.saturating_sub(s.ios))
                 .unwrap_or(0),
         };
-        (s.at_ns, s.ios, s.bytes, s.lat_sum, s.lat_n) = (elapsed, ios, bytes, lat_sum, lat_n);
+        (s.at_ns, s.ios, s.bytes, s.lat_sum) = (elapsed, ios, bytes, lat_sum);
         // fio counts a sample once the ramp and one more interval have passed.
         let ramp = self.ss.ramp.as_nanos() as u64;
         if (ramp == 0 || elapsed >= ramp + every) && s.window.push(sample) {
@@ -405,15 +410,16 @@ mod tests {
         let mut s = ss(SsCriterion::Iops, 50.0, true);
         s.dur = Duration::from_secs(2);
         s.ramp = Duration::from_secs(1);
-        let m = SteadyMonitor::new(s);
+        let m = SteadyMonitor::new(s, 2);
         let t0 = Instant::now();
         m.poll(t0 + Duration::from_secs(5));
         assert!(!m.attained(), "no epoch, no samples");
         m.begin(t0);
         let at = |ms: u64| t0 + Duration::from_millis(ms);
         for k in 1..=4u64 {
-            for _ in 0..100 {
-                m.feed(4096, 1000);
+            // Two copies, 50 I/Os each an interval.
+            for slot in 0..2 {
+                m.publish(slot, 50 * k, 50 * k * 4096, 50 * k * 1000);
             }
             m.poll(at(k * 1000));
             // Interval 1 is in the ramp; 2 and 3 fill the window of two.
