@@ -307,6 +307,36 @@ pub fn criterion_text(ss: &SteadyState) -> String {
     format!("{name}:{}{unit}", ss.limit)
 }
 
+/// One line per job with fio's steady state, in the first trial of each step: whether and
+/// when it reached it, and how far the window stood from the limit.
+pub fn findings(record: &crate::record::RunRecord) -> Vec<String> {
+    let mut out = Vec::new();
+    for step in &record.steps {
+        let Some(t) = step.trials.first() else {
+            continue;
+        };
+        for g in t.groups.iter().filter(|g| g.by == "job") {
+            let Some(ss) = &g.steady_state else { continue };
+            let unit = if ss.percent { "%" } else { "" };
+            let what = match (ss.attained, ss.attained_after_ns) {
+                (true, Some(ns)) => format!("reached after {:.1} s", ns as f64 / 1e9),
+                _ => "not reached".to_string(),
+            };
+            let window = match ss.iops.is_empty() {
+                true => "before its window filled".to_string(),
+                false => format!("last at {:.3}{unit}", ss.value),
+            };
+            out.push(format!(
+                "step {}: {} steady state {} {what} ({window})",
+                crate::record::step_number(step.index),
+                g.key,
+                ss.criterion
+            ));
+        }
+    }
+    out
+}
+
 /// One job's steady state over its copies, each with its own monitor (without
 /// `group_reporting`): attained when every copy's was, at the latest of their times; the
 /// window shown is the last copy's to attain it, or the first that did not.
@@ -431,6 +461,26 @@ mod tests {
         assert_eq!(r.iops, [100, 100]);
         assert_eq!(r.bw_bytes, [409_600, 409_600]);
         assert_eq!(r.criterion, "iops:50%");
+        // What `perflab show` says of it.
+        let mut record = crate::record::RunRecord::default();
+        let group = crate::record::GroupResult {
+            by: "job".into(),
+            key: "ss-write".into(),
+            steady_state: Some(r.clone()),
+            ..Default::default()
+        };
+        let trial = crate::record::Trial {
+            groups: vec![group],
+            ..Default::default()
+        };
+        record.steps.push(crate::record::StepResult {
+            trials: vec![trial],
+            ..Default::default()
+        });
+        assert_eq!(
+            findings(&record),
+            ["step 1: ss-write steady state iops:50% reached after 3.0 s (last at 0.000%)"]
+        );
         // Copies with monitors of their own: attained when all are.
         let mut other = r.clone();
         other.attained = false;
