@@ -120,9 +120,10 @@ pub fn control_of(
 ) -> Result<Control, (&'static str, String)> {
     let mixed = job.rw.reads() && job.rw.writes();
     let paced = job.rate.iter().chain(&job.rate_iops).any(Option::is_some);
-    // A copy that starts late keeps its schedule from its own start, as fio's does.
-    let late = delayed_start(job);
-    let rates = match (paced && (mixed || late), write_sizes) {
+    // A copy that starts late or pauses keeps its own schedule, as fio's does (the step's
+    // open-loop schedule would count its pauses into its I/Os' times).
+    let own = holds_itself(job);
+    let rates = match (paced && (mixed || own), write_sizes) {
         (false, _) => None,
         (true, Some(_)) if mixed => {
             return Err((
@@ -199,10 +200,10 @@ pub fn steps_of(jobs: &[FioJob]) -> Vec<usize> {
         .collect()
 }
 
-/// Whether the job's copies may start after their step does (`startdelay`, `wait_for`):
-/// their rates then keep their own schedule (here), not the step's.
-pub fn delayed_start(job: &FioJob) -> bool {
-    !job.startdelay.1.is_zero() || job.wait_for.is_some()
+/// Whether the job's copies may start after their step does (`startdelay`, `wait_for`) or
+/// pause (`thinktime`): their rates then keep their own schedule (here), not the step's.
+pub fn holds_itself(job: &FioJob) -> bool {
+    !job.startdelay.1.is_zero() || job.wait_for.is_some() || !job.thinktime.is_zero()
 }
 
 /// What fio rejects, or perflab cannot run yet, across jobs: steady-state options that

@@ -463,7 +463,7 @@ fn pace_of(
     if !given {
         return Ok(None);
     }
-    if job.rw.reads() && job.rw.writes() || super::jobcontrol::delayed_start(job) {
+    if job.rw.reads() && job.rw.writes() || super::jobcontrol::holds_itself(job) {
         return Ok(None);
     }
     if let Some(iops) = job.rate_iops[dir] {

@@ -24,7 +24,7 @@ use crate::workload::{
     Context, OpError, Prepared, Session, SessionFactory, StepShape, StopSpec, Workload,
 };
 use serde::Serialize;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// One job of a job file, ready to run.
@@ -118,9 +118,10 @@ pub struct JobRun {
     /// Some job sets `exitall`: fio makes it the whole run's.
     #[serde(skip)]
     pub exitall: bool,
-    /// The run's start (fio's genesis, from which `startdelay` counts): the first step's.
+    /// The run's start (fio's genesis, from which `startdelay` counts): the first step's
+    /// (each of its repeats starts it again).
     #[serde(skip)]
-    pub genesis: Arc<OnceLock<Instant>>,
+    pub genesis: Arc<Mutex<Option<Instant>>>,
     /// `exit_what=all` ended the run in a step.
     #[serde(skip)]
     pub run_end: Arc<RunEnd>,
@@ -235,7 +236,11 @@ impl Workload for JobRun {
         // Copies that start late in a timed step each run their own runtime.
         let own_runtime = !timed || !self.latest_start(point).is_zero();
         let step = point.index_of("group").unwrap_or(0);
-        let genesis = *self.genesis.get_or_init(Instant::now);
+        let genesis = match self.genesis.lock() {
+            Ok(mut g) if step == 0 || g.is_none() => *g.insert(Instant::now()),
+            Ok(g) => g.unwrap_or_else(Instant::now),
+            Err(_) => Instant::now(),
+        };
         let listed: Vec<StepJob> = self
             .jobs_at(point)
             .map(|j| StepJob {
