@@ -304,10 +304,17 @@ impl Layout {
                 }
             } else if p.exists() {
                 let vol = volume(p, &req).map_err(|e| {
-                    LayoutError(e.0.replace(
+                    let m = e.0.replace(
                         "give --path a directory for test files, or pass",
                         "name a file that does not exist yet (perflab makes it), or pass",
-                    ))
+                    );
+                    // A job file names its files; it has no --path.
+                    LayoutError(match m.strip_prefix("--path ") {
+                        Some(rest) if rest.contains("is neither") => format!(
+                            "{rest} (of character devices, only /dev/null and /dev/zero are taken)"
+                        ),
+                        _ => m,
+                    })
                 })?;
                 if vol.kind == VolumeKind::Directory {
                     return Err(LayoutError(format!(
@@ -880,6 +887,32 @@ mod tests {
         assert_eq!(vols, vec![0, 1, 0]);
         assert!(layout.files.iter().all(|f| f.creates));
         let _ = std::fs::remove_dir_all(&base);
+    }
+
+    #[test]
+    fn dev_null_and_dev_zero_are_taken_as_they_are_and_other_character_devices_are_not() {
+        assert_eq!(endless_device(Path::new("/dev/null")), Some("null"));
+        assert_eq!(endless_device(Path::new("/dev/zero")), Some("zero"));
+        assert_eq!(endless_device(Path::new("/dev/full")), None);
+        assert_eq!(endless_device(Path::new("/tmp")), None);
+        let paths = [PathBuf::from("/dev/null"), PathBuf::from("/dev/zero")];
+        // A size far beyond any file: neither has one to keep to.
+        let layout = Layout::named(&paths, 1 << 40, 0, &[true, false], None).unwrap();
+        assert!(layout.volumes.iter().all(|v| v.kind == VolumeKind::Endless));
+        assert!(
+            layout.files.iter().all(|f| !f.creates),
+            "never made, so never removed"
+        );
+        assert_eq!(layout.creates_bytes, 0);
+        assert!(layout.devices().is_empty());
+        // Any other character device is refused, written or read.
+        if Path::new("/dev/full").exists() {
+            for writes in [true, false] {
+                let e = Layout::named(&[PathBuf::from("/dev/full")], 1 << 20, 0, &[writes], None)
+                    .unwrap_err();
+                assert!(e.0.contains("neither a directory"), "{e}");
+            }
+        }
     }
 
     #[test]
