@@ -8,9 +8,9 @@
 # not carry those files). Each file is copied to a scratch folder and made small the same way
 # for both tools: size, filesize and io_size become SIZE where larger, runtime becomes RUNTIME seconds
 # (ramp_time 0), directory= points at the scratch folder and relative file names land there.
-# Files that name a device (filename=/dev/..., other than /dev/null) are skipped, never run:
-# fio would write to it. Each tool runs in an empty scratch folder of its own, so neither sees
-# the other's files.
+# Files that name a device (filename=/dev/..., other than /dev/null and /dev/zero) are
+# skipped, never run: fio would write to it. Each tool runs in an empty scratch folder of its
+# own, so neither sees the other's files.
 #
 # The table: file | fio IO/s | perflab IO/s | perflab/fio | what happened. IO/s is the sum
 # over the file's jobs of their reads, writes and trims per second (fio's jobs[].read.iops +
@@ -103,8 +103,8 @@ fio_ran=0
 both_ran=0
 for f in "$dir"/*.fio; do
   name=$(basename "$f")
-  if grep -Eq '^[[:space:]]*filename[[:space:]]*=[[:space:]]*/dev/' "$f" &&
-    ! grep -Eq '^[[:space:]]*filename[[:space:]]*=[[:space:]]*/dev/null' "$f"; then
+  if grep -E '^[[:space:]]*filename[[:space:]]*=[[:space:]]*/dev/' "$f" |
+    grep -Evq '=[[:space:]]*/dev/(null|zero)[[:space:]]*$'; then
     printf '%-40s %12s %12s %8s  %s\n' "$name" - - - "skipped: names a device"
     continue
   fi

@@ -384,11 +384,11 @@ fn what_perflab_cannot_honour_is_refused_by_file_line_and_option() {
         &["io", &trim],
         &["trim.fio:1", "rw", "only on ioengine=falloc"],
     );
-    let think = dir.job(
-        "think.fio",
-        "[global]\ndirectory=DIR\nsize=1m\n\n[paced]\nrw=read\nthinktime=100\n",
+    let slow = dir.job(
+        "slow.fio",
+        "[global]\ndirectory=DIR\nsize=1m\n\n[paced]\nrw=read\nrate_min=1m\n",
     );
-    refused(&r, &["io", &think], &["think.fio:5", "thinktime"]);
+    refused(&r, &["io", &slow], &["slow.fio:5", "rate_min"]);
     let unknown = dir.job("unknown.fio", "[u]\nsize=1m\nno_such_option=1\n");
     refused(&r, &["io", &unknown], &["unknown.fio:3", "no_such_option"]);
     // Jobs at once that end differently.
@@ -987,4 +987,326 @@ flow_sleep=100
         "[global]\ndirectory=DIR\nsize=64k\n[a]\nflow=1\n[b]\nstonewall\nflow=2\n",
     );
     refused(&r, &["io", &across], &["across.fio:6", "flow", "for ever"]);
+}
+
+/// Job `name`'s direction `dir` (read, write) in step `s`: its I/O count.
+fn ops_of(v: &Value, s: usize, name: &str, dir: &str) -> u64 {
+    groups(v, s, "job_direction")
+        .into_iter()
+        .find(|g| g["key"] == format!("{name}/{dir}"))
+        .map_or(0, |g| g["ops"].as_u64().unwrap())
+}
+
+#[test]
+fn exit_what_number_ios_thinktime_and_rates_per_direction_as_fios_exitwhat_example() {
+    // fio's examples/exitwhat.fio, smaller: slow1 thinks between its reads and ends after
+    // number_ios, which ends fast1 (exit_what=stonewall), a reporting group of its own
+    // running at once with it, whose reads and writes each keep 300 bytes a second (one
+    // 4 KiB I/O each way at its start, the next due 13 s later). Then slow2 ends everything
+    // (exit_what=all), so the last step runs nothing.
+    let dir = Scratch::new("exitwhat");
+    let file = dir.job(
+        "exitwhat.fio",
+        "[global]
+filename=DIR/test
+filesize=4m
+blocksize=4096
+group_reporting
+exitall=1
+
+[slow1]
+rw=read
+ioengine=sync
+new_group=1
+thinktime=2000
+number_ios=100
+exit_what=stonewall
+
+[fast1]
+new_group=1
+rw=randrw
+numjobs=3
+ioengine=libaio
+iodepth=32
+rate=300,300,300
+
+[slow2]
+stonewall
+rw=write
+thinktime=2000
+number_ios=100
+exit_what=all
+
+[fast2]
+rw=randrw
+numjobs=3
+rate=300,300,300
+
+[never]
+stonewall
+rw=read
+",
+    );
+    let r = Results::new("jobfile-exitwhat");
+    let o = perflab(&r, &["io", &file, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["steps"].as_array().unwrap().len(), 3, "{}", v["steps"]);
+    // Step 1: slow1 and fast1 at once.
+    assert_eq!(ops_of(&v, 0, "slow1", "read"), 100);
+    assert_eq!(ops_of(&v, 0, "slow1", "write"), 0);
+    for d in ["read", "write"] {
+        assert_eq!(
+            ops_of(&v, 0, "fast1", d),
+            3,
+            "one {d} per copy: {}",
+            v["steps"][0]
+        );
+    }
+    // fast1 ended with slow1, not after its 4 MiB at 600 bytes a second: its own time is
+    // slow1's (100 pauses of 2 ms at least), never its size's.
+    let fast1 = job(&v, 0, "fast1")["elapsed_ns"].as_u64().unwrap();
+    assert!(fast1 < 60_000_000_000, "{fast1}");
+    assert!(job(&v, 0, "slow1")["elapsed_ns"].as_u64().unwrap() >= 200_000_000);
+    // Step 2: slow2 and fast2 at once, and slow2's end ends fast2.
+    assert_eq!(ops_of(&v, 1, "slow2", "write"), 100);
+    assert_eq!(ops_of(&v, 1, "fast2", "read"), 3);
+    // Step 3 never runs its I/O.
+    assert_eq!(v["steps"][2]["trials"][0]["ops"].as_u64(), Some(0));
+    assert!(dir.left().is_empty(), "{:?}", dir.left());
+    // fio's JSON: each job in its own reporting group.
+    let out = dir.path().join("fio.json");
+    let e = perflab(
+        &r,
+        &[
+            "export",
+            "last",
+            "--format",
+            "fio-json",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(e.status.success(), "{}", stderr(&e));
+    let fio: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let ids: Vec<(String, u64)> = fio["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            (
+                j["jobname"].as_str().unwrap().to_string(),
+                j["groupid"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        &ids[..3],
+        [
+            ("slow1".into(), 0),
+            ("fast1".into(), 1),
+            ("slow2".into(), 2)
+        ]
+    );
+}
+
+#[test]
+fn steady_state_ends_a_job_on_dev_null_and_the_record_says_when() {
+    // fio's examples/steadystate.fio, shorter: writes to /dev/null and reads of /dev/zero,
+    // neither made nor removed nor limited to a size. iops:101% holds as soon as the window
+    // of two samples is full (no sample is farther than its mean from the mean), so the
+    // first step ends after its second interval, long before its runtime.
+    let dir = Scratch::new("steady");
+    let file = dir.job(
+        "steady.fio",
+        "[global]
+group_reporting
+time_based
+size=128m
+
+[ss-write]
+filename=/dev/null
+rw=write
+bs=128k
+numjobs=2
+runtime=60
+ss=iops:101%
+ss_dur=2s
+
+[ss-read]
+stonewall
+filename=/dev/zero
+rw=randread
+runtime=1
+ss=bw_slope:0.0001%
+ss_dur=5
+",
+    );
+    let r = Results::new("jobfile-steady");
+    let o = perflab(&r, &["io", &file, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    let write = job(&v, 0, "ss-write");
+    let ss = &write["steady_state"];
+    assert_eq!(ss["attained"], true, "{write}");
+    assert_eq!(ss["criterion"], "iops:101%");
+    assert_eq!(ss["iops"].as_array().unwrap().len(), 2, "{ss}");
+    let after = ss["attained_after_ns"].as_u64().unwrap();
+    assert!(after >= 2_000_000_000, "two whole intervals: {after}");
+    let elapsed = v["steps"][0]["trials"][0]["elapsed_ns"].as_u64().unwrap();
+    assert!(elapsed < 60_000_000_000, "ended by steady state: {elapsed}");
+    assert!(write["ops"].as_u64().unwrap() > 0);
+    // The reader ran its runtime without a full window: not attained.
+    let read = job(&v, 1, "ss-read");
+    assert_eq!(read["steady_state"]["attained"], false, "{read}");
+    assert!(read["steady_state"].get("attained_after_ns").is_none());
+    assert!(read["ops"].as_u64().unwrap() > 0);
+    assert!(dir.left().is_empty(), "{:?}", dir.left());
+    assert!(std::fs::metadata("/dev/null").is_ok());
+    // fio's JSON has fio's steadystate object.
+    let out = dir.path().join("fio.json");
+    let e = perflab(
+        &r,
+        &[
+            "export",
+            "last",
+            "--format",
+            "fio-json",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(e.status.success(), "{}", stderr(&e));
+    let fio: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let ss = &fio["jobs"][0]["steadystate"];
+    assert_eq!(ss["ss"], "iops:101.000000%", "{ss}");
+    assert_eq!(ss["attained"], 1);
+    assert_eq!(ss["duration"], 2);
+}
+
+#[test]
+fn number_ios_ends_a_job_and_ramp_time_counts_toward_a_sized_one() {
+    let dir = Scratch::new("counts");
+    let file = dir.job(
+        "counts.fio",
+        "[global]
+directory=DIR
+size=4m
+
+[counted]
+rw=randread
+size=64m
+number_ios=100
+loops=2
+
+[ramped]
+stonewall
+rw=randread
+thinktime=1000
+ramp_time=1
+",
+    );
+    let r = Results::new("jobfile-counts");
+    let o = perflab(&r, &["io", &file, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    // number_ios (per loop, as fio counts it) ends the job long before its 2 x 64 MiB.
+    assert_eq!(job(&v, 0, "counted")["ops"].as_u64(), Some(200));
+    // ramp_time without time_based: the I/O of the ramp counts toward the 4 MiB (fio's
+    // random map reads each block once) and its figures are thrown away.
+    let ramped = job(&v, 1, "ramped")["ops"].as_u64().unwrap();
+    assert!(ramped > 0 && ramped < 1024, "{ramped}");
+    assert!(dir.left().is_empty(), "{:?}", dir.left());
+}
+
+#[test]
+fn wait_for_holds_a_job_of_the_same_step_until_the_other_ends() {
+    // fio's examples/waitfor.fio, smaller: new_group with wait_for, no stonewall, so one
+    // step whose jobs start one after another.
+    let dir = Scratch::new("waitfor");
+    let file = dir.job(
+        "waitfor.fio",
+        "[global]
+filename=DIR/data
+filesize=2m
+group_reporting
+
+[writers]
+rw=write
+bs=128k
+numjobs=2
+
+[readers]
+new_group
+wait_for=writers
+rw=randread
+numjobs=2
+
+[writers2]
+new_group
+wait_for=readers
+rw=randwrite
+startdelay=0-1
+",
+    );
+    let r = Results::new("jobfile-waitfor");
+    let o = perflab(&r, &["io", &file, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["steps"].as_array().unwrap().len(), 1, "{}", v["steps"]);
+    assert_eq!(job(&v, 0, "writers")["ops"].as_u64(), Some(2 * 16));
+    assert_eq!(job(&v, 0, "readers")["ops"].as_u64(), Some(2 * 512));
+    assert_eq!(job(&v, 0, "writers2")["ops"].as_u64(), Some(512));
+    assert!(dir.left().is_empty(), "{:?}", dir.left());
+}
+
+#[test]
+fn control_refusals_name_the_line() {
+    let dir = Scratch::new("control-refusals");
+    let r = Results::new("jobfile-control-refusals");
+    let off = dir.job("off.fio", "[a]\ndirectory=DIR\nsize=1m\nexitall=0\n");
+    refused(
+        &r,
+        &["io", &off],
+        &["off.fio:4", "exitall", "remove the line"],
+    );
+    let nothing = dir.job("nothing.fio", "[a]\nfilename=/dev/null\nsize=1m\nrw=read\n");
+    refused(
+        &r,
+        &["io", &nothing],
+        &["nothing.fio:1", "/dev/null", "/dev/zero"],
+    );
+    // fio's loops ignore number_ios in a time_based job: refused, not ignored.
+    let timed = dir.job(
+        "timed.fio",
+        "[a]\ndirectory=DIR\nsize=1m\ntime_based\nruntime=1\nnumber_ios=5\n",
+    );
+    refused(
+        &r,
+        &["io", &timed],
+        &["timed.fio:1", "number_ios", "time_based"],
+    );
+    let direct = dir.job(
+        "direct.fio",
+        "[a]\nfilename=/dev/zero\nsize=1m\nrw=read\ndirect=1\n",
+    );
+    refused(&r, &["io", &direct], &["direct.fio:1", "O_DIRECT"]);
+    let differ = dir.job(
+        "differ.fio",
+        "[global]\ndirectory=DIR\nsize=1m\n[a]\nss=iops:5%\nss_dur=10\n[b]\n",
+    );
+    refused(
+        &r,
+        &["io", &differ],
+        &["differ.fio:7", "steadystate", "reporting group"],
+    );
+    assert!(dir.left().is_empty(), "{:?}", dir.left());
+}
+
+/// Job `name`'s group (by job) in the first trial of step `s`.
+fn job<'a>(v: &'a Value, s: usize, name: &str) -> &'a Value {
+    groups(v, s, "job")
+        .into_iter()
+        .find(|g| g["key"] == name)
+        .unwrap_or_else(|| panic!("no job {name} in step {s}: {}", v["steps"][s]))
 }

@@ -440,7 +440,7 @@ fn a_job_file_run_with_jobs_at_once_matches_the_schema() {
     std::fs::write(
         &job,
         format!(
-            "[global]\ndirectory={}\nsize=1m\n[reader]\nrw=randread\nnumjobs=2\n[writer]\nrw=write\nbs=16k\n[after]\nstonewall\nrw=read\n",
+            "[global]\ndirectory={}\nsize=1m\n[reader]\nrw=randread\nnumjobs=2\n[writer]\nrw=write\nbs=16k\n[after]\nstonewall\nrw=read\n[steady]\nstonewall\nrw=randwrite\ntime_based\nruntime=3\nss=iops:90%\nss_dur=2\n",
             dir.display()
         ),
     )
@@ -456,6 +456,14 @@ fn a_job_file_run_with_jobs_at_once_matches_the_schema() {
     for by in ["job", "job_direction", "direction"] {
         assert!(groups.iter().any(|g| g["by"] == by), "no {by} group");
     }
+    // fio's steady state, on the job's group.
+    let steady = record["steps"][2]["trials"][0]["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["by"] == "job")
+        .unwrap();
+    assert_eq!(steady["steady_state"]["criterion"], "iops:90%", "{steady}");
     assert_exports_the_same(&results, &record);
 }
 

@@ -271,6 +271,7 @@ fn rank_groups(parts: &[&RankPart]) -> Vec<GroupResult> {
             straggler: slow.contains(&i),
             latency_hdr: None,
             elapsed_ns: None,
+            steady_state: None,
         })
         .collect()
 }

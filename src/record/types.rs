@@ -395,6 +395,46 @@ pub struct GroupResult {
     /// before the others): its rates are over this time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub elapsed_ns: Option<u64>,
+    /// A job file's job (`job` groups) with fio's `steadystate`: whether and when its
+    /// criterion held.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<SteadyStateResult>,
+}
+
+/// fio's steady state of one job (with `group_reporting`, of its reporting group): whether
+/// and when its criterion held over the rolling window, and the window as it last stood.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct SteadyStateResult {
+    /// fio's `steadystate` as it prints it: `iops:10%`, `bw_slope:1%`, `iops:50`.
+    pub criterion: String,
+    /// The limit: in the criterion's unit (I/Os a second, bytes a second, ns of latency), or
+    /// a percent of the window's mean when `percent`.
+    pub limit: f64,
+    pub percent: bool,
+    /// `ss_dur`: the rolling window's length.
+    pub duration_ns: u64,
+    /// `ss_ramp`: how long the job ran before the first sample was taken.
+    pub ramp_ns: u64,
+    /// `ss_interval`: one sample per interval.
+    pub interval_ns: u64,
+    pub attained: bool,
+    /// When it was attained, in ns after the job's measure phase began (absent: it was not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attained_after_ns: Option<u64>,
+    /// The criterion's value at the last check (the limit's unit); 0 before the window
+    /// first filled.
+    pub value: f64,
+    /// The largest distance of a sample from the window's mean, and the least-squares slope
+    /// of the samples per interval, in the samples' unit (fio's `max_deviation`, `slope`).
+    pub max_deviation: f64,
+    pub slope: f64,
+    /// The window's samples, oldest first: I/Os a second, bytes a second and (for the
+    /// latency criteria) the mean completion latency in ns.
+    pub iops: Vec<u64>,
+    pub bw_bytes: Vec<u64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lat_ns: Vec<u64>,
 }
 
 impl GroupResult {

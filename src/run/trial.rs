@@ -119,7 +119,8 @@ struct TrialPlan {
     open: bool,
     /// A closed loop that waits between ops.
     think: bool,
-    /// A step of fixed work ([`Workload::fixed_work`]): no warmup, no time limit.
+    /// A step of fixed work ([`Workload::fixed_work`]): no time limit, and no warmup unless
+    /// the workload's [`Workload::step_shape`] gives one.
     fixed: bool,
     /// The step's warmup and end: the run's, or the workload's own
     /// ([`Workload::step_shape`]).
@@ -143,7 +144,13 @@ impl TrialPlan {
             .or(shape.map(|s| s.workers))
             .unwrap_or(spec.threads.at(point) as usize)
             .max(1);
-        let (warmup, stop) = shape.map_or((spec.warmup, spec.stop), |s| (s.warmup, s.stop));
+        // A step of fixed work has no warmup unless its workload gives it one (a job file's
+        // `ramp_time`: the work goes on through it, its ops thrown away).
+        let (warmup, stop) = match (shape, fixed) {
+            (Some(s), _) => (s.warmup, s.stop),
+            (None, Some(_)) => (Duration::ZERO, spec.stop),
+            (None, None) => (spec.warmup, spec.stop),
+        };
         let share = match &spec.active_ranks {
             Some(active) => Share::of(
                 requested,
@@ -537,9 +544,7 @@ fn local_trial(
         return Err(setup_error(results));
     }
     crew.meet(gate, "open")?;
-    if !plan.fixed {
-        warmup(&crew, plan.warmup, observer).map_err(stopped)?;
-    }
+    warmup(&crew, plan.warmup, observer).map_err(stopped)?;
     crew.meet(gate, "warmup")?;
     let probe = (spec.resources, devices.as_slice(), meter);
     let mut measured = measure(&crew, spec, plan, observer, workload, probe).map_err(stopped)?;
@@ -922,6 +927,7 @@ fn merge_groups(groups: Vec<GroupTotals>, measured: Duration) -> Vec<GroupResult
                 latency_hdr: (crate::cluster::size() > 1 || g.by.starts_with("job"))
                     .then(|| encode(&h)),
                 elapsed_ns: g.active.map(|d| d.as_nanos() as u64),
+                steady_state: None,
             }
         })
         .collect()

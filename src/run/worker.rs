@@ -388,9 +388,9 @@ fn run_queued(
         kinds,
     };
     while shared.phase() == MEASURE && (pump.left > 0 || queue.in_flight() > 0) {
-        // A session of a fixed step that has done its part admits nothing more; it ends
-        // once what it has in flight completes.
-        if plan.fixed && queue.exhausted() && queue.in_flight() == 0 {
+        // A session that has done its part admits nothing more; it ends once what it has
+        // in flight completes (in a timed step too: it ends before the time is up).
+        if queue.exhausted() && queue.in_flight() == 0 {
             break;
         }
         if let Err(e) = queue.pump(&mut pump) {
@@ -398,7 +398,8 @@ fn run_queued(
             return Err(e);
         }
         if queue.in_flight() == 0 {
-            pump.idle();
+            let due = pump.pacer.peek_intended();
+            hold(&*queue, shared, MEASURE, due);
         }
     }
     // Ops still in flight when the phase ends complete and count: each was timed in full.
@@ -418,13 +419,27 @@ fn warmup_queued(
     warm: &mut WarmPump<'_>,
     shared: &Shared,
 ) -> Result<(), OpError> {
-    while shared.phase() == WARMUP {
+    while shared.phase() == WARMUP && !(queue.exhausted() && queue.in_flight() == 0) {
         queue.pump(warm)?;
         if queue.in_flight() == 0 {
-            warm.idle();
+            let due = warm.pacer.peek_intended();
+            hold(&*queue, shared, WARMUP, due);
         }
     }
     drain(queue, warm)
+}
+
+/// Nothing in flight: sleeps until the next op may start, the later of the open-loop
+/// schedule's next start (`due`) and the session's own ([`QueuedSession::resumes_at`]);
+/// wakes early when the phase leaves `phase` or the session is done.
+fn hold(queue: &dyn QueuedSession, shared: &Shared, phase: u8, due: Option<Instant>) {
+    let at = match (due, queue.resumes_at()) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
+    if let Some(at) = at {
+        wait_until(at, || shared.phase() == phase && !queue.exhausted());
+    }
 }
 
 /// Waits for every op in flight, admitting none.
@@ -468,15 +483,6 @@ struct WarmPump<'a> {
     pacer: &'a mut Pacer,
 }
 
-impl WarmPump<'_> {
-    /// Nothing in flight: in an open loop, sleep until the next start is due.
-    fn idle(&mut self) {
-        if let Some(at) = self.pacer.peek_intended() {
-            wait_until(at, || self.shared.phase() == WARMUP);
-        }
-    }
-}
-
 impl Pump for WarmPump<'_> {
     fn next_due(&self) -> Option<Instant> {
         self.pacer.peek_intended()
@@ -517,15 +523,6 @@ struct MeasurePump<'a> {
     stamp: Instant,
     /// Response times by kind of op, for sessions whose ops name one.
     kinds: &'a mut Breakdown,
-}
-
-impl MeasurePump<'_> {
-    /// Nothing in flight: in an open loop, sleep until the next start is due.
-    fn idle(&mut self) {
-        if let Some(at) = self.pacer.peek_intended() {
-            wait_until(at, || self.shared.phase() == MEASURE);
-        }
-    }
 }
 
 impl Pump for MeasurePump<'_> {

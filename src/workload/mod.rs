@@ -105,16 +105,17 @@ pub trait Workload: AsSpec {
     }
     /// Whether the step at `point` is a fixed amount of work done once (loading files,
     /// building tables) rather than ops repeated for a time: `Some(workers)` runs it with that
-    /// many workers (whatever the threads axis says), with no warmup and no time limit; each
-    /// session works until it is [`Session::exhausted`], and the step's time runs from the
-    /// start until the last worker finished. `None` (the default): a timed step.
+    /// many workers (whatever the threads axis says), with no time limit and no warmup (unless
+    /// [`Workload::step_shape`] gives one: the work goes on through it, its ops thrown away);
+    /// each session works until it is [`Session::exhausted`], and the step's time runs from
+    /// the start until the last worker finished. `None` (the default): a timed step.
     fn fixed_work(&self, _point: &StepPoint) -> Option<usize> {
         None
     }
     /// The step's workers, warmup and end when the workload sets them itself, whatever the
     /// run's threads, `--warmup` and `--duration` say: a job file's group of jobs runs as many
     /// workers as its jobs have copies, for the jobs' own `runtime` after their `ramp_time`.
-    /// `None` (the default): the run's.
+    /// In a step of fixed work only the warmup counts. `None` (the default): the run's.
     fn step_shape(&self, _point: &StepPoint) -> Option<StepShape> {
         None
     }

@@ -222,11 +222,20 @@ pub trait QueuedSession {
     fn pump(&mut self, pump: &mut dyn Pump) -> Result<(), OpError>;
     /// Ops submitted and not yet completed.
     fn in_flight(&self) -> usize;
-    /// Whether this session has done its part, in a step of fixed work: it then admits
-    /// nothing more, and the worker ends once nothing is in flight (a job file's job that has
-    /// done its bytes, or reached its `runtime`). Never asked in a timed step.
+    /// Whether this session has done its part: it then admits nothing more, and the worker
+    /// ends once nothing is in flight (a job file's job that has done its bytes, reached its
+    /// `runtime` or its `number_ios`, or was ended by another job or by steady state). Asked
+    /// in every step: in a timed step a worker whose session is done ends before the time is
+    /// up, and the step ends early once every worker has.
     fn exhausted(&self) -> bool {
         false
+    }
+    /// When nothing is in flight and the session holds its next op until a later time (a
+    /// delayed start, a think time, its own pace per direction): that time. The worker then
+    /// sleeps until it (and until the open-loop schedule's next start, if later), waking
+    /// early when the phase ends or the session is done ([`QueuedSession::exhausted`]).
+    fn resumes_at(&self) -> Option<Instant> {
+        None
     }
     /// Work after the measure phase, with every op completed (e.g. reading back what was
     /// written to verify it). Problems go to `pump.fail`.

@@ -18,7 +18,7 @@
 //! and page faults of the job. What is approximate is said where it is computed.
 
 use crate::record::histogram::{LatencyHistogram, decode};
-use crate::record::{GroupResult, LatencySummary, RunRecord, StepResult, Trial};
+use crate::record::{GroupResult, LatencySummary, RunRecord, SteadyStateResult, StepResult, Trial};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -156,6 +156,10 @@ struct Job {
     options: Map<String, Value>,
     /// A job file's job that ended before its step (its size done): its own running time.
     elapsed_ns: Option<u64>,
+    /// A job file's job: fio's reporting group (else the step's index is the group).
+    groupid: Option<u64>,
+    /// A job file's job with fio's `steadystate`.
+    steady: Option<SteadyStateResult>,
 }
 
 fn direction_name(key: &str) -> Option<&'static str> {
@@ -190,6 +194,13 @@ fn jobs_of(record: &RunRecord, s: &StepResult, t: &Trial) -> Vec<Job> {
                     all: Flow::of_group(g, t),
                     options: written_options(record, "/jobs", Some(&g.key)),
                     elapsed_ns: g.elapsed_ns,
+                    groupid: record
+                        .spec
+                        .pointer("/jobs")
+                        .and_then(Value::as_array)
+                        .and_then(|jobs| jobs.iter().find(|j| j["name"] == g.key.as_str()))
+                        .and_then(|j| j["group"].as_u64()),
+                    steady: g.steady_state.clone(),
                 }
             })
             .collect();
@@ -226,6 +237,8 @@ fn jobs_of(record: &RunRecord, s: &StepResult, t: &Trial) -> Vec<Job> {
         all: Flow::of_trial(t),
         options: job_options(s),
         elapsed_ns: None,
+        groupid: None,
+        steady: None,
     }]
 }
 
@@ -338,7 +351,10 @@ fn job_object(job: &Job, s: &StepResult, t: &Trial, elapsed_s: i64, plus: bool) 
     };
     let mut o = Map::new();
     o.insert("jobname".into(), json!(job.name));
-    o.insert("groupid".into(), json!(s.index));
+    o.insert(
+        "groupid".into(),
+        json!(job.groupid.unwrap_or(s.index as u64)),
+    );
     o.insert(
         "job_start".into(),
         json!(epoch_ms(&t.started_at).unwrap_or(0)),
@@ -389,7 +405,47 @@ fn job_object(job: &Job, s: &StepResult, t: &Trial, elapsed_s: i64, plus: bool) 
     o.insert("latency_ns".into(), ns);
     o.insert("latency_us".into(), us);
     o.insert("latency_ms".into(), ms);
+    if let Some(ss) = &job.steady {
+        o.insert("steadystate".into(), steadystate(ss));
+    }
     Value::Object(o)
+}
+
+/// fio's `steadystate` object (stat.c `show_thread_status_json`): the criterion as fio
+/// prints it, the window in seconds, whether it was attained, the criterion's last value,
+/// and the window's samples (I/Os a second, bytes a second) with their means.
+fn steadystate(ss: &SteadyStateResult) -> Value {
+    let pct = if ss.percent { "%" } else { "" };
+    let name = ss.criterion.split(':').next().unwrap_or("");
+    // fio prints a latency limit as it holds it, in microseconds.
+    let limit = match name.starts_with("lat") && !ss.percent {
+        true => ss.limit / 1000.0,
+        false => ss.limit,
+    };
+    let mean = |xs: &[u64]| {
+        xs.iter()
+            .sum::<u64>()
+            .checked_div(xs.len() as u64)
+            .unwrap_or(0)
+    };
+    let mut data = Map::new();
+    data.insert("bw_mean".into(), json!(mean(&ss.bw_bytes)));
+    data.insert("iops_mean".into(), json!(mean(&ss.iops)));
+    if !ss.lat_ns.is_empty() {
+        data.insert("lat_mean".into(), json!(mean(&ss.lat_ns)));
+        data.insert("lat_ns".into(), json!(ss.lat_ns));
+    }
+    data.insert("iops".into(), json!(ss.iops));
+    data.insert("bw".into(), json!(ss.bw_bytes));
+    json!({
+        "ss": format!("{name}:{limit:.6}{pct}"),
+        "duration": ss.duration_ns / 1_000_000_000,
+        "attained": u8::from(ss.attained),
+        "criterion": format!("{:.6}{pct}", ss.value),
+        "max_deviation": ss.max_deviation,
+        "slope": ss.slope,
+        "data": Value::Object(data),
+    })
 }
 
 /// Bytes of a direction over all the trial's fio jobs (`mixed`: every op's).
@@ -1161,6 +1217,43 @@ mod tests {
         let p = jobs[1]["sync"]["lat_ns"]["percentile"].as_object().unwrap();
         assert_eq!(p.len(), 4);
         assert_eq!(p["99.000000"], fsyncs.p99_ns);
+    }
+
+    #[test]
+    fn a_jobs_reporting_group_and_steady_state_are_fios() {
+        let values = reads(100);
+        let (_, s) = hist(&values);
+        let mut ss = group("job", "ss-write", 100, 100 * 4096, s);
+        ss.steady_state = Some(SteadyStateResult {
+            criterion: "iops:10%".into(),
+            limit: 10.0,
+            percent: true,
+            duration_ns: 30_000_000_000,
+            attained: true,
+            attained_after_ns: Some(41_000_000_000),
+            value: 2.792_584,
+            max_deviation: 68150.0,
+            iops: vec![2_508_542, 2_372_242],
+            bw_bytes: vec![328_799_950_541, 310_934_503_424],
+            ..Default::default()
+        });
+        let mut r = io_run(&values, vec![ss]);
+        // A job file's jobs say their fio group (new_group alone: a group within the step).
+        r.spec = json!({"job_files": ["ss.fio"], "jobs": [{"name": "ss-write", "group": 3}]});
+        let d = document(&r, false);
+        let job = &d["jobs"][0];
+        assert_eq!(job["groupid"], 3);
+        let ss = &job["steadystate"];
+        assert_eq!(ss["ss"], "iops:10.000000%");
+        assert_eq!(ss["duration"], 30);
+        assert_eq!(ss["attained"], 1);
+        assert_eq!(ss["criterion"], "2.792584%");
+        assert_eq!(ss["max_deviation"], 68150.0);
+        assert_eq!(ss["slope"], 0.0);
+        assert_eq!(ss["data"]["iops"], json!([2_508_542, 2_372_242]));
+        assert_eq!(ss["data"]["iops_mean"], 2_440_392);
+        assert_eq!(ss["data"]["bw_mean"], 319_867_226_982_u64);
+        assert!(ss["data"].get("lat_ns").is_none());
     }
 
     #[test]

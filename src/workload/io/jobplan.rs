@@ -28,6 +28,7 @@ use super::fio::job::{
     FioDistribution, FioEngine, FioJob, FioRw, RateProcess, RwModifier, Sequencer,
 };
 use super::fio::{JobFile, Origin};
+use super::jobcontrol::{Control, check_jobs, control_of, steps_of};
 use super::jobrun::{Job, JobRun};
 use super::layout::Layout;
 use super::pattern::Rw;
@@ -91,6 +92,7 @@ struct Shaped<'f> {
     pass_limit: Option<u32>,
     /// A job whose engine makes no file (fio's null): its files, on no layout of the run's.
     diskless: Option<Vec<PathBuf>>,
+    control: Control,
 }
 
 /// Every file of every copy once, in the order first named.
@@ -131,7 +133,9 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
         .iter()
         .map(|job| shape(job, &mut files))
         .collect::<Result<Vec<_>, _>>()?;
-    check_groups(file)?;
+    let steps = steps_of(&file.jobs);
+    check_groups(file, &steps)?;
+    check_jobs(&file.jobs, &steps).map_err(|(i, o, w)| refuse(&file.jobs[i], o, &w))?;
     let on_disk = || shaped.iter().filter(|s| s.diskless.is_none());
     // The files perflab makes are as long as their furthest region reaches (fio extends
     // each to its job's offset and size); an existing one is as long as it is.
@@ -187,14 +191,15 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
     };
     let mut jobs: Vec<Job> = shaped
         .into_iter()
-        .map(|s| job_of(s, &base, &file_lens))
+        .zip(&steps)
+        .map(|(s, &step)| job_of(s, step, &base, &file_lens))
         .collect();
     writes_and_flows(file, &mut jobs)?;
-    let groups = file.jobs.iter().map(|j| j.group).max().unwrap_or(0) as usize + 1;
-    let labels: Vec<String> = (0..groups)
+    let count = steps.iter().max().map_or(1, |m| m + 1);
+    let labels: Vec<String> = (0..count)
         .map(|g| {
             jobs.iter()
-                .filter(|j| j.group == g)
+                .filter(|j| j.step == g)
                 .map(|j| j.name.as_str())
                 .collect::<Vec<_>>()
                 .join("+")
@@ -208,12 +213,17 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
         notes: notes_of(file),
         layout,
         base: Arc::new(base),
+        exitall: file.jobs.iter().any(|j| j.exitall),
+        genesis: Default::default(),
+        run_end: Default::default(),
+        latest: Default::default(),
     })
 }
 
 /// One job's files, sizes, pattern, engine and end, or its refusal.
 fn shape<'f>(job: &'f FioJob, all: &mut Files) -> Result<Shaped<'f>, String> {
     unsupported(job).map_err(|(o, w)| refuse(job, o, &w))?;
+    endless_files(job).map_err(|w| refuse(job, "filename", &w))?;
     let copies = job.numjobs.max(1);
     // A diskless job's files (fio's null) are names on a layout of their own, never made.
     let mut own = Files::default();
@@ -266,6 +276,8 @@ fn shape<'f>(job: &'f FioJob, all: &mut Files) -> Result<Shaped<'f>, String> {
     }
     let rate_iops =
         pace_of(job, &sizes, write_sizes.as_deref()).map_err(|(o, w)| refuse(job, o, &w))?;
+    let control =
+        control_of(job, &sizes, write_sizes.as_deref()).map_err(|(o, w)| refuse(job, o, &w))?;
     let budget = (!job.time_based).then(|| {
         job.io_size
             .unwrap_or(region.saturating_mul(nfiles))
@@ -291,6 +303,7 @@ fn shape<'f>(job: &'f FioJob, all: &mut Files) -> Result<Shaped<'f>, String> {
         // `loops` passes, even short of its bytes (keep_running's `fio_files_done`).
         pass_limit: (!job.time_based && job.io_size.is_none()).then_some(job.loops.max(1)),
         diskless: diskless.then_some(own.paths),
+        control,
     })
 }
 
@@ -310,12 +323,18 @@ fn walk_of(job: &FioJob, nfiles: u64) -> WalkRules {
     }
 }
 
-/// Jobs that run at once must end the same way: all for their sizes, or all for one
-/// runtime after one ramp_time.
-fn check_groups(file: &JobFile) -> Result<(), String> {
-    let groups = file.jobs.iter().map(|j| j.group).max().unwrap_or(0) + 1;
-    for g in 0..groups {
-        let at_once: Vec<&FioJob> = file.jobs.iter().filter(|j| j.group == g).collect();
+/// Jobs that run at once (`steps[i]`: job i's step) must end the same way: all for their
+/// sizes, or all for one runtime after one ramp_time.
+fn check_groups(file: &JobFile, steps: &[usize]) -> Result<(), String> {
+    let count = steps.iter().max().map_or(1, |m| m + 1);
+    for g in 0..count {
+        let at_once: Vec<&FioJob> = file
+            .jobs
+            .iter()
+            .zip(steps)
+            .filter(|(_, s)| **s == g)
+            .map(|(j, _)| j)
+            .collect();
         let Some(first) = at_once.first() else {
             continue;
         };
@@ -347,7 +366,7 @@ fn check_groups(file: &JobFile) -> Result<(), String> {
 
 /// A shaped job over the run's layout (`base`), with its own engine, O_DIRECT,
 /// distribution and syncs.
-fn job_of(s: Shaped, base: &IoSpec, file_lens: &[u64]) -> Job {
+fn job_of(s: Shaped, step: usize, base: &IoSpec, file_lens: &[u64]) -> Job {
     let job = s.job;
     // A diskless job's files are as long as its copies' regions reach; the others' as the
     // run's layout has them.
@@ -388,6 +407,7 @@ fn job_of(s: Shaped, base: &IoSpec, file_lens: &[u64]) -> Job {
         name: job.name.clone(),
         at: job.at.to_string(),
         group: job.group as usize,
+        step,
         copies: s.copies,
         rw: s.rw,
         read_pct: s.read_pct,
@@ -417,6 +437,7 @@ fn job_of(s: Shaped, base: &IoSpec, file_lens: &[u64]) -> Job {
         writes: WriteSide::default(),
         flow: None,
         options: job.options.clone(),
+        control: s.control,
         spec: Arc::new(spec),
     }
 }
@@ -474,25 +495,10 @@ fn unsupported(job: &FioJob) -> Result<(), (&'static str, String)> {
     {
         return not_yet("rate_min", "ending a job that falls below a rate");
     }
-    if !job.thinktime.is_zero() {
-        return not_yet("thinktime", "a think time between I/Os");
-    }
-    if job.startdelay.1 > std::time::Duration::ZERO {
-        return not_yet("startdelay", "a delayed start");
-    }
-    if job.number_ios.is_some() {
-        return not_yet("number_ios", "a count of I/Os per job (give io_size)");
-    }
     if job.verify.is_some() {
         return not_yet(
             "verify",
             "verify in a job file (perflab io --verify on a command line checks every block)",
-        );
-    }
-    if job.steadystate.is_some() {
-        return not_yet(
-            "steadystate",
-            "steady state in a job file (perflab io --steady-state on a command line)",
         );
     }
     if job.write_bw_log.is_some()
@@ -504,9 +510,6 @@ fn unsupported(job: &FioJob) -> Result<(), (&'static str, String)> {
             "write_bw_log",
             "fio's log files (every run is archived with its time series: perflab export RUN -f csv-intervals)",
         );
-    }
-    if !job.ramp_time.is_zero() && !job.time_based {
-        return not_yet("ramp_time", "ramp_time without time_based");
     }
     if job.filesize.is_some_and(|(lo, hi)| lo != hi) {
         return not_yet("filesize", "a range of file sizes");
@@ -522,8 +525,8 @@ fn unsupported(job: &FioJob) -> Result<(), (&'static str, String)> {
 }
 
 /// Each copy's pace in I/Os a second, from fio's `rate_iops` or `rate` (bytes a second over
-/// the block size), for a job that reads or writes (fio paces each direction of a mixed job
-/// on its own, which perflab does not yet).
+/// the block size), for a job that reads or writes; a job that does both paces each
+/// direction on its own, as fio does (its copies hold themselves: `jobcontrol`).
 fn pace_of(
     job: &FioJob,
     sizes: &[(u64, u32)],
@@ -534,11 +537,8 @@ fn pace_of(
     if !given {
         return Ok(None);
     }
-    if job.rw.reads() && job.rw.writes() {
-        return Err((
-            "rate",
-            "a rate in a job that both reads and writes is not supported yet (fio paces each direction on its own)".into(),
-        ));
+    if job.rw.reads() && job.rw.writes() || super::jobcontrol::holds_itself(job) {
+        return Ok(None);
     }
     if let Some(iops) = job.rate_iops[dir] {
         return Ok(Some(iops.max(1) as f64));
@@ -652,6 +652,29 @@ fn distribution_of(d: &FioDistribution) -> Result<Distribution, String> {
     };
     dist.validate()?;
     Ok(dist)
+}
+
+/// `/dev/null` and `/dev/zero` take any I/O anywhere, as fio uses them, but reads of
+/// `/dev/null` find nothing (end of file) and neither takes O_DIRECT.
+fn endless_files(job: &FioJob) -> Result<(), String> {
+    for p in job.files_of(0) {
+        let Some(kind) = super::layout::endless_device(&p) else {
+            continue;
+        };
+        if job.direct {
+            return Err(format!(
+                "{} takes no O_DIRECT (fio's open fails too); remove direct=1",
+                p.display()
+            ));
+        }
+        if kind == "null" && job.rw.reads() {
+            return Err(format!(
+                "reads of {} find nothing (end of file); read /dev/zero instead",
+                p.display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn existing_len(p: &std::path::Path) -> Option<u64> {

@@ -15,6 +15,7 @@
 
 use super::IoSpec;
 use super::flow::{FlowSpec, flows_of};
+use super::jobcontrol::{Control, RunEnd, StepControl, StepJob};
 use super::layout::Layout;
 use super::pattern::Rw;
 use super::session::{JobPart, StepPlan};
@@ -26,8 +27,8 @@ use crate::workload::{
     Context, OpError, Prepared, Session, SessionFactory, StepShape, StopSpec, Workload,
 };
 use serde::Serialize;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// One job of a job file, ready to run.
 #[derive(Debug, Clone, Serialize)]
@@ -35,8 +36,10 @@ pub struct Job {
     pub name: String,
     /// Where its section starts, `FILE:LINE`.
     pub at: String,
-    /// The step it runs in (fio's group, from 0).
+    /// fio's reporting group (groupid, from 0).
     pub group: usize,
+    /// The step it runs in (from 0): the jobs between two stonewalls run at once.
+    pub step: usize,
     /// Copies that run at once (fio's `numjobs`).
     pub copies: u32,
     pub rw: Rw,
@@ -100,6 +103,10 @@ pub struct Job {
     pub flow: Option<FlowSpec>,
     /// The job's options as written in its section, for the record and fio's JSON.
     pub options: Vec<(String, String)>,
+    /// When its copies start, pause and end beyond their size and runtime (startdelay,
+    /// wait_for, thinktime, number_ios, exit_what, the directions' own rates, steady state).
+    #[serde(skip)]
+    pub control: Control,
     /// The job's engine, O_DIRECT, distribution and syncs, over the run's layout.
     #[serde(skip)]
     pub spec: Arc<IoSpec>,
@@ -148,13 +155,35 @@ pub struct JobRun {
     /// or writes, and `--keep`.
     #[serde(skip)]
     pub base: Arc<IoSpec>,
+    /// Some job sets `exitall`: fio makes it the whole run's.
+    #[serde(skip)]
+    pub exitall: bool,
+    /// The run's start (fio's genesis, from which `startdelay` counts): the first step's
+    /// (each of its repeats starts it again).
+    #[serde(skip)]
+    pub genesis: Arc<Mutex<Option<Instant>>>,
+    /// `exit_what=all` ended the run in a step.
+    #[serde(skip)]
+    pub run_end: Arc<RunEnd>,
+    /// The latest trial's shared control, for its steady states once it is done.
+    #[serde(skip)]
+    pub latest: Arc<Mutex<Option<Arc<StepControl>>>>,
 }
 
 impl JobRun {
     /// The jobs of the step at `point`.
     fn jobs_at(&self, point: &StepPoint) -> impl Iterator<Item = &Job> {
         let g = point.index_of("group").unwrap_or(0);
-        self.jobs.iter().filter(move |j| j.group == g)
+        self.jobs.iter().filter(move |j| j.step == g)
+    }
+
+    /// The latest start among the step's copies (`startdelay`'s high end): a timed step
+    /// lasts that much longer, each copy its own `runtime` from its start, as fio's.
+    fn latest_start(&self, point: &StepPoint) -> Duration {
+        self.jobs_at(point)
+            .map(|j| j.control.start_delay.1)
+            .max()
+            .unwrap_or_default()
     }
 
     fn copies_at(&self, point: &StepPoint) -> usize {
@@ -263,10 +292,16 @@ impl Workload for JobRun {
 
     fn step_shape(&self, point: &StepPoint) -> Option<StepShape> {
         let first = self.jobs_at(point).next()?;
-        self.timed(point).then(|| StepShape {
+        // A step of jobs that run their size has a warmup only for fio's ramp_time (their
+        // I/O goes on through it, its figures thrown away, as fio's).
+        if !self.timed(point) && first.ramp_time.is_zero() {
+            return None;
+        }
+        let runtime = first.runtime.unwrap_or(Duration::from_secs(5));
+        Some(StepShape {
             workers: self.copies_at(point),
             warmup: first.ramp_time,
-            stop: StopSpec::Duration(first.runtime.unwrap_or(Duration::from_secs(5))),
+            stop: StopSpec::Duration(runtime + self.latest_start(point)),
         })
     }
 
@@ -297,18 +332,45 @@ impl Workload for JobRun {
             self.jobs_at(point)
                 .filter_map(|j| j.flow.as_ref().map(|f| (f, j.copies))),
         );
+        // Copies that start late in a timed step each run their own runtime.
+        let own_runtime = !timed || !self.latest_start(point).is_zero();
+        let step = point.index_of("group").unwrap_or(0);
+        let genesis = match self.genesis.lock() {
+            Ok(mut g) if step == 0 || g.is_none() => *g.insert(Instant::now()),
+            Ok(g) => g.unwrap_or_else(Instant::now),
+            Err(_) => Instant::now(),
+        };
+        let listed: Vec<StepJob> = self
+            .jobs_at(point)
+            .map(|j| StepJob {
+                name: &j.name,
+                group: j.group as u32,
+                copies: j.copies,
+                control: &j.control,
+            })
+            .collect();
+        let control = Arc::new(StepControl::new(
+            genesis,
+            self.exitall,
+            step,
+            Arc::clone(&self.run_end),
+            &listed,
+        ));
+        if let Ok(mut latest) = self.latest.lock() {
+            *latest = Some(Arc::clone(&control));
+        }
         // Worker k is copy k - first of the job whose copies span it.
         let mut plans: Vec<(usize, Arc<StepPlan>)> = Vec::new();
         let mut first = 0;
         for (i, job) in self.jobs.iter().enumerate() {
-            if job.group != point.index_of("group").unwrap_or(0) {
+            if job.step != step {
                 continue;
             }
             let part = JobPart {
                 name: job.name.clone(),
                 write_sizes: job.write_sizes.clone(),
                 budget: job.budget_bytes.filter(|_| !timed),
-                runtime: job.runtime.filter(|_| !timed),
+                runtime: job.runtime.filter(|_| own_runtime),
                 files: job.files.clone(),
                 invalidate: job.invalidate,
                 random_map: job.random_map,
@@ -322,6 +384,7 @@ impl Workload for JobRun {
                 flow: job
                     .flow
                     .and_then(|f| Some((Arc::clone(flows.get(&f.id)?), f))),
+                control: Some((Arc::clone(&control), plans.len())),
             };
             let job_seed = seed ^ (i as u64 + 1).wrapping_mul(0xd1b5_4a32_d192_ed03);
             let plan = StepPlan::for_job(
@@ -350,6 +413,17 @@ impl Workload for JobRun {
     fn derive(&self, _point: &StepPoint, trial: &mut Trial) {
         if let Some(ns) = trial.resources.process_cpu_ns_per_op {
             trial.figures.insert("cpu_ns_per_io".into(), ns);
+        }
+        // Each job's steady state, on its group.
+        let latest = self.latest.lock().ok().and_then(|mut l| l.take());
+        for (name, state) in latest.iter().flat_map(|c| c.steady_states()) {
+            if let Some(g) = trial
+                .groups
+                .iter_mut()
+                .find(|g| g.by == "job" && g.key == name)
+            {
+                g.steady_state = Some(state);
+            }
         }
     }
 

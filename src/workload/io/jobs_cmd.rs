@@ -139,13 +139,13 @@ pub fn describe(run: &JobRun) -> String {
     let groups = run.group.values();
     let _ = writeln!(
         out,
-        "{}: {} job(s) in {} group(s), one step each",
+        "{}: {} job(s) in {} step(s) (the jobs between two stonewalls run at once)",
         run.job_files.join(" "),
         run.jobs.len(),
         groups.len()
     );
     for (g, label) in groups.iter().enumerate() {
-        let jobs: Vec<_> = run.jobs.iter().filter(|j| j.group == g).collect();
+        let jobs: Vec<_> = run.jobs.iter().filter(|j| j.step == g).collect();
         let Some(first) = jobs.first() else { continue };
         let ends = if first.time_based {
             let ramp = match first.ramp_time.is_zero() {
@@ -153,6 +153,11 @@ pub fn describe(run: &JobRun) -> String {
                 false => format!("a ramp of {:.0?}", first.ramp_time),
             };
             format!("for {:.0?} after {ramp}", first.runtime.unwrap_or_default())
+        } else if !first.ramp_time.is_zero() {
+            format!(
+                "when each copy has moved its bytes, the first {:.0?} a ramp (its I/O counts, its figures do not)",
+                first.ramp_time
+            )
         } else {
             match first.runtime {
                 Some(t) => format!("when each copy has moved its bytes or after {t:.0?}"),
@@ -199,6 +204,10 @@ pub fn describe(run: &JobRun) -> String {
             let flow = j.flow.as_ref().map(super::flow::FlowSpec::describe);
             for line in j.writes.describe().into_iter().chain(flow) {
                 let _ = writeln!(out, "    {line}");
+            }
+            let control = j.control.describe();
+            if !control.is_empty() {
+                let _ = writeln!(out, "    each copy {control}");
             }
             for (c, files) in j.files.iter().enumerate() {
                 let names: Vec<String> = files

@@ -77,6 +77,11 @@ impl crate::workload::kind::Kind for IoKind {
         })
     }
 
+    /// A job file's steady states: whether and when each job reached it.
+    fn findings(&self, record: &RunRecord) -> Vec<String> {
+        super::jobsteady::findings(record)
+    }
+
     fn command(&self) -> clap::Command {
         subcommand::<IoArgs>("io", ABOUT)
     }

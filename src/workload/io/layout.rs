@@ -51,6 +51,25 @@ pub enum VolumeKind {
     Directory,
     Device,
     File,
+    /// `/dev/null` or `/dev/zero` named by a job file: a character device with no size, which
+    /// fio reads and writes anywhere; perflab neither makes, fills nor removes it.
+    Endless,
+}
+
+/// Whether `path` is Linux's `/dev/null` or `/dev/zero` (the memory character devices 1:3
+/// and 1:5, by any name): `Some("null")` or `Some("zero")`.
+pub fn endless_device(path: &Path) -> Option<&'static str> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let m = std::fs::metadata(path).ok()?;
+    if !m.file_type().is_char_device() {
+        return None;
+    }
+    let rdev = m.rdev();
+    match (libc::major(rdev), libc::minor(rdev)) {
+        (1, 3) => Some("null"),
+        (1, 5) => Some("zero"),
+        _ => None,
+    }
 }
 
 /// One `--path`.
@@ -166,7 +185,7 @@ impl Layout {
                     }
                     (path, req.offset, creates)
                 }
-                VolumeKind::Device | VolumeKind::File => {
+                VolumeKind::Device | VolumeKind::File | VolumeKind::Endless => {
                     let start = k
                         .checked_mul(size)
                         .and_then(|x| x.checked_add(req.offset))
@@ -273,12 +292,29 @@ impl Layout {
                 destroy,
                 block: 1,
             };
-            let vol = if p.exists() {
+            let vol = if endless_device(p).is_some() {
+                // Nothing to make, fill, hold or remove, and no size to keep to.
+                Volume {
+                    path: p.clone(),
+                    kind: VolumeKind::Endless,
+                    workdir: None,
+                    creates_workdir: false,
+                    device: None,
+                    mount: None,
+                }
+            } else if p.exists() {
                 let vol = volume(p, &req).map_err(|e| {
-                    LayoutError(e.0.replace(
+                    let m = e.0.replace(
                         "give --path a directory for test files, or pass",
                         "name a file that does not exist yet (perflab makes it), or pass",
-                    ))
+                    );
+                    // A job file names its files; it has no --path.
+                    LayoutError(match m.strip_prefix("--path ") {
+                        Some(rest) if rest.contains("is neither") => format!(
+                            "{rest} (of character devices, only /dev/null and /dev/zero are taken)"
+                        ),
+                        _ => m,
+                    })
                 })?;
                 if vol.kind == VolumeKind::Directory {
                     return Err(LayoutError(format!(
@@ -506,7 +542,7 @@ fn existing_ancestor(p: &Path) -> PathBuf {
 /// Size of a device or existing file volume.
 fn existing_len(vol: &Volume) -> Option<u64> {
     match vol.kind {
-        VolumeKind::Directory => None,
+        VolumeKind::Directory | VolumeKind::Endless => None,
         VolumeKind::File => std::fs::metadata(&vol.path).ok().map(|m| m.len()),
         VolumeKind::Device => {
             use std::io::{Seek, SeekFrom};
@@ -875,6 +911,32 @@ mod tests {
         assert_eq!(vols, vec![0, 1, 0]);
         assert!(layout.files.iter().all(|f| f.creates));
         let _ = std::fs::remove_dir_all(&base);
+    }
+
+    #[test]
+    fn dev_null_and_dev_zero_are_taken_as_they_are_and_other_character_devices_are_not() {
+        assert_eq!(endless_device(Path::new("/dev/null")), Some("null"));
+        assert_eq!(endless_device(Path::new("/dev/zero")), Some("zero"));
+        assert_eq!(endless_device(Path::new("/dev/full")), None);
+        assert_eq!(endless_device(Path::new("/tmp")), None);
+        let paths = [PathBuf::from("/dev/null"), PathBuf::from("/dev/zero")];
+        // A size far beyond any file: neither has one to keep to.
+        let layout = Layout::named(&paths, 1 << 40, 0, &[true, false], None).unwrap();
+        assert!(layout.volumes.iter().all(|v| v.kind == VolumeKind::Endless));
+        assert!(
+            layout.files.iter().all(|f| !f.creates),
+            "never made, so never removed"
+        );
+        assert_eq!(layout.creates_bytes, 0);
+        assert!(layout.devices().is_empty());
+        // Any other character device is refused, written or read.
+        if Path::new("/dev/full").exists() {
+            for writes in [true, false] {
+                let e = Layout::named(&[PathBuf::from("/dev/full")], 1 << 20, 0, &[writes], None)
+                    .unwrap_err();
+                assert!(e.0.contains("neither a directory"), "{e}");
+            }
+        }
     }
 
     #[test]

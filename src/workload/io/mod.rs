@@ -18,6 +18,12 @@
 //!   [`fill`]) and how they are made durable (`sync=`, [`end_sync`]), and [`flow`] keeps
 //!   the shares of jobs that share a `flow_id`.
 //!
+//! Job files (`perflab io JOB.fio`): [`fio`] reads them, [`jobplan`] turns their jobs into a
+//! [`jobrun::JobRun`]; [`jobcontrol`] is when each copy starts, pauses and ends (startdelay,
+//! wait_for, thinktime, number_ios, exitall), with [`jobpace`] (the reads' and writes' own
+//! rates) and [`jobsteady`] (fio's steady state); [`fio_json`] writes fio's JSON from the
+//! record.
+//!
 //! Queues: every file (volume) a worker drives has its own queue of `--iodepth` I/Os, as in
 //! the SqlIO ramps where each volume had its own outstanding I/Os. With more workers than
 //! files, workers share files; with more files than workers, each worker drives several.
@@ -34,10 +40,13 @@ pub mod fio;
 pub mod fio_json;
 pub mod fio_line;
 pub mod flow;
+pub mod jobcontrol;
 mod jobengine;
+pub mod jobpace;
 pub mod jobplan;
 pub mod jobrun;
 pub mod jobs_cmd;
+pub mod jobsteady;
 pub mod kind;
 pub mod layout;
 pub mod pattern;

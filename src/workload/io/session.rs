@@ -18,6 +18,7 @@ use super::IoSpec;
 use super::end_sync::{EndSync, Next};
 use super::fill::Filler;
 use super::flow::{Flow, FlowSpec, Gate};
+use super::jobcontrol::{CopyControl, StepControl};
 use super::layout::FileSpec;
 use super::pattern::{Io, Pattern};
 use super::verify::{self, BlockId};
@@ -129,6 +130,9 @@ pub(super) struct JobPart {
     pub step_seed: u64,
     /// The job's flow, shared with the step's other jobs of its `flow_id`.
     pub flow: Option<(Arc<Flow>, FlowSpec)>,
+    /// When its copies start, pause and end (the step's shared control, and the job's
+    /// index in it).
+    pub control: Option<(Arc<StepControl>, usize)>,
 }
 
 impl JobPart {
@@ -315,9 +319,28 @@ struct JobState {
     last: Option<Instant>,
     /// fio's `end_fsync`: the syncs after each pass.
     end_sync: Option<EndSync>,
+    /// When it starts, pauses and ends, beyond its size and runtime.
+    control: Option<CopyControl>,
 }
 
 impl JobState {
+    /// Copy `copy` of job `j`, before its first I/O.
+    fn new(j: &JobPart, copy: usize, seed: u64) -> JobState {
+        JobState {
+            name: j.name.clone(),
+            budget_left: j.budget,
+            runtime: j.runtime,
+            pass_limit: j.pass_limit,
+            first: None,
+            last: None,
+            end_sync: j.writes.end_fsync_every.map(EndSync::new),
+            control: j
+                .control
+                .as_ref()
+                .map(|(step, k)| step.copy(*k, copy, seed)),
+        }
+    }
+
     /// Whether the copy has issued all it will.
     fn done(&self) -> bool {
         self.budget_left == Some(0)
@@ -466,15 +489,10 @@ impl IoSession {
             one_at_a_time: engine.kind().one_at_a_time(),
             // A volume measured alone names its file, as the ramp's steps do.
             per_file: n_chosen > 1 || plan.only.is_some(),
-            job: plan.job.as_ref().map(|j| JobState {
-                name: j.name.clone(),
-                budget_left: j.budget,
-                runtime: j.runtime,
-                pass_limit: j.pass_limit,
-                first: None,
-                last: None,
-                end_sync: j.writes.end_fsync_every.map(EndSync::new),
-            }),
+            job: plan
+                .job
+                .as_ref()
+                .map(|j| JobState::new(j, worker, plan.seed)),
             filler,
             gate: plan
                 .job
@@ -618,12 +636,13 @@ impl IoSession {
         if self.free.is_empty()
             || self.job.as_ref().is_some_and(JobState::done)
             || self.pass_spent(s)
+            || !self.control_admits(pump)
         {
             return false;
         }
         // Admission is asked last where picking can fail (verify), first where it cannot
         // (a sequential cursor must not skip), so an admitted I/O is always issued.
-        let (io, generation, intended) = if self.verify_seed.is_some() {
+        let (mut io, generation, intended) = if self.verify_seed.is_some() {
             let Some((io, generation)) = self.next_io(s) else {
                 return false;
             };
@@ -644,8 +663,14 @@ impl IoSession {
         let Some(slot) = self.free.pop() else {
             return false;
         };
+        if let Some(c) = self.job.as_mut().and_then(|j| j.control.as_mut()) {
+            io.write = c.direction(io.write);
+            c.issued(io.write, u64::from(io.len), pump.measuring());
+        }
         if let Some(job) = &mut self.job {
-            job.first.get_or_insert_with(Instant::now);
+            if pump.measuring() {
+                job.first.get_or_insert_with(Instant::now);
+            }
             if let Some(left) = &mut job.budget_left {
                 *left = left.saturating_sub(u64::from(io.len));
             }
@@ -706,6 +731,16 @@ impl IoSession {
                 self.push(n, slot, SlotOp::EndSync, Instant::now(), 0);
                 true
             })),
+        }
+    }
+
+    /// Whether a job's copy may issue now, as its start, think time, pace and end allow
+    /// (see `jobcontrol`).
+    fn control_admits(&mut self, pump: &dyn Pump) -> bool {
+        let in_flight = self.in_flight;
+        match self.job.as_mut().and_then(|j| j.control.as_mut()) {
+            Some(c) => c.admit(in_flight, pump.measuring()),
+            None => true,
         }
     }
 
@@ -888,6 +923,9 @@ impl IoSession {
         }
         let ok = failure.is_none();
         let bytes = u64::from(io.len);
+        if let Some(c) = self.job.as_mut().and_then(|j| j.control.as_mut()) {
+            c.completed(bytes, ns, ok && pump.measuring(), end);
+        }
         if pump.measuring() {
             let direction = match (io.write, self.write_op) {
                 (false, _) => &mut self.read,
@@ -1030,10 +1068,16 @@ fn share(file: usize, files: usize, worker: usize, workers: usize) -> (bool, usi
 fn job_groups(job: &JobState, directions: [&Group; 4], out: &mut Vec<GroupTotals>) {
     // A copy that ends by itself (its size, its runtime) runs for its own time; in a timed
     // step it runs for the step's.
-    let active = match (job.first, job.last) {
-        (Some(a), Some(b)) if job.budget_left.is_some() || job.runtime.is_some() => {
-            Some(b.saturating_duration_since(a))
-        }
+    let control = job.control.as_ref();
+    let end = match (job.last, control.and_then(CopyControl::ended_at)) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
+    let own_time = job.budget_left.is_some()
+        || job.runtime.is_some()
+        || control.is_some_and(CopyControl::own_time);
+    let active = match (job.first, end) {
+        (Some(a), Some(b)) if own_time => Some(b.saturating_duration_since(a)),
         _ => None,
     };
     let mut total = Group::new();
@@ -1223,7 +1267,24 @@ impl QueuedSession for IoSession {
     }
 
     fn exhausted(&self) -> bool {
-        self.job.as_ref().is_some_and(JobState::finished)
+        let Some(job) = &self.job else {
+            return false;
+        };
+        let control = job.control.as_ref();
+        // Its size or time spent and its end-of-pass syncs complete, or ended by another.
+        let done = job.finished() || control.is_some_and(CopyControl::ended);
+        // The copy has ended: the other jobs learn it (wait_for, exitall).
+        if done
+            && self.in_flight == 0
+            && let Some(c) = control
+        {
+            c.finish(Instant::now());
+        }
+        done
+    }
+
+    fn resumes_at(&self) -> Option<Instant> {
+        self.job.as_ref()?.control.as_ref()?.resumes_at()
     }
 
     fn after(&mut self, pump: &mut dyn Pump) -> Result<(), OpError> {

@@ -182,6 +182,18 @@ pub enum DedupeMode {
     WorkingSet,
 }
 
+/// `exit_what`: which jobs a finishing job ends when `exitall` is set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExitWhat {
+    /// The jobs of its reporting group (fio's groupid), started or not (the default).
+    #[default]
+    Group,
+    /// Every job running now, in any group; the next stonewalled group then starts.
+    Stonewall,
+    /// Every job, the ones not started yet included: the run ends.
+    All,
+}
+
 /// `steadystate` criteria.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SsCriterion {
@@ -303,6 +315,12 @@ pub struct FioJob {
     pub loops: u32,
     /// `number_ios`: stop after this many I/Os (0 in fio is "no limit": None).
     pub number_ios: Option<u64>,
+    /// `exitall` (any value: fio's callback turns it on whatever it says): when any job
+    /// ends, it ends others, as its `exit_what` says. fio makes it the whole run's as soon
+    /// as one section sets it.
+    pub exitall: bool,
+    /// `exit_what` (default group).
+    pub exit_what: ExitWhat,
 
     /// `rate` in bytes/s: [read, write].
     pub rate: [Option<u64>; 2],
@@ -492,6 +510,8 @@ impl Default for FioJob {
             startdelay: (Duration::ZERO, Duration::ZERO),
             loops: 1,
             number_ios: None,
+            exitall: false,
+            exit_what: ExitWhat::Group,
             rate: [None; 2],
             rate_iops: [None; 2],
             rate_min: [None; 2],
@@ -621,6 +641,23 @@ impl FioJob {
             }
         }
         if self.ss_dur > Duration::ZERO {
+            // fio (init.c fixup_options) rejects these jobs.
+            if self.ss_interval < Duration::from_secs(1) {
+                return Err((
+                    Some("ss_interval".into()),
+                    "must be at least 1s, as fio requires".into(),
+                ));
+            }
+            let (dur, every) = (self.ss_dur.as_micros(), self.ss_interval.as_micros());
+            if dur % every != 0 || dur <= every {
+                return Err((
+                    Some("ss_dur".into()),
+                    format!(
+                        "{:?} is not a multiple of ss_interval {:?} above it, as fio requires; give a whole number (2 or more) of intervals",
+                        self.ss_dur, self.ss_interval
+                    ),
+                ));
+            }
             let (criterion, limit, percent) = self.ss_criterion;
             self.steadystate = Some(SteadyState {
                 criterion,

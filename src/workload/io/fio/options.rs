@@ -330,6 +330,23 @@ pub static TABLE: &[Opt] = &[
         Ok(())
     } },
     Opt { names: &["loops"], handle: |j, c| { j.loops = c.u32(1)?; Ok(()) } },
+    Opt { names: &["exitall"], handle: |j, c| {
+        // fio's callback turns exitall on whatever the value says, so `exitall=0` would
+        // mean the opposite of what it reads as.
+        if !c.flag()? {
+            return Err("fio turns exitall on whatever its value; remove the line to leave it off".into());
+        }
+        j.exitall = true;
+        Ok(())
+    } },
+    Opt { names: &["exit_what"], handle: |j, c| {
+        j.exit_what = match c.word(&["group", "stonewall", "all"])? {
+            "stonewall" => ExitWhat::Stonewall,
+            "all" => ExitWhat::All,
+            _ => ExitWhat::Group,
+        };
+        Ok(())
+    } },
     Opt { names: &["number_ios"], handle: |j, c| {
         let n = c.bytes()?;
         j.number_ios = (n > 0).then_some(n);
@@ -485,7 +502,7 @@ pub static TABLE: &[Opt] = &[
         names: &[
             "disable_lat", "disable_clat", "disable_slat", "disable_bw_measurement", "disable_bw",
             "gtod_reduce", "stats", "unit_base", "significant_figures", "bwavgtime",
-            "iopsavgtime", "log_hist_msec", "log_hist_coarseness", "exitall",
+            "iopsavgtime", "log_hist_msec", "log_hist_coarseness",
             "log_unix_epoch", "log_alternate_epoch",
         ],
         handle: |_, c| { check_any(c) },
@@ -608,7 +625,7 @@ pub static REFUSED: &[(&[&str], &str)] = &[
     (&["latency_target", "latency_window", "latency_percentile", "latency_run", "max_latency"],
      "perflab does not search for a latency target inside a job; sweep --iodepth and read the curve (or set an SLO)"),
     (&["profile"], "fio's built-in profiles are not supported; write the job out"),
-    (&["continue_on_error", "ignore_error", "error_dump", "exitall_on_error", "exit_what"],
+    (&["continue_on_error", "ignore_error", "error_dump", "exitall_on_error"],
      "perflab stops a step on the first I/O error and reports it; remove this"),
     (&["softrandommap", "random_sequence_stride", "num_range", "sprandom", "spr_num_regions", "spr_op", "spr_cs"],
      "perflab has no equivalent; remove it"),

@@ -773,6 +773,36 @@ fn steady_state() {
     assert_eq!(s.limit, 2000.0);
     assert!(refused("[a]\nsize=1m\nss=iops\n").contains("limit"));
     assert!(refused("[a]\nsize=1m\nss=speed:1\n").contains("unknown criterion"));
+    // What fio's fixup_options rejects.
+    let e = refused("[a]\nsize=1m\nss_dur=10\nss_interval=500ms\n");
+    assert!(e.contains("ss_interval: must be at least 1s"), "{e}");
+    let e = refused("[a]\nsize=1m\nss_dur=5\nss_interval=2\n");
+    assert!(e.contains("ss_dur:") && e.contains("multiple"), "{e}");
+    assert!(refused("[a]\nsize=1m\nss_dur=2\nss_interval=2\n").contains("ss_dur:"));
+    let s = job("[a]\nsize=1m\nss_dur=6\nss_interval=2\n")
+        .steadystate
+        .unwrap();
+    assert_eq!(s.interval, Duration::from_secs(2));
+}
+
+#[test]
+fn exitall_and_exit_what() {
+    let j = job("[a]\nsize=1m\n");
+    assert!(!j.exitall);
+    assert_eq!(j.exit_what, ExitWhat::Group);
+    let f =
+        read("[global]\nsize=1m\nexitall=1\n[a]\nexit_what=stonewall\n[b]\nexit_what=all\n[c]\n")
+            .unwrap();
+    assert!(f.jobs.iter().all(|j| j.exitall));
+    let what: Vec<ExitWhat> = f.jobs.iter().map(|j| j.exit_what).collect();
+    assert_eq!(what, [ExitWhat::Stonewall, ExitWhat::All, ExitWhat::Group]);
+    // fio turns exitall on whatever its value says: `exitall=0` would mislead.
+    let e = refused("[a]\nsize=1m\nexitall=0\n");
+    assert!(
+        e.contains("job.fio:3: exitall:") && e.contains("remove the line"),
+        "{e}"
+    );
+    assert!(refused("[a]\nsize=1m\nexit_what=some\n").contains("group, stonewall, all"));
 }
 
 #[test]
