@@ -136,6 +136,13 @@ pub(super) struct JobPart {
 }
 
 impl JobPart {
+    /// The job's share of its flow, if it has one.
+    fn gate(&self) -> Option<Gate> {
+        self.flow
+            .as_ref()
+            .map(|(flow, spec)| Gate::new(Arc::clone(flow), spec))
+    }
+
     /// What the pattern's writes are to the engine: trims for a trim job.
     fn write_op(&self) -> Op {
         if self.trims { Op::Trim } else { Op::Write }
@@ -411,16 +418,9 @@ impl IoSession {
                 &spec.distribution,
             )
             .map_err(|e| OpError::other(format!("{}: {e}; raise --size", f.path.display())))?;
-            let open_sync = plan
-                .job
-                .as_ref()
-                .map_or(Default::default(), |j| j.writes.open_sync);
-            let file = open_for(
-                spec.engine,
-                &f.path,
-                (spec.direct, open_sync),
-                plan.rw.writes(),
-            )?;
+            let open_sync = plan.job.as_ref().map(|j| j.writes.open_sync);
+            let flags = (spec.direct, open_sync.unwrap_or_default());
+            let file = open_for(spec.engine, &f.path, flags, plan.rw.writes())?;
             let mut cache = None;
             if let Some(job) = &plan.job {
                 (pattern, cache) = job.stream(plan, f, (worker, i), file.as_ref(), pattern);
@@ -457,26 +457,7 @@ impl IoSession {
         )
         .map_err(|e| OpError::other(e.to_string()))?;
         let mut rng = Rng::new(plan.seed ^ (worker as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        // A job's own contents fill its buffers; else writes carry incompressible data, as
-        // fio's do by default.
-        let mut filler = plan.job.as_ref().and_then(|j| {
-            let c = j.writes.contents.clone()?;
-            Some(Filler::new(
-                c,
-                j.step_seed,
-                j.writes.first_copy + worker as u32,
-            ))
-        });
-        for slot in 0..total_depth {
-            match &mut filler {
-                Some(f) => f.initial(engine.buf(slot)),
-                None => {
-                    for w in engine.buf(slot).chunks_exact_mut(8) {
-                        w.copy_from_slice(&rng.next_u64().to_le_bytes());
-                    }
-                }
-            }
-        }
+        let filler = fill_slots(engine.as_mut(), plan, worker, total_depth, &mut rng);
         let now = Instant::now();
         let n_files = streams.len();
         let sizes: Vec<u64> = plan
@@ -494,11 +475,7 @@ impl IoSession {
                 .as_ref()
                 .map(|j| JobState::new(j, worker, plan.seed)),
             filler,
-            gate: plan
-                .job
-                .as_ref()
-                .and_then(|j| j.flow.as_ref())
-                .map(|(flow, spec)| Gate::new(Arc::clone(flow), spec)),
+            gate: plan.job.as_ref().and_then(JobPart::gate),
             engine,
             slots: vec![
                 Slot {
@@ -1138,6 +1115,37 @@ fn open_for(
         .open(path)
         .map(Some)
         .map_err(|e| open_error(path, direct, &e))
+}
+
+/// Fills the `depth` slot buffers before the first write: with a job's own contents (its
+/// [`Filler`], returned to refill them by fio's rules), else with incompressible bytes, as
+/// fio's writes carry by default.
+fn fill_slots(
+    engine: &mut dyn Engine,
+    plan: &StepPlan,
+    worker: usize,
+    depth: u32,
+    rng: &mut Rng,
+) -> Option<Filler> {
+    let mut filler = plan.job.as_ref().and_then(|j| {
+        let c = j.writes.contents.clone()?;
+        Some(Filler::new(
+            c,
+            j.step_seed,
+            j.writes.first_copy + worker as u32,
+        ))
+    });
+    for slot in 0..depth {
+        match &mut filler {
+            Some(f) => f.initial(engine.buf(slot)),
+            None => {
+                for w in engine.buf(slot).chunks_exact_mut(8) {
+                    w.copy_from_slice(&rng.next_u64().to_le_bytes());
+                }
+            }
+        }
+    }
+    filler
 }
 
 fn open_error(path: &std::path::Path, direct: bool, e: &std::io::Error) -> OpError {
