@@ -616,7 +616,8 @@ impl CopyControl {
 
     /// When a copy with nothing in flight may next issue an I/O, if it is held.
     pub fn resumes_at(&self) -> Option<Instant> {
-        if self.ended() {
+        // A started copy that neither pauses nor paces itself is never held.
+        if (!self.clocked && self.started_ns.is_some()) || self.ended() {
             return None;
         }
         let now = Instant::now();
