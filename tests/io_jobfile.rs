@@ -1,7 +1,8 @@
 //! `perflab io JOB.fio` through the real binary, on real files: jobs at once as groups of one
-//! step, stonewalled groups as steps, numjobs copies, fio's sizes and file names, the
-//! refusals (`FILE:LINE`, exit 2) and hostile files. Sizes are small; timings are never
-//! asserted.
+//! step, stonewalls as steps, numjobs copies, fio's sizes and file names, when jobs start,
+//! pause and end (fio's exitwhat, steadystate and waitfor examples, smaller), the refusals
+//! (`FILE:LINE`, exit 2) and hostile files. Sizes are small; timings are never asserted (a
+//! job that ends early is checked against its runtime, never timed).
 
 mod common;
 

@@ -6,8 +6,8 @@
 //!   earlier job of the same step) has ended;
 //! - **pause**: `thinktime` once every `thinktime_blocks` completed I/Os, after the ones in
 //!   flight complete, the first `thinktime_spin` of it spent busy on the CPU;
-//!   `rate`/`rate_iops` of a job that both reads and writes hold each direction to its own
-//!   schedule ([`super::jobpace`]);
+//!   `rate`/`rate_iops` of a job that both reads and writes (or starts late, or thinks) hold
+//!   each direction to its own schedule from the copy's start ([`super::jobpace`]);
 //! - **end**: `number_ios` I/Os (times `loops`) issued in the measure phase; steady state
 //!   attained ([`super::jobsteady`]); and, once any job of the file sets `exitall` (fio makes
 //!   it the whole run's), the end of any copy ends others as its job's `exit_what` says:
@@ -80,7 +80,12 @@ impl Control {
                 Some(DirRate::Iops { iops, .. }) => format!("{iops} I/O/s"),
                 None => "unpaced".into(),
             };
-            parts.push(format!("reads {}, writes {}", each(0), each(1)));
+            let paces: Vec<String> = [(0, "reads"), (1, "writes")]
+                .into_iter()
+                .filter(|(d, _)| r.does[*d])
+                .map(|(d, name)| format!("{name} {}", each(d)))
+                .collect();
+            parts.push(paces.join(", "));
         }
         if let Some(n) = self.number_ios {
             parts.push(format!("ends after {n} I/Os"));
@@ -99,9 +104,9 @@ impl Control {
         parts.join(", ")
     }
 
-    /// Whether a copy may end before its size or runtime says (its own running time is then
-    /// its rates' divisor).
-    pub fn ends_early(&self) -> bool {
+    /// Whether a copy may end before its size or runtime says, or hold itself: its own
+    /// running time is then its rates' divisor.
+    pub fn runs_own_time(&self) -> bool {
         self.number_ios.is_some()
             || self.steady.is_some()
             || self.wait_for.is_some()
@@ -616,7 +621,8 @@ impl CopyControl {
 
     /// When a copy with nothing in flight may next issue an I/O, if it is held.
     pub fn resumes_at(&self) -> Option<Instant> {
-        if self.ended() {
+        // A started copy that neither pauses nor paces itself is never held.
+        if (!self.clocked && self.started_ns.is_some()) || self.ended() {
             return None;
         }
         let now = Instant::now();
@@ -668,7 +674,7 @@ impl CopyControl {
     /// Whether the copy's rates are over its own running time: it may end, or hold, on its
     /// own (not only when its step does).
     pub fn own_time(&self) -> bool {
-        self.slot().control.ends_early() || self.step.exitall || self.ended_at.get().is_some()
+        self.slot().control.runs_own_time() || self.step.exitall || self.ended_at.get().is_some()
     }
 
     /// The copy has ended with nothing in flight: the others learn it once (its `wait_for`
