@@ -406,7 +406,10 @@ impl Pattern {
         let Some(walk) = &mut self.walk else {
             return (write, None);
         };
-        let pos = match walk.choose(write, rng) {
+        let choice = walk.choose(write, rng);
+        // fio drops the file's cached pages when a time_based walk goes back to the start.
+        self.wrapped |= walk.take_rewound();
+        let pos = match choice {
             Choice::At(pos) => Some(pos),
             Choice::Random => Some(self.random_pos(rng)),
             Choice::End => None,

@@ -120,6 +120,9 @@ pub struct Walk {
     /// I/Os until the next random one (fio's `td->ddir_seq_nr`, 1 at the start so the first
     /// I/O is random).
     countdown: u32,
+    /// A cursor went back to the region's start within the pass since the last
+    /// [`Walk::take_rewound`] (fio drops the file's cached pages then).
+    rewound: bool,
 }
 
 impl Walk {
@@ -133,7 +136,13 @@ impl Walk {
             last_pos: [start; 2],
             last_start: [None; 2],
             countdown: 1,
+            rewound: false,
         }
+    }
+
+    /// Whether a cursor went back to the region's start within the pass since the last call.
+    pub fn take_rewound(&mut self) -> bool {
+        std::mem::take(&mut self.rewound)
     }
 
     pub fn start(&self) -> u64 {
@@ -209,6 +218,7 @@ impl Walk {
         let skip = self.rules.skip;
         if self.rules.rewind && self.last_pos[d] >= l.saturating_add(s) {
             self.last_pos[d] = s;
+            self.rewound = true;
         }
         if self.last_pos[d] >= f {
             return None;
@@ -389,6 +399,21 @@ mod tests {
                 (kind, at)
             })
             .collect()
+    }
+
+    #[test]
+    fn time_based_rewinds_within_the_pass_and_says_so() {
+        let rules = WalkRules {
+            rewind: true,
+            ..WalkRules::default()
+        };
+        // A region of 8k in a file of 16k: past the region, back to its start (without
+        // rewind the pass would end there).
+        let mut w = Walk::new(rules, false, 0, 8 * K, 16 * K);
+        let got = offsets(&mut w, 4, 4 * K);
+        assert_eq!(got, vec![0, 4 * K, 0, 4 * K]);
+        assert!(w.take_rewound());
+        assert!(!w.take_rewound());
     }
 
     #[test]
