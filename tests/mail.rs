@@ -342,9 +342,15 @@ fn a_dovecot_killed_mid_step_keeps_every_message_it_acknowledged() {
     let warnings = v["warnings"].to_string();
     assert!(warnings.contains("server_restarted"), "{warnings}");
     assert_accounted(&v);
-    // Sessions failed while the server was down; the watchers logged in again after.
+    // Sessions failed while the server was down (as failed ops, or, where the kill came
+    // before the measure phase on a loaded machine, as the sessions' error share); the
+    // watchers logged in again after.
     let t = &v["steps"][0]["trials"][0];
-    assert!(t["errors"].as_u64().unwrap() > 0, "{t}");
+    let session_errors = t["figures"]["session_errors_pct"].as_f64().unwrap_or(0.0);
+    assert!(
+        t["errors"].as_u64().unwrap() > 0 || session_errors > 0.0,
+        "{t}"
+    );
     // The restarted server was stopped at the end like the first.
     assert!(
         dovecot_of(pid).is_none(),
