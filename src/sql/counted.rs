@@ -131,6 +131,25 @@ impl Conn for Counted {
         let r = self.inner.fetch(stmt, params, width, out);
         self.answered(r)
     }
+    /// A script's statement may write whatever it says: counted as a write.
+    fn answer(
+        &mut self,
+        stmt: Stmt,
+        params: &[Param<'_>],
+        out: &mut super::sql::Answer,
+    ) -> Result<(), DbError> {
+        self.sending();
+        let r = self.inner.answer(stmt, params, out);
+        self.answered(r)
+    }
+    fn simple(&mut self, sql: &str, out: &mut super::sql::Answer) -> Result<(), DbError> {
+        self.sending();
+        let r = self.inner.simple(sql, out);
+        self.answered(r)
+    }
+    fn in_transaction(&self) -> Option<bool> {
+        self.inner.in_transaction()
+    }
     fn query_row(&mut self, sql: &str) -> Result<Option<Vec<i64>>, DbError> {
         self.reading();
         let r = self.inner.query_row(sql);

@@ -44,7 +44,7 @@
 use super::cancel::{Canceller, Waiting};
 use super::query_mode::{self, QueryMode};
 use super::sql::{
-    Conn, DbError, DbErrorKind, Dialect, Param, ServerTarget, Stmt, answer_limit, is_timeout,
+    Answer, Conn, DbError, DbErrorKind, Dialect, Param, ServerTarget, Stmt, answer_limit, is_timeout,
     plain_name,
 };
 use crate::stop::Stop;
@@ -671,6 +671,7 @@ fn run_inline(
     let text = query_mode::inline(sql, params, |_, v, out| match v {
         Param::Int(n) => query_mode::integer(n, out),
         Param::Text(t) => query_mode::quote(t, backslashes, out),
+        Param::Null => out.push_str("NULL"),
     })
     .map_err(Fail::Value)?;
     let r = c.query_iter(text)?;
@@ -698,6 +699,42 @@ fn first_row(c: &mut mysql::Conn, sql: &str) -> mysql::Result<Option<Vec<Value>>
     }
     drain(&mut r)?;
     Ok(first)
+}
+
+/// A script statement's answer in either protocol: the last result set's columns and (when
+/// kept) rows as text, and the rows it changed.
+fn read_answer<P: Protocol>(
+    mut r: QueryResult<'_, '_, '_, P>,
+    out: &mut Answer,
+) -> Result<(), Fail> {
+    loop {
+        let changed = r.affected_rows();
+        let Some(set) = r.iter() else { break };
+        out.changed = changed;
+        out.returned = 0;
+        out.rows.clear();
+        if out.keep {
+            out.columns = set
+                .columns()
+                .as_ref()
+                .iter()
+                .map(|c| c.name_str().into_owned())
+                .collect();
+        }
+        for row in set {
+            let row = row?;
+            out.returned += 1;
+            if out.keep {
+                let values = row.unwrap();
+                let texts = values.iter().map(|v| match v {
+                    Value::NULL => None,
+                    v => Some(text_of(v)),
+                });
+                out.rows.push(texts.collect());
+            }
+        }
+    }
+    Ok(())
 }
 
 fn all_rows(c: &mut mysql::Conn, sql: &str) -> mysql::Result<Vec<Vec<Value>>> {
@@ -1085,11 +1122,68 @@ impl Conn for MyConn {
                     .map(|p| match *p {
                         Param::Int(v) => Value::Int(v),
                         Param::Text(t) => Value::Bytes(t.as_bytes().to_vec()),
+                        Param::Null => Value::NULL,
                     })
                     .collect(),
             )
         };
         let r = run_query(&mut self.conn, st, values, width, out);
+        self.check(r)
+    }
+
+    fn answer(
+        &mut self,
+        stmt: Stmt,
+        params: &[Param<'_>],
+        out: &mut Answer,
+    ) -> Result<(), DbError> {
+        self.usable()?;
+        let r = match self.stmts.get(stmt) {
+            None => return Err(no_statement(stmt)),
+            Some((sql, None)) => {
+                let backslashes = !self.conn.no_backslash_escape();
+                match query_mode::inline(sql, params, |_, v, text| match v {
+                    Param::Int(n) => query_mode::integer(n, text),
+                    Param::Text(t) => query_mode::quote(t, backslashes, text),
+                    Param::Null => text.push_str("NULL"),
+                }) {
+                    Err(e) => Err(Fail::Value(e)),
+                    Ok(text) => match self.conn.query_iter(text) {
+                        Ok(r) => read_answer(r, out),
+                        Err(e) => Err(Fail::Driver(e)),
+                    },
+                }
+            }
+            Some((_, Some(st))) => {
+                let values = match params.is_empty() {
+                    true => Params::Empty,
+                    false => Params::Positional(
+                        params
+                            .iter()
+                            .map(|p| match *p {
+                                Param::Int(v) => Value::Int(v),
+                                Param::Text(t) => Value::Bytes(t.as_bytes().to_vec()),
+                                Param::Null => Value::NULL,
+                            })
+                            .collect(),
+                    ),
+                };
+                let st = st.clone();
+                match self.conn.exec_iter(&st, values) {
+                    Ok(r) => read_answer(r, out),
+                    Err(e) => Err(Fail::Driver(e)),
+                }
+            }
+        };
+        self.check(r)
+    }
+
+    fn simple(&mut self, sql: &str, out: &mut Answer) -> Result<(), DbError> {
+        self.usable()?;
+        let r = match self.conn.query_iter(sql) {
+            Ok(r) => read_answer(r, out),
+            Err(e) => Err(Fail::Driver(e)),
+        };
         self.check(r)
     }
 

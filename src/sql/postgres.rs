@@ -28,7 +28,8 @@
 use super::cancel::{Canceller, Place, Socket, Waiting, postgres_cancel};
 use super::query_mode::{self, QueryMode};
 use super::sql::{
-    Conn, DbError, DbErrorKind, Dialect, MAX_MESSAGE, Param, SHUTDOWN_TIMEOUT, ServerTarget, Stmt,
+    Answer, Conn, DbError, DbErrorKind, Dialect, MAX_MESSAGE, Param, SHUTDOWN_TIMEOUT, ServerTarget,
+    Stmt,
     answer_limit, is_timeout, numbered_placeholders, plain_name,
 };
 use crate::stop::Stop;
@@ -143,6 +144,9 @@ pub struct PgConn {
     /// Opened before the stop: a session's or a loader's, which takes no new statement once
     /// the run is stopping (cleanup opens connections of its own).
     before_stop: bool,
+    /// The transaction status of the last ReadyForQuery: `I` idle, `T` in a transaction,
+    /// `E` in a failed one.
+    status: u8,
 }
 
 fn broken(message: impl Into<String>) -> DbError {
@@ -344,6 +348,7 @@ fn start(
         _canceller: None,
         bounded_after_stop: false,
         before_stop: !stop.is_set(),
+        status: b'I',
     };
     c.set_answer_timeout(Some(timeout));
     let key = c.startup(&conn.user, &conn.database, &conn.application_name, password)?;
@@ -575,7 +580,10 @@ impl PgConn {
         loop {
             let m = self.next()?;
             match &m {
-                Message::ReadyForQuery(_) => break,
+                Message::ReadyForQuery(body) => {
+                    self.status = body.status();
+                    break;
+                }
                 Message::ErrorResponse(body) => {
                     let e = server_error(body);
                     if e.severity == "FATAL" || e.severity == "PANIC" {
@@ -728,6 +736,17 @@ impl PgConn {
     /// extended mode): integers in binary when every parameter is an integer of an integer
     /// type, else every one as text.
     fn bind_execute<P: AsParam>(&mut self, stmt: Stmt, params: &[P]) -> Result<(), DbError> {
+        self.bind_execute_as(stmt, params, false)
+    }
+
+    /// [`Self::bind_execute`]; with `text`, the answer comes as text, after a description
+    /// of its columns (a script's statement, read by [`Self::read_answer`]).
+    fn bind_execute_as<P: AsParam>(
+        &mut self,
+        stmt: Stmt,
+        params: &[P],
+        text: bool,
+    ) -> Result<(), DbError> {
         if self.broken {
             return Err(broken("connection lost earlier"));
         }
@@ -761,6 +780,7 @@ impl PgConn {
             params.iter().zip(types),
             |(p, &ty), buf| {
                 let v = match p.param() {
+                    Param::Null => return Ok(IsNull::Yes),
                     Param::Int(v) if binary => v,
                     other => {
                         buf.extend_from_slice(other.text().as_bytes());
@@ -780,7 +800,7 @@ impl PgConn {
                 }
                 Ok(IsNull::No)
             },
-            [1],
+            [if text { 0 } else { 1 }],
             &mut self.out,
         );
         if let Some((v, ty)) = range_error {
@@ -790,6 +810,10 @@ impl PgConn {
         if bound.is_err() {
             self.out.clear();
             return Err(DbError::other("cannot bind the parameters"));
+        }
+        if text {
+            frontend::describe(b'P', "", &mut self.out)
+                .map_err(|e| DbError::other(e.to_string()))?;
         }
         frontend::execute("", 0, &mut self.out).map_err(|e| DbError::other(e.to_string()))?;
         frontend::sync(&mut self.out);
@@ -807,6 +831,7 @@ impl PgConn {
             {
                 query_mode::integer(n, out)
             }
+            Param::Null => out.push_str("NULL"),
             other => query_mode::quote(&other.text(), false, out),
         })
         .map_err(DbError::other)?;
@@ -816,6 +841,62 @@ impl PgConn {
 }
 
 impl PgConn {
+    /// A script statement's answer, up to ReadyForQuery: the last result's columns and (when
+    /// kept) rows as text, its rows changed; the first error the server sent.
+    fn read_answer(&mut self, out: &mut Answer) -> Result<(), DbError> {
+        let mut failed: Option<ServerError> = None;
+        loop {
+            let m = self.next()?;
+            match &m {
+                Message::ReadyForQuery(body) => {
+                    self.status = body.status();
+                    break;
+                }
+                Message::ErrorResponse(body) => {
+                    let e = server_error(body);
+                    if e.severity == "FATAL" || e.severity == "PANIC" {
+                        self.broken = true;
+                        return Err(e.into_db_error());
+                    }
+                    failed.get_or_insert(e);
+                }
+                // A compound query answers once per statement: the last one counts.
+                Message::RowDescription(body) => {
+                    out.columns.clear();
+                    out.rows.clear();
+                    out.returned = 0;
+                    if out.keep {
+                        let mut fields = body.fields();
+                        while let Ok(Some(f)) = fields.next() {
+                            out.columns.push(f.name().to_string());
+                        }
+                    }
+                }
+                Message::DataRow(row) => {
+                    out.returned += 1;
+                    if out.keep {
+                        let mut values = Vec::with_capacity(out.columns.len());
+                        let mut ranges = row.ranges();
+                        while let Ok(Some(r)) = ranges.next() {
+                            values.push(
+                                r.map(|r| String::from_utf8_lossy(&row.buffer()[r]).into_owned()),
+                            );
+                        }
+                        out.rows.push(values);
+                    }
+                }
+                Message::CommandComplete(body) => {
+                    out.changed = body.tag().map(rows_of).unwrap_or(0);
+                }
+                _ => {}
+            }
+        }
+        match failed {
+            Some(e) => Err(e.into_db_error()),
+            None => Ok(()),
+        }
+    }
+
     /// The rows of an executed query: the first `width` columns of each, binary integers.
     /// In the simple mode the columns come as text.
     fn read_rows(&mut self, width: usize, out: &mut Vec<i64>) -> Result<usize, DbError> {
@@ -1002,6 +1083,29 @@ impl Conn for PgConn {
     ) -> Result<usize, DbError> {
         self.bind_execute(stmt, params)?;
         self.read_rows(width, out)
+    }
+
+    fn answer(
+        &mut self,
+        stmt: Stmt,
+        params: &[Param<'_>],
+        out: &mut Answer,
+    ) -> Result<(), DbError> {
+        self.bind_execute_as(stmt, params, true)?;
+        self.read_answer(out)
+    }
+
+    fn simple(&mut self, sql: &str, out: &mut Answer) -> Result<(), DbError> {
+        if self.broken {
+            return Err(broken("connection lost earlier"));
+        }
+        frontend::query(sql, &mut self.out).map_err(|e| DbError::other(e.to_string()))?;
+        self.send()?;
+        self.read_answer(out)
+    }
+
+    fn in_transaction(&self) -> Option<bool> {
+        Some(self.status != b'I')
     }
 
     fn query_row(&mut self, sql: &str) -> Result<Option<Vec<i64>>, DbError> {

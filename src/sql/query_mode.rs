@@ -162,6 +162,7 @@ mod tests {
         let lit = |_: usize, p: Param<'_>, out: &mut String| match p {
             Param::Int(v) => integer(v, out),
             Param::Text(t) => quote(t, false, out),
+            Param::Null => out.push_str("NULL"),
         };
         let sql = "UPDATE a SET b = b - ? WHERE c = ? AND d = ?";
         let done = inline(

@@ -172,6 +172,8 @@ pub type Stmt = usize;
 pub enum Param<'a> {
     Int(i64),
     Text(&'a str),
+    /// SQL NULL (a script's variable that is not defined, as pgbench binds it).
+    Null,
 }
 
 impl Param<'_> {
@@ -180,7 +182,33 @@ impl Param<'_> {
         match self {
             Param::Int(v) => std::borrow::Cow::Owned(v.to_string()),
             Param::Text(s) => std::borrow::Cow::Borrowed(s),
+            Param::Null => std::borrow::Cow::Borrowed("NULL"),
         }
+    }
+}
+
+/// A statement's answer as a script reads it: how many rows it changed and returned, and,
+/// when asked (`keep`: pgbench's `\gset` and `\aset`), its columns' names and rows as
+/// text (NULL as None).
+#[derive(Debug, Default, Clone)]
+pub struct Answer {
+    pub keep: bool,
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Option<String>>>,
+    /// Rows returned, kept or not.
+    pub returned: u64,
+    /// Rows changed (the command tag's count).
+    pub changed: u64,
+}
+
+impl Answer {
+    /// Ready for the next statement: what it keeps, nothing from the last one.
+    pub fn reset(&mut self, keep: bool) {
+        self.keep = keep;
+        self.columns.clear();
+        self.rows.clear();
+        self.returned = 0;
+        self.changed = 0;
     }
 }
 
@@ -216,6 +244,18 @@ pub trait Conn: Send {
     /// Runs an unprepared query and returns every row, every column as text (NULL as an
     /// empty string): query plans, answers to check.
     fn query_texts(&mut self, sql: &str) -> Result<Vec<Vec<String>>, DbError>;
+    /// Runs a prepared statement of a user's script (pgbench `-f`): parameters of any kind,
+    /// the answer read as text into `out` (its rows kept only when `out.keep` says so).
+    fn answer(&mut self, stmt: Stmt, params: &[Param<'_>], out: &mut Answer)
+    -> Result<(), DbError>;
+    /// Runs `sql` as it is over the simple path (PostgreSQL's Query message, MySQL's text
+    /// protocol; SQLite runs each of its statements), the last statement's answer into `out`:
+    /// a script's statement under `-M simple`, its variables already written in.
+    fn simple(&mut self, sql: &str, out: &mut Answer) -> Result<(), DbError>;
+    /// Whether a transaction is open on the connection; None when the backend cannot tell.
+    fn in_transaction(&self) -> Option<bool> {
+        None
+    }
     /// Starts a transaction; `writes` says it will write (SQLite then takes the write lock
     /// at once, so two writers never deadlock upgrading their locks).
     fn begin(&mut self, writes: bool) -> Result<(), DbError>;

@@ -7,7 +7,7 @@
 //! is synced (`journal_mode`, `synchronous`) are set on every connection and recorded in the
 //! spec. Statements are prepared once and kept in rusqlite's per-connection cache.
 
-use super::sql::{Conn, DbError, DbErrorKind, Dialect, Param, Stmt};
+use super::sql::{Answer, Conn, DbError, DbErrorKind, Dialect, Param, Stmt};
 use crate::stop::{OnStop, Stop};
 use rusqlite::{Connection, ErrorCode, params_from_iter};
 use std::cell::RefCell;
@@ -174,6 +174,42 @@ impl SqliteConn {
     }
 }
 
+/// Reads a script statement's answer from SQLite: every row counted, kept as text when
+/// asked; the rows it changed.
+fn read_answer(
+    conn: &Connection,
+    s: &mut rusqlite::Statement<'_>,
+    params: &[Param<'_>],
+    out: &mut Answer,
+) -> Result<(), DbError> {
+    if out.keep {
+        out.columns = s.column_names().iter().map(|c| c.to_string()).collect();
+    }
+    let width = s.column_count();
+    let mut rows = s.query(params_from_iter(params.iter())).map_err(db_error)?;
+    while let Some(r) = rows.next().map_err(db_error)? {
+        out.returned += 1;
+        if out.keep {
+            let mut values = Vec::with_capacity(width);
+            for i in 0..width {
+                use rusqlite::types::ValueRef;
+                values.push(match r.get_ref(i).map_err(db_error)? {
+                    ValueRef::Null => None,
+                    ValueRef::Integer(v) => Some(v.to_string()),
+                    ValueRef::Real(v) => Some(v.to_string()),
+                    ValueRef::Text(t) | ValueRef::Blob(t) => {
+                        Some(String::from_utf8_lossy(t).into_owned())
+                    }
+                });
+            }
+            out.rows.push(values);
+        }
+    }
+    drop(rows);
+    out.changed = conn.changes();
+    Ok(())
+}
+
 impl Conn for SqliteConn {
     fn dialect(&self) -> Dialect {
         Dialect::Sqlite
@@ -221,6 +257,38 @@ impl Conn for SqliteConn {
     ) -> Result<usize, DbError> {
         self.arm();
         self.rows(stmt, params, width, out)
+    }
+
+    fn answer(
+        &mut self,
+        stmt: Stmt,
+        params: &[Param<'_>],
+        out: &mut Answer,
+    ) -> Result<(), DbError> {
+        self.arm();
+        let mut s = self
+            .conn
+            .prepare_cached(&self.sqls[stmt])
+            .map_err(db_error)?;
+        read_answer(&self.conn, &mut s, params, out)
+    }
+
+    fn simple(&mut self, sql: &str, out: &mut Answer) -> Result<(), DbError> {
+        self.arm();
+        match self.conn.prepare(sql) {
+            Ok(mut s) => read_answer(&self.conn, &mut s, &[], out),
+            // Several statements in one (a compound query): run them all; no answer is read.
+            Err(rusqlite::Error::MultipleStatement) => {
+                self.conn.execute_batch(sql).map_err(db_error)?;
+                out.changed = self.conn.changes();
+                Ok(())
+            }
+            Err(e) => Err(db_error(e)),
+        }
+    }
+
+    fn in_transaction(&self) -> Option<bool> {
+        Some(!self.conn.is_autocommit())
     }
 
     fn query_row(&mut self, sql: &str) -> Result<Option<Vec<i64>>, DbError> {
@@ -366,6 +434,7 @@ impl rusqlite::ToSql for Param<'_> {
         Ok(match *self {
             Param::Int(v) => rusqlite::types::ToSqlOutput::from(v),
             Param::Text(t) => rusqlite::types::ToSqlOutput::from(t),
+            Param::Null => rusqlite::types::ToSqlOutput::from(rusqlite::types::Null),
         })
     }
 }
