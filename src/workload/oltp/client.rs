@@ -42,6 +42,14 @@ pub trait Client: Send {
     fn pause(&mut self) -> Duration {
         Duration::ZERO
     }
+    /// How often a transaction that conflicted is run again before it counts as failed.
+    fn max_retries(&self) -> u32 {
+        MAX_RETRIES
+    }
+    /// Whether a conflict of this cause ([`conflict_cause`]) is retried at all.
+    fn retries(&self, _cause: &str) -> bool {
+        true
+    }
     /// The workload's own per-user counts, as `<name>_per_client` figures.
     fn figures(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
@@ -225,10 +233,14 @@ impl Session for OltpSession {
                 return Err(OpError::new(kind_of, message));
             }
             self.conn.rollback();
-            if e.kind == DbErrorKind::Conflict && tries < MAX_RETRIES {
+            let cause = conflict_cause(&e.message);
+            if e.kind == DbErrorKind::Conflict
+                && tries < self.client.max_retries()
+                && self.client.retries(cause)
+            {
                 tries += 1;
                 self.retries += 1;
-                self.count_conflict(kind, conflict_cause(&e.message));
+                self.count_conflict(kind, cause);
                 continue;
             }
             return Err(OpError::db(&format!("{kind} failed"), &e));
