@@ -7,6 +7,7 @@
 use crate::sql::sql::Dialect;
 
 /// A built-in script: its name, pgbench's description, and its text.
+#[derive(Debug)]
 pub struct Builtin {
     pub name: &'static str,
     pub description: &'static str,

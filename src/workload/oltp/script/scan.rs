@@ -300,8 +300,8 @@ mod tests {
         let s = "SELECT ';', \"a;b\", $x$ ; $x$, E'\\';' -- c;\n /* a /* ; */ b */ FROM t;\nSELECT 1 \\; SELECT 2;\nSELECT (1;2);";
         let p = scan(s).unwrap();
         assert_eq!(p.len(), 3, "{p:?}");
-        assert_eq!(p[1], sql("SELECT 1 ; SELECT 2", 2));
-        assert_eq!(p[2], sql("SELECT (1;2)", 3));
+        assert_eq!(p[1], sql("SELECT 1 ; SELECT 2", 3));
+        assert_eq!(p[2], sql("SELECT (1;2)", 4));
     }
 
     #[test]
