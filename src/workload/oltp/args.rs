@@ -46,6 +46,21 @@ pub struct OltpArgs {
     /// Reads only: the account lookup (pgbench --select-only), or order lookups
     #[arg(long)]
     pub select_only: bool,
+    /// pgbench scripts to run instead (FILE[@WEIGHT], repeatable): pgbench 15's language,
+    /// on any engine (pgbench's -f)
+    #[arg(long = "script", value_name = "FILE[@W]")]
+    pub script: Vec<String>,
+    /// pgbench's built-in scripts (NAME[@WEIGHT], repeatable; a unique prefix will do;
+    /// `list` lists them): tpcb-like, simple-update, select-only (pgbench's -b)
+    #[arg(long = "builtin", value_name = "NAME[@W]")]
+    pub builtin: Vec<String>,
+    /// A script variable (NAME=VALUE, repeatable; pgbench's -D)
+    #[arg(long = "define", value_name = "NAME=VALUE")]
+    pub define: Vec<String>,
+    /// Scripts: tries of a transaction that hit a serialization failure or deadlock (1: no
+    /// retry, pgbench's default; 0: no limit)
+    #[arg(long = "max-tries", value_name = "N")]
+    pub max_tries: Option<String>,
     /// SQLite journal_mode: wal, delete, truncate, persist, memory, off
     #[arg(long, value_name = "MODE", default_value = "wal")]
     pub sqlite_journal_mode: String,

@@ -8,7 +8,8 @@ use crate::sql::backend::Backend;
 use crate::sql::query_mode::QueryMode;
 use crate::sql::schema::{self, Found};
 use crate::sql::shard_db::{self, ShardDatabases};
-use crate::sql::sql::{Conn, DbError, count_tables};
+use crate::sql::sql::{Conn, DbError, Dialect, count_tables};
+use crate::vocab::notes::note;
 use crate::sql::sqlite::SqliteSettings;
 use crate::sql::target::{Target, database, embedded_mode, op_timeout, swept_settings};
 use crate::target::url::TargetUrl;
@@ -20,7 +21,7 @@ use crate::workload::WorkloadSpec;
 use crate::workload::build::{Defaults, build_spec};
 use crate::workload::kind::Host;
 use crate::workload::oltp::shards;
-use crate::workload::oltp::{Mix, OltpSpec, debitcredit, tpcc};
+use crate::workload::oltp::{Mix, OltpSpec, debitcredit, script, tpcc};
 use crate::workload::phases::Phases;
 use crate::workload::run_args::Action;
 use crate::workload::{RateScope, RunSpec};
@@ -366,6 +367,27 @@ fn refuse_foreign(t: &Target, mix: Mix) -> Result<(), AppError> {
 /// The run specification for `all` and `run`.
 pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppError> {
     let mix = mix(args)?;
+    // pgbench's scripts: `-S` beside others is one more script, select-only.
+    let mut builtins = args.builtin.clone();
+    if args.select_only && (!args.script.is_empty() || !builtins.is_empty()) {
+        builtins.push("select-only".into());
+    }
+    let asked = script::setup::Asked {
+        files: &args.script,
+        builtins: &builtins,
+        defines: &args.define,
+        max_tries: args.max_tries.as_deref(),
+    };
+    // A lone tpcb-like or select-only is perflab's own DebitCredit: the same statements,
+    // with its books checked after every step.
+    let lone = asked.lone_builtin();
+    let script_mode = asked.any() && lone.is_none();
+    if script_mode && mix != Mix::Debitcredit {
+        return Err(AppError::Usage(format!(
+            "scripts run instead of --workload {}: give one or the other",
+            mix.name()
+        )));
+    }
     if args.run.think.is_some() && args.run.rate.is_some() {
         return Err(AppError::Usage("give --think or --rate, not both".into()));
     }
@@ -380,6 +402,14 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
     // Whose tables the run works on, when not perflab's.
     let mut tables_of = None;
     let phases = match args.action {
+        Action::Run if script_mode => {
+            if ts.temp_dir.is_some() {
+                return Err(AppError::Usage(
+                    "scripts with 'oltp run' need --target: the database they work on".into(),
+                ));
+            }
+            Phases::Run
+        }
         Action::Run => {
             if ts.temp_dir.is_some() {
                 return Err(AppError::Usage(
@@ -391,10 +421,19 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
             for t in &ts.shards {
                 let found = look(t, mix)?;
                 if let Some(s) = pgbench_bank(t, mix, &found)? {
-                    crate::vocab::notes::note(format!(
-                        "{}: pgbench's bank (pgbench -i, scale {s}): the run changes its balances and adds history rows, as pgbench does; it creates and drops nothing",
+                    let what = match args.select_only || lone == Some("select-only") {
+                        true => "the run only reads its balances",
+                        false => "the run changes its balances and adds history rows, as pgbench does",
+                    };
+                    note(format!(
+                        "{}: pgbench's bank (pgbench -i, scale {s}): {what}; it creates and drops nothing",
                         t.shown
                     ));
+                    if args.scale != "1" && args.scale.parse::<u64>().ok() != Some(s) {
+                        note(format!(
+                            "scale option ignored, using count from pgbench_branches table ({s}), as pgbench does"
+                        ));
+                    }
                     scales.push(s);
                     tables_of = Some("pgbench -i".to_string());
                     continue;
@@ -475,9 +514,59 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
         Mix::Tpcc => Some(tpcc_options(args, &ts, phases, scale, &mut run)?),
         _ => None,
     };
+    let scripts = match script_mode {
+        false => None,
+        true => {
+            let dialect = match &first.backend {
+                Backend::Sqlite { .. } => Dialect::Sqlite,
+                Backend::Postgres(_) => Dialect::Postgres,
+                Backend::Mysql(_) => Dialect::Mysql,
+            };
+            let script_scale = match (phases, asked.uses_builtin()) {
+                // pgbench's reading: the number of branches when a built-in script runs.
+                (Phases::Run, true) => {
+                    let branches = first
+                        .open(true, &looking())?
+                        .query_text("SELECT count(*) FROM pgbench_branches")
+                        .map_err(|e| {
+                            AppError::Usage(format!(
+                                "{}: the built-in scripts work on pgbench's tables, which cannot be read there ({e}); make them with 'pgbench -i' or 'perflab oltp prepare'",
+                                first.shown
+                            ))
+                        })?
+                        .and_then(|n| n.trim().parse::<u64>().ok())
+                        .unwrap_or(0);
+                    if args.scale != "1" && args.scale.parse::<u64>().ok() != Some(branches) {
+                        note(format!(
+                            "scale option ignored, using count from pgbench_branches table ({branches}), as pgbench does"
+                        ));
+                    }
+                    branches
+                }
+                _ => scale,
+            };
+            let seed = args.run.seed.trim().parse::<u64>().unwrap_or(1);
+            let mode = first.query_mode.unwrap_or_default();
+            let set = script::setup::build(&asked, dialect, mode, script_scale as i64, seed)
+                .map_err(AppError::Usage)?;
+            note(
+                "scripts: an SQL error other than a serialization failure or deadlock is counted and the client goes on (pgbench ends that client); nothing is checked after the steps"
+                    .into(),
+            );
+            Some(Arc::new(set))
+        }
+    };
+    let script_names = match &scripts {
+        Some(set) => (set.scripts.iter())
+            .map(|s| format!("{}@{}", s.name, s.weight))
+            .collect(),
+        None => Vec::new(),
+    };
     let spec = OltpSpec {
+        script_names,
+        scripts,
         mix,
-        select_only: args.select_only,
+        select_only: args.select_only || lone == Some("select-only"),
         scale,
         target: first.shown.clone(),
         tls: first.tls.clone(),

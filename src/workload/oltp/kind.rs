@@ -83,6 +83,11 @@ impl crate::workload::kind::Kind for OltpKind {
 
     fn execute(&self, m: &ArgMatches, host: &dyn Host) -> Result<(), AppError> {
         let a: OltpArgs = args(m)?;
+        // `-b list`, as pgbench: the built-in scripts, and nothing run.
+        if a.builtin.iter().any(|b| b == "list") {
+            print!("{}", super::script::setup::listing());
+            return Ok(());
+        }
         if a.action.is_setup() {
             return super::cmd::steps(host, &a);
         }

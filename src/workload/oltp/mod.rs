@@ -100,6 +100,13 @@ pub struct OltpSpec {
     /// TPC-C's mode, warehouses in play and NURand constants (`--workload tpcc` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tpcc: Option<tpcc::TpccOptions>,
+    /// pgbench scripts run instead of the workload's own transactions (`--script`,
+    /// `--builtin`): their names and weights for the record.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub script_names: Vec<String>,
+    /// The scripts themselves, shared by the clients.
+    #[serde(skip)]
+    pub scripts: Option<Arc<script::client::ScriptSet>>,
     /// Server settings given several values (`--set NAME=A,B`), each an axis `set.NAME`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub set: Vec<Sweep<String>>,
@@ -153,9 +160,10 @@ impl Workload for OltpSpec {
         use crate::record::Setting;
         let mut s = vec![Setting::new(
             "workload",
-            match self.select_only {
-                true => format!("{} (select only)", self.mix.name()),
-                false => self.mix.name().to_string(),
+            match (self.select_only, self.script_names.is_empty()) {
+                (_, false) => format!("scripts: {}", self.script_names.join(", ")),
+                (true, true) => format!("{} (select only)", self.mix.name()),
+                (false, true) => self.mix.name().to_string(),
             },
         )];
         s.push(Setting::new("scale", self.scale.to_string()));
@@ -268,6 +276,7 @@ impl Workload for OltpSpec {
         let (mix, scale, select_only) = (self.mix, self.scale, self.select_only);
         let ledger = Arc::clone(&self.ledger);
         let tpcc = self.tpcc.clone();
+        let scripts = self.scripts.clone();
         let in_play = tpcc.as_ref().map(|t| t.warehouses.at(point));
         Ok(Arc::new(move |worker, workers| {
             let seed = seed ^ (worker as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -277,8 +286,13 @@ impl Workload for OltpSpec {
             let backend = backends
                 .get(shard)
                 .ok_or_else(|| OpError::other("no database"))?;
-            let client = match &tpcc {
-                Some(t) => {
+            let client = match (&tpcc, &scripts) {
+                (_, Some(set)) => Box::new(script::client::ScriptClient::new(
+                    Arc::clone(set),
+                    worker as u64,
+                    seed,
+                )) as Box<dyn client::Client>,
+                (Some(t), None) => {
                     let warehouses = match t.mode {
                         tpcc::Mode::Spec => workers as u64 / tpcc::TERMINALS_PER_WAREHOUSE,
                         tpcc::Mode::Throughput => in_play.unwrap_or(scale),
@@ -286,7 +300,7 @@ impl Workload for OltpSpec {
                     Box::new(tpcc::Tpcc::new(t, warehouses, worker as u64, seed))
                         as Box<dyn client::Client>
                 }
-                None => mix
+                (None, None) => mix
                     .client(scale, select_only, seed)
                     .ok_or_else(|| OpError::other(format!("{} needs its options", mix.name())))?,
             };

@@ -45,9 +45,6 @@ fn refuse_logs(_: &mut Reading, _: Option<&str>) -> Result<(), String> {
     Err("every run is archived with its time series and histograms; write them out with 'perflab export last -f csv -o FILE'".into())
 }
 
-fn refuse_scripts(_: &mut Reading, _: Option<&str>) -> Result<(), String> {
-    Err("perflab runs its own transactions (--workload debitcredit, orderentry, tpcc); scripts are not available".into())
-}
 
 static FLAGS: &[Flag] = &[
     Flag::value(&["-c", "--client"], "--clients", |r, value| {
@@ -85,25 +82,44 @@ static FLAGS: &[Flag] = &[
     to_switch!(["-S", "--select-only"], "--select-only"),
     Flag::value(
         &["-b", "--builtin"],
-        "tpcb-like is --workload debitcredit; select-only is --select-only",
+        "--builtin NAME[@W] (pgbench's built-in scripts, weights and prefixes; list)",
         |r, value| {
-            match given(value) {
-                "tpcb-like" | "tpcb" => r.opt("--workload", "debitcredit"),
-                "select-only" | "select" => r.word("--select-only"),
-                "simple-update" | "simple" => {
-                    return Err("perflab's DebitCredit updates all three balances, as TPC-B does; simple-update is not available".into());
-                }
-                _ => return Err("one of tpcb-like, select-only (without weights)".into()),
-            }
+            r.opt("--builtin", given(value));
             Ok(())
         },
     ),
     Flag::switch(
         &["-N", "--skip-some-updates"],
-        "refused: DebitCredit updates all three balances",
-        |_, _| {
-            Err("perflab's DebitCredit updates all three balances, as TPC-B does; simple-update is not available".into())
+        "--builtin simple-update",
+        |r, _| {
+            r.opt("--builtin", "simple-update");
+            Ok(())
         },
+    ),
+    Flag::value(&["-f", "--file"], "--script FILE[@W]", |r, value| {
+        r.opt("--script", given(value));
+        Ok(())
+    }),
+    Flag::value(&["-D", "--define"], "--define NAME=VALUE", |r, value| {
+        r.opt("--define", given(value));
+        Ok(())
+    }),
+    Flag::value(&["--max-tries"], "--max-tries N", |r, value| {
+        whole(given(value))?;
+        r.opt("--max-tries", given(value));
+        Ok(())
+    }),
+    Flag::switch(
+        &["--failures-detailed", "--verbose-errors"],
+        "refused: every error is counted by kind in the record",
+        |_, _| {
+            Err("perflab counts every failure by kind in the record (perflab show); this report of pgbench's is not available".into())
+        },
+    ),
+    Flag::switch(
+        &["-d", "--debug"],
+        "refused: pgbench's debugging output",
+        |_, _| Err("pgbench's debugging output is not available; perflab's record has every step's figures".into()),
     ),
     Flag::value(
         &["-M", "--protocol"],
@@ -187,25 +203,19 @@ static FLAGS: &[Flag] = &[
         },
     ),
     Flag::value(
-        &["-f", "--file", "-D", "--define"],
-        "refused: perflab runs its own transactions",
-        refuse_scripts,
-    ),
-    Flag::value(
         &["-L", "--latency-limit"],
         "refused: nothing is skipped; 'perflab report --slo p99<LIMIT' marks the objective",
         |_, _| {
             Err("perflab skips no transaction for being late; 'perflab report --slo p99<10ms' marks the highest throughput within an objective".into())
         },
     ),
+    Flag::switch(
+        &["-l", "--log"],
+        "refused: every run is archived; 'perflab export' writes it",
+        refuse_logs,
+    ),
     Flag::value(
-        &[
-            "-l",
-            "--log",
-            "--aggregate-interval",
-            "--sampling-rate",
-            "--log-prefix",
-        ],
+        &["--aggregate-interval", "--sampling-rate", "--log-prefix"],
         "refused: every run is archived; 'perflab export' writes it",
         refuse_logs,
     ),
@@ -222,22 +232,18 @@ static FLAGS: &[Flag] = &[
             "--init-steps",
             "-F",
             "--fillfactor",
-            "--foreign-keys",
             "--index-tablespace",
             "--partition-method",
             "--partitions",
             "--tablespace",
-            "--unlogged-tables",
         ],
         "refused: an option of pgbench -i's loading",
         refuse_init,
     ),
-    Flag::value(
-        &["--max-tries", "--failures-detailed", "--verbose-errors"],
-        "refused: perflab retries conflicts itself and counts every error by kind",
-        |_, _| {
-            Err("perflab retries serialization failures and deadlocks itself and counts every error by kind in the record".into())
-        },
+    Flag::switch(
+        &["--foreign-keys", "--unlogged-tables"],
+        "refused: an option of pgbench -i's loading",
+        refuse_init,
     ),
 ];
 

@@ -19,6 +19,7 @@ pub mod expr;
 pub mod parse;
 pub mod prng;
 pub mod scan;
+pub mod setup;
 pub mod shell;
 pub mod value;
 pub mod vars;
