@@ -12,10 +12,16 @@ pub struct OltpArgs {
     #[arg(value_enum, default_value = "all")]
     pub action: Action,
     /// The transactions: debitcredit (TPC-B, pgbench's tpcb-like), orderentry (customers,
-    /// orders and order lines, 90/10 read/write by statements) or tpcc (TPC-C-style order
-    /// processing: new-order, payment, order-status, delivery, stock-level; NOPM)
+    /// orders and order lines, 90/10 read/write by statements), tpcc (TPC-C-style order
+    /// processing: new-order, payment, order-status, delivery, stock-level; NOPM) or one of
+    /// sysbench's OLTP tests (oltp_read_write, oltp_point_select, ... bulk_insert)
     #[arg(long, default_value = "debitcredit")]
     pub workload: String,
+    /// sysbench's tests: one of their options, as sysbench names it (NAME=VALUE, repeatable:
+    /// tables=4, table_size=100000, range_size, point_selects, skip_trx=on, rand_type ...;
+    /// docs/options.md lists them); sysbench's own line (--tables=4) is read into these
+    #[arg(long = "sysbench", value_name = "NAME=VALUE")]
+    pub sysbench: Vec<String>,
     /// tpcc: warehouses (the database holds the largest; each step works on the first N);
     /// sweeps. Same as --scale for tpcc
     #[arg(long, value_name = "N|SWEEP")]

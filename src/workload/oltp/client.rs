@@ -54,6 +54,13 @@ pub trait Client: Send {
     fn figures(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
+    /// The measure phase begins: counts kept for [`Client::figures`] start again.
+    fn measuring(&mut self) {}
+    /// The step's work is over: what the user still holds goes to the server (sysbench's
+    /// bulk_insert sends its last rows, as its `thread_done` does).
+    fn finish(&mut self, _conn: &mut dyn Conn) -> Result<(), DbError> {
+        Ok(())
+    }
 }
 
 /// Why a transaction conflicted, from the engine's message: deadlocks and serialization
@@ -266,10 +273,15 @@ impl Session for OltpSession {
 
     fn measuring(&mut self) {
         self.statements_at_start = self.conn.statements();
+        self.client.measuring();
     }
 
     fn finish(&mut self) -> Figures {
         let mut f = Figures::new();
+        // Its failure shows here, and in the checks of what the server holds.
+        if self.client.finish(&mut self.conn).is_err() {
+            f.insert("finish_errors_per_client".into(), 1.0);
+        }
         // Summed over the workers in `derive` (figures are averaged over them).
         f.insert(
             "statements".into(),

@@ -207,9 +207,16 @@ fn mix(args: &OltpArgs) -> Result<Mix, AppError> {
         SpecError::new(
             "workload",
             &args.workload,
-            "use debitcredit (TPC-B), orderentry or tpcc",
+            "use debitcredit (TPC-B), orderentry, tpcc or a sysbench test (oltp_read_write, oltp_point_select, ...)",
         )
     })?;
+    if mix != Mix::Sysbench && !args.sysbench.is_empty() {
+        return Err(AppError::Usage(format!(
+            "--sysbench is for sysbench's tests (--workload {}), not {}",
+            super::sysbench::Test::names(),
+            mix.name()
+        )));
+    }
     if mix != Mix::Tpcc {
         for (given, option) in [
             (args.warehouses.is_some(), "--warehouses"),
@@ -218,8 +225,11 @@ fn mix(args: &OltpArgs) -> Result<Mix, AppError> {
         ] {
             if given {
                 return Err(AppError::Usage(format!(
-                    "{option} is for --workload tpcc; {} takes --scale",
-                    mix.name()
+                    "{option} is for --workload tpcc; {}",
+                    match mix {
+                        Mix::Sysbench => "sysbench's tests take --sysbench table_size=N".into(),
+                        _ => format!("{} takes --scale", mix.name()),
+                    }
                 )));
             }
         }
@@ -364,9 +374,21 @@ fn refuse_foreign(t: &Target, mix: Mix) -> Result<(), AppError> {
     Ok(())
 }
 
+/// sysbench's test and options, for `--workload oltp_read_write` and the other tests.
+fn sysbench_options(
+    args: &OltpArgs,
+    mix: Mix,
+) -> Result<Option<Arc<super::sysbench::SysbenchOptions>>, AppError> {
+    Ok(match mix {
+        Mix::Sysbench => Some(Arc::new(super::sysbench::cmd::options(args)?)),
+        _ => None,
+    })
+}
+
 /// The run specification for `all` and `run`.
 pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppError> {
     let mix = mix(args)?;
+    let sysbench = sysbench_options(args, mix)?;
     // pgbench's scripts: `-S` beside others is one more script, select-only.
     let mut builtins = args.builtin.clone();
     if args.select_only && (!args.script.is_empty() || !builtins.is_empty()) {
@@ -398,7 +420,10 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
     for t in &ts.shards {
         t.try_settings(&swept, &looking())?;
     }
-    let mut scale = scale(args, mix)?;
+    let mut scale = match &sysbench {
+        Some(o) => u64::from(o.table_size),
+        None => scale(args, mix)?,
+    };
     // Whose tables the run works on, when not perflab's.
     let mut tables_of = None;
     let phases = match args.action {
@@ -419,6 +444,11 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
             }
             let mut scales = Vec::new();
             for t in &ts.shards {
+                if let Some(o) = &sysbench {
+                    tables_of = super::sysbench::cmd::for_run(t, o)?;
+                    scales.push(scale);
+                    continue;
+                }
                 let found = look(t, mix)?;
                 if let Some(s) = pgbench_bank(t, mix, &found)? {
                     let what = match args.select_only || lone == Some("select-only") {
@@ -490,7 +520,10 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
             for (i, t) in ts.shards.iter().enumerate() {
                 let name = ts.databases.as_ref().and_then(|d| d.names.get(i));
                 if !name.is_some_and(|n| missing.contains(n)) {
-                    refuse_foreign(t, mix)?;
+                    match &sysbench {
+                        Some(o) => super::sysbench::cmd::refuse_foreign(t, o)?,
+                        None => refuse_foreign(t, mix)?,
+                    }
                 }
             }
             Phases::All
@@ -565,6 +598,7 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
     let spec = OltpSpec {
         script_names,
         scripts,
+        sysbench,
         mix,
         select_only: args.select_only || lone == Some("select-only"),
         scale,
@@ -697,6 +731,7 @@ fn load_constants(seed: &str) -> Result<tpcc::input::Constants, SpecError> {
 /// `prepare` and `cleanup`: load or drop the tables of every shard, no measurement.
 pub fn steps(host: &dyn Host, args: &OltpArgs) -> Result<(), AppError> {
     let mix = mix(args)?;
+    let sysbench = sysbench_options(args, mix)?;
     let ts = targets(args)?;
     if ts.temp_dir.is_some() {
         return Err(AppError::Usage(
@@ -721,7 +756,10 @@ pub fn steps(host: &dyn Host, args: &OltpArgs) -> Result<(), AppError> {
                 None => Vec::new(),
             };
             for t in &ts.shards {
-                refuse_foreign(t, mix)?;
+                match &sysbench {
+                    Some(o) => super::sysbench::cmd::refuse_foreign(t, o)?,
+                    None => refuse_foreign(t, mix)?,
+                }
             }
             for (i, t) in ts.shards.iter().enumerate() {
                 if ts.shards.len() > 1 {
@@ -744,15 +782,18 @@ pub fn steps(host: &dyn Host, args: &OltpArgs) -> Result<(), AppError> {
                 };
                 let mut c = t.open(false, &host.stop())?;
                 let constants = load_constants(&args.run.seed)?;
-                let loaded = shards::load(&mut *c, mix, scale, &note, made, &constants)
-                    .map_err(|e| e.message)
-                    .and_then(|()| match mix {
+                let loaded = match &sysbench {
+                    Some(o) => super::sysbench::cmd::prepare(&mut *c, o, &note),
+                    None => shards::load(&mut *c, mix, scale, &note, made, &constants)
+                        .map_err(|e| e.message),
+                }
+                .and_then(|()| match mix {
                         Mix::Tpcc => tpcc_after_load(&mut *c, &note),
                         _ => Ok(()),
                     });
                 if let Err(e) = loaded {
                     // Leave nothing half-loaded behind.
-                    let _ = schema::drop_ours(&mut *c, &Mix::known_tables());
+                    let _ = super::sysbench::schema::drop_ours(&mut *c);
                     drop(c);
                     let removed = new_file
                         .map(|p| remove_sqlite_files(&p))
@@ -761,6 +802,14 @@ pub fn steps(host: &dyn Host, args: &OltpArgs) -> Result<(), AppError> {
                         "prepare failed on {}: {e}{removed}",
                         t.shown
                     )));
+                }
+            }
+            Ok(())
+        }
+        Action::Cleanup if sysbench.is_some() => {
+            for t in &ts.shards {
+                if let Some(o) = &sysbench {
+                    super::sysbench::cmd::cleanup(t, o, &note, &host.stop())?;
                 }
             }
             Ok(())

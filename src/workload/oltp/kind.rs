@@ -20,7 +20,7 @@ pub struct OltpKind;
 pub static KIND: OltpKind = OltpKind;
 
 /// The tools whose flags `perflab oltp` reads.
-static PEERS: &[&crate::workload::peer::Peer] = &[&super::peer::PGBENCH];
+static PEERS: &[&crate::workload::peer::Peer] = &[&super::peer::PGBENCH, &super::sysbench::SYSBENCH];
 
 impl crate::workload::kind::Kind for OltpKind {
     fn name(&self) -> &'static str {
@@ -37,8 +37,19 @@ impl crate::workload::kind::Kind for OltpKind {
 
     /// Trouble counted per client (retries, reconnects, TPC-C's rollbacks) shows only where
     /// there was some.
+    /// sysbench's figures (`sb_`) are in a table of their own.
     fn hidden(&self) -> &'static [crate::workload::kind::Hidden] {
-        &[crate::workload::kind::Hidden::UnlessNonZero("_per_client")]
+        &[
+            crate::workload::kind::Hidden::UnlessNonZero("_per_client"),
+            crate::workload::kind::Hidden::Prefix(super::sysbench::figures::PREFIX),
+        ]
+    }
+
+    /// The breakdowns, then sysbench's statistics (and histograms) for its tests.
+    fn tables(&self, record: &RunRecord) -> Vec<(String, crate::present::table::Table)> {
+        let mut out = crate::workload::kind::breakdowns(record, self.words());
+        out.extend(super::sysbench::figures::tables(record));
+        out
     }
 
     fn workers(&self) -> &'static str {

@@ -17,16 +17,20 @@ pub enum Mix {
     Orderentry,
     /// TPC-C-style order processing: five transactions over nine tables.
     Tpcc,
+    /// One of sysbench's OLTP tests on its `sbtestN` tables (the test and its options are
+    /// [`super::sysbench::SysbenchOptions`]).
+    Sysbench,
 }
 
 impl Mix {
-    pub const ALL: [Mix; 3] = [Mix::Debitcredit, Mix::Orderentry, Mix::Tpcc];
+    pub const ALL: [Mix; 4] = [Mix::Debitcredit, Mix::Orderentry, Mix::Tpcc, Mix::Sysbench];
 
     pub fn parse(name: &str) -> Option<Mix> {
         match name.to_ascii_lowercase().replace(['-', '_'], "").as_str() {
             "debitcredit" | "tpcb" => Some(Mix::Debitcredit),
             "orderentry" => Some(Mix::Orderentry),
             "tpcc" | "orderprocessing" => Some(Mix::Tpcc),
+            _ if super::sysbench::Test::parse(name).is_some() => Some(Mix::Sysbench),
             _ => None,
         }
     }
@@ -36,6 +40,7 @@ impl Mix {
             Mix::Debitcredit => "debitcredit",
             Mix::Orderentry => "orderentry",
             Mix::Tpcc => "tpcc",
+            Mix::Sysbench => "sysbench",
         }
     }
 
@@ -45,6 +50,7 @@ impl Mix {
             Mix::Debitcredit => "branches: 100,000 accounts and 10 tellers each",
             Mix::Orderentry => "thousands of customers, 10 orders of 5 lines each",
             Mix::Tpcc => "warehouses: 10 districts, 30,000 customers and 100,000 stock rows each",
+            Mix::Sysbench => "rows a table (sysbench's --table-size)",
         }
     }
 
@@ -54,6 +60,7 @@ impl Mix {
             Mix::Debitcredit => 10_000,
             Mix::Orderentry => 100_000,
             Mix::Tpcc => tpcc::MAX_WAREHOUSES,
+            Mix::Sysbench => i32::MAX as u64,
         }
     }
 
@@ -62,6 +69,8 @@ impl Mix {
             Mix::Debitcredit => &debitcredit::TABLES,
             Mix::Orderentry => &orderentry::TABLES,
             Mix::Tpcc => &tpcc::load::TABLES,
+            // sysbench's tables are numbered (`sbtest1..N`): its own module finds them.
+            Mix::Sysbench => &[],
         }
     }
 
@@ -86,16 +95,20 @@ impl Mix {
             Mix::Debitcredit => debitcredit::load(conn, scale, note),
             Mix::Orderentry => orderentry::load(conn, scale, note),
             Mix::Tpcc => tpcc::load::load(conn, scale, constants, note),
+            Mix::Sysbench => Err(DbError::other(
+                "sysbench's tables are loaded with their options (sysbench::schema::prepare)",
+            )),
         }
     }
 
-    /// One user's transactions; `reads_only` is `--select-only`. None for TPC-C, whose
-    /// terminals need the run's options ([`tpcc::Tpcc::new`]).
+    /// One user's transactions; `reads_only` is `--select-only`. None for TPC-C and
+    /// sysbench, whose clients need the run's options ([`tpcc::Tpcc::new`],
+    /// [`super::sysbench::client::Sysbench::new`]).
     pub fn client(self, scale: u64, reads_only: bool, seed: u64) -> Option<Box<dyn Client>> {
         match self {
             Mix::Debitcredit => Some(Box::new(DebitCredit::new(scale, reads_only, seed))),
             Mix::Orderentry => Some(Box::new(OrderEntry::new(scale, reads_only, seed))),
-            Mix::Tpcc => None,
+            Mix::Tpcc | Mix::Sysbench => None,
         }
     }
 }

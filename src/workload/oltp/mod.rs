@@ -31,6 +31,7 @@ pub mod orderentry;
 pub mod peer;
 pub mod script;
 pub mod shards;
+pub mod sysbench;
 pub mod tpcc;
 
 pub use kind::KIND;
@@ -100,6 +101,9 @@ pub struct OltpSpec {
     /// TPC-C's mode, warehouses in play and NURand constants (`--workload tpcc` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tpcc: Option<tpcc::TpccOptions>,
+    /// sysbench's test and its options (`--workload oltp_read_write` and the others).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sysbench: Option<Arc<sysbench::SysbenchOptions>>,
     /// pgbench scripts run instead of the workload's own transactions (`--script`,
     /// `--builtin`): their names and weights for the record.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -166,7 +170,10 @@ impl Workload for OltpSpec {
                 (false, true) => self.mix.name().to_string(),
             },
         )];
-        s.push(Setting::new("scale", self.scale.to_string()));
+        match &self.sysbench {
+            Some(o) => s = o.settings(),
+            None => s.push(Setting::new("scale", self.scale.to_string())),
+        }
         if let Some(by) = &self.tables_of {
             s.push(Setting::new("tables", format!("{by}'s")));
         }
@@ -277,6 +284,7 @@ impl Workload for OltpSpec {
         let ledger = Arc::clone(&self.ledger);
         let tpcc = self.tpcc.clone();
         let scripts = self.scripts.clone();
+        let sysbench = self.sysbench.clone();
         let in_play = tpcc.as_ref().map(|t| t.warehouses.at(point));
         Ok(Arc::new(move |worker, workers| {
             let seed = seed ^ (worker as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -300,6 +308,9 @@ impl Workload for OltpSpec {
                     Box::new(tpcc::Tpcc::new(t, warehouses, worker as u64, seed))
                         as Box<dyn client::Client>
                 }
+                (None, None) if let Some(o) = &sysbench => Box::new(
+                    sysbench::client::Sysbench::new(o, worker, workers, seed),
+                ) as Box<dyn client::Client>,
                 (None, None) => mix
                     .client(scale, select_only, seed)
                     .ok_or_else(|| OpError::other(format!("{} needs its options", mix.name())))?,
@@ -318,6 +329,9 @@ impl Workload for OltpSpec {
     fn derive(&self, point: &StepPoint, trial: &mut Trial) {
         if let Some(t) = &self.tpcc {
             tpcc::figures::derive(t, point, trial);
+        }
+        if let Some(o) = &self.sysbench {
+            sysbench::figures::derive(o.percentile, trial);
         }
         // Statements: each worker's count over the measure phase, averaged like every
         // session figure; the step's total is the mean times the workers.
@@ -439,8 +453,11 @@ impl Workload for OltpSpec {
                 }
                 let mut c = b.connect(&ctx.stop).map_err(|e| OpError::db("", &e))?;
                 let constants = self.tpcc.as_ref().map(|t| t.constants).unwrap_or_default();
-                shards::load(&mut *c, self.mix, self.scale, note, created(i), &constants)
-                    .map_err(|e| OpError::db("loading failed", &e))?;
+                match &self.sysbench {
+                    Some(o) => sysbench::schema::prepare(&mut *c, o, o.seed, note),
+                    None => shards::load(&mut *c, self.mix, self.scale, note, created(i), &constants),
+                }
+                .map_err(|e| OpError::db("loading failed", &e))?;
             }
         }
         checks::baseline(self, &ctx.stop, note).map_err(OpError::other)?;

@@ -3,7 +3,7 @@
 
 use super::Mix;
 use crate::sql::backend::Backend;
-use crate::sql::schema::{self, drop_ours};
+use crate::sql::schema;
 use crate::sql::shard_db::{ShardDatabases, created_here, drop_database};
 use crate::sql::sql::{Conn, DbError};
 use crate::stop::Stop;
@@ -19,7 +19,7 @@ pub fn load(
     constants: &super::tpcc::input::Constants,
 ) -> Result<(), DbError> {
     let made = created_now || created_here(conn);
-    drop_ours(conn, &Mix::known_tables())?;
+    super::sysbench::schema::drop_ours(conn)?;
     mix.load(conn, scale, note, constants)?;
     if made {
         schema::record(conn, "database", "created")?;
@@ -43,7 +43,8 @@ pub fn clear(
     // up rather than hang.
     let mut c = shard.connect_session(stop)?;
     let made = created_here(&mut *c);
-    let dropped = drop_ours(&mut *c, &Mix::known_tables())?;
+    // sysbench's tables too, where perflab listed them.
+    let dropped = super::sysbench::schema::drop_ours(&mut *c)?;
     drop(c);
     if let Some((dbs, i)) = databases
         && made
