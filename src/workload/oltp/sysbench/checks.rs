@@ -153,7 +153,9 @@ pub fn after_step(o: &SysbenchOptions, b: &Backend, unknown: u64, stop: &Stop) -
                 ("index_updates".to_string(), k),
             ]),
             summary: match passed {
-                true => format!("the sum of k grew by {k_grew}, one for each index update"),
+                true => format!(
+                    "the sum of k grew by {k_grew}, as the {k} index updates that changed a row say"
+                ),
                 false => format!(
                     "the sum of k grew by {k_grew}, but {k} index updates changed a row: updates were lost or applied twice"
                 ),

@@ -13,7 +13,7 @@ use crate::present::mean_figure;
 use crate::present::table::Table;
 use crate::record::histogram::decode;
 use crate::record::{RunRecord, StepResult, Trial, step_number};
-use crate::vocab::numbers::{count, rate, sig3};
+use crate::vocab::numbers::{count, rate};
 
 /// The figures' prefix, which the steps table leaves out.
 pub const PREFIX: &str = "sb_";
@@ -68,7 +68,7 @@ pub fn derive(percentile: u32, trial: &mut Trial) {
 /// The run's `--percentile`, or None for a record that is not sysbench's.
 fn percentile(r: &RunRecord) -> Option<u64> {
     r.spec
-        .pointer("/workload/sysbench/percentile")
+        .pointer("/sysbench/percentile")
         .and_then(|v| v.as_u64())
 }
 
@@ -132,7 +132,7 @@ pub fn tables(r: &RunRecord) -> Vec<(String, Table)> {
     let mut out = vec![("sysbench's statistics".to_string(), t)];
     let wanted = r
         .spec
-        .pointer("/workload/sysbench/histogram")
+        .pointer("/sysbench/histogram")
         .and_then(|v| v.as_bool())
         .unwrap_or(false);
     if wanted {
@@ -178,7 +178,7 @@ fn histogram(s: &StepResult) -> Option<Table> {
     let mut t = Table::new(["value", "distribution", "count"].map(String::from).to_vec());
     for (top, n) in buckets {
         let bar = "*".repeat(((n * 40).div_ceil(most)) as usize);
-        t.row(vec![sig3(top / 1e6), format!("|{bar:<40}"), n.to_string()]);
+        t.row(vec![format!("{:.3}", top / 1e6), format!("|{bar:<40}"), n.to_string()]);
     }
     Some(t)
 }

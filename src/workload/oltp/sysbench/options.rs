@@ -151,8 +151,8 @@ impl SysbenchOptions {
     pub fn settings(&self) -> Vec<crate::record::Setting> {
         use crate::record::Setting;
         let tables = match self.test.bulk() {
-            true => format!("{} (one per client, (id, k))", self.bulk_tables),
-            false => format!("{} of {} rows", self.tables, self.table_size),
+            true => format!("{} table(s) (id, k), one per client", self.bulk_tables),
+            false => format!("{} table(s) of {} rows", self.tables, self.table_size),
         };
         let r = &self.rand;
         let rand = match r.kind {
@@ -164,7 +164,7 @@ impl SysbenchOptions {
         };
         let mut s = vec![
             Setting::new("workload", format!("sysbench {}", self.test.name())),
-            Setting::new("tables", tables),
+            Setting::new("size", tables),
             Setting::new("rand-type", rand),
         ];
         let d = SysbenchOptions::new(self.test);

@@ -684,14 +684,15 @@ fn finish(r: &mut Reading) -> Result<(), String> {
     {
         r.opt("--query-mode", &mode);
     }
-    if action == "prepare" || action == "cleanup" {
-        return Ok(());
-    }
-    // sysbench's defaults for what the line leaves out.
+    // sysbench's defaults for what the line leaves out (its threads are bulk_insert's
+    // tables at prepare too).
     let mut took = Vec::new();
     if !r.has("--clients") && !r.has("--threads") {
         r.opt("--clients", "1");
         took.push("1 thread".to_string());
+    }
+    if action == "prepare" || action == "cleanup" {
+        return Ok(());
     }
     let time = r.kept("time").map(secs).transpose()?;
     let events = r.kept("events").map(whole).transpose()?.unwrap_or(0);
