@@ -138,16 +138,23 @@ impl<'m> Sampler<'m> {
 
     /// Takes a reading if a boundary has passed.
     pub fn poll(&mut self, now: Instant) {
-        if !self.detailed || now < self.due() {
+        if now < self.due() {
+            return;
+        }
+        // A coordinator held up for several intervals makes one long point, not a burst.
+        let since = now.saturating_duration_since(self.origin).as_nanos();
+        let next = (since / self.interval.as_nanos().max(1)) as u32 + 1;
+        if !self.detailed {
+            // Nothing to read, but the next boundary still moves on: a due time left in
+            // the past would have the coordinator, which waits until it, spin.
+            self.next = next;
             return;
         }
         let reading = self.read();
         let point = self.point(&self.prev, &reading);
         self.points.push(point);
         self.prev = reading;
-        // A coordinator held up for several intervals makes one long point, not a burst.
-        let since = now.saturating_duration_since(self.origin).as_nanos();
-        self.next = (since / self.interval.as_nanos().max(1)) as u32 + 1;
+        self.next = next;
     }
 
     /// The last reading (the phase is over), and everything made of the readings.
@@ -425,6 +432,18 @@ fn whole_disks() -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--resources off` (a sampler that reads nothing) had its next boundary stay at the
+    /// first: the trial's coordinator, which waits until the sampler is due, spun on a CPU
+    /// for the whole measure phase.
+    #[test]
+    fn a_sampler_that_reads_nothing_still_moves_its_boundary_on() {
+        let mut s = Sampler::start(false, Duration::from_millis(10), &[], None);
+        let later = s.origin() + Duration::from_millis(35);
+        s.poll(later);
+        assert!(s.due() > later, "the next boundary is after now");
+        assert!(s.finish().points.is_empty());
+    }
 
     /// A real phase on this machine: points on the interval clock, shares that add up, a
     /// summary whose figures agree with the points, and the sampler's cost stated.
