@@ -65,7 +65,7 @@ python3 - "$out" "$ROUNDS" "$THREADS" "$ENGINES" "$TESTS" <<'PY'
 import json, re, sys, statistics as st
 out, rounds, threads = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 engines, tests = sys.argv[4].split(), sys.argv[5].split()
-print(f"{'engine':9} {'test':18} {'threads':>7} {'perflab ev/s':>13} {'sysbench ev/s':>14} {'ratio':>6}  {'CPU/ev p':>9} {'CPU/ev s':>9} {'ratio':>6}")
+print(f"{'engine':9} {'test':18} {'threads':>7} {'perflab ev/s':>13} {'sysbench ev/s':>14} {'ratio':>6}  {'CPU/ev p':>9} {'CPU/ev s':>9} {'ratio':>6}  rounds' ratios")
 for e in engines:
     for t in tests:
         rows = []
@@ -79,6 +79,7 @@ for e in engines:
         md = st.median
         print(f"{e:9} {t:18} {threads:>7} {md([x[0] for x in rows]):13,.0f} {md([x[1] for x in rows]):14,.0f} "
               f"{md([x[0]/x[1] for x in rows]):6.3f}  {md([x[2] for x in rows])/1e3:7.1f}us "
-              f"{md([x[3] for x in rows])/1e3:7.1f}us {md([x[2]/x[3] for x in rows]):6.3f}")
+              f"{md([x[3] for x in rows])/1e3:7.1f}us {md([x[2]/x[3] for x in rows]):6.3f}  "
+              + " ".join(f"{x[0]/x[1]:.2f}" for x in rows))
 print(f"(medians over {rounds} rounds of the same line; ratios perflab/sysbench per round, then their median)")
 PY

@@ -169,6 +169,27 @@ fn every_test(s: &Server, r: &Results) {
             );
             assert_eq!(figure(&v, "sb_reads_per_txn"), rr, "{test}");
         }
+        if test == "oltp_read_write" {
+            // Without transactions: no BEGIN and COMMIT; with the parameters written into
+            // the text (no prepared statements): the same queries.
+            for (extra, other) in [("--skip_trx=on", 0.0), ("--db-ps-mode=disable", 2.0)] {
+                let v = ok(
+                    r,
+                    &s.line(&format!(
+                        "{test} {{}} {size} {extra} --events=50 --time=0 --json run"
+                    )),
+                );
+                checks_pass(&v);
+                let counts = (
+                    figure(&v, "sb_reads"),
+                    figure(&v, "sb_writes"),
+                    figure(&v, "sb_other"),
+                );
+                assert_eq!(counts, (700.0, 200.0, other * 50.0), "{test} {extra}");
+            }
+            let v = spec(&s.line(&format!("{test} {{}} --db-ps-mode=disable run")));
+            assert_eq!(v["query_mode"], "simple", "{}", v["query_mode"]);
+        }
         let after = s.held(table);
         match test {
             // Each insert is a row more; each delete that found its row one less.
@@ -207,16 +228,24 @@ fn every_test_on_mariadb_holds_what_its_counts_say() {
 
 /// Four clients on five rows: deadlocks and (PostgreSQL) unique violations, which sysbench
 /// ignores and re-runs; no event fails, the ignored errors are counted, the rows add up.
-fn conflicts(s: &Server, r: &Results) {
+/// `fast`: perflab's own option that makes the server find deadlocks at once
+/// (PostgreSQL's `deadlock_timeout` is a second).
+fn conflicts(s: &Server, r: &Results, fast: &str) {
     ok(r, &s.line("oltp_write_only {} --table-size=5 prepare"));
     let v = ok(
         r,
-        &s.line("oltp_write_only {} --table-size=5 --threads=4 --events=400 --time=0 --rand-type=uniform --json run"),
+        &s.line(&format!(
+            "oltp_write_only {{}} --table-size=5 --threads=4 --events=400 --time=0 --rand-type=uniform {fast} --json run"
+        )),
     );
     assert_eq!(ops(&v), 400);
     assert_eq!(v["steps"][0]["trials"][0]["errors"], 0);
     checks_pass(&v);
-    assert!(figure(&v, "sb_ignored_errors") > 0.0, "{}", v["steps"][0]["trials"][0]["figures"]);
+    assert!(
+        figure(&v, "sb_ignored_errors") > 0.0,
+        "{}",
+        v["steps"][0]["trials"][0]["figures"]
+    );
     assert_eq!(s.held("sbtest1").0, 5);
     ok(r, &s.line("oltp_write_only {} cleanup"));
 }
@@ -224,7 +253,11 @@ fn conflicts(s: &Server, r: &Results) {
 #[test]
 fn conflicts_are_ignored_and_rerun_as_sysbench_does_on_postgres() {
     let Some(pg) = PgServer::start() else { return };
-    conflicts(&Server::pg(&pg), &Results::new("sb-pg-conflicts"));
+    conflicts(
+        &Server::pg(&pg),
+        &Results::new("sb-pg-conflicts"),
+        "--set deadlock_timeout=10ms",
+    );
 }
 
 #[test]
@@ -232,7 +265,7 @@ fn conflicts_are_ignored_and_rerun_as_sysbench_does_on_mariadb() {
     let Some(db) = MariaDbServer::start() else {
         return;
     };
-    conflicts(&Server::maria(&db), &Results::new("sb-my-conflicts"));
+    conflicts(&Server::maria(&db), &Results::new("sb-my-conflicts"), "");
 }
 
 /// The real sysbench, or a skip (a failure where the servers are required).
@@ -277,25 +310,41 @@ fn with_the_real_sysbench(s: &Server, r: &Results) {
     // sysbench prepares; perflab runs on its tables, refuses to prepare over them or drop
     // them, and sysbench cleans up.
     real(&s.line("oltp_read_write {} --tables=2 --table-size=1000 prepare"));
-    let o = sb(r, &s.line("oltp_read_write {} --tables=2 --table-size=1000 --events=200 --time=0 --json run"));
+    let o = sb(
+        r,
+        &s.line("oltp_read_write {} --tables=2 --table-size=1000 --events=200 --time=0 --json run"),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("made by sysbench prepare"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("made by sysbench prepare"),
+        "{}",
+        stderr(&o)
+    );
     let v = json(&o);
     assert_eq!(ops(&v), 200);
     checks_pass(&v);
     assert_eq!(figure(&v, "sb_reads_per_txn"), 14.0);
     assert_eq!(s.held("sbtest1").0 + s.held("sbtest2").0, 2000);
     for action in ["prepare", "cleanup"] {
-        let o = sb(r, &s.line(&format!("oltp_read_write {{}} --tables=2 {action}")));
+        let o = sb(
+            r,
+            &s.line(&format!("oltp_read_write {{}} --tables=2 {action}")),
+        );
         assert_eq!(o.status.code(), Some(2), "{action}: {}", stderr(&o));
-        assert!(stderr(&o).contains("perflab did not make"), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("perflab did not make"),
+            "{}",
+            stderr(&o)
+        );
     }
     real(&s.line("oltp_read_write {} --tables=2 cleanup"));
     // perflab prepares; sysbench runs on its tables; perflab cleans up.
-    ok(r, &s.line("oltp_read_write {} --tables=2 --table-size=1000 prepare"));
-    let report = real(&s.line(
-        "oltp_read_write {} --tables=2 --table-size=1000 --events=100 --time=0 run",
-    ));
+    ok(
+        r,
+        &s.line("oltp_read_write {} --tables=2 --table-size=1000 prepare"),
+    );
+    let report =
+        real(&s.line("oltp_read_write {} --tables=2 --table-size=1000 --events=100 --time=0 run"));
     assert_eq!(reported(&report, "transactions:"), 100, "{report}");
     assert_eq!(reported(&report, "read:"), 1400, "{report}");
     assert_eq!(s.held("sbtest1").0 + s.held("sbtest2").0, 2000);
@@ -343,19 +392,35 @@ fn a_sysbench_line_reads_as_perflabs_own_spelling() {
     let db = format!("sqlite://{}/sb.db", dir.display());
     for (theirs, ours) in [
         (
-            format!("oltp_read_write --tables=4 --table_size=500 --threads=8 --time=30 --rate=100 --target {db} all"),
-            format!("all --workload oltp_read_write --sysbench tables=4 --sysbench table_size=500 --clients 8 --duration 30s --rate 100/s --rate-scope total --warmup 0s --target {db}"),
+            format!(
+                "oltp_read_write --tables=4 --table_size=500 --threads=8 --time=30 --rate=100 --target {db} all"
+            ),
+            format!(
+                "all --workload oltp_read_write --sysbench tables=4 --sysbench table_size=500 --clients 8 --duration 30s --rate 100/s --rate-scope total --warmup 0s --target {db}"
+            ),
         ),
         (
-            format!("/usr/share/sysbench/oltp_point_select.lua --like sysbench --events=1000 --time=0 --warmup-time=2 --rand-type=pareto --rand-seed=7 --target {db} all"),
-            format!("all --workload oltp_point_select --ops 1000 --warmup 2s --sysbench rand_type=pareto --seed 7 --clients 1 --target {db}"),
+            format!(
+                "/usr/share/sysbench/oltp_point_select.lua --like sysbench --events=1000 --time=0 --warmup-time=2 --rand-type=pareto --rand-seed=7 --target {db} all"
+            ),
+            format!(
+                "all --workload oltp_point_select --ops 1000 --warmup 2s --sysbench rand_type=pareto --seed 7 --clients 1 --target {db}"
+            ),
         ),
         (
-            format!("oltp_read_only --skip_trx --range_selects=off --percentile=99 --histogram --report-interval=2 --target {db} all"),
-            format!("all --workload oltp_read_only --sysbench skip_trx=on --sysbench range_selects=off --sysbench percentile=99 --sysbench histogram=on --interval 2s --clients 1 --duration 10s --warmup 0s --target {db}"),
+            format!(
+                "oltp_read_only --skip_trx --range_selects=off --percentile=99 --histogram --report-interval=2 --target {db} all"
+            ),
+            format!(
+                "all --workload oltp_read_only --sysbench skip_trx=on --sysbench range_selects=off --sysbench percentile=99 --sysbench histogram=on --interval 2s --clients 1 --duration 10s --warmup 0s --target {db}"
+            ),
         ),
     ] {
-        assert_eq!(spec(&theirs), spec(&ours), "\n{theirs}\nreads differently from\n{ours}");
+        assert_eq!(
+            spec(&theirs),
+            spec(&ours),
+            "\n{theirs}\nreads differently from\n{ours}"
+        );
     }
     let v = spec(&format!("oltp_read_write --tables=2 --target {db} all"));
     assert_eq!(v["sysbench"]["test"], "oltp_read_write");
@@ -376,28 +441,63 @@ fn tempdir(name: &str) -> std::path::PathBuf {
 fn lines_perflab_cannot_honour_are_one_line_and_exit_2() {
     let r = Results::new("sb-refusals");
     for (line, says) in [
-        ("oltp_read_write --tables=2 --report-checkpoints=5 run", "--report-checkpoints"),
-        ("oltp_read_write --tables=2 --forced-shutdown=1 run", "--forced-shutdown"),
-        ("oltp_read_write --tables=2 --mysql-host=a,b run", "a list of servers"),
-        ("oltp_read_write --tables=2 --config-file=x.cfg run", "--config-file"),
-        ("oltp_read_write --tables=2 --db-driver=attachsql run", "mysql or pgsql"),
-        ("oltp_read_write --tables=2 --events=10 --time=5 run", "whichever comes first"),
+        (
+            "oltp_read_write --tables=2 --report-checkpoints=5 run",
+            "--report-checkpoints",
+        ),
+        (
+            "oltp_read_write --tables=2 --forced-shutdown=1 run",
+            "--forced-shutdown",
+        ),
+        (
+            "oltp_read_write --tables=2 --mysql-host=a,b run",
+            "a list of servers",
+        ),
+        (
+            "oltp_read_write --tables=2 --config-file=x.cfg run",
+            "--config-file",
+        ),
+        (
+            "oltp_read_write --tables=2 --db-driver=attachsql run",
+            "mysql or pgsql",
+        ),
+        (
+            "oltp_read_write --tables=2 --events=10 --time=5 run",
+            "whichever comes first",
+        ),
         ("oltp_read_write --tables=2 --time=0 run", "without end"),
-        ("oltp_read_write --tables=0 --target sqlite:///tmp/x.db run", "at least 1"),
-        ("select_random_points --tables=2 --target sqlite:///tmp/x.db all", "sbtest1 alone"),
-        ("oltp_read_write --tables=2 --rand-type=normal --target sqlite:///tmp/x.db all", "rand_type"),
-        ("oltp_read_write --tables=2 --reconnect=10 run", "--reconnect"),
+        (
+            "oltp_read_write --tables=0 --target sqlite:///tmp/x.db run",
+            "at least 1",
+        ),
+        (
+            "select_random_points --tables=2 --target sqlite:///tmp/x.db all",
+            "sbtest1 alone",
+        ),
+        (
+            "oltp_read_write --tables=2 --rand-type=normal --target sqlite:///tmp/x.db all",
+            "rand_type",
+        ),
+        (
+            "oltp_read_write --tables=2 --reconnect=10 run",
+            "--reconnect",
+        ),
         ("oltp_read_write --tables=2 prewarm", "prewarm"),
         ("fileio --file-num=4 --tables=2 run", "perflab io"),
         ("oltp_read_write --pgsql-host=db run", "--db-driver=pgsql"),
-        ("--workload debitcredit --sysbench tables=2 --target sqlite:///tmp/x.db", "--sysbench is for"),
+        (
+            "--workload debitcredit --sysbench tables=2 --target sqlite:///tmp/x.db",
+            "--sysbench is for",
+        ),
     ] {
         let o = sb(&r, line);
         assert_eq!(o.status.code(), Some(2), "{line}: {}", stderr(&o));
         let err = stderr(&o);
         assert!(err.contains(says), "{line}: {err}");
         assert_eq!(
-            err.lines().filter(|l| l.starts_with("perflab:") && !l.contains("note:")).count(),
+            err.lines()
+                .filter(|l| l.starts_with("perflab:") && !l.contains("note:"))
+                .count(),
             1,
             "{line}: one line\n{err}"
         );
@@ -409,11 +509,17 @@ fn the_sysbench_dialect_is_told_by_its_own_flags() {
     // perflab's own --rate is per client; sysbench's, with a flag only sysbench has, total.
     let dir = tempdir("sb-dialect");
     let db = format!("sqlite://{}/d.db", dir.display());
-    let ours = spec(&format!("all --workload oltp_point_select --clients 2 --rate 100/s --target {db}"));
+    let ours = spec(&format!(
+        "all --workload oltp_point_select --clients 2 --rate 100/s --target {db}"
+    ));
     assert_eq!(ours["load"]["scope"], "worker", "{}", ours["load"]);
-    let theirs = spec(&format!("oltp_point_select --table-size=100 --threads=2 --rate=100 --target {db} all"));
+    let theirs = spec(&format!(
+        "oltp_point_select --table-size=100 --threads=2 --rate=100 --target {db} all"
+    ));
     assert_eq!(theirs["load"]["scope"], "total", "{}", theirs["load"]);
-    let like = spec(&format!("oltp_point_select --like sysbench --threads=2 --rate=100 --target {db} all"));
+    let like = spec(&format!(
+        "oltp_point_select --like sysbench --threads=2 --rate=100 --target {db} all"
+    ));
     assert_eq!(like["load"]["scope"], "total");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -425,10 +531,29 @@ fn sqlite_runs_sysbenchs_tests_as_perflabs_addition() {
     let db = format!("sqlite://{}/sb.db", dir.display());
     let v = ok(
         &r,
-        &format!("oltp_read_write --like sysbench --tables=2 --table-size=500 --threads=2 --events=200 --time=0 --target {db} --json all"),
+        &format!(
+            "oltp_read_write --like sysbench --tables=2 --table-size=500 --threads=2 --events=200 --time=0 --target {db} --json all"
+        ),
     );
     assert_eq!(ops(&v), 200);
     checks_pass(&v);
     assert!((figure(&v, "sb_writes_per_txn") - 4.0).abs() < 0.01);
+    // After a warm-up the counts are the measured events' alone; sysbench's report shows
+    // the percentile asked for and, with --histogram, each step's histogram.
+    let v = ok(
+        &r,
+        &format!(
+            "oltp_read_only --like sysbench --table-size=500 --warmup-time=1 --time=1 --percentile=99 --histogram --target {db} --json all"
+        ),
+    );
+    assert_eq!(figure(&v, "sb_reads"), 14.0 * ops(&v) as f64);
+    assert!(figure(&v, "sb_latency_pct_ns") > 0.0);
+    let shown = common::run(&r, &["show", "last"]);
+    let text = common::stdout(&shown);
+    assert!(
+        text.contains("sysbench's statistics") && text.contains("99th ms"),
+        "{text}"
+    );
+    assert!(text.contains("latency histogram of step 1"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -161,9 +161,7 @@ pub fn after_step(spec: &OltpSpec, stop: &Stop) -> Vec<Check> {
                     books_check(books)
                 }),
                 Mix::Orderentry => orderentry::check(&mut *c).map(order_check),
-                Mix::Tpcc | Mix::Sysbench => {
-                    Err(crate::sql::sql::DbError::other("checked above"))
-                }
+                Mix::Tpcc | Mix::Sysbench => Err(crate::sql::sql::DbError::other("checked above")),
             })
         });
         if found.is_ok() {

@@ -9,12 +9,12 @@ use crate::sql::query_mode::QueryMode;
 use crate::sql::schema::{self, Found};
 use crate::sql::shard_db::{self, ShardDatabases};
 use crate::sql::sql::{Conn, DbError, Dialect, count_tables};
-use crate::vocab::notes::note;
 use crate::sql::sqlite::SqliteSettings;
 use crate::sql::target::{Target, database, embedded_mode, op_timeout, swept_settings};
 use crate::target::url::TargetUrl;
 use crate::vocab::SpecError;
 use crate::vocab::Sweep;
+use crate::vocab::notes::note;
 use crate::vocab::sweep::parse_u64;
 use crate::vocab::units::parse_count;
 use crate::workload::WorkloadSpec;
@@ -453,7 +453,9 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
                 if let Some(s) = pgbench_bank(t, mix, &found)? {
                     let what = match args.select_only || lone == Some("select-only") {
                         true => "the run only reads its balances",
-                        false => "the run changes its balances and adds history rows, as pgbench does",
+                        false => {
+                            "the run changes its balances and adds history rows, as pgbench does"
+                        }
                     };
                     note(format!(
                         "{}: pgbench's bank (pgbench -i, scale {s}): {what}; it creates and drops nothing",
@@ -788,9 +790,9 @@ pub fn steps(host: &dyn Host, args: &OltpArgs) -> Result<(), AppError> {
                         .map_err(|e| e.message),
                 }
                 .and_then(|()| match mix {
-                        Mix::Tpcc => tpcc_after_load(&mut *c, &note),
-                        _ => Ok(()),
-                    });
+                    Mix::Tpcc => tpcc_after_load(&mut *c, &note),
+                    _ => Ok(()),
+                });
                 if let Err(e) = loaded {
                     // Leave nothing half-loaded behind.
                     let _ = super::sysbench::schema::drop_ours(&mut *c);

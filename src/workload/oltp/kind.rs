@@ -20,7 +20,8 @@ pub struct OltpKind;
 pub static KIND: OltpKind = OltpKind;
 
 /// The tools whose flags `perflab oltp` reads.
-static PEERS: &[&crate::workload::peer::Peer] = &[&super::peer::PGBENCH, &super::sysbench::SYSBENCH];
+static PEERS: &[&crate::workload::peer::Peer] =
+    &[&super::peer::PGBENCH, &super::sysbench::SYSBENCH];
 
 impl crate::workload::kind::Kind for OltpKind {
     fn name(&self) -> &'static str {

@@ -308,9 +308,10 @@ impl Workload for OltpSpec {
                     Box::new(tpcc::Tpcc::new(t, warehouses, worker as u64, seed))
                         as Box<dyn client::Client>
                 }
-                (None, None) if let Some(o) = &sysbench => Box::new(
-                    sysbench::client::Sysbench::new(o, worker, workers, seed),
-                ) as Box<dyn client::Client>,
+                (None, None) if let Some(o) = &sysbench => {
+                    Box::new(sysbench::client::Sysbench::new(o, worker, workers, seed))
+                        as Box<dyn client::Client>
+                }
                 (None, None) => mix
                     .client(scale, select_only, seed)
                     .ok_or_else(|| OpError::other(format!("{} needs its options", mix.name())))?,
@@ -455,7 +456,9 @@ impl Workload for OltpSpec {
                 let constants = self.tpcc.as_ref().map(|t| t.constants).unwrap_or_default();
                 match &self.sysbench {
                     Some(o) => sysbench::schema::prepare(&mut *c, o, o.seed, note),
-                    None => shards::load(&mut *c, self.mix, self.scale, note, created(i), &constants),
+                    None => {
+                        shards::load(&mut *c, self.mix, self.scale, note, created(i), &constants)
+                    }
                 }
                 .map_err(|e| OpError::db("loading failed", &e))?;
             }

@@ -186,7 +186,10 @@ mod tests {
         b.add(3, 0, true);
         b.add(-1, 2, false);
         let (rows, k, unknown_k, before) = b.reset(Some((102, 5010)));
-        assert_eq!((rows, k, unknown_k, before), (2, 2, true, Some((100, 5000))));
+        assert_eq!(
+            (rows, k, unknown_k, before),
+            (2, 2, true, Some((100, 5000)))
+        );
         let (rows, _, unknown_k, before) = b.reset(None);
         assert_eq!((rows, unknown_k, before), (0, false, Some((102, 5010))));
     }

@@ -125,7 +125,7 @@ impl Sysbench {
             one: NONE,
             counts: Counts::default(),
             effect: Effect::default(),
-            autocommit: !(o.test.transactional() && !o.skip_trx),
+            autocommit: !o.test.transactional() || o.skip_trx,
             books: Arc::clone(&o.books),
             c: String::with_capacity(120),
             pad: String::with_capacity(60),
@@ -156,7 +156,12 @@ impl Sysbench {
     }
 
     /// A query with a result set: a read, however many rows it returned.
-    fn select(&mut self, conn: &mut dyn Conn, stmt: Stmt, params: &[Param<'_>]) -> Result<(), DbError> {
+    fn select(
+        &mut self,
+        conn: &mut dyn Conn,
+        stmt: Stmt,
+        params: &[Param<'_>],
+    ) -> Result<(), DbError> {
         conn.fetch(stmt, params, 0, &mut self.out)?;
         self.out.clear();
         self.counts.reads += 1;
@@ -193,7 +198,12 @@ impl Sysbench {
         Ok(())
     }
 
-    fn ranges(&mut self, conn: &mut dyn Conn, which: fn(&Statements) -> Stmt, count: u32) -> Result<(), DbError> {
+    fn ranges(
+        &mut self,
+        conn: &mut dyn Conn,
+        which: fn(&Statements) -> Stmt,
+        count: u32,
+    ) -> Result<(), DbError> {
         let stmt = which(&self.pick());
         for _ in 0..count {
             let id = self.id();
@@ -444,7 +454,12 @@ pub fn mysql_code(message: &str) -> Option<u16> {
 }
 
 /// sysbench's statement texts (`oltp_common.lua`), for table `t`.
-fn statements(conn: &mut dyn Conn, test: Test, t: u32, o: &SysbenchOptions) -> Result<Statements, DbError> {
+fn statements(
+    conn: &mut dyn Conn,
+    test: Test,
+    t: u32,
+    o: &SysbenchOptions,
+) -> Result<Statements, DbError> {
     let mut s = Statements::NONE;
     let reads = matches!(
         test,
@@ -456,7 +471,9 @@ fn statements(conn: &mut dyn Conn, test: Test, t: u32, o: &SysbenchOptions) -> R
     }
     if reads && test != Test::OltpPointSelect && o.range_selects {
         s.simple = conn.prepare(&format!("SELECT c FROM sbtest{t} WHERE id BETWEEN ? AND ?"))?;
-        s.sum = conn.prepare(&format!("SELECT SUM(k) FROM sbtest{t} WHERE id BETWEEN ? AND ?"))?;
+        s.sum = conn.prepare(&format!(
+            "SELECT SUM(k) FROM sbtest{t} WHERE id BETWEEN ? AND ?"
+        ))?;
         s.order = conn.prepare(&format!(
             "SELECT c FROM sbtest{t} WHERE id BETWEEN ? AND ? ORDER BY c"
         ))?;
@@ -588,7 +605,10 @@ mod tests {
     fn each_client_draws_from_its_own_slice_of_k() {
         let o = Arc::new(SysbenchOptions::new(Test::SelectRandomPoints));
         let slices: Vec<(u32, u32)> = (0..4).map(|w| Sysbench::new(&o, w, 4, 1).slice()).collect();
-        assert_eq!(slices, [(0, 2500), (2500, 5000), (5000, 7500), (7500, 10000)]);
+        assert_eq!(
+            slices,
+            [(0, 2500), (2500, 5000), (5000, 7500), (7500, 10000)]
+        );
         let mut odd = SysbenchOptions::new(Test::SelectRandomPoints);
         odd.table_size = 10;
         let odd = Arc::new(odd);

@@ -30,9 +30,21 @@ pub fn options(args: &OltpArgs) -> Result<SysbenchOptions, AppError> {
         ))
     })?;
     for (given, option, instead) in [
-        (args.scale != "1", "--scale", "--sysbench table_size=N (sysbench's --table-size)"),
-        (args.select_only, "--select-only", "oltp_read_only or oltp_point_select"),
-        (args.shards.is_some(), "--shards", "one database (sysbench's --tables=N for more tables)"),
+        (
+            args.scale != "1",
+            "--scale",
+            "--sysbench table_size=N (sysbench's --table-size)",
+        ),
+        (
+            args.select_only,
+            "--select-only",
+            "oltp_read_only or oltp_point_select",
+        ),
+        (
+            args.shards.is_some(),
+            "--shards",
+            "one database (sysbench's --tables=N for more tables)",
+        ),
     ] {
         if given {
             return Err(AppError::Usage(format!(
@@ -49,17 +61,16 @@ pub fn options(args: &OltpArgs) -> Result<SysbenchOptions, AppError> {
     // bulk_insert: a table per client, as many as the most clients of the run.
     if test.bulk() {
         let threads = args.run.threads.as_deref().unwrap_or("1,2,4");
-        let most = crate::vocab::sweep::parse_u64(
-            "clients",
-            threads,
-            crate::vocab::units::parse_count,
-        )?
-        .values()
-        .iter()
-        .copied()
-        .max()
-        .unwrap_or(1);
-        o.bulk_tables = o.bulk_tables.max(most.min(u64::from(super::options::MAX_TABLES)) as u32);
+        let most =
+            crate::vocab::sweep::parse_u64("clients", threads, crate::vocab::units::parse_count)?
+                .values()
+                .iter()
+                .copied()
+                .max()
+                .unwrap_or(1);
+        o.bulk_tables = o
+            .bulk_tables
+            .max(most.min(u64::from(super::options::MAX_TABLES)) as u32);
     }
     let seed = crate::vocab::units::parse_count("seed", &args.run.seed)?;
     o.seed = seed;
@@ -188,7 +199,10 @@ pub fn cleanup(
         )));
     }
     if t.backend.is_new_file() {
-        note(&format!("cleanup: {} holds no tables perflab made", t.shown));
+        note(&format!(
+            "cleanup: {} holds no tables perflab made",
+            t.shown
+        ));
         return Ok(());
     }
     let mut c = t.open(false, stop)?;

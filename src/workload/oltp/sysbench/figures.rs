@@ -175,10 +175,18 @@ fn histogram(s: &StepResult) -> Option<Table> {
         }
     }
     let most = buckets.iter().map(|b| b.1).max().unwrap_or(1).max(1);
-    let mut t = Table::new(["value", "distribution", "count"].map(String::from).to_vec());
+    let mut t = Table::new(
+        ["value", "distribution", "count"]
+            .map(String::from)
+            .to_vec(),
+    );
     for (top, n) in buckets {
         let bar = "*".repeat(((n * 40).div_ceil(most)) as usize);
-        t.row(vec![format!("{:.3}", top / 1e6), format!("|{bar:<40}"), n.to_string()]);
+        t.row(vec![
+            format!("{:.3}", top / 1e6),
+            format!("|{bar:<40}"),
+            n.to_string(),
+        ]);
     }
     Some(t)
 }

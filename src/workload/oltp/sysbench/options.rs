@@ -36,9 +36,9 @@ impl Ignored {
         }
         t.split(',')
             .map(|c| {
-                c.trim()
-                    .parse::<u16>()
-                    .map_err(|_| format!("{c:?} is not an error code: give codes (1213,1205), all or none"))
+                c.trim().parse::<u16>().map_err(|_| {
+                    format!("{c:?} is not an error code: give codes (1213,1205), all or none")
+                })
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Ignored::Codes)
@@ -177,10 +177,18 @@ impl SysbenchOptions {
             ("order_ranges", self.order_ranges, d.order_ranges),
             ("distinct_ranges", self.distinct_ranges, d.distinct_ranges),
             ("index_updates", self.index_updates, d.index_updates),
-            ("non_index_updates", self.non_index_updates, d.non_index_updates),
+            (
+                "non_index_updates",
+                self.non_index_updates,
+                d.non_index_updates,
+            ),
             ("delete_inserts", self.delete_inserts, d.delete_inserts),
             ("random_points", self.random_points, d.random_points),
-            ("number_of_ranges", self.number_of_ranges, d.number_of_ranges),
+            (
+                "number_of_ranges",
+                self.number_of_ranges,
+                d.number_of_ranges,
+            ),
             ("delta", self.delta, d.delta),
         ] {
             if v != default {
@@ -192,7 +200,11 @@ impl SysbenchOptions {
             ("auto_inc", self.auto_inc, d.auto_inc),
             ("skip_trx", self.skip_trx, d.skip_trx),
             ("secondary", self.secondary, d.secondary),
-            ("create_secondary", self.create_secondary, d.create_secondary),
+            (
+                "create_secondary",
+                self.create_secondary,
+                d.create_secondary,
+            ),
         ] {
             if v != default {
                 changed.push(format!("{name}={}", if v { "on" } else { "off" }));

@@ -178,7 +178,7 @@ static FLAGS: &[Flag] = &[
     ),
     Flag::value(
         &["--rate", "--tx-rate"],
-        "--rate N/s --rate-scope total (pgbench's rate is over all clients)",
+        "--rate N/s --rate-scope total (sysbench's rate is over all threads; 0: none)",
         |r, value| {
             let n = whole(given(value))?;
             if n > 0 {
@@ -227,18 +227,22 @@ static FLAGS: &[Flag] = &[
             Ok(())
         },
     ),
-    Flag::value(&["--rand-seed"], "--seed (0, the clock, refused)", |r, value| {
-        match whole(given(value))? {
-            0 => {
-                return Err(
+    Flag::value(
+        &["--rand-seed"],
+        "--seed (0, the clock, refused)",
+        |r, value| {
+            match whole(given(value))? {
+                0 => {
+                    return Err(
                     "0 seeds from the clock; perflab's seeds are numbers, so that runs repeat: give one above 0".into(),
                 );
+                }
+                n => r.opt("--seed", &n.to_string()),
             }
-            n => r.opt("--seed", &n.to_string()),
-        }
-        r.keep("seed", given(value));
-        Ok(())
-    }),
+            r.keep("seed", given(value));
+            Ok(())
+        },
+    ),
     Flag::value(
         &["--rand-type"],
         "--sysbench rand_type=uniform|gaussian|special|pareto|zipfian",
@@ -306,7 +310,11 @@ static FLAGS: &[Flag] = &[
             Ok(())
         },
     ),
-    one_server!(["--mysql-host"], "mysql_host", "the server's host (into --target)"),
+    one_server!(
+        ["--mysql-host"],
+        "mysql_host",
+        "the server's host (into --target)"
+    ),
     Flag::value(
         &["--mysql-port"],
         "the server's port (into --target)",
@@ -348,11 +356,18 @@ static FLAGS: &[Flag] = &[
         &["--mysql-ignore-errors"],
         "--sysbench mysql_ignore_errors=CODES|all|none: the errors that re-run the event",
         |r, value| {
-            r.opt("--sysbench", &format!("mysql_ignore_errors={}", given(value)));
+            r.opt(
+                "--sysbench",
+                &format!("mysql_ignore_errors={}", given(value)),
+            );
             Ok(())
         },
     ),
-    slot!(["--pgsql-host"], "pgsql_host", "the server's host (into --target)"),
+    slot!(
+        ["--pgsql-host"],
+        "pgsql_host",
+        "the server's host (into --target)"
+    ),
     Flag::value(
         &["--pgsql-port"],
         "the server's port (into --target)",
@@ -563,7 +578,10 @@ fn encode(text: &str) -> String {
 /// Where libmysqlclient looks for the server's socket when the host is `localhost`:
 /// `MYSQL_UNIX_PORT`, else Debian's and the usual places.
 fn mysql_socket() -> Option<String> {
-    if let Some(s) = std::env::var("MYSQL_UNIX_PORT").ok().filter(|s| !s.is_empty()) {
+    if let Some(s) = std::env::var("MYSQL_UNIX_PORT")
+        .ok()
+        .filter(|s| !s.is_empty())
+    {
         return Some(s);
     }
     [
@@ -611,7 +629,11 @@ fn target(r: &mut Reading) -> Result<String, String> {
     if driver == "pgsql" {
         let port = get("port").unwrap_or_else(|| "5432".into());
         return Ok(match host.starts_with('/') {
-            true => format!("postgres://{auth}@/{}?host={}&port={port}", encode(&db), encode(&host)),
+            true => format!(
+                "postgres://{auth}@/{}?host={}&port={port}",
+                encode(&db),
+                encode(&host)
+            ),
             false => format!("postgres://{auth}@{host}:{port}/{}", encode(&db)),
         });
     }
@@ -645,7 +667,10 @@ fn target(r: &mut Reading) -> Result<String, String> {
         "localhost" => "127.0.0.1",
         h => h,
     };
-    Ok(format!("mysql://{auth}@{host}:{port}/{}{query}", encode(&db)))
+    Ok(format!(
+        "mysql://{auth}@{host}:{port}/{}{query}",
+        encode(&db)
+    ))
 }
 
 /// The run sysbench's line means: its command, its test, its server, its defaults.
@@ -665,9 +690,23 @@ fn finish(r: &mut Reading) -> Result<(), String> {
             ));
         }
     }
-    let server = ["driver", "mysql_host", "mysql_port", "mysql_socket", "mysql_user", "mysql_password", "mysql_db", "mysql_ssl", "pgsql_host", "pgsql_port", "pgsql_user", "pgsql_password", "pgsql_db"]
-        .iter()
-        .any(|k| r.kept(k).is_some());
+    let server = [
+        "driver",
+        "mysql_host",
+        "mysql_port",
+        "mysql_socket",
+        "mysql_user",
+        "mysql_password",
+        "mysql_db",
+        "mysql_ssl",
+        "pgsql_host",
+        "pgsql_port",
+        "pgsql_user",
+        "pgsql_password",
+        "pgsql_db",
+    ]
+    .iter()
+    .any(|k| r.kept(k).is_some());
     if r.has("--target") {
         if server {
             return Err(
@@ -733,7 +772,10 @@ fn finish(r: &mut Reading) -> Result<(), String> {
         took.push("seed 1 (sysbench seeds from the clock; --rand-seed=N)".into());
     }
     if !took.is_empty() {
-        r.note(format!("sysbench's defaults where the line gives none: {}", took.join(", ")));
+        r.note(format!(
+            "sysbench's defaults where the line gives none: {}",
+            took.join(", ")
+        ));
     }
     Ok(())
 }
@@ -778,16 +820,27 @@ mod tests {
 
     #[test]
     fn sysbenchs_defaults_fill_what_the_line_leaves_out() {
-        let a = tr("/usr/share/sysbench/oltp_point_select.lua --mysql-host=db.example run").unwrap();
-        assert!(has(&a, &["--target", "mysql://sbtest@db.example:3306/sbtest"]), "{a:?}");
+        let a =
+            tr("/usr/share/sysbench/oltp_point_select.lua --mysql-host=db.example run").unwrap();
+        assert!(
+            has(&a, &["--target", "mysql://sbtest@db.example:3306/sbtest"]),
+            "{a:?}"
+        );
         assert!(has(&a, &["--clients", "1"]) && has(&a, &["--duration", "10s"]));
         let a = tr("oltp_read_only --like sysbench --pgsql-user=u --pgsql-password=p@ss --db-driver=pgsql run").unwrap();
-        assert!(has(&a, &["--target", "postgres://u:p%40ss@localhost:5432/sbtest"]), "{a:?}");
+        assert!(
+            has(
+                &a,
+                &["--target", "postgres://u:p%40ss@localhost:5432/sbtest"]
+            ),
+            "{a:?}"
+        );
     }
 
     #[test]
     fn rate_is_a_total_and_events_a_count_over_threads() {
-        let a = tr("oltp_read_write --tables=1 --threads=4 --rate=100 --events=5000 --time=0 run").unwrap();
+        let a = tr("oltp_read_write --tables=1 --threads=4 --rate=100 --events=5000 --time=0 run")
+            .unwrap();
         assert!(has(&a, &["--rate", "100/s"]) && has(&a, &["--rate-scope", "total"]));
         assert!(has(&a, &["--ops", "5000"]), "{a:?}");
         assert!(!a.contains(&"--duration".to_string()));
@@ -800,18 +853,36 @@ mod tests {
     #[test]
     fn what_perflab_cannot_do_is_refused_by_name() {
         for (line, says) in [
-            ("oltp_read_write --tables=1 --report-checkpoints=10 run", "--report-checkpoints"),
-            ("oltp_read_write --tables=1 --forced-shutdown=5 run", "--forced-shutdown"),
-            ("oltp_read_write --tables=1 --mysql-host=a,b run", "a list of servers"),
-            ("oltp_read_write --tables=1 --db-driver=drizzle run", "mysql or pgsql"),
+            (
+                "oltp_read_write --tables=1 --report-checkpoints=10 run",
+                "--report-checkpoints",
+            ),
+            (
+                "oltp_read_write --tables=1 --forced-shutdown=5 run",
+                "--forced-shutdown",
+            ),
+            (
+                "oltp_read_write --tables=1 --mysql-host=a,b run",
+                "a list of servers",
+            ),
+            (
+                "oltp_read_write --tables=1 --db-driver=drizzle run",
+                "mysql or pgsql",
+            ),
             ("oltp_read_write --tables=1 --rand-seed=0 run", "clock"),
-            ("oltp_read_write --tables=1 --pgsql_variant=redshift run", "Redshift"),
+            (
+                "oltp_read_write --tables=1 --pgsql_variant=redshift run",
+                "Redshift",
+            ),
             ("oltp_read_write --tables=1 prewarm", "prewarm"),
             ("fileio --tables=1 run", "perflab io"),
             ("oltp_read_write --tables=1", "needs a command"),
             ("--tables=1 run", "needs a test"),
             ("oltp_read_write --pgsql-host=x run", "add it"),
-            ("oltp_read_write --tables=1 --mysql-host=x --target sqlite:///x.db run", "not both"),
+            (
+                "oltp_read_write --tables=1 --mysql-host=x --target sqlite:///x.db run",
+                "not both",
+            ),
         ] {
             let e = tr(line).unwrap_err();
             assert!(e.contains("sysbench") && e.contains(says), "{line}: {e}");

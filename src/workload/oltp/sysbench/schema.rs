@@ -290,7 +290,9 @@ mod tests {
         let my = create(Dialect::Mysql, 3, &o);
         assert_eq!(
             my,
-            ["CREATE TABLE sbtest3(\n  id INTEGER NOT NULL AUTO_INCREMENT,\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n) /*! ENGINE = innodb */"]
+            [
+                "CREATE TABLE sbtest3(\n  id INTEGER NOT NULL AUTO_INCREMENT,\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n) /*! ENGINE = innodb */"
+            ]
         );
         let pg = create(Dialect::Postgres, 1, &o);
         assert!(pg[0].contains("id SERIAL,") && pg[0].contains("PRIMARY KEY (id)"));
@@ -303,7 +305,11 @@ mod tests {
         assert!(!pg[0].contains("KEY"), "{}", pg[0]);
         assert_eq!(pg[1], "CREATE INDEX xid_2 ON sbtest2(id)");
         assert_eq!(k_index(2), "CREATE INDEX k_2 ON sbtest2(k)");
-        let bulk = create(Dialect::Postgres, 1, &SysbenchOptions::new(Test::BulkInsert));
+        let bulk = create(
+            Dialect::Postgres,
+            1,
+            &SysbenchOptions::new(Test::BulkInsert),
+        );
         assert!(bulk[0].starts_with("CREATE TABLE IF NOT EXISTS sbtest1 (id INTEGER NOT NULL, k"));
     }
 
