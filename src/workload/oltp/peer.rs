@@ -45,6 +45,7 @@ fn refuse_logs(_: &mut Reading, _: Option<&str>) -> Result<(), String> {
     Err("every run is archived with its time series and histograms; write them out with 'perflab export last -f csv -o FILE'".into())
 }
 
+
 static FLAGS: &[Flag] = &[
     Flag::value(&["-c", "--client"], "--clients", |r, value| {
         r.keep("clients", given(value));
@@ -118,9 +119,7 @@ static FLAGS: &[Flag] = &[
     Flag::switch(
         &["-d", "--debug"],
         "refused: pgbench's debugging output",
-        |_, _| {
-            Err("pgbench's debugging output is not available; perflab's record has every step's figures".into())
-        },
+        |_, _| Err("pgbench's debugging output is not available; perflab's record has every step's figures".into()),
     ),
     Flag::value(
         &["-M", "--protocol"],

@@ -293,7 +293,9 @@ impl ScriptClient {
                     None => Param::Null,
                     Some(Held::Text(t)) => Param::Text(t),
                     Some(Held::Value(Value::Int(i))) => Param::Int(i),
-                    Some(Held::Value(_)) => Param::Text(rendered.next().map_or("", String::as_str)),
+                    Some(Held::Value(_)) => {
+                        Param::Text(rendered.next().map_or("", String::as_str))
+                    }
                 })
                 .collect();
             conn.answer(stmt, &params, &mut self.answer)?;

@@ -42,13 +42,8 @@ impl Expr {
     pub fn parse(text: &str) -> Result<Expr, ExprError> {
         let t = text.trim();
         if let Some(inner) = t.strip_prefix("random(").and_then(|r| r.strip_suffix(')')) {
-            let (a, b) = inner
-                .split_once(',')
-                .ok_or(ExprError("syntax error".into()))?;
-            return Ok(Expr::Random(
-                Box::new(Expr::parse(a)?),
-                Box::new(Expr::parse(b)?),
-            ));
+            let (a, b) = inner.split_once(',').ok_or(ExprError("syntax error".into()))?;
+            return Ok(Expr::Random(Box::new(Expr::parse(a)?), Box::new(Expr::parse(b)?)));
         }
         for (op, f) in [
             (" = ", Expr::Eq as fn(Box<Expr>, Box<Expr>) -> Expr),

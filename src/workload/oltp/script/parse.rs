@@ -231,10 +231,7 @@ pub fn parse(name: &str, weight: u64, text: &str) -> Result<Script, ParseError> 
                                 Amount::Var(v.to_string())
                             }
                             None => Amount::Fixed(words[0].parse::<i64>().map_err(|_| {
-                                err(&format!(
-                                    "invalid sleep time {:?}: a whole number or :variable",
-                                    words[0]
-                                ))
+                                err(&format!("invalid sleep time {:?}: a whole number or :variable", words[0]))
                             })?),
                         };
                         let unit_us = match words.get(1).map(|u| u.to_ascii_lowercase()) {
@@ -269,8 +266,9 @@ pub fn parse(name: &str, weight: u64, text: &str) -> Result<Script, ParseError> 
                         }
                     }
                     "if" | "elif" => {
-                        let expr = Expr::parse(rest.trim())
-                            .map_err(|e| err(&format!("{e} in expression {:?}", rest.trim())))?;
+                        let expr = Expr::parse(rest.trim()).map_err(|e| {
+                            err(&format!("{e} in expression {:?}", rest.trim()))
+                        })?;
                         if name == "if" {
                             if blocks.len() >= MAX_IF_DEPTH {
                                 return Err(err(&format!(
@@ -385,9 +383,7 @@ fn link(commands: &mut [Command], open: usize, to: usize) {
 pub fn check_name(name: &str) -> Result<(), String> {
     let ok = !name.is_empty()
         && !name.starts_with(|c: char| c.is_ascii_digit())
-        && name
-            .chars()
-            .all(|c| !c.is_ascii() || c.is_ascii_alphanumeric() || c == '_');
+        && name.chars().all(|c| !c.is_ascii() || c.is_ascii_alphanumeric() || c == '_');
     match ok {
         true => Ok(()),
         false => Err(format!("invalid variable name {name:?}")),
@@ -480,9 +476,7 @@ mod tests {
 
     #[test]
     fn if_blocks_are_linked() {
-        let s = ok(
-            "\\if :a = 1\nSELECT 1;\n\\elif :a = 2\nSELECT 2;\n\\else\nSELECT 3;\n\\endif\nSELECT 4;",
-        );
+        let s = ok("\\if :a = 1\nSELECT 1;\n\\elif :a = 2\nSELECT 2;\n\\else\nSELECT 3;\n\\endif\nSELECT 4;");
         let kinds: Vec<String> = s
             .commands
             .iter()
@@ -497,9 +491,7 @@ mod tests {
             .collect();
         assert_eq!(
             kinds,
-            [
-                "if>2", "sql", "elif>4/6", "sql", "else/6", "sql", "endif", "sql"
-            ]
+            ["if>2", "sql", "elif>4/6", "sql", "else/6", "sql", "endif", "sql"]
         );
     }
 
@@ -532,9 +524,7 @@ mod tests {
                 unit_us: 1000
             }
         ));
-        assert!(
-            matches!(&s.commands[1].what, What::Sleep { amount: Amount::Var(v), unit_us: 1_000_000 } if v == "t")
-        );
+        assert!(matches!(&s.commands[1].what, What::Sleep { amount: Amount::Var(v), unit_us: 1_000_000 } if v == "t"));
         match &s.commands[2].what {
             What::SetShell { var, words } => {
                 assert_eq!(var, "v");
@@ -567,11 +557,7 @@ mod tests {
             ("\\set 1x 2", 1, "invalid variable name"),
             ("\\set x", 1, "missing argument"),
             ("\\else 1", 1, "unexpected argument"),
-            (
-                "\\startpipeline\nSELECT 1;",
-                1,
-                "without matching \\endpipeline",
-            ),
+            ("\\startpipeline\nSELECT 1;", 1, "without matching \\endpipeline"),
             ("\\startpipeline\nSELECT 1 \\gset", 2, "inside a pipeline"),
             ("\\endpipeline", 1, "not in a pipeline"),
             ("-- nothing", 1, "no command"),
