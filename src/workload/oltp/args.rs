@@ -61,6 +61,9 @@ pub struct OltpArgs {
     /// retry, pgbench's default; 0: no limit)
     #[arg(long = "max-tries", value_name = "N")]
     pub max_tries: Option<String>,
+    /// Scripts: every command's latency and failures, each a group of the step (pgbench's -r)
+    #[arg(long)]
+    pub per_statement: bool,
     /// SQLite journal_mode: wal, delete, truncate, persist, memory, off
     #[arg(long, value_name = "MODE", default_value = "wal")]
     pub sqlite_journal_mode: String,

@@ -50,6 +50,12 @@ pub trait Client: Send {
     fn retries(&self, _cause: &str) -> bool {
         true
     }
+    /// The measure phase begins: figures kept by the client start again.
+    fn measuring(&mut self) {}
+    /// Figures by group the client keeps itself (a script's statements under `-r`).
+    fn groups(&mut self) -> Vec<crate::workload::session::GroupTotals> {
+        Vec::new()
+    }
     /// The workload's own per-user counts, as `<name>_per_client` figures.
     fn figures(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
@@ -266,6 +272,11 @@ impl Session for OltpSession {
 
     fn measuring(&mut self) {
         self.statements_at_start = self.conn.statements();
+        self.client.measuring();
+    }
+
+    fn groups(&mut self) -> Vec<crate::workload::session::GroupTotals> {
+        self.client.groups()
     }
 
     fn finish(&mut self) -> Figures {

@@ -372,11 +372,19 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
     if args.select_only && (!args.script.is_empty() || !builtins.is_empty()) {
         builtins.push("select-only".into());
     }
+    // `-r` alone times the statements of the default script, tpcb-like (or `-S`'s).
+    if args.per_statement && args.script.is_empty() && builtins.is_empty() {
+        builtins.push(match args.select_only {
+            true => "select-only".into(),
+            false => "tpcb-like".into(),
+        });
+    }
     let asked = script::setup::Asked {
         files: &args.script,
         builtins: &builtins,
         defines: &args.define,
         max_tries: args.max_tries.as_deref(),
+        per_statement: args.per_statement,
     };
     // A lone tpcb-like or select-only is perflab's own DebitCredit: the same statements,
     // with its books checked after every step.

@@ -168,9 +168,9 @@ static FLAGS: &[Flag] = &[
     ),
     Flag::switch(
         &["-r", "--report-per-command", "--report-latencies"],
-        "perflab reports each transaction's response time (not each statement's)",
+        "--per-statement (each command's latency, as a group of the step)",
         |r, _| {
-            r.note("pgbench's -r: perflab reports each transaction's response times and the statements per transaction, not each statement's latency".into());
+            r.word("--per-statement");
             Ok(())
         },
     ),
@@ -265,6 +265,11 @@ fn finish(r: &mut Reading) -> Result<(), String> {
             "-M simple, pgbench's default query mode (perflab's own default is -M prepared)".into(),
         );
         r.opt("--query-mode", "simple");
+    }
+    if r.kept("initialize").is_none() && !r.has("--warmup") {
+        // pgbench measures from its first transaction.
+        r.note("no warm-up, as pgbench (perflab's own default is 1 s of warm-up, not measured)".into());
+        r.opt("--warmup", "0s");
     }
     let initialize = r.kept("initialize").is_some();
     match r.kept("action") {

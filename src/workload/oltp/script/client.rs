@@ -21,7 +21,9 @@ use crate::sql::sql::{Answer, Conn, DbError, Dialect, Param, Stmt};
 use crate::workload::oltp::client::Client;
 use std::fmt::Write as _;
 use std::sync::Arc;
-use std::time::Duration;
+use crate::record::histogram::{LatencyHistogram, new_histogram};
+use crate::workload::session::GroupTotals;
+use std::time::{Duration, Instant};
 
 /// The scripts of a run and how they run, shared by every client.
 #[derive(Debug)]
@@ -39,6 +41,8 @@ pub struct ScriptSet {
     /// Tries of a transaction that failed by a serialization failure or deadlock
     /// (`--max-tries`; 0 is no limit).
     pub max_tries: u32,
+    /// Time every command (`-r`): each is a group of the step, by `statement`.
+    pub per_statement: bool,
 }
 
 impl ScriptSet {
@@ -70,6 +74,25 @@ pub struct ScriptClient {
     text: String,
     scratch: Vec<String>,
     default_seed: i64,
+    /// `-r`: each command's count, failures and latency, by script and command.
+    timed: Vec<Vec<Timed>>,
+}
+
+/// One command's figures under `-r`.
+struct Timed {
+    ops: u64,
+    errors: u64,
+    latency: LatencyHistogram,
+}
+
+impl Timed {
+    fn new() -> Timed {
+        Timed {
+            ops: 0,
+            errors: 0,
+            latency: new_histogram(),
+        }
+    }
 }
 
 impl ScriptClient {
@@ -91,7 +114,14 @@ impl ScriptClient {
             .map(|s| vec![None; s.commands.len()])
             .collect();
         let rng = Prng::seeded(seed);
+        let timed = match set.per_statement {
+            false => Vec::new(),
+            true => (set.scripts.iter())
+                .map(|s| s.commands.iter().map(|_| Timed::new()).collect())
+                .collect(),
+        };
         ScriptClient {
+            timed,
             client_id: client_id as i64,
             vars,
             start_rng: rng.clone(),
@@ -114,11 +144,39 @@ impl ScriptClient {
         let script = &set.scripts[self.chosen];
         let mut pc = 0;
         while pc < script.commands.len() {
+            let started = self.set.per_statement.then(Instant::now);
+            let outcome = self.command(conn, script, pc);
+            if let Some(started) = started {
+                let t = &mut self.timed[self.chosen][pc];
+                match &outcome {
+                    Ok(_) => {
+                        t.ops += 1;
+                        let ns = started.elapsed().as_nanos() as u64;
+                        let _ = t.latency.record(ns.max(1));
+                    }
+                    Err(_) => t.errors += 1,
+                }
+            }
+            pc = outcome?;
+        }
+        if conn.in_transaction() == Some(true) {
+            conn.rollback();
+            return Err(DbError::other(format!(
+                "{}: the script ended inside a transaction (a BEGIN without its END); rolled back",
+                script.name
+            )));
+        }
+        Ok(())
+    }
+
+    /// Runs command `pc` of `script`; returns the next command's index.
+    fn command(&mut self, conn: &mut dyn Conn, script: &Script, pc: usize) -> Result<usize, DbError> {
+        {
             let command = &script.commands[pc];
             let fail = |message: String| {
                 DbError::other(format!("{} line {}: {message}", script.name, command.line))
             };
-            pc = match &command.what {
+            let pc = match &command.what {
                 What::Sql(sql) => {
                     self.statement(conn, pc, sql).map_err(|e| DbError {
                         message: format!(
@@ -184,15 +242,8 @@ impl ScriptClient {
                     ));
                 }
             };
+            Ok(pc)
         }
-        if conn.in_transaction() == Some(true) {
-            conn.rollback();
-            return Err(DbError::other(format!(
-                "{}: the script ended inside a transaction (a BEGIN without its END); rolled back",
-                script.name
-            )));
-        }
-        Ok(())
     }
 
     /// After a false `\if` or `\elif`: the first branch whose condition holds, else the
@@ -389,6 +440,33 @@ impl Client for ScriptClient {
         }
         self.start_rng = self.rng.clone();
         self.set.kinds[self.chosen]
+    }
+
+    fn measuring(&mut self) {
+        self.timed
+            .iter_mut()
+            .flatten()
+            .for_each(|t| *t = Timed::new());
+    }
+
+    fn groups(&mut self) -> Vec<GroupTotals> {
+        let set = Arc::clone(&self.set);
+        let mut out = Vec::new();
+        for (i, (script, timed)) in set.scripts.iter().zip(&mut self.timed).enumerate() {
+            for (command, t) in script.commands.iter().zip(timed.iter_mut()) {
+                out.push(GroupTotals {
+                    by: "statement",
+                    key: format!("{}:{}", i + 1, command.line),
+                    label: format!("{} line {}: {}", script.name, command.line, command.shown),
+                    ops: t.ops,
+                    bytes: 0,
+                    errors: t.errors,
+                    latency: std::mem::replace(&mut t.latency, new_histogram()),
+                    active: None,
+                });
+            }
+        }
+        out
     }
 
     fn run(&mut self, conn: &mut dyn Conn) -> Result<(), DbError> {

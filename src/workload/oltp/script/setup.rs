@@ -13,6 +13,8 @@ pub struct Asked<'a> {
     pub builtins: &'a [String],
     pub defines: &'a [String],
     pub max_tries: Option<&'a str>,
+    /// `-r`: time every command.
+    pub per_statement: bool,
 }
 
 impl Asked<'_> {
@@ -25,7 +27,11 @@ impl Asked<'_> {
     /// DebitCredit runs (the same statements, checked after each step): `tpcb-like` or
     /// `select-only`.
     pub fn lone_builtin(&self) -> Option<&'static str> {
-        if !self.files.is_empty() || !self.defines.is_empty() || self.max_tries.is_some() {
+        if !self.files.is_empty()
+            || !self.defines.is_empty()
+            || self.max_tries.is_some()
+            || self.per_statement
+        {
             return None;
         }
         match self.builtins {
@@ -132,6 +138,7 @@ pub fn build(
         scale,
         random_seed,
         max_tries,
+        per_statement: asked.per_statement,
     })
 }
 
@@ -160,6 +167,7 @@ mod tests {
             builtins,
             defines: &[],
             max_tries: None,
+            per_statement: false,
         }
     }
 
