@@ -1108,6 +1108,10 @@ impl Conn for PgConn {
         Some(self.status != b'I')
     }
 
+    fn server_pid(&self) -> Option<i64> {
+        self.cancel_key.as_ref().map(|(_, pid, _)| *pid as i64)
+    }
+
     fn query_row(&mut self, sql: &str) -> Result<Option<Vec<i64>>, DbError> {
         // The simple protocol sends text, so sums of any width parse alike.
         let mut first: Option<Result<Vec<i64>, DbError>> = None;

@@ -252,6 +252,11 @@ pub trait Conn: Send {
     /// protocol; SQLite runs each of its statements), the last statement's answer into `out`:
     /// a script's statement under `-M simple`, its variables already written in.
     fn simple(&mut self, sql: &str, out: &mut Answer) -> Result<(), DbError>;
+    /// The server's id of this connection's session (PostgreSQL's backend pid, MySQL's
+    /// connection id), to end it from another connection; None for SQLite.
+    fn server_pid(&self) -> Option<i64> {
+        None
+    }
     /// Whether a transaction is open on the connection; None when the backend cannot tell.
     fn in_transaction(&self) -> Option<bool> {
         None

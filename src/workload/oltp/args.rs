@@ -64,6 +64,10 @@ pub struct OltpArgs {
     /// Scripts: every command's latency and failures, each a group of the step (pgbench's -r)
     #[arg(long)]
     pub per_statement: bool,
+    /// A new connection for every transaction, made between transactions (pgbench's -C;
+    /// its time is counted apart, in connect_ms_mean)
+    #[arg(long)]
+    pub connect_each: bool,
     /// SQLite journal_mode: wal, delete, truncate, persist, memory, off
     #[arg(long, value_name = "MODE", default_value = "wal")]
     pub sqlite_journal_mode: String,

@@ -11,7 +11,7 @@ use super::checks::Ledger;
 use crate::record::ErrorKind as Kind;
 use crate::sql::backend::Backend;
 use crate::sql::counted::Counted;
-use crate::sql::sql::{Conn, DbError, DbErrorKind};
+use crate::sql::sql::{Conn, DbError, DbErrorKind, Dialect};
 use crate::stop::Stop;
 use crate::workload::{Figures, OpError, OpOutcome, Session};
 use std::sync::Arc;
@@ -104,6 +104,13 @@ pub struct OltpSession {
     timeouts: u64,
     /// Where commits and transactions of unknown outcome are counted, for the checks.
     ledger: Arc<Ledger>,
+    /// `-C`: a new connection for every transaction, made between transactions (untimed,
+    /// as pgbench leaves it out of the latency) and counted apart.
+    connect_each: bool,
+    /// Server sessions ended after their statement timed out.
+    ended: u64,
+    connects: u64,
+    connect_time: Duration,
 }
 
 impl OltpSession {
@@ -134,7 +141,17 @@ impl OltpSession {
             reconnects: 0,
             timeouts: 0,
             ledger,
+            connect_each: false,
+            ended: 0,
+            connects: 0,
+            connect_time: Duration::ZERO,
         })
+    }
+
+    /// `-C`: every transaction on a connection of its own.
+    pub fn connect_each(mut self, on: bool) -> Self {
+        self.connect_each = on;
+        self
     }
 
     fn count_conflict(&mut self, kind: &'static str, cause: &'static str) {
@@ -145,6 +162,20 @@ impl OltpSession {
         {
             Some(entry) => entry.2 += 1,
             None => self.conflicts.push((kind, cause, 1)),
+        }
+    }
+
+    /// Ends the server's session `pid` (a connection given up after a timeout) from the
+    /// new connection: `pg_terminate_backend` or `KILL`. Whether it was ended.
+    fn end_session(&mut self, pid: i64) -> bool {
+        let sql = match self.conn.dialect() {
+            Dialect::Postgres => format!("SELECT pg_terminate_backend({pid})::int"),
+            Dialect::Mysql => format!("KILL {pid}"),
+            Dialect::Sqlite => return false,
+        };
+        match self.conn.dialect() {
+            Dialect::Postgres => matches!(self.conn.query_row(&sql), Ok(Some(v)) if v.first() == Some(&1)),
+            _ => self.conn.batch(&sql).is_ok(),
         }
     }
 
@@ -230,12 +261,24 @@ impl Session for OltpSession {
                     }
                     false => (what, kind_of),
                 };
+                // A statement that timed out may still run on the server, holding its
+                // locks until TCP notices the connection gone: end its session there, so
+                // the other clients are not held behind it.
+                let stuck = match e.kind {
+                    DbErrorKind::TimedOut => self.conn.server_pid(),
+                    _ => None,
+                };
                 self.reconnect().map_err(|r| {
                     OpError::new(
                         Kind::Refused,
                         format!("{message}; reconnecting failed: {r}"),
                     )
                 })?;
+                if let Some(pid) = stuck
+                    && self.end_session(pid)
+                {
+                    self.ended += 1;
+                }
                 return Err(OpError::new(kind_of, message));
             }
             self.conn.rollback();
@@ -273,6 +316,28 @@ impl Session for OltpSession {
     fn measuring(&mut self) {
         self.statements_at_start = self.conn.statements();
         self.client.measuring();
+        self.connects = 0;
+        self.connect_time = Duration::ZERO;
+    }
+
+    fn wants_between(&self) -> bool {
+        self.connect_each
+    }
+
+    /// `-C`: the last transaction's connection closed, the next one's opened. A failure
+    /// to connect leaves the old one broken, so the next transaction reconnects (counted
+    /// in reconnects) or fails.
+    fn between(&mut self) {
+        let started = Instant::now();
+        let opened = self.backend.connect_session(&self.stop).and_then(|mut c| {
+            self.client.prepare(&mut *c)?;
+            Ok(c)
+        });
+        if let Ok(c) = opened {
+            self.conn = Counted::new(c, self.conn.statements());
+            self.connects += 1;
+            self.connect_time += started.elapsed();
+        }
     }
 
     fn groups(&mut self) -> Vec<crate::workload::session::GroupTotals> {
@@ -289,6 +354,13 @@ impl Session for OltpSession {
         f.insert("retries_per_client".into(), self.retries as f64);
         f.insert("reconnects_per_client".into(), self.reconnects as f64);
         f.insert("timeouts_per_client".into(), self.timeouts as f64);
+        f.insert("sessions_ended_per_client".into(), self.ended as f64);
+        if self.connect_each && self.connects > 0 {
+            f.insert(
+                "connect_ms_mean".into(),
+                self.connect_time.as_secs_f64() * 1e3 / self.connects as f64,
+            );
+        }
         for (kind, cause, n) in &self.conflicts {
             let name = match kind.is_empty() {
                 true => format!("conflicts_{cause}_per_client"),

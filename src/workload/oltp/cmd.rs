@@ -571,6 +571,7 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
         None => Vec::new(),
     };
     let spec = OltpSpec {
+        connect_each: args.connect_each,
         script_names,
         scripts,
         mix,

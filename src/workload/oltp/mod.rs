@@ -104,6 +104,9 @@ pub struct OltpSpec {
     /// `--builtin`): their names and weights for the record.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub script_names: Vec<String>,
+    /// `-C`: a new connection for every transaction.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub connect_each: bool,
     /// The scripts themselves, shared by the clients.
     #[serde(skip)]
     pub scripts: Option<Arc<script::client::ScriptSet>>,
@@ -277,6 +280,7 @@ impl Workload for OltpSpec {
         let ledger = Arc::clone(&self.ledger);
         let tpcc = self.tpcc.clone();
         let scripts = self.scripts.clone();
+        let connect_each = self.connect_each;
         let in_play = tpcc.as_ref().map(|t| t.warehouses.at(point));
         Ok(Arc::new(move |worker, workers| {
             let seed = seed ^ (worker as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -311,7 +315,7 @@ impl Workload for OltpSpec {
                 Arc::clone(&ledger),
                 &stop,
             )
-            .map(|s| Box::new(s) as Box<dyn Session>)
+            .map(|s| Box::new(s.connect_each(connect_each)) as Box<dyn Session>)
         }))
     }
 

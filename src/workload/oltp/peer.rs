@@ -197,9 +197,10 @@ static FLAGS: &[Flag] = &[
     to_slot!(["-U", "--username"], "user", "the user (into --target)"),
     Flag::switch(
         &["-C", "--connect"],
-        "refused: each client keeps its connection",
-        |_, _| {
-            Err("each perflab client keeps its connection; a new connection per transaction is not available".into())
+        "--connect-each (a new connection for every transaction)",
+        |r, _| {
+            r.word("--connect-each");
+            Ok(())
         },
     ),
     Flag::value(
