@@ -235,11 +235,34 @@ impl ScriptClient {
                 // Reached in order: a branch above ran.
                 What::Elif { end, .. } | What::Else { end } => *end + 1,
                 What::Endif => pc + 1,
-                What::StartPipeline | What::EndPipeline => {
-                    return Err(fail(
-                        "pipelines are not available yet (perflab refuses such scripts before the run)"
-                            .into(),
-                    ));
+                What::StartPipeline => {
+                    // Its statements are prepared first: nothing is read inside a pipeline.
+                    let mut at = pc + 1;
+                    while let Some(c) = script.commands.get(at) {
+                        match &c.what {
+                            What::EndPipeline => break,
+                            What::Sql(sql) if self.set.mode != QueryMode::Simple => {
+                                self.prepared_statement(conn, at, sql)?;
+                            }
+                            _ => {}
+                        }
+                        at += 1;
+                    }
+                    conn.pipeline_begin().map_err(|e| fail(e.message))?;
+                    pc + 1
+                }
+                What::EndPipeline => {
+                    conn.pipeline_end().map_err(|e| DbError {
+                        message: format!(
+                            "{} line {} ({}): {}",
+                            script.name,
+                            command.line,
+                            dialect_name(conn.dialect()),
+                            e.message
+                        ),
+                        ..e
+                    })?;
+                    pc + 1
                 }
             };
             Ok(pc)
@@ -315,18 +338,7 @@ impl ScriptClient {
             }
             conn.simple(&self.text, &mut self.answer)?;
         } else {
-            let stmt = match self.prepared[self.chosen][pc] {
-                Some(s) => s,
-                None => {
-                    let text = match conn.dialect() {
-                        Dialect::Mysql => question_marks(sql),
-                        _ => sql.numbered.clone(),
-                    };
-                    let s = conn.prepare(&text)?;
-                    self.prepared[self.chosen][pc] = Some(s);
-                    s
-                }
-            };
+            let stmt = self.prepared_statement(conn, pc, sql)?;
             // Typed values render into `scratch` first, so the parameters can borrow them.
             self.scratch.clear();
             for v in &sql.params {
@@ -355,6 +367,25 @@ impl ScriptClient {
             self.store(store)?;
         }
         Ok(())
+    }
+
+    /// Command `pc`'s statement as prepared on this connection, prepared on first use.
+    fn prepared_statement(
+        &mut self,
+        conn: &mut dyn Conn,
+        pc: usize,
+        sql: &Sql,
+    ) -> Result<Stmt, DbError> {
+        if let Some(s) = self.prepared[self.chosen][pc] {
+            return Ok(s);
+        }
+        let text = match conn.dialect() {
+            Dialect::Mysql => question_marks(sql),
+            _ => sql.numbered.clone(),
+        };
+        let s = conn.prepare(&text)?;
+        self.prepared[self.chosen][pc] = Some(s);
+        Ok(s)
     }
 
     /// `\gset` (exactly one row) or `\aset` (each row in turn; none stores nothing).

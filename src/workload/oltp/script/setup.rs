@@ -107,9 +107,15 @@ pub fn build(
                 super::parse::What::StartPipeline | super::parse::What::EndPipeline
             )
         });
-        if pipelined {
+        if pipelined && mode == QueryMode::Simple {
             return Err(format!(
-                "{}: \\startpipeline: pipelines are not available yet in perflab",
+                "{}: \\startpipeline: cannot use pipeline mode with the simple query protocol (-M extended or prepared)",
+                s.name
+            ));
+        }
+        if pipelined && dialect != Dialect::Postgres {
+            return Err(format!(
+                "{}: \\startpipeline: pipelines are PostgreSQL's (its extended protocol); this engine has none",
                 s.name
             ));
         }
