@@ -248,3 +248,59 @@ fn hostile_scripts_give_one_line_or_a_counted_error() {
     let sample = t["error_samples"].to_string();
     assert!(sample.contains("zero.sql line 1"), "{sample}");
 }
+
+/// A pipeline in both protocols that have one, `-r`'s command groups and `-C`'s
+/// connections: every transaction's rows are there.
+#[test]
+fn pipelines_per_command_times_and_a_connection_each() {
+    let Some(pg) = PgServer::start() else { return };
+    let r = Results::new("pg-pipelines");
+    let url = pg.url();
+    let o = perflab(&r, &["oltp", "prepare", "--target", &url]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let file = script(
+        &r,
+        "pipe.sql",
+        "\\set aid random(1, 100000 * :scale)
+\\set delta random(1, 10)
+\\startpipeline
+BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, :aid, :delta, CURRENT_TIMESTAMP);
+END;
+\\endpipeline
+",
+    );
+    let file = file.to_str().unwrap();
+    for mode in ["extended", "prepared"] {
+        let o = perflab(
+            &r,
+            &[
+                "oltp", "--json", "--target", &url, "-c", "2", "-t", "20", "-M", mode, "-r", "-C",
+                "-f", file,
+            ],
+        );
+        assert!(o.status.success(), "-M {mode}: {}", stderr(&o));
+        let v = json(&o);
+        let t = &v["steps"][0]["trials"][0];
+        assert_eq!(t["errors"], 0, "-M {mode}: {}", t["error_samples"]);
+        let statements: Vec<&serde_json::Value> = t["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|g| g["by"] == "statement")
+            .collect();
+        assert_eq!(statements.len(), 8, "-r: one group per command");
+        assert!(statements.iter().all(|g| g["ops"] == 40), "{statements:?}");
+        assert!(t["figures"]["connect_ms_mean"].as_f64().unwrap() > 0.0);
+    }
+    assert_eq!(psql(&pg, "SELECT count(*) FROM pgbench_history"), "80");
+    // The simple protocol has no pipeline: refused before the run, naming the script.
+    let o = perflab(&r, &["oltp", "--target", &url, "-c", "1", "-t", "1", "-f", file]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("pipe.sql: \\startpipeline: cannot use pipeline mode"),
+        "{}",
+        stderr(&o)
+    );
+}
