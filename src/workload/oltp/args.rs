@@ -68,6 +68,16 @@ pub struct OltpArgs {
     /// its time is counted apart, in connect_ms_mean)
     #[arg(long)]
     pub connect_each: bool,
+    /// Write every transaction of the measure phase to PREFIX.PID in the current folder, in
+    /// pgbench's log format (pgbench's -l)
+    #[arg(long)]
+    pub log_transactions: bool,
+    /// The log's name before .PID (pgbench's --log-prefix)
+    #[arg(long, value_name = "PREFIX", default_value = "pgbench_log")]
+    pub log_prefix: String,
+    /// The share of transactions logged, from 0 to 1 (pgbench's --sampling-rate)
+    #[arg(long, value_name = "F")]
+    pub sampling_rate: Option<String>,
     /// SQLite journal_mode: wal, delete, truncate, persist, memory, off
     #[arg(long, value_name = "MODE", default_value = "wal")]
     pub sqlite_journal_mode: String,

@@ -15,7 +15,8 @@ use crate::sql::sql::{Conn, DbError, DbErrorKind, Dialect};
 use crate::stop::Stop;
 use crate::workload::{Figures, OpError, OpOutcome, Session};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use super::txlog::{Ended, TxLog};
+use std::time::{Duration, Instant, SystemTime};
 
 /// Retries of one transaction before it counts as failed.
 const MAX_RETRIES: u32 = 100;
@@ -50,6 +51,10 @@ pub trait Client: Send {
     fn retries(&self, _cause: &str) -> bool {
         true
     }
+    /// Which of the run's scripts the drawn transaction is (pgbench's script_no), for `-l`.
+    fn script_index(&self) -> usize {
+        0
+    }
     /// The measure phase begins: figures kept by the client start again.
     fn measuring(&mut self) {}
     /// Figures by group the client keeps itself (a script's statements under `-r`).
@@ -60,6 +65,20 @@ pub trait Client: Send {
     fn figures(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
+}
+
+/// One client's side of pgbench's `-l` log.
+struct TxLogging {
+    log: Arc<TxLog>,
+    client: u64,
+    /// Transactions of the measure phase so far (pgbench's transaction_no).
+    txns: u64,
+    /// In the measure phase.
+    on: bool,
+    /// When the transaction about to run was due (open loop), else None.
+    due: Option<Instant>,
+    /// The sampling draw's state.
+    sample: u64,
 }
 
 /// Why a transaction conflicted, from the engine's message: deadlocks and serialization
@@ -107,6 +126,8 @@ pub struct OltpSession {
     /// `-C`: a new connection for every transaction, made between transactions (untimed,
     /// as pgbench leaves it out of the latency) and counted apart.
     connect_each: bool,
+    /// `-l`: where and how this client logs its transactions.
+    log: Option<TxLogging>,
     /// Server sessions ended after their statement timed out.
     ended: u64,
     connects: u64,
@@ -142,6 +163,7 @@ impl OltpSession {
             timeouts: 0,
             ledger,
             connect_each: false,
+            log: None,
             ended: 0,
             connects: 0,
             connect_time: Duration::ZERO,
@@ -211,8 +233,22 @@ impl OltpSession {
     }
 }
 
-impl Session for OltpSession {
-    fn execute(&mut self) -> Result<OpOutcome, OpError> {
+impl OltpSession {
+    /// `-l`: every transaction of the measure phase in pgbench's log.
+    pub fn log_to(mut self, log: Option<Arc<TxLog>>, client: u64, seed: u64) -> Self {
+        self.log = log.map(|l| TxLogging {
+            log: l,
+            client,
+            txns: 0,
+            on: false,
+            due: None,
+            sample: seed | 1,
+        });
+        self
+    }
+
+    /// One transaction, retried on conflicts as the client allows.
+    fn transaction(&mut self) -> Result<OpOutcome, OpError> {
         let kind = self.drawn.take().unwrap_or_else(|| self.client.draw());
         self.kind = kind;
         let mut tries = 0;
@@ -296,6 +332,51 @@ impl Session for OltpSession {
         }
     }
 
+}
+
+impl Session for OltpSession {
+    fn scheduled(&mut self, due: Instant) {
+        if let Some(l) = &mut self.log {
+            l.due = Some(due);
+        }
+    }
+
+    fn execute(&mut self) -> Result<OpOutcome, OpError> {
+        let Some(l) = &mut self.log else {
+            return self.transaction();
+        };
+        let started = Instant::now();
+        let due = l.due.take().unwrap_or(started);
+        let r = self.transaction();
+        let Some(l) = &mut self.log else { return r };
+        if !l.on {
+            return r;
+        }
+        l.txns += 1;
+        // --sampling-rate: a share of the transactions, drawn per client.
+        if l.log.sampling < 1.0 {
+            l.sample ^= l.sample << 13;
+            l.sample ^= l.sample >> 7;
+            l.sample ^= l.sample << 17;
+            if (l.sample >> 11) as f64 / (1u64 << 53) as f64 >= l.log.sampling {
+                return r;
+            }
+        }
+        let ended = match &r {
+            Ok(_) => Ended::Done(due.elapsed()),
+            Err(e) => Ended::Failed(match conflict_cause(&e.message) {
+                c @ ("serialization" | "deadlock") => Some(c),
+                _ => None,
+            }),
+        };
+        let lag = started.saturating_duration_since(due);
+        let script = self.client.script_index();
+        if let Err(e) = l.log.write(l.client, l.txns, ended, script, SystemTime::now(), Some(lag)) {
+            return Err(OpError::other(e));
+        }
+        r
+    }
+
     fn last_kind(&self) -> &'static str {
         self.kind
     }
@@ -314,6 +395,9 @@ impl Session for OltpSession {
     }
 
     fn measuring(&mut self) {
+        if let Some(l) = &mut self.log {
+            l.on = true;
+        }
         self.statements_at_start = self.conn.statements();
         self.client.measuring();
         self.connects = 0;
@@ -345,6 +429,10 @@ impl Session for OltpSession {
     }
 
     fn finish(&mut self) -> Figures {
+        if let Some(l) = &mut self.log {
+            l.log.flush();
+            l.on = false;
+        }
         let mut f = Figures::new();
         // Summed over the workers in `derive` (figures are averaged over them).
         f.insert(

@@ -21,7 +21,7 @@ use crate::workload::WorkloadSpec;
 use crate::workload::build::{Defaults, build_spec};
 use crate::workload::kind::Host;
 use crate::workload::oltp::shards;
-use crate::workload::oltp::{Mix, OltpSpec, debitcredit, script, tpcc};
+use crate::workload::oltp::{Mix, OltpSpec, debitcredit, script, tpcc, txlog};
 use crate::workload::phases::Phases;
 use crate::workload::run_args::Action;
 use crate::workload::{RateScope, RunSpec};
@@ -570,7 +570,35 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
             .collect(),
         None => Vec::new(),
     };
+    let txlog = match (args.log_transactions, &args.sampling_rate) {
+        (false, None) => None,
+        (false, Some(_)) => {
+            return Err(AppError::Usage(
+                "--sampling-rate samples the transaction log: give --log-transactions (pgbench's -l) too".into(),
+            ));
+        }
+        (true, rate) => {
+            let sampling = match rate {
+                None => 1.0,
+                Some(t) => match t.trim().parse::<f64>() {
+                    Ok(f) if f > 0.0 && f <= 1.0 => f,
+                    _ => {
+                        return Err(AppError::Usage(format!(
+                            "--sampling-rate {t:?}: a share above 0 and up to 1, e.g. 0.01"
+                        )));
+                    }
+                },
+            };
+            let log = txlog::TxLog::new(&args.log_prefix, sampling, args.run.rate.is_some());
+            note(format!(
+                "transactions logged to {} in pgbench's format",
+                log.path().display()
+            ));
+            Some(Arc::new(log))
+        }
+    };
     let spec = OltpSpec {
+        txlog,
         connect_each: args.connect_each,
         script_names,
         scripts,

@@ -32,6 +32,7 @@ pub mod peer;
 pub mod script;
 pub mod shards;
 pub mod tpcc;
+pub mod txlog;
 
 pub use kind::KIND;
 
@@ -104,6 +105,9 @@ pub struct OltpSpec {
     /// `--builtin`): their names and weights for the record.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub script_names: Vec<String>,
+    /// `-l`: pgbench's per-transaction log.
+    #[serde(skip)]
+    pub txlog: Option<Arc<txlog::TxLog>>,
     /// `-C`: a new connection for every transaction.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub connect_each: bool,
@@ -281,6 +285,7 @@ impl Workload for OltpSpec {
         let tpcc = self.tpcc.clone();
         let scripts = self.scripts.clone();
         let connect_each = self.connect_each;
+        let txlog = self.txlog.clone();
         let in_play = tpcc.as_ref().map(|t| t.warehouses.at(point));
         Ok(Arc::new(move |worker, workers| {
             let seed = seed ^ (worker as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -315,7 +320,12 @@ impl Workload for OltpSpec {
                 Arc::clone(&ledger),
                 &stop,
             )
-            .map(|s| Box::new(s.connect_each(connect_each)) as Box<dyn Session>)
+            .map(|s| {
+                let s = s
+                    .connect_each(connect_each)
+                    .log_to(txlog.clone(), worker as u64, seed);
+                Box::new(s) as Box<dyn Session>
+            })
         }))
     }
 

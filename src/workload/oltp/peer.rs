@@ -212,12 +212,23 @@ static FLAGS: &[Flag] = &[
     ),
     Flag::switch(
         &["-l", "--log"],
-        "refused: every run is archived; 'perflab export' writes it",
-        refuse_logs,
+        "--log-transactions (pgbench's log format, pgbench_log.PID)",
+        |r, _| {
+            r.word("--log-transactions");
+            Ok(())
+        },
     ),
+    Flag::value(&["--log-prefix"], "--log-prefix", |r, value| {
+        r.opt("--log-prefix", given(value));
+        Ok(())
+    }),
+    Flag::value(&["--sampling-rate"], "--sampling-rate", |r, value| {
+        r.opt("--sampling-rate", given(value));
+        Ok(())
+    }),
     Flag::value(
-        &["--aggregate-interval", "--sampling-rate", "--log-prefix"],
-        "refused: every run is archived; 'perflab export' writes it",
+        &["--aggregate-interval"],
+        "refused: the run's intervals are archived; 'perflab export' writes them",
         refuse_logs,
     ),
     Flag::switch(

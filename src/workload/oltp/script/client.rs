@@ -506,6 +506,10 @@ impl Client for ScriptClient {
         self.run_script(conn)
     }
 
+    fn script_index(&self) -> usize {
+        self.chosen
+    }
+
     fn max_retries(&self) -> u32 {
         match self.set.max_tries {
             0 => u32::MAX,
