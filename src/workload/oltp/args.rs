@@ -78,6 +78,10 @@ pub struct OltpArgs {
     /// The share of transactions logged, from 0 to 1 (pgbench's --sampling-rate)
     #[arg(long, value_name = "F")]
     pub sampling_rate: Option<String>,
+    /// Count the transactions slower than this as late, in late_per_client (pgbench's -L,
+    /// without --rate)
+    #[arg(long, value_name = "TIME")]
+    pub latency_limit: Option<String>,
     /// SQLite journal_mode: wal, delete, truncate, persist, memory, off
     #[arg(long, value_name = "MODE", default_value = "wal")]
     pub sqlite_journal_mode: String,

@@ -75,8 +75,6 @@ struct TxLogging {
     txns: u64,
     /// In the measure phase.
     on: bool,
-    /// When the transaction about to run was due (open loop), else None.
-    due: Option<Instant>,
     /// The sampling draw's state.
     sample: u64,
 }
@@ -128,6 +126,11 @@ pub struct OltpSession {
     connect_each: bool,
     /// `-l`: where and how this client logs its transactions.
     log: Option<TxLogging>,
+    /// `-L`: transactions slower than this are counted as late.
+    late_limit: Option<Duration>,
+    late: u64,
+    /// When the op about to run was due ([`Session::scheduled`]).
+    due: Option<Instant>,
     /// Server sessions ended after their statement timed out.
     ended: u64,
     connects: u64,
@@ -164,10 +167,19 @@ impl OltpSession {
             ledger,
             connect_each: false,
             log: None,
+            late_limit: None,
+            late: 0,
+            due: None,
             ended: 0,
             connects: 0,
             connect_time: Duration::ZERO,
         })
+    }
+
+    /// `-L`: count the transactions slower than `limit`, as pgbench's latency limit.
+    pub fn late_after(mut self, limit: Option<Duration>) -> Self {
+        self.late_limit = limit;
+        self
     }
 
     /// `-C`: every transaction on a connection of its own.
@@ -241,7 +253,6 @@ impl OltpSession {
             client,
             txns: 0,
             on: false,
-            due: None,
             sample: seed | 1,
         });
         self
@@ -332,25 +343,20 @@ impl OltpSession {
         }
     }
 
-}
 
-impl Session for OltpSession {
-    fn scheduled(&mut self, due: Instant) {
-        if let Some(l) = &mut self.log {
-            l.due = Some(due);
-        }
-    }
-
-    fn execute(&mut self) -> Result<OpOutcome, OpError> {
+    /// `-l`: the transaction's line in pgbench's log (measure phase only; sampled).
+    fn log_transaction(
+        &mut self,
+        r: &Result<OpOutcome, OpError>,
+        due: Instant,
+        started: Instant,
+    ) -> Result<(), OpError> {
+        let script = self.client.script_index();
         let Some(l) = &mut self.log else {
-            return self.transaction();
+            return Ok(());
         };
-        let started = Instant::now();
-        let due = l.due.take().unwrap_or(started);
-        let r = self.transaction();
-        let Some(l) = &mut self.log else { return r };
         if !l.on {
-            return r;
+            return Ok(());
         }
         l.txns += 1;
         // --sampling-rate: a share of the transactions, drawn per client.
@@ -359,10 +365,10 @@ impl Session for OltpSession {
             l.sample ^= l.sample >> 7;
             l.sample ^= l.sample << 17;
             if (l.sample >> 11) as f64 / (1u64 << 53) as f64 >= l.log.sampling {
-                return r;
+                return Ok(());
             }
         }
-        let ended = match &r {
+        let ended = match r {
             Ok(_) => Ended::Done(due.elapsed()),
             Err(e) => Ended::Failed(match conflict_cause(&e.message) {
                 c @ ("serialization" | "deadlock") => Some(c),
@@ -370,9 +376,29 @@ impl Session for OltpSession {
             }),
         };
         let lag = started.saturating_duration_since(due);
-        let script = self.client.script_index();
-        if let Err(e) = l.log.write(l.client, l.txns, ended, script, SystemTime::now(), Some(lag)) {
-            return Err(OpError::other(e));
+        l.log
+            .write(l.client, l.txns, ended, script, SystemTime::now(), Some(lag))
+            .map_err(OpError::other)
+    }
+}
+
+impl Session for OltpSession {
+    fn scheduled(&mut self, due: Instant) {
+        self.due = Some(due);
+    }
+
+    fn execute(&mut self) -> Result<OpOutcome, OpError> {
+        let started = Instant::now();
+        let due = self.due.take().unwrap_or(started);
+        let r = self.transaction();
+        if let Some(limit) = self.late_limit
+            && r.is_ok()
+            && due.elapsed() > limit
+        {
+            self.late += 1;
+        }
+        if self.log.is_some() {
+            self.log_transaction(&r, due, started)?;
         }
         r
     }
@@ -398,6 +424,7 @@ impl Session for OltpSession {
         if let Some(l) = &mut self.log {
             l.on = true;
         }
+        self.late = 0;
         self.statements_at_start = self.conn.statements();
         self.client.measuring();
         self.connects = 0;
@@ -443,6 +470,9 @@ impl Session for OltpSession {
         f.insert("reconnects_per_client".into(), self.reconnects as f64);
         f.insert("timeouts_per_client".into(), self.timeouts as f64);
         f.insert("sessions_ended_per_client".into(), self.ended as f64);
+        if self.late_limit.is_some() {
+            f.insert("late_per_client".into(), self.late as f64);
+        }
         if self.connect_each && self.connects > 0 {
             f.insert(
                 "connect_ms_mean".into(),

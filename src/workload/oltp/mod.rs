@@ -105,6 +105,9 @@ pub struct OltpSpec {
     /// `--builtin`): their names and weights for the record.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub script_names: Vec<String>,
+    /// `-L`: transactions slower than this are counted as late (`late_per_client`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_limit: Option<std::time::Duration>,
     /// `-l`: pgbench's per-transaction log.
     #[serde(skip)]
     pub txlog: Option<Arc<txlog::TxLog>>,
@@ -286,6 +289,7 @@ impl Workload for OltpSpec {
         let scripts = self.scripts.clone();
         let connect_each = self.connect_each;
         let txlog = self.txlog.clone();
+        let late_limit = self.latency_limit;
         let in_play = tpcc.as_ref().map(|t| t.warehouses.at(point));
         Ok(Arc::new(move |worker, workers| {
             let seed = seed ^ (worker as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -323,6 +327,7 @@ impl Workload for OltpSpec {
             .map(|s| {
                 let s = s
                     .connect_each(connect_each)
+                    .late_after(late_limit)
                     .log_to(txlog.clone(), worker as u64, seed);
                 Box::new(s) as Box<dyn Session>
             })

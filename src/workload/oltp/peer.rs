@@ -205,9 +205,16 @@ static FLAGS: &[Flag] = &[
     ),
     Flag::value(
         &["-L", "--latency-limit"],
-        "refused: nothing is skipped; 'perflab report --slo p99<LIMIT' marks the objective",
-        |_, _| {
-            Err("perflab skips no transaction for being late; 'perflab report --slo p99<10ms' marks the highest throughput within an objective".into())
+        "--latency-limit MS (milliseconds; late ones counted; not with -R)",
+        |r, value| {
+            let ms = given(value)
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| *v > 0.0)
+                .ok_or_else(|| format!("invalid latency limit: {:?}", given(value)))?;
+            r.opt("--latency-limit", &format!("{}us", (ms * 1000.0).round() as u64));
+            Ok(())
         },
     ),
     Flag::switch(
