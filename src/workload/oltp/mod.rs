@@ -29,6 +29,7 @@ pub mod kind;
 pub mod mix;
 pub mod orderentry;
 pub mod peer;
+pub mod script;
 pub mod shards;
 pub mod tpcc;
 
