@@ -14,61 +14,95 @@
 
 use super::cfmt;
 use super::functions::{self, Bin, Func, MAX_ARGS};
+use super::random::{MAX_ZIPFIAN_PARAM, MIN_GAUSSIAN_PARAM, MIN_ZIPFIAN_PARAM};
 use super::prng::Prng;
 use super::value::Value;
 
 /// What an expression reads from the client running it.
 pub trait Env {
     /// A variable's value (`:name`), typed as pgbench types it (see
-    /// [`Value::from_variable`] for a variable held as text), or
-    /// [`EvalError::UndefinedVariable`]. The one-argument hashes and the two-argument
-    /// `permute` read `default_seed` through this, as pgbench does.
+    /// [`Value::from_variable`] for a variable held as text), or an error such as
+    /// [`EvalError::undefined_variable`]'s. The one-argument hashes and the two-argument
+    /// `permute` read the variable `default_seed` through this, as pgbench does (so
+    /// `-D default_seed=N` and `\set default_seed N` take effect).
     fn var(&mut self, name: &str) -> Result<Value, EvalError>;
     /// The client's generator for the random functions (pgbench's `cs_func_rs`).
     fn rng(&mut self) -> &mut Prng;
+    /// The `:default_seed` pgbench drew for the run ([`super::prng::Seeds::default_seed`]):
+    /// what the environment presets the variable `default_seed` to. The evaluator itself
+    /// reads the variable, as pgbench does.
+    fn default_seed(&self) -> i64;
     /// `debug(v)` was evaluated: pgbench prints `debug(script=S,command=C): ` and
     /// [`Value::debug_form`] on stderr.
     fn debug(&mut self, v: &Value);
 }
 
-/// pgbench's run-time errors in an expression; each ends the client's run in pgbench
-/// ("evaluation of meta-command failed").
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum EvalError {
-    #[error("undefined variable \"{0}\"")]
-    UndefinedVariable(String),
-    /// A variable's text that is no value ([`Value::from_variable`]'s message).
-    #[error("{0}")]
-    Variable(String),
-    #[error("cannot coerce {from} to {to}")]
-    Coerce {
-        from: &'static str,
-        to: &'static str,
-    },
-    #[error("double to int overflow for {}", cfmt::f6(*.0))]
-    DoubleToInt(f64),
-    #[error("division by zero")]
-    DivisionByZero,
+/// A run-time error in an expression, with pgbench's message (`division by zero`,
+/// `cannot coerce int to boolean`, ...); in pgbench each ends the client's run
+/// ("evaluation of meta-command failed"). A plain message, so an [`Env`] can turn its own
+/// `Result<_, String>` into one with `.map_err(EvalError)`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct EvalError(pub String);
+
+/// pgbench's messages, one constructor each.
+impl EvalError {
+    pub fn undefined_variable(name: &str) -> EvalError {
+        EvalError(format!("undefined variable \"{name}\""))
+    }
+    pub fn coerce(from: &str, to: &str) -> EvalError {
+        EvalError(format!("cannot coerce {from} to {to}"))
+    }
+    /// `double to int overflow for %f`, the double already rounded.
+    pub fn double_to_int(d: f64) -> EvalError {
+        EvalError(format!("double to int overflow for {}", cfmt::f6(d)))
+    }
+    pub fn division_by_zero() -> EvalError {
+        EvalError("division by zero".to_string())
+    }
     /// `bigint add out of range` (or sub, mul, div).
-    #[error("bigint {0} out of range")]
-    BigintOutOfRange(&'static str),
-    #[error("empty range given to random")]
-    EmptyRange,
-    #[error("random range is too large")]
-    RangeTooLarge,
-    #[error("gaussian parameter must be at least 2.000000 (not {})", cfmt::f6(*.0))]
-    GaussianParameter(f64),
-    #[error("exponential parameter must be greater than zero (not {})", cfmt::f6(*.0))]
-    ExponentialParameter(f64),
-    #[error("zipfian parameter must be in range [1.001, 1000] (not {})", cfmt::f6(*.0))]
-    ZipfianParameter(f64),
-    #[error("permute size parameter must be greater than zero")]
-    PermuteSize,
-    #[error("too many function arguments, maximum is {MAX_ARGS}")]
-    TooManyArguments,
+    pub fn bigint_out_of_range(op: &str) -> EvalError {
+        EvalError(format!("bigint {op} out of range"))
+    }
+    pub fn empty_range() -> EvalError {
+        EvalError("empty range given to random".to_string())
+    }
+    pub fn range_too_large() -> EvalError {
+        EvalError("random range is too large".to_string())
+    }
+    pub fn gaussian_parameter(p: f64) -> EvalError {
+        EvalError(format!(
+            "gaussian parameter must be at least {} (not {})",
+            cfmt::f6(MIN_GAUSSIAN_PARAM),
+            cfmt::f6(p)
+        ))
+    }
+    pub fn exponential_parameter(p: f64) -> EvalError {
+        EvalError(format!(
+            "exponential parameter must be greater than zero (not {})",
+            cfmt::f6(p)
+        ))
+    }
+    pub fn zipfian_parameter(p: f64) -> EvalError {
+        EvalError(format!(
+            "zipfian parameter must be in range [{}, {}] (not {})",
+            cfmt::fixed(MIN_ZIPFIAN_PARAM, 3),
+            cfmt::fixed(MAX_ZIPFIAN_PARAM, 0),
+            cfmt::f6(p)
+        ))
+    }
+    pub fn permute_size() -> EvalError {
+        EvalError("permute size parameter must be greater than zero".to_string())
+    }
+    pub fn too_many_arguments() -> EvalError {
+        EvalError(format!(
+            "too many function arguments, maximum is {MAX_ARGS}"
+        ))
+    }
     /// A fault of the parser's code, never of the script.
-    #[error("internal error in expression evaluation: {0}")]
-    Internal(&'static str),
+    pub fn internal(what: &str) -> EvalError {
+        EvalError(format!("internal error in expression evaluation: {what}"))
+    }
 }
 
 /// One instruction. Jumps are relative (ops skipped after this one), so the parser can
@@ -124,8 +158,8 @@ pub fn run(
 ) -> Result<Value, EvalError> {
     let mut sp = 0usize;
     let mut pc = 0usize;
-    let overflow = || EvalError::Internal("stack overflow");
-    let underflow = || EvalError::Internal("stack underflow");
+    let overflow = || EvalError::internal("stack overflow");
+    let underflow = || EvalError::internal("stack underflow");
     while let Some(op) = code.get(pc) {
         pc += 1;
         match op {
@@ -136,7 +170,7 @@ pub fn run(
             Op::Var(i) => {
                 let name = names
                     .get(*i as usize)
-                    .ok_or(EvalError::Internal("unknown variable index"))?;
+                    .ok_or_else(|| EvalError::internal("unknown variable index"))?;
                 let v = env.var(name)?;
                 *stack.get_mut(sp).ok_or_else(overflow)? = v;
                 sp += 1;
@@ -199,11 +233,11 @@ pub fn run(
                 }
             }
             Op::Jump(skip) => pc += *skip as usize,
-            Op::TooManyArguments => return Err(EvalError::TooManyArguments),
+            Op::TooManyArguments => return Err(EvalError::too_many_arguments()),
         }
     }
     if sp != 1 {
-        return Err(EvalError::Internal("unbalanced stack"));
+        return Err(EvalError::internal("unbalanced stack"));
     }
     Ok(stack[0])
 }

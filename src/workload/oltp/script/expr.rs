@@ -24,18 +24,34 @@
 //! Parsing emits postfix code for [`super::eval`]'s machine as it goes, with no tree: the
 //! code of `a > b` is placed as pgbench's `b < a` evaluates, `b` first.
 //!
-//! Nesting is bounded ([`MAX_DEPTH`] levels of parentheses and prefix operators): a
-//! hostile expression gets an error, not a stack overflow. pgbench's own parser stops
-//! near 10,000 levels ("memory exhausted").
+//! Neither the parser nor the evaluator recurses: the parser keeps its pending
+//! sub-expressions on a heap stack of frames (a precedence climber turned inside out),
+//! the evaluator runs flat code, and the code is one flat slice to drop. So a hostile
+//! expression meets two bounds, each a clear error and never a stack overflow: nesting
+//! ([`MAX_DEPTH`] pending sub-expressions: parentheses, prefix operators, arguments, CASE
+//! branches; pgbench's own parser stops near 10,000 with "memory exhausted") and length
+//! ([`MAX_OPS`] instructions; pgbench takes any length but evaluates its tree recursively,
+//! so a chain of a few hundred thousand `+` crashes it).
 
-use super::eval::{self, Env, EvalError, Op};
+use super::eval::{self, Op};
+pub use super::eval::{Env, EvalError};
 use super::functions::{self, Arity, Bin, Func, MAX_ARGS};
 use super::lex::{Lexer, Tok, Token};
 use super::value::Value;
 use std::fmt;
 
-/// The deepest nesting of parentheses, prefix operators, calls and CASEs.
+/// The most sub-expressions pending at once (parentheses, prefix operators, call
+/// arguments, CASE parts, right operands); a left-leaning chain `1 + 1 + ...` keeps one.
 pub const MAX_DEPTH: usize = 1000;
+
+/// The most instructions an expression compiles to (about one per constant, variable,
+/// operator and call).
+pub const MAX_OPS: usize = 100_000;
+
+/// The most instructions all `>` and `>=` together may move ([`Parser::swapped`]): a chain
+/// like `a > b IS NULL > c IS NULL > ...` moves its whole left side at each `>`, which is
+/// quadratic; refused past this.
+const MAX_MOVES: usize = 4 * MAX_OPS;
 
 /// The variable the seedless hashes and `permute` read.
 const DEFAULT_SEED: &str = "default_seed";
@@ -50,7 +66,8 @@ pub struct Expr {
     stack: usize,
 }
 
-/// An expression pgbench would refuse when it reads the script.
+/// An expression pgbench would refuse when it reads the script (or one beyond this
+/// parser's bounds).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseError {
     /// Where pgbench puts its caret: the byte offset in the expression's text of the last
@@ -83,12 +100,11 @@ impl Expr {
             peeked: None,
             code: Vec::new(),
             names: Vec::new(),
-            depth: 0,
+            frames: Vec::new(),
+            moved: 0,
         };
-        p.expr(0)?;
-        let last = p.peek()?;
-        if last.tok != Tok::Eof {
-            return Err(syntax_error(&last));
+        if let Err(e) = p.run() {
+            return Err(p.lex.last_error(e));
         }
         let stack = stack_needed(&p.code).ok_or_else(|| {
             ParseError::new(0, "internal error: unbalanced expression code".to_string())
@@ -134,7 +150,8 @@ fn stack_needed(code: &[Op]) -> Option<usize> {
     (height == 1).then_some(most as usize)
 }
 
-/// Binding powers of the grammar's levels (see the module's table).
+/// Binding powers of the grammar's levels (see the module's table); `TOP` takes all.
+const TOP: u8 = 0;
 const OR: u8 = 1;
 const AND: u8 = 2;
 const NOT: u8 = 3;
@@ -146,6 +163,7 @@ const MUL: u8 = 8;
 const UNARY: u8 = 9;
 
 /// What an operator after an operand does.
+#[derive(Clone, Copy)]
 enum Infix {
     Lazy(bool),
     Op(Bin),
@@ -187,13 +205,66 @@ fn syntax_error(t: &Token) -> ParseError {
     ParseError::new(t.error_offset(), "syntax error".to_string())
 }
 
+/// A sub-expression being parsed: its operand and the operators binding tighter than
+/// `min`, whose code starts at `start`; when it ends, `then` says what its parent does.
+/// This is one call of a recursive precedence climber, kept on the heap.
+struct Frame {
+    min: u8,
+    start: usize,
+    then: Then,
+}
+
+/// What follows the end of a sub-expression.
+enum Then {
+    /// The whole expression: the text must end.
+    Done,
+    /// `( ... )`: a `)` must follow.
+    Paren,
+    /// A prefix operator's operand: the operator's instruction (none for `+`).
+    Prefix(Option<Op>),
+    /// A binary operator's right operand.
+    Bin(Bin),
+    /// AND's or OR's right side; the jump to point past it.
+    Lazy { jump: usize },
+    /// `>`/`>=`'s right side, whose code starts at the frame's start; the left side's
+    /// code starts at `left`.
+    Swapped { op: Bin, left: usize },
+    /// A call's argument.
+    Arg(Call),
+    /// CASE's condition after WHEN.
+    CaseWhen(Case),
+    /// CASE's value after THEN; the jump past it when its condition fails.
+    CaseThen { case: Case, skip: usize },
+    /// CASE's value after ELSE.
+    CaseElse(Case),
+}
+
+/// A function call whose arguments are being read.
+struct Call {
+    func: Func,
+    arity: Arity,
+    /// The name as pgbench's messages write it.
+    name: &'static str,
+    count: usize,
+    /// Where the code of the 17th argument starts: pgbench evaluates 16, then refuses.
+    cut: Option<usize>,
+}
+
+/// A CASE being read: the jumps from the end of each branch taken to the end of the CASE.
+struct Case {
+    ends: Vec<usize>,
+}
+
 struct Parser<'a> {
     lex: Lexer<'a>,
     /// The next token, once asked for.
     peeked: Option<Token>,
     code: Vec<Op>,
     names: Vec<Box<str>>,
-    depth: usize,
+    /// The pending sub-expressions, innermost last.
+    frames: Vec<Frame>,
+    /// Instructions moved so far by `>` and `>=`.
+    moved: usize,
 }
 
 impl Parser<'_> {
@@ -211,6 +282,12 @@ impl Parser<'_> {
         self.peeked = None;
     }
 
+    fn next(&mut self) -> Result<Token, ParseError> {
+        let t = self.peek()?;
+        self.advance();
+        Ok(t)
+    }
+
     fn expect(&mut self, tok: Tok) -> Result<Token, ParseError> {
         let t = self.peek()?;
         if t.tok != tok {
@@ -220,23 +297,36 @@ impl Parser<'_> {
         Ok(t)
     }
 
-    fn emit(&mut self, op: Op) -> usize {
+    /// Where an error about the text read so far points: the token just peeked, or the
+    /// end of what was read.
+    fn here(&self) -> usize {
+        self.peeked
+            .map_or(self.lex.offset().saturating_sub(1), |t| t.error_offset())
+    }
+
+    /// Appends one instruction.
+    fn emit(&mut self, op: Op) -> Result<usize, ParseError> {
+        if self.code.len() >= MAX_OPS {
+            return Err(ParseError::new(
+                self.here(),
+                format!("expression too long (over {MAX_OPS} operations)"),
+            ));
+        }
         self.code.push(op);
-        self.code.len() - 1
+        Ok(self.code.len() - 1)
     }
 
     /// Points the jump at `at` to the end of the code so far.
     fn patch(&mut self, at: usize) {
         let skip = (self.code.len() - at - 1) as u32;
-        if let Some(op) = self.code.get_mut(at) {
-            match op {
-                Op::And(s) | Op::Or(s) | Op::JumpUnless(s) | Op::Jump(s) => *s = skip,
-                _ => {}
-            }
+        if let Some(Op::And(s) | Op::Or(s) | Op::JumpUnless(s) | Op::Jump(s)) =
+            self.code.get_mut(at)
+        {
+            *s = skip;
         }
     }
 
-    fn var(&mut self, name: &str) {
+    fn var(&mut self, name: &str) -> Result<(), ParseError> {
         let index = match self.names.iter().position(|n| &**n == name) {
             Some(i) => i,
             None => {
@@ -244,146 +334,100 @@ impl Parser<'_> {
                 self.names.len() - 1
             }
         };
-        self.emit(Op::Var(index as u32));
+        self.emit(Op::Var(index as u32))?;
+        Ok(())
     }
 
-    /// An expression whose operators all bind tighter than `min`.
-    fn expr(&mut self, min: u8) -> Result<(), ParseError> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            let at = self.peek().map_or(0, |t| t.error_offset());
+    /// Opens a sub-expression taking the operators that bind tighter than `min`.
+    fn open(&mut self, min: u8, then: Then) -> Result<(), ParseError> {
+        if self.frames.len() >= MAX_DEPTH {
             return Err(ParseError::new(
-                at,
+                self.here(),
                 format!("expression too deeply nested (over {MAX_DEPTH} levels)"),
             ));
         }
-        let start = self.code.len();
-        self.prefix()?;
+        self.frames.push(Frame {
+            min,
+            start: self.code.len(),
+            then,
+        });
+        Ok(())
+    }
+
+    /// The parse: alternately an operand for the innermost pending sub-expression
+    /// ([`Parser::operand`]), then the operators after it ([`Parser::operators`]), until
+    /// the outermost one ends.
+    fn run(&mut self) -> Result<(), ParseError> {
+        self.open(TOP, Then::Done)?;
         loop {
-            let t = self.peek()?;
-            let Some((level, what)) = infix(t.tok) else {
-                break;
-            };
-            if level < min {
-                break;
+            if self.operand()? {
+                continue;
             }
-            if level == min {
-                // Comparisons do not associate: bison refuses the second one.
-                if level == CMP {
-                    return Err(syntax_error(&t));
+            loop {
+                match self.operators()? {
+                    Step::Operand => break,
+                    Step::Operators => continue,
+                    Step::Done => return Ok(()),
                 }
-                break;
-            }
-            self.advance();
-            match what {
-                Infix::Lazy(is_and) => {
-                    let jump = self.emit(if is_and { Op::And(0) } else { Op::Or(0) });
-                    self.expr(level)?;
-                    self.emit(Op::Right);
-                    self.patch(jump);
-                }
-                Infix::Op(b) => {
-                    self.expr(level)?;
-                    self.emit(Op::Bin(b));
-                }
-                Infix::Swapped(b) => {
-                    let mid = self.code.len();
-                    self.expr(level)?;
-                    // The right operand's code first, as pgbench evaluates it.
-                    self.code[start..].rotate_left(mid - start);
-                    self.emit(Op::Bin(b));
-                }
-                Infix::IsNull => {
-                    self.emit(Op::IsNull);
-                }
-                Infix::NotNull => {
-                    self.emit(Op::IsNull);
-                    self.emit(Op::Not);
-                }
-                Infix::Is => self.is_tail()?,
             }
         }
-        self.depth -= 1;
-        Ok(())
     }
 
-    /// After `IS`: `[NOT] NULL`, `[NOT] TRUE`, `[NOT] FALSE`.
-    fn is_tail(&mut self) -> Result<(), ParseError> {
-        let mut t = self.peek()?;
-        let negated = t.tok == Tok::Not;
-        if negated {
-            self.advance();
-            t = self.peek()?;
-        }
-        let test = match t.tok {
-            Tok::Null => Op::IsNull,
-            Tok::True => Op::IsBool(true),
-            Tok::False => Op::IsBool(false),
-            _ => return Err(syntax_error(&t)),
-        };
-        self.advance();
-        self.emit(test);
-        if negated {
-            self.emit(Op::Not);
-        }
-        Ok(())
-    }
-
-    /// An operand: a constant, a variable, a call, a CASE, a parenthesized expression, or
-    /// a prefix operator and its operand.
-    fn prefix(&mut self) -> Result<(), ParseError> {
-        let t = self.peek()?;
-        self.advance();
+    /// Reads an operand's start: a constant, a variable, a call, a CASE, a parenthesis
+    /// or a prefix operator. `true` when another operand must follow first (after a
+    /// prefix operator, a `(`, a call's `(`, `CASE WHEN`).
+    fn operand(&mut self) -> Result<bool, ParseError> {
+        let t = self.next()?;
         match t.tok {
-            Tok::LParen => {
-                self.expr(0)?;
-                self.expect(Tok::RParen)?;
-            }
-            Tok::Plus => self.expr(UNARY)?,
+            Tok::LParen => self.open(TOP, Then::Paren)?,
+            Tok::Plus => self.open(UNARY, Then::Prefix(None))?,
             Tok::Minus => {
                 if self.peek()?.tok == Tok::MaxIntPlusOne {
+                    // `-9223372036854775808`, one constant, as the grammar has it.
                     self.advance();
-                    self.emit(Op::Const(Value::Int(i64::MIN)));
-                } else {
-                    self.expr(UNARY)?;
-                    self.emit(Op::Neg);
+                    self.emit(Op::Const(Value::Int(i64::MIN)))?;
+                    return Ok(false);
                 }
+                // pgbench's `0 - x`.
+                self.open(UNARY, Then::Prefix(Some(Op::Neg)))?;
             }
-            Tok::Tilde => {
-                self.expr(BIT)?;
-                self.emit(Op::BitNot);
-            }
-            Tok::Not => {
-                self.expr(NOT)?;
-                self.emit(Op::Not);
-            }
+            // pgbench's `-1 # x`, at the bitwise operators' precedence.
+            Tok::Tilde => self.open(BIT, Then::Prefix(Some(Op::BitNot)))?,
+            Tok::Not => self.open(NOT, Then::Prefix(Some(Op::Not)))?,
             Tok::Int(i) => {
-                self.emit(Op::Const(Value::Int(i)));
+                self.emit(Op::Const(Value::Int(i)))?;
+                return Ok(false);
             }
             Tok::Double(d) => {
-                self.emit(Op::Const(Value::Double(d)));
+                self.emit(Op::Const(Value::Double(d)))?;
+                return Ok(false);
             }
             Tok::True | Tok::False => {
-                self.emit(Op::Const(Value::Bool(t.tok == Tok::True)));
+                self.emit(Op::Const(Value::Bool(t.tok == Tok::True)))?;
+                return Ok(false);
             }
             Tok::Null => {
-                self.emit(Op::Const(Value::Null));
+                self.emit(Op::Const(Value::Null))?;
+                return Ok(false);
             }
             Tok::Var => {
                 let name = self.lex.text(&t).get(1..).unwrap_or("");
-                self.var(name);
+                self.var(name)?;
+                return Ok(false);
             }
-            Tok::Name => self.call(&t)?,
-            Tok::Case => self.case()?,
+            Tok::Name => return self.call(&t),
+            Tok::Case => {
+                self.expect(Tok::When)?;
+                self.open(TOP, Then::CaseWhen(Case { ends: Vec::new() }))?;
+            }
             _ => return Err(syntax_error(&t)),
         }
-        Ok(())
+        Ok(true)
     }
 
-    /// A function call, its name just read.
-    fn call(&mut self, name: &Token) -> Result<(), ParseError> {
+    /// A function's name just read: resolved at once, as pgbench does, then its `(`.
+    fn call(&mut self, name: &Token) -> Result<bool, ParseError> {
         let text = self.lex.text(name);
-        // pgbench resolves the name as soon as it has read it.
         let Some((func, arity, canonical)) = functions::lookup(text) else {
             return Err(ParseError::new(
                 name.error_offset(),
@@ -391,34 +435,50 @@ impl Parser<'_> {
             ));
         };
         self.expect(Tok::LParen)?;
-        let mut count = 0usize;
-        // Where the code of the arguments past the 16th would start.
-        let mut cut = None;
-        let mut arg = |p: &mut Parser<'_>, count: &mut usize| -> Result<(), ParseError> {
-            if *count == MAX_ARGS {
-                cut.get_or_insert(p.code.len());
-            }
-            p.expr(0)?;
-            *count += 1;
-            Ok(())
+        let call = Call {
+            func,
+            arity,
+            name: canonical,
+            count: 0,
+            cut: None,
         };
-        // An argument list may be empty, and may start with a comma.
-        let first = self.peek()?.tok;
-        if first != Tok::RParen && first != Tok::Comma {
-            arg(self, &mut count)?;
+        // An argument list may be empty, and may start with a comma (`abs(,5)`), as
+        // pgbench's grammar (`elist: | expr | elist ',' expr`) allows.
+        match self.peek()?.tok {
+            Tok::RParen => {
+                let close = self.next()?;
+                self.end_call(call, &close)?;
+                Ok(false)
+            }
+            Tok::Comma => {
+                self.advance();
+                self.argument(call)?;
+                Ok(true)
+            }
+            _ => {
+                self.argument(call)?;
+                Ok(true)
+            }
         }
-        while self.peek()?.tok == Tok::Comma {
-            self.advance();
-            arg(self, &mut count)?;
+    }
+
+    fn argument(&mut self, mut call: Call) -> Result<(), ParseError> {
+        if call.count == MAX_ARGS && call.cut.is_none() {
+            call.cut = Some(self.code.len());
         }
-        let close = self.expect(Tok::RParen)?;
+        self.open(TOP, Then::Arg(call))
+    }
+
+    /// The call's `)` read: its arguments counted as pgbench counts them, its code.
+    fn end_call(&mut self, call: Call, close: &Token) -> Result<(), ParseError> {
         let refuse = |what: &str| {
             Err(ParseError::new(
                 close.error_offset(),
-                format!("{what} ({canonical})"),
+                format!("{what} ({})", call.name),
             ))
         };
-        match arity {
+        let count = call.count;
+        match call.arity {
             Arity::Exactly(n) if count != n => return refuse("unexpected number of arguments"),
             Arity::AtLeastOne if count == 0 => return refuse("at least one argument expected"),
             Arity::ValueAndSeed if !(1..=2).contains(&count) => {
@@ -429,70 +489,203 @@ impl Parser<'_> {
             }
             _ => {}
         }
-        if let Some(cut) = cut {
+        if let Some(cut) = call.cut {
             // pgbench evaluates 16 arguments, then refuses the call.
             self.code.truncate(cut);
-            self.emit(Op::TooManyArguments);
+            self.emit(Op::TooManyArguments)?;
             return Ok(());
         }
-        match (func, arity) {
+        match (call.func, call.arity) {
             (Func::Mod, _) => {
-                self.emit(Op::Bin(Bin::Mod));
+                self.emit(Op::Bin(Bin::Mod))?;
             }
-            (_, Arity::ValueAndSeed) | (_, Arity::ValueSizeAndSeed) => {
+            (func, arity @ (Arity::ValueAndSeed | Arity::ValueSizeAndSeed)) => {
                 let full = if arity == Arity::ValueAndSeed { 2 } else { 3 };
+                // pgbench appends the variable `:default_seed` as the last argument.
                 if count < full {
-                    self.var(DEFAULT_SEED);
+                    self.var(DEFAULT_SEED)?;
                 }
-                self.emit(Op::Call(func, full as u8));
+                self.emit(Op::Call(func, full as u8))?;
             }
-            _ => {
-                self.emit(Op::Call(func, count as u8));
+            (func, _) => {
+                self.emit(Op::Call(func, count as u8))?;
             }
         }
         Ok(())
     }
 
-    /// `CASE WHEN c THEN v [WHEN ...] [ELSE e] END`, CASE just read: the first true
-    /// condition's value (truth as `\if` tests it), else `e`, else NULL.
-    fn case(&mut self) -> Result<(), ParseError> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            let at = self.peek().map_or(0, |t| t.error_offset());
-            return Err(ParseError::new(
-                at,
-                format!("expression too deeply nested (over {MAX_DEPTH} levels)"),
-            ));
-        }
-        self.expect(Tok::When)?;
-        let mut ends = Vec::new();
-        loop {
-            self.expr(0)?;
-            self.expect(Tok::Then)?;
-            let skip_branch = self.emit(Op::JumpUnless(0));
-            self.expr(0)?;
-            ends.push(self.emit(Op::Jump(0)));
-            self.patch(skip_branch);
-            let t = self.peek()?;
-            self.advance();
-            match t.tok {
-                Tok::When => continue,
-                Tok::Else => {
-                    self.expr(0)?;
-                    self.expect(Tok::End)?;
-                    break;
-                }
-                Tok::End => {
-                    self.emit(Op::Const(Value::Null));
-                    break;
-                }
-                _ => return Err(syntax_error(&t)),
+    /// After an operand of the innermost sub-expression: takes the next operator if it
+    /// binds tighter than the sub-expression's level and opens its right operand, or ends
+    /// the sub-expression and does what follows it.
+    fn operators(&mut self) -> Result<Step, ParseError> {
+        let (min, start) = match self.frames.last() {
+            Some(f) => (f.min, f.start),
+            None => return Err(ParseError::new(0, "internal error: no frame".to_string())),
+        };
+        let t = self.peek()?;
+        if let Some((level, what)) = infix(t.tok) {
+            // Comparisons do not associate: bison refuses `a < b < c` at the second one.
+            if level == min && level == CMP {
+                return Err(syntax_error(&t));
+            }
+            if level > min {
+                self.advance();
+                return match what {
+                    Infix::Lazy(is_and) => {
+                        let jump = self.emit(if is_and { Op::And(0) } else { Op::Or(0) })?;
+                        self.open(level, Then::Lazy { jump })?;
+                        Ok(Step::Operand)
+                    }
+                    Infix::Op(op) => {
+                        self.open(level, Then::Bin(op))?;
+                        Ok(Step::Operand)
+                    }
+                    Infix::Swapped(op) => {
+                        self.open(level, Then::Swapped { op, left: start })?;
+                        Ok(Step::Operand)
+                    }
+                    Infix::IsNull => {
+                        self.emit(Op::IsNull)?;
+                        Ok(Step::Operators)
+                    }
+                    Infix::NotNull => {
+                        self.emit(Op::IsNull)?;
+                        self.emit(Op::Not)?;
+                        Ok(Step::Operators)
+                    }
+                    Infix::Is => {
+                        self.is_tail()?;
+                        Ok(Step::Operators)
+                    }
+                };
             }
         }
-        for at in ends {
+        // The innermost sub-expression ends here.
+        let Some(frame) = self.frames.pop() else {
+            return Err(ParseError::new(0, "internal error: no frame".to_string()));
+        };
+        match frame.then {
+            Then::Done => {
+                let last = self.peek()?;
+                if last.tok != Tok::Eof {
+                    return Err(syntax_error(&last));
+                }
+                return Ok(Step::Done);
+            }
+            Then::Paren => {
+                self.expect(Tok::RParen)?;
+            }
+            Then::Prefix(op) => {
+                if let Some(op) = op {
+                    self.emit(op)?;
+                }
+            }
+            Then::Bin(op) => {
+                self.emit(Op::Bin(op))?;
+            }
+            Then::Lazy { jump } => {
+                self.emit(Op::Right)?;
+                self.patch(jump);
+            }
+            Then::Swapped { op, left } => self.swapped(left, frame.start, op)?,
+            Then::Arg(mut call) => {
+                call.count += 1;
+                let t = self.next()?;
+                match t.tok {
+                    Tok::Comma => {
+                        self.argument(call)?;
+                        return Ok(Step::Operand);
+                    }
+                    Tok::RParen => self.end_call(call, &t)?,
+                    _ => return Err(syntax_error(&t)),
+                }
+            }
+            Then::CaseWhen(case) => {
+                self.expect(Tok::Then)?;
+                let skip = self.emit(Op::JumpUnless(0))?;
+                self.open(TOP, Then::CaseThen { case, skip })?;
+                return Ok(Step::Operand);
+            }
+            Then::CaseThen { mut case, skip } => {
+                case.ends.push(self.emit(Op::Jump(0))?);
+                self.patch(skip);
+                let t = self.next()?;
+                match t.tok {
+                    Tok::When => {
+                        self.open(TOP, Then::CaseWhen(case))?;
+                        return Ok(Step::Operand);
+                    }
+                    Tok::Else => {
+                        self.open(TOP, Then::CaseElse(case))?;
+                        return Ok(Step::Operand);
+                    }
+                    Tok::End => {
+                        // No ELSE: NULL.
+                        self.emit(Op::Const(Value::Null))?;
+                        self.end_case(case);
+                    }
+                    _ => return Err(syntax_error(&t)),
+                }
+            }
+            Then::CaseElse(case) => {
+                self.expect(Tok::End)?;
+                self.end_case(case);
+            }
+        }
+        // The finished sub-expression is an operand of the one around it.
+        Ok(Step::Operators)
+    }
+
+    fn end_case(&mut self, case: Case) {
+        for at in case.ends {
             self.patch(at);
         }
-        self.depth -= 1;
+    }
+
+    /// `a > b` and `a >= b`, `a`'s code from `left` and `b`'s from `right`: pgbench parses
+    /// them as `b < a` and `b <= a`, and so evaluates `b` first (which decides the order of
+    /// random draws, `debug()` output and errors).
+    fn swapped(&mut self, left: usize, right: usize, op: Bin) -> Result<(), ParseError> {
+        self.moved += self.code.len() - left;
+        if self.moved > MAX_MOVES {
+            return Err(ParseError::new(
+                self.here(),
+                format!("expression too long (over {MAX_MOVES} operands moved by > and >=)"),
+            ));
+        }
+        // Jumps are relative and stay inside their operand, so moving one whole is safe.
+        self.code[left..].rotate_left(right - left);
+        self.emit(Op::Bin(op))?;
         Ok(())
     }
+
+    /// After `IS`: `[NOT] NULL`, `[NOT] TRUE`, `[NOT] FALSE`.
+    fn is_tail(&mut self) -> Result<(), ParseError> {
+        let mut t = self.next()?;
+        let negated = t.tok == Tok::Not;
+        if negated {
+            t = self.next()?;
+        }
+        let test = match t.tok {
+            Tok::Null => Op::IsNull,
+            Tok::True => Op::IsBool(true),
+            Tok::False => Op::IsBool(false),
+            _ => return Err(syntax_error(&t)),
+        };
+        self.emit(test)?;
+        if negated {
+            self.emit(Op::Not)?;
+        }
+        Ok(())
+    }
+}
+
+/// What the parse does next.
+enum Step {
+    /// Read an operand for the innermost sub-expression.
+    Operand,
+    /// Look at the operators after the innermost sub-expression's operand.
+    Operators,
+    /// The expression is whole.
+    Done,
 }

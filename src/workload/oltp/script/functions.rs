@@ -122,7 +122,7 @@ pub fn to_int(v: Value) -> Result<i64, EvalError> {
             if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&r) {
                 Ok(r as i64)
             } else {
-                Err(EvalError::DoubleToInt(r))
+                Err(EvalError::double_to_int(r))
             }
         }
         other => Err(coerce(other, "int")),
@@ -147,10 +147,7 @@ pub fn to_bool(v: Value) -> Result<bool, EvalError> {
 }
 
 fn coerce(v: Value, to: &'static str) -> EvalError {
-    EvalError::Coerce {
-        from: v.type_name(),
-        to,
-    }
+    EvalError::coerce(v.type_name(), to)
 }
 
 /// A binary operator on two evaluated operands.
@@ -195,30 +192,30 @@ pub fn binary(op: Bin, l: Value, r: Value) -> Result<Value, EvalError> {
 }
 
 fn int_op(op: Bin, a: i64, b: i64) -> Result<Value, EvalError> {
-    let out_of_range = EvalError::BigintOutOfRange;
+    let out_of_range = EvalError::bigint_out_of_range;
     Ok(match op {
-        Bin::Add => Value::Int(a.checked_add(b).ok_or(out_of_range("add"))?),
-        Bin::Sub => Value::Int(a.checked_sub(b).ok_or(out_of_range("sub"))?),
-        Bin::Mul => Value::Int(a.checked_mul(b).ok_or(out_of_range("mul"))?),
+        Bin::Add => Value::Int(a.checked_add(b).ok_or_else(|| out_of_range("add"))?),
+        Bin::Sub => Value::Int(a.checked_sub(b).ok_or_else(|| out_of_range("sub"))?),
+        Bin::Mul => Value::Int(a.checked_mul(b).ok_or_else(|| out_of_range("mul"))?),
         Bin::Eq => Value::Bool(a == b),
         Bin::Ne => Value::Bool(a != b),
         Bin::Lt => Value::Bool(a < b),
         Bin::Le => Value::Bool(a <= b),
         Bin::Div | Bin::Mod => {
             if b == 0 {
-                return Err(EvalError::DivisionByZero);
+                return Err(EvalError::division_by_zero());
             }
             if b == -1 {
                 // INT64_MIN / -1 overflows; anything % -1 is 0.
                 return if op == Bin::Div {
-                    a.checked_neg().map(Value::Int).ok_or(out_of_range("div"))
+                    a.checked_neg().map(Value::Int).ok_or_else(|| out_of_range("div"))
                 } else {
                     Ok(Value::Int(0))
                 };
             }
             Value::Int(if op == Bin::Div { a / b } else { a % b })
         }
-        _ => return Err(EvalError::Internal("not an integer operator")),
+        _ => return Err(EvalError::internal("not an integer operator")),
     })
 }
 
@@ -243,12 +240,12 @@ pub fn not(v: Value) -> Result<Value, EvalError> {
 /// A function on its evaluated arguments (the parser has checked their number).
 pub fn call(f: Func, args: &[Value], env: &mut dyn Env) -> Result<Value, EvalError> {
     if args.len() > MAX_ARGS {
-        return Err(EvalError::TooManyArguments);
+        return Err(EvalError::too_many_arguments());
     }
     let arg = |i: usize| {
         args.get(i)
             .copied()
-            .ok_or(EvalError::Internal("missing argument"))
+            .ok_or_else(|| EvalError::internal("missing argument"))
     };
     if f == Func::Debug {
         let v = arg(0)?;
@@ -286,7 +283,7 @@ pub fn call(f: Func, args: &[Value], env: &mut dyn Env) -> Result<Value, EvalErr
         Func::Permute => {
             let (val, size, seed) = (to_int(arg(0)?)?, to_int(arg(1)?)?, to_int(arg(2)?)?);
             if size <= 0 {
-                return Err(EvalError::PermuteSize);
+                return Err(EvalError::permute_size());
             }
             Value::Int(random::permute(val, size, seed))
         }
@@ -298,7 +295,7 @@ pub fn call(f: Func, args: &[Value], env: &mut dyn Env) -> Result<Value, EvalErr
 fn extremum(least: bool, args: &[Value]) -> Result<Value, EvalError> {
     let (first, rest) = args
         .split_first()
-        .ok_or(EvalError::Internal("no argument"))?;
+        .ok_or_else(|| EvalError::internal("no argument"))?;
     if args.iter().any(|a| matches!(a, Value::Double(_))) {
         let mut ext = to_double(*first)?;
         for a in rest {
@@ -327,16 +324,16 @@ fn draw(f: Func, args: &[Value], env: &mut dyn Env) -> Result<i64, EvalError> {
     let bound = |i: usize| {
         args.get(i)
             .copied()
-            .ok_or(EvalError::Internal("missing bound"))
+            .ok_or_else(|| EvalError::internal("missing bound"))
             .and_then(to_int)
     };
     let (min, max) = (bound(0)?, bound(1)?);
     if min > max {
-        return Err(EvalError::EmptyRange);
+        return Err(EvalError::empty_range());
     }
     // max - min + 1 must fit 64 bits.
     if max.checked_sub(min).and_then(|d| d.checked_add(1)).is_none() {
-        return Err(EvalError::RangeTooLarge);
+        return Err(EvalError::range_too_large());
     }
     if f == Func::Random {
         return Ok(random::uniform(env.rng(), min, max));
@@ -344,25 +341,25 @@ fn draw(f: Func, args: &[Value], env: &mut dyn Env) -> Result<i64, EvalError> {
     let param = to_double(
         args.get(2)
             .copied()
-            .ok_or(EvalError::Internal("missing parameter"))?,
+            .ok_or_else(|| EvalError::internal("missing parameter"))?,
     )?;
     match f {
         Func::RandomGaussian => {
             if param < MIN_GAUSSIAN_PARAM {
-                return Err(EvalError::GaussianParameter(param));
+                return Err(EvalError::gaussian_parameter(param));
             }
             Ok(random::gaussian(env.rng(), min, max, param))
         }
         Func::RandomZipfian => {
             // pgbench's test lets a NaN through and then never returns; refused here.
             if !(MIN_ZIPFIAN_PARAM..=MAX_ZIPFIAN_PARAM).contains(&param) {
-                return Err(EvalError::ZipfianParameter(param));
+                return Err(EvalError::zipfian_parameter(param));
             }
             Ok(random::zipfian(env.rng(), min, max, param))
         }
         _ => {
             if param <= 0.0 {
-                return Err(EvalError::ExponentialParameter(param));
+                return Err(EvalError::exponential_parameter(param));
             }
             Ok(random::exponential(env.rng(), min, max, param))
         }

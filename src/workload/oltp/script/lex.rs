@@ -119,11 +119,19 @@ impl<'a> Lexer<'a> {
         Lexer { text, pos: 0 }
     }
 
+    /// Where the next token will be looked for.
+    pub fn offset(&self) -> usize {
+        self.pos
+    }
+
     /// The text of a token.
     pub fn text(&self, t: &Token) -> &'a str {
         self.text.get(t.start..t.end).unwrap_or("")
     }
 
+    /// The next token. On an error the lexer has moved past the bad token, so reading on
+    /// finds the next one, as pgbench's reading to the end of the line after an error does
+    /// ([`Lexer::last_error`]).
     pub fn next_token(&mut self) -> Result<Token, ParseError> {
         let b = self.text.as_bytes();
         // White space and continuations.
@@ -196,10 +204,27 @@ impl<'a> Lexer<'a> {
         }
         // A character no rule takes (ASCII: every byte from 0x80 starts a name).
         let shown = (c as char).to_string();
+        // Past it, as flex is, so reading on finds the next error.
+        self.pos = start + 1;
         Err(ParseError::new(
             start,
             format!("unexpected character ({shown})"),
         ))
+    }
+
+    /// The error pgbench reports once it has found `first`: before printing, it reads the
+    /// rest of the line to show it, and a token it cannot read there is reported instead
+    /// (and so on), so the last unreadable token of the line wins: in `a ! b`, pgbench
+    /// reports the `!`, not the unknown function `a` it met first.
+    pub fn last_error(&mut self, first: ParseError) -> ParseError {
+        let mut error = first;
+        loop {
+            match self.next_token() {
+                Ok(t) if t.tok == Tok::Eof => return error,
+                Ok(_) => {}
+                Err(e) => error = e,
+            }
+        }
     }
 
     /// An integer or a double at `start`.
@@ -228,6 +253,7 @@ impl<'a> Lexer<'a> {
             match cnum::strtodouble(text) {
                 Ok(d) => Tok::Double(d),
                 Err(_) => {
+                    self.pos = end;
                     return Err(ParseError::new(
                         end - 1,
                         format!("double constant overflow ({text})"),
@@ -240,6 +266,7 @@ impl<'a> Lexer<'a> {
             match cnum::strtoint64(text) {
                 Ok(i) => Tok::Int(i),
                 Err(NumError::Range | NumError::Syntax) => {
+                    self.pos = end;
                     return Err(ParseError::new(
                         end - 1,
                         format!("bigint constant overflow ({text})"),

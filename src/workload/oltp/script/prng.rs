@@ -26,7 +26,7 @@ pub struct Prng {
 
 impl Prng {
     /// `pg_prng_seed`: the state from a 64-bit seed, through splitmix64.
-    pub fn from_seed(seed: u64) -> Prng {
+    pub fn seeded(seed: u64) -> Prng {
         let mut sm = seed;
         let s0 = splitmix64(&mut sm);
         let s1 = splitmix64(&mut sm);
@@ -65,6 +65,17 @@ impl Prng {
                 return rmin + val;
             }
         }
+    }
+
+    /// pgbench's `getrand`: uniform in `[lo, hi]`, both inclusive, as
+    /// `lo + pg_prng_uint64_range(0, hi - lo)` (the difference taken as unsigned, so the
+    /// whole 64-bit range works); `lo` when `hi <= lo`. The caller checks the bounds as
+    /// `random()` does ([`super::functions`]).
+    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        if hi <= lo {
+            return lo;
+        }
+        lo.wrapping_add(self.range_u64(0, hi.wrapping_sub(lo) as u64) as i64)
     }
 
     /// `pg_prng_double`: uniform in `[0, 1)`, the draw's top 52 bits.
@@ -221,16 +232,16 @@ impl Seeds {
     /// `threads` is the count pgbench runs, which it caps at `clients`;
     /// `default_seed_defined` is whether `-D default_seed=...` was given.
     pub fn new(random_seed: u64, clients: usize, threads: usize, default_seed_defined: bool) -> Seeds {
-        let mut base = Prng::from_seed(random_seed);
+        let mut base = Prng::seeded(random_seed);
         let clients = (0..clients)
-            .map(|_| Prng::from_seed(base.next_u64()))
+            .map(|_| Prng::seeded(base.next_u64()))
             .collect();
         let default_seed = (!default_seed_defined).then(|| base.next_u64() as i64);
         let threads = (0..threads)
             .map(|_| {
-                let choose = Prng::from_seed(base.next_u64());
-                let throttle = Prng::from_seed(base.next_u64());
-                let sample = Prng::from_seed(base.next_u64());
+                let choose = Prng::seeded(base.next_u64());
+                let throttle = Prng::seeded(base.next_u64());
+                let sample = Prng::seeded(base.next_u64());
                 ThreadRngs {
                     choose,
                     throttle,
@@ -327,7 +338,7 @@ mod tests {
 
     #[test]
     fn range_of_one_value_draws_nothing() {
-        let mut a = Prng::from_seed(1);
+        let mut a = Prng::seeded(1);
         let b = a;
         assert_eq!(a.range_u64(7, 7), 7);
         assert_eq!(a, b);
@@ -336,7 +347,7 @@ mod tests {
 
     #[test]
     fn doubles_are_in_unit_interval() {
-        let mut r = Prng::from_seed(99);
+        let mut r = Prng::seeded(99);
         for _ in 0..10_000 {
             let d = r.next_f64();
             assert!((0.0..1.0).contains(&d));

@@ -18,7 +18,7 @@ pub const MAX_ZIPFIAN_PARAM: f64 = 1000.0;
 
 /// `getrand`: uniform in `[min, max]`.
 pub fn uniform(rng: &mut Prng, min: i64, max: i64) -> i64 {
-    min.wrapping_add(rng.range_u64(0, max.wrapping_sub(min) as u64) as i64)
+    rng.range(min, max)
 }
 
 /// `getExponentialRand`: the density at `max` is `exp(-parameter)` times that at `min`.
@@ -86,7 +86,7 @@ pub fn permute(val: i64, size: i64, seed: i64) -> i64 {
     if size < 2 {
         return 0;
     }
-    let mut rng = Prng::from_seed(seed as u64);
+    let mut rng = Prng::seeded(seed as u64);
     let size = size as u64;
     let mut v = (val as u64) % size;
     // Masks to the largest power of two not above size.
@@ -190,7 +190,7 @@ mod tests {
 
     #[test]
     fn draws_stay_in_bounds() {
-        let mut rng = Prng::from_seed(42);
+        let mut rng = Prng::seeded(42);
         for _ in 0..20_000 {
             assert!((3..=9).contains(&uniform(&mut rng, 3, 9)));
             assert!((3..=9).contains(&exponential(&mut rng, 3, 9, 0.5)));
@@ -270,7 +270,7 @@ mod tests {
 
     #[test]
     fn poisson_is_positive_around_its_center() {
-        let mut rng = Prng::from_seed(3);
+        let mut rng = Prng::seeded(3);
         let n = 20_000;
         let sum: i64 = (0..n).map(|_| poisson(&mut rng, 1000.0)).sum();
         assert!((sum / n - 1000).abs() < 50);

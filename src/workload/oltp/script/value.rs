@@ -74,7 +74,7 @@ impl Value {
                 Bad::IntSyntax => format!("invalid input syntax for type bigint: \"{text}\""),
                 Bad::Malformed => format!("malformed variable \"{name}\" value: \"{text}\""),
             };
-            EvalError::Variable(message)
+            EvalError(message)
         })
     }
 }
@@ -238,7 +238,7 @@ mod tests {
         ] {
             assert_eq!(
                 Value::from_variable("v", malformed),
-                Err(EvalError::Variable(format!(
+                Err(EvalError(format!(
                     "malformed variable \"v\" value: \"{malformed}\""
                 ))),
                 "{malformed:?}"
