@@ -115,7 +115,11 @@ fn strtod_prefix(b: &[u8]) -> Option<Read> {
     let sign = if negative { -1.0 } else { 1.0 };
     let rest = &b[i..];
     if starts_with_ci(rest, b"inf") {
-        let len = if starts_with_ci(rest, b"infinity") { 8 } else { 3 };
+        let len = if starts_with_ci(rest, b"infinity") {
+            8
+        } else {
+            3
+        };
         return Some(Read {
             value: sign * f64::INFINITY,
             end: i + len,
@@ -195,8 +199,7 @@ fn decimal_prefix(b: &[u8], negative: bool) -> Option<Read> {
     text.push('e');
     text.push_str(&exp.to_string());
     let value: f64 = text.parse().ok()?;
-    let range_error =
-        value.is_infinite() || value.is_subnormal() || (value == 0.0 && nonzero);
+    let range_error = value.is_infinite() || value.is_subnormal() || (value == 0.0 && nonzero);
     Some(Read {
         value,
         end,
@@ -295,8 +298,7 @@ fn hex_prefix(b: &[u8], negative: bool) -> Option<Read> {
     if negative {
         value = -value;
     }
-    let range_error =
-        value.is_infinite() || value.is_subnormal() || (value == 0.0 && nonzero);
+    let range_error = value.is_infinite() || value.is_subnormal() || (value == 0.0 && nonzero);
     Some(Read {
         value,
         end,
@@ -336,12 +338,18 @@ mod tests {
         assert_eq!(strtodouble("0x.8"), Ok(0.5));
         assert_eq!(strtodouble("0x1.8p-1"), Ok(0.75));
         assert_eq!(strtodouble("-0x1P+2"), Ok(-4.0));
-        assert_eq!(strtodouble("0x123456789abcdef123"), Ok(3.358127276707303e20));
+        assert_eq!(
+            strtodouble("0x123456789abcdef123"),
+            Ok(3.358127276707303e20)
+        );
         assert_eq!(strtodouble("inf"), Ok(f64::INFINITY));
         assert_eq!(strtodouble("-Infinity"), Ok(f64::NEG_INFINITY));
         assert!(strtodouble("nan").unwrap().is_nan());
         assert!(strtodouble("NaN(123)").unwrap().is_nan());
-        assert_eq!(strtodouble("2.2250738585072014e-308"), Ok(f64::MIN_POSITIVE));
+        assert_eq!(
+            strtodouble("2.2250738585072014e-308"),
+            Ok(f64::MIN_POSITIVE)
+        );
         assert_eq!(strtodouble("1.7976931348623157e308"), Ok(f64::MAX));
         assert_eq!(strtodouble("0e-400"), Ok(0.0));
         for range in [
@@ -358,8 +366,8 @@ mod tests {
             assert_eq!(strtodouble(range), Err(NumError::Range), "{range}");
         }
         for syntax in [
-            "", "1e", "0x", "infx", "infin", "1.5 ", "abc", "1_000", "١", "5\n", "nan(1", "-",
-            ".", "e5",
+            "", "1e", "0x", "infx", "infin", "1.5 ", "abc", "1_000", "١", "5\n", "nan(1", "-", ".",
+            "e5",
         ] {
             assert_eq!(strtodouble(syntax), Err(NumError::Syntax), "{syntax:?}");
         }

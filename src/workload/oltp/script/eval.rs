@@ -14,8 +14,8 @@
 
 use super::cfmt;
 use super::functions::{self, Bin, Func, MAX_ARGS};
-use super::random::{MAX_ZIPFIAN_PARAM, MIN_GAUSSIAN_PARAM, MIN_ZIPFIAN_PARAM};
 use super::prng::Prng;
+use super::random::{MAX_ZIPFIAN_PARAM, MIN_GAUSSIAN_PARAM, MIN_ZIPFIAN_PARAM};
 use super::value::Value;
 
 /// What an expression reads from the client running it.
@@ -176,9 +176,7 @@ pub fn run(
                 sp += 1;
             }
             Op::Neg | Op::BitNot | Op::Not | Op::IsNull | Op::IsBool(_) | Op::Right => {
-                let top = stack
-                    .get_mut(sp.wrapping_sub(1))
-                    .ok_or_else(underflow)?;
+                let top = stack.get_mut(sp.wrapping_sub(1)).ok_or_else(underflow)?;
                 *top = match op {
                     Op::Neg => functions::neg(*top)?,
                     Op::BitNot => functions::bit_not(*top)?,
@@ -209,9 +207,7 @@ pub fn run(
             }
             Op::And(skip) | Op::Or(skip) => {
                 let is_and = matches!(op, Op::And(_));
-                let top = stack
-                    .get_mut(sp.wrapping_sub(1))
-                    .ok_or_else(underflow)?;
+                let top = stack.get_mut(sp.wrapping_sub(1)).ok_or_else(underflow)?;
                 match *top {
                     // NULL decides both: NULL AND x and NULL OR x are NULL.
                     Value::Null => pc += *skip as usize,

@@ -38,6 +38,7 @@ pub use super::eval::{Env, EvalError};
 use super::functions::{self, Arity, Bin, Func, MAX_ARGS};
 use super::lex::{Lexer, Tok, Token};
 use super::value::Value;
+use std::collections::HashMap;
 use std::fmt;
 
 /// The most sub-expressions pending at once (parentheses, prefix operators, call
@@ -100,6 +101,7 @@ impl Expr {
             peeked: None,
             code: Vec::new(),
             names: Vec::new(),
+            index: HashMap::new(),
             frames: Vec::new(),
             moved: 0,
         };
@@ -261,6 +263,8 @@ struct Parser<'a> {
     peeked: Option<Token>,
     code: Vec<Op>,
     names: Vec<Box<str>>,
+    /// Each name's index in `names` (a hash, so 50,000 variables stay linear).
+    index: HashMap<Box<str>, u32>,
     /// The pending sub-expressions, innermost last.
     frames: Vec<Frame>,
     /// Instructions moved so far by `>` and `>=`.
@@ -327,14 +331,16 @@ impl Parser<'_> {
     }
 
     fn var(&mut self, name: &str) -> Result<(), ParseError> {
-        let index = match self.names.iter().position(|n| &**n == name) {
-            Some(i) => i,
+        let index = match self.index.get(name) {
+            Some(&i) => i,
             None => {
+                let i = self.names.len() as u32;
                 self.names.push(name.into());
-                self.names.len() - 1
+                self.index.insert(name.into(), i);
+                i
             }
         };
-        self.emit(Op::Var(index as u32))?;
+        self.emit(Op::Var(index))?;
         Ok(())
     }
 

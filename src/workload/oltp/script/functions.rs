@@ -93,7 +93,11 @@ const FUNCTIONS: &[(&str, Func, Arity)] = &[
     ("double", Func::Double, Arity::Exactly(1)),
     ("random", Func::Random, Arity::Exactly(2)),
     ("random_gaussian", Func::RandomGaussian, Arity::Exactly(3)),
-    ("random_exponential", Func::RandomExponential, Arity::Exactly(3)),
+    (
+        "random_exponential",
+        Func::RandomExponential,
+        Arity::Exactly(3),
+    ),
     ("random_zipfian", Func::RandomZipfian, Arity::Exactly(3)),
     ("pow", Func::Pow, Arity::Exactly(2)),
     ("power", Func::Pow, Arity::Exactly(2)),
@@ -171,7 +175,14 @@ pub fn binary(op: Bin, l: Value, r: Value) -> Result<Value, EvalError> {
                 _ => Value::Bool(a <= b),
             })
         }
-        Bin::Add | Bin::Sub | Bin::Mul | Bin::Div | Bin::Mod | Bin::Eq | Bin::Ne | Bin::Lt
+        Bin::Add
+        | Bin::Sub
+        | Bin::Mul
+        | Bin::Div
+        | Bin::Mod
+        | Bin::Eq
+        | Bin::Ne
+        | Bin::Lt
         | Bin::Le => {
             let (a, b) = (to_int(l)?, to_int(r)?);
             int_op(op, a, b)
@@ -208,7 +219,9 @@ fn int_op(op: Bin, a: i64, b: i64) -> Result<Value, EvalError> {
             if b == -1 {
                 // INT64_MIN / -1 overflows; anything % -1 is 0.
                 return if op == Bin::Div {
-                    a.checked_neg().map(Value::Int).ok_or_else(|| out_of_range("div"))
+                    a.checked_neg()
+                        .map(Value::Int)
+                        .ok_or_else(|| out_of_range("div"))
                 } else {
                     Ok(Value::Int(0))
                 };
@@ -332,7 +345,11 @@ fn draw(f: Func, args: &[Value], env: &mut dyn Env) -> Result<i64, EvalError> {
         return Err(EvalError::empty_range());
     }
     // max - min + 1 must fit 64 bits.
-    if max.checked_sub(min).and_then(|d| d.checked_add(1)).is_none() {
+    if max
+        .checked_sub(min)
+        .and_then(|d| d.checked_add(1))
+        .is_none()
+    {
         return Err(EvalError::range_too_large());
     }
     if f == Func::Random {
@@ -373,9 +390,15 @@ mod tests {
     #[test]
     fn names_resolve_ignoring_case() {
         assert_eq!(lookup("Ln").map(|l| l.0), Some(Func::Ln));
-        assert_eq!(lookup("POWER"), Some((Func::Pow, Arity::Exactly(2), "power")));
+        assert_eq!(
+            lookup("POWER"),
+            Some((Func::Pow, Arity::Exactly(2), "power"))
+        );
         assert_eq!(lookup("hash").map(|l| l.0), Some(Func::HashMurmur2));
-        assert_eq!(lookup("permute").map(|l| l.1), Some(Arity::ValueSizeAndSeed));
+        assert_eq!(
+            lookup("permute").map(|l| l.1),
+            Some(Arity::ValueSizeAndSeed)
+        );
         assert_eq!(lookup("foo"), None);
         assert_eq!(lookup("!and"), None);
     }

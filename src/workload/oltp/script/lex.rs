@@ -139,9 +139,7 @@ impl<'a> Lexer<'a> {
             match b.get(self.pos) {
                 Some(b' ' | b'\t' | b'\r' | 0x0b | 0x0c) => self.pos += 1,
                 Some(b'\\') if b.get(self.pos + 1) == Some(&b'\n') => self.pos += 2,
-                Some(b'\\') if b.get(self.pos + 1..self.pos + 3) == Some(b"\r\n") => {
-                    self.pos += 3
-                }
+                Some(b'\\') if b.get(self.pos + 1..self.pos + 3) == Some(b"\r\n") => self.pos += 3,
                 _ => break,
             }
         }
@@ -191,7 +189,9 @@ impl<'a> Lexer<'a> {
             if end > start + 1 {
                 return Ok(self.token(Tok::Var, start, end));
             }
-        } else if c.is_ascii_digit() || (c == b'.' && b.get(start + 1).is_some_and(u8::is_ascii_digit)) {
+        } else if c.is_ascii_digit()
+            || (c == b'.' && b.get(start + 1).is_some_and(u8::is_ascii_digit))
+        {
             return self.number(start);
         } else if is_alpha(c) {
             let end = self.run(start, is_alnum);
@@ -315,12 +315,18 @@ mod tests {
         assert_eq!(toks("1+2"), [Int(1), Plus, Int(2)]);
         assert_eq!(toks("1."), [Double(1.0)]);
         assert_eq!(toks(".5"), [Double(0.5)]);
-        assert_eq!(toks("1e3 1E+3 2e-1"), [Double(1000.0), Double(1000.0), Double(0.2)]);
+        assert_eq!(
+            toks("1e3 1E+3 2e-1"),
+            [Double(1000.0), Double(1000.0), Double(0.2)]
+        );
         assert_eq!(toks("1e"), [Int(1), Name]);
         assert_eq!(toks("1.5.3"), [Double(1.5), Double(0.3)]);
         assert_eq!(toks("9223372036854775808"), [MaxIntPlusOne]);
         assert_eq!(toks("9223372036854775807"), [Int(i64::MAX)]);
-        assert_eq!(toks("AnD or NOT notnull IsNull"), [And, Or, Not, NotNull, IsNull]);
+        assert_eq!(
+            toks("AnD or NOT notnull IsNull"),
+            [And, Or, Not, NotNull, IsNull]
+        );
         assert_eq!(toks("andx isnullx"), [Name, Name]);
         assert_eq!(toks("<<>>=<=<>!=<>="), [Shl, Shr, Eq, Le, Ne, Ne, Ne, Eq]);
         assert_eq!(toks(":a :1abc :é"), [Var, Var, Var]);
@@ -348,14 +354,29 @@ mod tests {
         assert_eq!(err("a ! b"), (2, "unexpected character (!)".to_string()));
         assert_eq!(
             err("99999999999999999999"),
-            (19, "bigint constant overflow (99999999999999999999)".to_string())
+            (
+                19,
+                "bigint constant overflow (99999999999999999999)".to_string()
+            )
         );
         assert_eq!(
             err("1 + 09223372036854775808"),
-            (23, "bigint constant overflow (09223372036854775808)".to_string())
+            (
+                23,
+                "bigint constant overflow (09223372036854775808)".to_string()
+            )
         );
-        assert_eq!(err("1.0E309"), (6, "double constant overflow (1.0E309)".to_string()));
-        assert_eq!(err(".1E310"), (5, "double constant overflow (.1E310)".to_string()));
-        assert_eq!(err("1e-320"), (5, "double constant overflow (1e-320)".to_string()));
+        assert_eq!(
+            err("1.0E309"),
+            (6, "double constant overflow (1.0E309)".to_string())
+        );
+        assert_eq!(
+            err(".1E310"),
+            (5, "double constant overflow (.1E310)".to_string())
+        );
+        assert_eq!(
+            err("1e-320"),
+            (5, "double constant overflow (1e-320)".to_string())
+        );
     }
 }

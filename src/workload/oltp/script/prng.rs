@@ -192,10 +192,12 @@ impl RandomSeed {
 /// Microseconds since boot, as pgbench's `pg_time_now()` reads `CLOCK_MONOTONIC`: here from
 /// `/proc/uptime` (to its hundredth of a second, without `unsafe`), else the wall clock's.
 fn monotonic_micros() -> u64 {
-    let uptime = std::fs::read_to_string("/proc/uptime").ok().and_then(|text| {
-        let seconds: f64 = text.split_whitespace().next()?.parse().ok()?;
-        Some((seconds * 1e6) as u64)
-    });
+    let uptime = std::fs::read_to_string("/proc/uptime")
+        .ok()
+        .and_then(|text| {
+            let seconds: f64 = text.split_whitespace().next()?.parse().ok()?;
+            Some((seconds * 1e6) as u64)
+        });
     uptime.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -231,7 +233,12 @@ pub struct Seeds {
 impl Seeds {
     /// `threads` is the count pgbench runs, which it caps at `clients`;
     /// `default_seed_defined` is whether `-D default_seed=...` was given.
-    pub fn new(random_seed: u64, clients: usize, threads: usize, default_seed_defined: bool) -> Seeds {
+    pub fn new(
+        random_seed: u64,
+        clients: usize,
+        threads: usize,
+        default_seed_defined: bool,
+    ) -> Seeds {
         let mut base = Prng::seeded(random_seed);
         let clients = (0..clients)
             .map(|_| Prng::seeded(base.next_u64()))
@@ -327,13 +334,19 @@ mod tests {
             (0..20).map(|_| pick(&mut rng)).collect()
         };
         // -c 1 -j 1
-        assert_eq!(run(&Seeds::new(5432, 1, 1, false), 0), "10111111011111011011");
+        assert_eq!(
+            run(&Seeds::new(5432, 1, 1, false), 0),
+            "10111111011111011011"
+        );
         // -c 2 -j 2: thread 0 runs client 0, thread 1 client 1
         let two = Seeds::new(5432, 2, 2, false);
         assert_eq!(run(&two, 0), "11100010011011011011");
         assert_eq!(run(&two, 1), "11110101100111100111");
         // -D default_seed=3: no default seed drawn, so the threads' seeds come one earlier
-        assert_eq!(run(&Seeds::new(5432, 1, 1, true), 0), "11110011001111110100");
+        assert_eq!(
+            run(&Seeds::new(5432, 1, 1, true), 0),
+            "11110011001111110100"
+        );
     }
 
     #[test]
@@ -362,9 +375,18 @@ mod tests {
         assert_eq!(ok("+7"), Some(RandomSeed::Value(7)));
         assert_eq!(ok("0"), Some(RandomSeed::Value(0)));
         assert_eq!(ok("-1"), Some(RandomSeed::Value(u64::MAX)));
-        assert_eq!(ok("18446744073709551615"), Some(RandomSeed::Value(u64::MAX)));
-        assert_eq!(ok("18446744073709551616"), Some(RandomSeed::Value(u64::MAX)));
-        assert_eq!(ok("99999999999999999999999"), Some(RandomSeed::Value(u64::MAX)));
+        assert_eq!(
+            ok("18446744073709551615"),
+            Some(RandomSeed::Value(u64::MAX))
+        );
+        assert_eq!(
+            ok("18446744073709551616"),
+            Some(RandomSeed::Value(u64::MAX))
+        );
+        assert_eq!(
+            ok("99999999999999999999999"),
+            Some(RandomSeed::Value(u64::MAX))
+        );
         assert_eq!(ok("time"), Some(RandomSeed::Time));
         assert_eq!(ok("rand"), Some(RandomSeed::Rand));
         for bad in ["7 ", "0x10", "TIME", "", "-", "seven"] {
@@ -375,8 +397,14 @@ mod tests {
         assert_eq!(seeds.random_seed, -1);
         assert_eq!(1 + seeds.clients[0].clone().range_u64(0, 999), 949);
         // --random-seed=7: 850; 0: 234.
-        assert_eq!(1 + Seeds::new(7, 1, 1, false).clients[0].range_u64(0, 999), 850);
-        assert_eq!(1 + Seeds::new(0, 1, 1, false).clients[0].range_u64(0, 999), 234);
+        assert_eq!(
+            1 + Seeds::new(7, 1, 1, false).clients[0].range_u64(0, 999),
+            850
+        );
+        assert_eq!(
+            1 + Seeds::new(0, 1, 1, false).clients[0].range_u64(0, 999),
+            234
+        );
     }
 
     #[test]

@@ -96,8 +96,7 @@ fn classify(text: &str) -> Result<Value, Bad> {
         return Ok(Value::Null);
     }
     // A prefix (y, ye, t, tr, ...) but not "o", which could be on or off.
-    if is_prefix_ci(text, "true") || is_prefix_ci(text, "yes") || text.eq_ignore_ascii_case("on")
-    {
+    if is_prefix_ci(text, "true") || is_prefix_ci(text, "yes") || text.eq_ignore_ascii_case("on") {
         return Ok(Value::Bool(true));
     }
     if is_prefix_ci(text, "false")
