@@ -236,7 +236,7 @@ enum Then {
     /// CASE's condition after WHEN.
     CaseWhen(Case),
     /// CASE's value after THEN; the jump past it when its condition fails.
-    CaseThen { case: Case, skip: usize },
+    CaseValue { case: Case, skip: usize },
     /// CASE's value after ELSE.
     CaseElse(Case),
 }
@@ -609,10 +609,10 @@ impl Parser<'_> {
             Then::CaseWhen(case) => {
                 self.expect(Tok::Then)?;
                 let skip = self.emit(Op::JumpUnless(0))?;
-                self.open(TOP, Then::CaseThen { case, skip })?;
+                self.open(TOP, Then::CaseValue { case, skip })?;
                 return Ok(Step::Operand);
             }
-            Then::CaseThen { mut case, skip } => {
+            Then::CaseValue { mut case, skip } => {
                 case.ends.push(self.emit(Op::Jump(0))?);
                 self.patch(skip);
                 let t = self.next()?;

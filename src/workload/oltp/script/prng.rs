@@ -16,9 +16,11 @@
 
 use std::fmt;
 
-/// One generator's state (`pg_prng_state`). `Copy`: pgbench saves and restores a client's
-/// state to rerun a transaction after a serialization failure with the same draws.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One generator's state (`pg_prng_state`): 16 bytes, cloned to save and restore a
+/// client's draws (pgbench reruns a transaction after a serialization failure with the
+/// same draws). Not `Copy`, so that copying a generator, which repeats its draws, is
+/// always written out.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Prng {
     s0: u64,
     s1: u64,
@@ -206,7 +208,7 @@ fn monotonic_micros() -> u64 {
 }
 
 /// One thread's generators, seeded in this order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ThreadRngs {
     /// Chooses each transaction's script by weight (`ts_choose_rs`).
     pub choose: Prng,
@@ -271,7 +273,7 @@ pub fn thread_clients(clients: usize, threads: usize, thread: usize) -> std::ops
     let mut start = 0;
     for t in 0..threads.max(1) {
         let left = clients - start;
-        let n = (left + (threads - t) - 1) / (threads - t);
+        let n = left.div_ceil(threads - t);
         if t == thread {
             return start..start + n;
         }
@@ -298,7 +300,7 @@ mod tests {
     #[test]
     fn client_draws_match_pgbench() {
         let seeds = Seeds::new(5432, 1, 1, false);
-        let mut rng = seeds.clients[0];
+        let mut rng = seeds.clients[0].clone();
         let draws: Vec<u64> = (0..6).map(|_| 1 + rng.range_u64(0, 999)).collect();
         assert_eq!(draws, [837, 461, 349, 245, 506, 702]);
         assert_eq!(seeds.default_seed, Some(7590783070443337668));
@@ -315,7 +317,7 @@ mod tests {
                 .clients
                 .iter()
                 .map(|c| {
-                    let mut r = *c;
+                    let mut r = c.clone();
                     (0..3).map(|_| 1 + r.range_u64(0, 999)).collect()
                 })
                 .collect();
@@ -330,7 +332,7 @@ mod tests {
     fn script_choice_matches_pgbench() {
         let pick = |rng: &mut Prng| if rng.range_u64(0, 3) < 1 { '0' } else { '1' };
         let run = |seeds: &Seeds, thread: usize| -> String {
-            let mut rng = seeds.threads[thread].choose;
+            let mut rng = seeds.threads[thread].choose.clone();
             (0..20).map(|_| pick(&mut rng)).collect()
         };
         // -c 1 -j 1
@@ -352,10 +354,23 @@ mod tests {
     #[test]
     fn range_of_one_value_draws_nothing() {
         let mut a = Prng::seeded(1);
-        let b = a;
+        let b = a.clone();
         assert_eq!(a.range_u64(7, 7), 7);
         assert_eq!(a, b);
         assert_eq!(a.range_u64(0, u64::MAX), b.clone().next_u64());
+    }
+
+    /// `range` is pgbench's `getrand`: client 0 under `--random-seed=5432` draws
+    /// random(1, 1000) = 837 first; the whole 64-bit range is one draw.
+    #[test]
+    fn range_is_getrand() {
+        let seeds = Seeds::new(5432, 1, 1, false);
+        assert_eq!(seeds.clients[0].clone().range(1, 1000), 837);
+        let mut a = Prng::seeded(9);
+        let mut b = a.clone();
+        assert_eq!(a.range(i64::MIN, i64::MAX), b.next_u64() as i64 ^ i64::MIN);
+        assert_eq!(a.range(5, 5), 5);
+        assert_eq!(a.range(5, 4), 5);
     }
 
     #[test]

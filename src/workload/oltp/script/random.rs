@@ -124,7 +124,8 @@ fn span(min: i64, max: i64) -> f64 {
 pub fn c_cast(d: f64) -> i64 {
     // 2^63 is exactly representable; everything in [-2^63, 2^63) truncates into range.
     const LIMIT: f64 = 9_223_372_036_854_775_808.0;
-    if d.is_nan() || d >= LIMIT || d < -LIMIT {
+    // A NaN is in no range.
+    if !(-LIMIT..LIMIT).contains(&d) {
         i64::MIN
     } else {
         d as i64
@@ -137,7 +138,7 @@ mod tests {
     use super::*;
 
     fn client0() -> Prng {
-        Seeds::new(5432, 1, 1, false).clients[0]
+        Seeds::new(5432, 1, 1, false).clients[0].clone()
     }
 
     /// t/001_pgbench_with_server.pl, `--random-seed=5432`: the first draws of client 0 are
