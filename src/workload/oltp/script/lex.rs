@@ -107,8 +107,9 @@ fn is_alnum(b: u8) -> bool {
     is_alpha(b) || b.is_ascii_digit()
 }
 
-/// Cuts the text into tokens, one at a time, on demand: like pgbench's parser, which asks
-/// for the next token only when it needs it, a bad token after a refused one goes unseen.
+/// Cuts the text into tokens, one at a time, on demand, as pgbench's parser asks for them
+/// (which decides where an error points); after an error, [`Lexer::last_error`] reads on
+/// as pgbench does.
 pub struct Lexer<'a> {
     text: &'a str,
     pos: usize,

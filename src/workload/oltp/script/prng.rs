@@ -210,7 +210,9 @@ fn monotonic_micros() -> u64 {
 /// One thread's generators, seeded in this order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ThreadRngs {
-    /// Chooses each transaction's script by weight (`ts_choose_rs`).
+    /// Chooses each transaction's script by weight (`ts_choose_rs`, pgbench's
+    /// `chooseScript`): `w = choose.range(0, total_weight - 1)`, then the first script
+    /// whose running total of weights exceeds `w`.
     pub choose: Prng,
     /// Draws `--rate`'s Poisson schedule (`ts_throttle_rs`).
     pub throttle: Prng,
