@@ -303,7 +303,7 @@ impl Workload for OltpSpec {
                 (_, Some(set)) => Box::new(script::client::ScriptClient::new(
                     Arc::clone(set),
                     worker as u64,
-                    seed,
+                    workers,
                 )) as Box<dyn client::Client>,
                 (Some(t), None) => {
                     let warehouses = match t.mode {

@@ -13,7 +13,7 @@
 
 use super::expr::{Env, EvalError};
 use super::parse::{Amount, Part, Script, Sql, Store, What, Word};
-use super::prng::Prng;
+use super::prng::{Prng, Seeds};
 use super::value::Value;
 use super::vars::{Held, Vars};
 use crate::sql::query_mode::QueryMode;
@@ -59,7 +59,6 @@ pub fn kind_name(script: &Script) -> &'static str {
 
 pub struct ScriptClient {
     set: Arc<ScriptSet>,
-    client_id: i64,
     vars: Vars,
     rng: Prng,
     /// The random state the current transaction started with (restored on a retry).
@@ -76,6 +75,8 @@ pub struct ScriptClient {
     default_seed: i64,
     /// `-r`: each command's count, failures and latency, by script and command.
     timed: Vec<Vec<Timed>>,
+    /// The command running, for `debug()`.
+    pc: usize,
 }
 
 /// One command's figures under `-r`.
@@ -96,24 +97,36 @@ impl Timed {
 }
 
 impl ScriptClient {
-    pub fn new(set: Arc<ScriptSet>, client_id: u64, seed: u64) -> ScriptClient {
+    /// Client `client_id` of `clients`. Its generators are pgbench's for the run's seed
+    /// with one thread per client (`-j` equal to `-c`: perflab runs each client on a thread
+    /// of its own), so `--random-seed N` draws what pgbench draws.
+    pub fn new(set: Arc<ScriptSet>, client_id: u64, clients: usize) -> ScriptClient {
+        let defined = |name: &str| set.defines.iter().any(|(n, _)| n == name);
+        let seeds = Seeds::new(
+            set.random_seed,
+            clients.max(client_id as usize + 1),
+            clients.max(client_id as usize + 1),
+            defined("default_seed"),
+        );
         let mut vars = Vars::default();
         vars.set("client_id", Value::Int(client_id as i64));
         vars.set("scale", Value::Int(set.scale));
-        vars.set("random_seed", Value::Int(set.random_seed as i64));
-        // pgbench's `:default_seed`: hash() and permute() use it when given no seed.
-        let mut base = Prng::seeded(set.random_seed);
-        let default_seed = base.next_u64() as i64;
-        vars.set("default_seed", Value::Int(default_seed));
+        vars.set("random_seed", Value::Int(seeds.random_seed));
+        // hash() and permute() read `:default_seed` when given no seed.
+        let default_seed = seeds.default_seed.unwrap_or(0);
+        if let Some(d) = seeds.default_seed {
+            vars.set("default_seed", Value::Int(d));
+        }
         for (name, value) in &set.defines {
             vars.set_text(name, value.clone());
         }
+        let rng = seeds.clients[client_id as usize].clone();
+        let choose = seeds.threads[client_id as usize].choose.clone();
         let prepared = set
             .scripts
             .iter()
             .map(|s| vec![None; s.commands.len()])
             .collect();
-        let rng = Prng::seeded(seed);
         let timed = match set.per_statement {
             false => Vec::new(),
             true => (set.scripts.iter())
@@ -121,12 +134,12 @@ impl ScriptClient {
                 .collect(),
         };
         ScriptClient {
+            pc: 0,
             timed,
-            client_id: client_id as i64,
             vars,
             start_rng: rng.clone(),
             rng,
-            choose: Prng::seeded(seed ^ 0x5851_f42d_4c95_7f2d),
+            choose,
             chosen: 0,
             prepared,
             dialect: None,
@@ -171,6 +184,7 @@ impl ScriptClient {
 
     /// Runs command `pc` of `script`; returns the next command's index.
     fn command(&mut self, conn: &mut dyn Conn, script: &Script, pc: usize) -> Result<usize, DbError> {
+        self.pc = pc;
         {
             let command = &script.commands[pc];
             let fail = |message: String| {
@@ -442,8 +456,14 @@ impl Env for ScriptClient {
     fn default_seed(&self) -> i64 {
         self.default_seed
     }
+    /// pgbench's line: the script's and the command's numbers, then the value.
     fn debug(&mut self, v: &Value) {
-        eprintln!("debug(client={}): {v}", self.client_id);
+        eprintln!(
+            "debug(script={},command={}): {}",
+            self.chosen,
+            self.pc + 1,
+            v.debug_form()
+        );
     }
 }
 
