@@ -1,5 +1,5 @@
 //! The breakdowns of a step: its figures by group of ops (transaction type, cache command,
-//! mail session kind), by command, by shard, by MPI rank, by direction, block size and file
+//! mail session kind), by command, by a script's command, by shard, by MPI rank, by direction, block size and file
 //! (storage), and what the block devices themselves counted over the same time. Every kind
 //! with groups uses them, in its own words ([`Words`]).
 
@@ -41,6 +41,7 @@ pub fn tables(r: &RunRecord, words: Words) -> Vec<(&'static str, Table)> {
     // where a step had several; mail's commands are groups of their own.
     let mut kinds = breakdown_table(words.group, words.group_rate);
     let mut commands = breakdown_table("command", "cmd/s");
+    let mut statements = breakdown_table("statement", "stmt/s");
     let mut shards = breakdown_table("shard", words.shard_rate);
     let mut ranks = breakdown_table("rank", "ops/s");
     let mut devices = Table::new(
@@ -65,11 +66,17 @@ pub fn tables(r: &RunRecord, words: Words) -> Vec<(&'static str, Table)> {
         breakdown_rows(&mut shards, s.index, &t.groups, "shard");
         breakdown_rows(&mut ranks, s.index, &t.groups, "rank");
         breakdown_rows(&mut commands, s.index, &t.groups, "command");
+        breakdown_rows(&mut statements, s.index, &t.groups, "statement");
         let mut shown: Vec<&GroupResult> = Vec::new();
         for g in t
             .groups
             .iter()
-            .filter(|g| !matches!(g.by.as_str(), "kind" | "shard" | "rank" | "command"))
+            .filter(|g| {
+                !matches!(
+                    g.by.as_str(),
+                    "kind" | "shard" | "rank" | "command" | "statement"
+                )
+            })
         {
             // A group with the very figures of one above says nothing new.
             if shown.iter().any(|s| s.same_figures(g)) {
@@ -111,6 +118,7 @@ pub fn tables(r: &RunRecord, words: Words) -> Vec<(&'static str, Table)> {
     [
         (words.title, kinds),
         ("by command (response times)", commands),
+        ("by script command (each one's own latency)", statements),
         ("by shard (response times)", shards),
         ("by MPI rank (response times)", ranks),
         ("by direction, block size and file", groups),

@@ -150,6 +150,17 @@ impl Conn for Counted {
     fn in_transaction(&self) -> Option<bool> {
         self.inner.in_transaction()
     }
+    fn server_pid(&self) -> Option<i64> {
+        self.inner.server_pid()
+    }
+    fn pipeline_begin(&mut self) -> Result<(), DbError> {
+        self.inner.pipeline_begin()
+    }
+    fn pipeline_end(&mut self) -> Result<(), DbError> {
+        self.sending();
+        let r = self.inner.pipeline_end();
+        self.answered(r)
+    }
     fn query_row(&mut self, sql: &str) -> Result<Option<Vec<i64>>, DbError> {
         self.reading();
         let r = self.inner.query_row(sql);

@@ -1178,6 +1178,10 @@ impl Conn for MyConn {
         self.check(r)
     }
 
+    fn server_pid(&self) -> Option<i64> {
+        Some(self.conn.connection_id() as i64)
+    }
+
     fn simple(&mut self, sql: &str, out: &mut Answer) -> Result<(), DbError> {
         self.usable()?;
         let r = match self.conn.query_iter(sql) {

@@ -147,6 +147,8 @@ pub struct PgConn {
     /// The transaction status of the last ReadyForQuery: `I` idle, `T` in a transaction,
     /// `E` in a failed one.
     status: u8,
+    /// In a pipeline: the statements sent since it began, their answers not yet read.
+    pipelined: Option<usize>,
 }
 
 fn broken(message: impl Into<String>) -> DbError {
@@ -349,6 +351,7 @@ fn start(
         bounded_after_stop: false,
         before_stop: !stop.is_set(),
         status: b'I',
+        pipelined: None,
     };
     c.set_answer_timeout(Some(timeout));
     let key = c.startup(&conn.user, &conn.database, &conn.application_name, password)?;
@@ -816,7 +819,10 @@ impl PgConn {
                 .map_err(|e| DbError::other(e.to_string()))?;
         }
         frontend::execute("", 0, &mut self.out).map_err(|e| DbError::other(e.to_string()))?;
-        frontend::sync(&mut self.out);
+        // In a pipeline the Sync comes once, at its end.
+        if self.pipelined.is_none() {
+            frontend::sync(&mut self.out);
+        }
         self.send()
     }
 
@@ -1091,8 +1097,45 @@ impl Conn for PgConn {
         params: &[Param<'_>],
         out: &mut Answer,
     ) -> Result<(), DbError> {
+        if let Some(n) = &mut self.pipelined {
+            if self.mode == QueryMode::Simple {
+                return Err(DbError::unsupported(
+                    "a pipeline needs the extended protocol: -M extended or prepared",
+                ));
+            }
+            *n += 1;
+            return self.bind_execute_as(stmt, params, false);
+        }
         self.bind_execute_as(stmt, params, true)?;
         self.read_answer(out)
+    }
+
+    fn pipeline_begin(&mut self) -> Result<(), DbError> {
+        if self.mode == QueryMode::Simple {
+            return Err(DbError::unsupported(
+                "a pipeline needs the extended protocol: -M extended or prepared",
+            ));
+        }
+        if self.pipelined.is_some() {
+            return Err(DbError::other("already in a pipeline"));
+        }
+        self.pipelined = Some(0);
+        Ok(())
+    }
+
+    fn pipeline_end(&mut self) -> Result<(), DbError> {
+        if self.pipelined.take().is_none() {
+            return Err(DbError::other("not in a pipeline"));
+        }
+        if self.broken {
+            return Err(broken("connection lost earlier"));
+        }
+        // One Sync: the server answers every statement (or skips the rest after the first
+        // error), then ReadyForQuery.
+        frontend::sync(&mut self.out);
+        self.send()?;
+        let mut answers = Answer::default();
+        self.read_answer(&mut answers)
     }
 
     fn simple(&mut self, sql: &str, out: &mut Answer) -> Result<(), DbError> {
@@ -1106,6 +1149,10 @@ impl Conn for PgConn {
 
     fn in_transaction(&self) -> Option<bool> {
         Some(self.status != b'I')
+    }
+
+    fn server_pid(&self) -> Option<i64> {
+        self.cancel_key.as_ref().map(|(_, pid, _)| *pid as i64)
     }
 
     fn query_row(&mut self, sql: &str) -> Result<Option<Vec<i64>>, DbError> {
@@ -1185,6 +1232,13 @@ impl Conn for PgConn {
     }
 
     fn rollback(&mut self) {
+        // A pipeline left open by a failed script is synced and its answers read first.
+        if self.pipelined.take().is_some() && !self.broken {
+            frontend::sync(&mut self.out);
+            if self.send().is_ok() {
+                let _ = self.read_answer(&mut Answer::default());
+            }
+        }
         if !self.broken {
             let _ = self.batch("ROLLBACK");
         }

@@ -80,6 +80,14 @@ impl DbError {
             message: message.into(),
         }
     }
+
+    /// What this engine or connection cannot do at all.
+    pub fn unsupported(message: impl Into<String>) -> Self {
+        DbError {
+            kind: DbErrorKind::Unsupported,
+            message: message.into(),
+        }
+    }
 }
 
 impl fmt::Display for DbError {
@@ -252,6 +260,26 @@ pub trait Conn: Send {
     /// protocol; SQLite runs each of its statements), the last statement's answer into `out`:
     /// a script's statement under `-M simple`, its variables already written in.
     fn simple(&mut self, sql: &str, out: &mut Answer) -> Result<(), DbError>;
+    /// Starts a pipeline (PostgreSQL's extended protocol without a Sync after each
+    /// statement): [`Conn::answer`] then sends its statement and returns at once, reading
+    /// nothing, until [`Conn::pipeline_end`]. Other engines have none.
+    fn pipeline_begin(&mut self) -> Result<(), DbError> {
+        Err(DbError::unsupported(
+            "pipelines are PostgreSQL's (its extended protocol); this engine has none",
+        ))
+    }
+    /// Ends a pipeline: one Sync, then every queued statement's answer read; the first
+    /// error any of them met.
+    fn pipeline_end(&mut self) -> Result<(), DbError> {
+        Err(DbError::unsupported(
+            "pipelines are PostgreSQL's (its extended protocol); this engine has none",
+        ))
+    }
+    /// The server's id of this connection's session (PostgreSQL's backend pid, MySQL's
+    /// connection id), to end it from another connection; None for SQLite.
+    fn server_pid(&self) -> Option<i64> {
+        None
+    }
     /// Whether a transaction is open on the connection; None when the backend cannot tell.
     fn in_transaction(&self) -> Option<bool> {
         None

@@ -67,6 +67,27 @@ pub struct OltpArgs {
     /// retry, pgbench's default; 0: no limit)
     #[arg(long = "max-tries", value_name = "N")]
     pub max_tries: Option<String>,
+    /// Scripts: every command's latency and failures, each a group of the step (pgbench's -r)
+    #[arg(long)]
+    pub per_statement: bool,
+    /// A new connection for every transaction, made between transactions (pgbench's -C;
+    /// its time is counted apart, in connect_ms_mean)
+    #[arg(long)]
+    pub connect_each: bool,
+    /// Write every transaction of the measure phase to PREFIX.PID in the current folder, in
+    /// pgbench's log format (pgbench's -l)
+    #[arg(long)]
+    pub log_transactions: bool,
+    /// The log's name before .PID (pgbench's --log-prefix)
+    #[arg(long, value_name = "PREFIX", default_value = "pgbench_log")]
+    pub log_prefix: String,
+    /// The share of transactions logged, from 0 to 1 (pgbench's --sampling-rate)
+    #[arg(long, value_name = "F")]
+    pub sampling_rate: Option<String>,
+    /// Count the transactions slower than this as late, in late_per_client (pgbench's -L,
+    /// without --rate)
+    #[arg(long, value_name = "TIME")]
+    pub latency_limit: Option<String>,
     /// SQLite journal_mode: wal, delete, truncate, persist, memory, off
     #[arg(long, value_name = "MODE", default_value = "wal")]
     pub sqlite_journal_mode: String,

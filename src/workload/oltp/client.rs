@@ -11,11 +11,12 @@ use super::checks::Ledger;
 use crate::record::ErrorKind as Kind;
 use crate::sql::backend::Backend;
 use crate::sql::counted::Counted;
-use crate::sql::sql::{Conn, DbError, DbErrorKind};
+use crate::sql::sql::{Conn, DbError, DbErrorKind, Dialect};
 use crate::stop::Stop;
 use crate::workload::{Figures, OpError, OpOutcome, Session};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use super::txlog::{Ended, TxLog};
+use std::time::{Duration, Instant, SystemTime};
 
 /// Retries of one transaction before it counts as failed.
 const MAX_RETRIES: u32 = 100;
@@ -50,17 +51,37 @@ pub trait Client: Send {
     fn retries(&self, _cause: &str) -> bool {
         true
     }
+    /// Which of the run's scripts the drawn transaction is (pgbench's script_no), for `-l`.
+    fn script_index(&self) -> usize {
+        0
+    }
+    /// The measure phase begins: figures kept by the client start again.
+    fn measuring(&mut self) {}
+    /// Figures by group the client keeps itself (a script's statements under `-r`).
+    fn groups(&mut self) -> Vec<crate::workload::session::GroupTotals> {
+        Vec::new()
+    }
     /// The workload's own per-user counts, as `<name>_per_client` figures.
     fn figures(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
-    /// The measure phase begins: counts kept for [`Client::figures`] start again.
-    fn measuring(&mut self) {}
     /// The step's work is over: what the user still holds goes to the server (sysbench's
     /// bulk_insert sends its last rows, as its `thread_done` does).
     fn finish(&mut self, _conn: &mut dyn Conn) -> Result<(), DbError> {
         Ok(())
     }
+}
+
+/// One client's side of pgbench's `-l` log.
+struct TxLogging {
+    log: Arc<TxLog>,
+    client: u64,
+    /// Transactions of the measure phase so far (pgbench's transaction_no).
+    txns: u64,
+    /// In the measure phase.
+    on: bool,
+    /// The sampling draw's state.
+    sample: u64,
 }
 
 /// Why a transaction conflicted, from the engine's message: deadlocks and serialization
@@ -105,6 +126,20 @@ pub struct OltpSession {
     timeouts: u64,
     /// Where commits and transactions of unknown outcome are counted, for the checks.
     ledger: Arc<Ledger>,
+    /// `-C`: a new connection for every transaction, made between transactions (untimed,
+    /// as pgbench leaves it out of the latency) and counted apart.
+    connect_each: bool,
+    /// `-l`: where and how this client logs its transactions.
+    log: Option<TxLogging>,
+    /// `-L`: transactions slower than this are counted as late.
+    late_limit: Option<Duration>,
+    late: u64,
+    /// When the op about to run was due ([`Session::scheduled`]).
+    due: Option<Instant>,
+    /// Server sessions ended after their statement timed out.
+    ended: u64,
+    connects: u64,
+    connect_time: Duration,
 }
 
 impl OltpSession {
@@ -135,7 +170,27 @@ impl OltpSession {
             reconnects: 0,
             timeouts: 0,
             ledger,
+            connect_each: false,
+            log: None,
+            late_limit: None,
+            late: 0,
+            due: None,
+            ended: 0,
+            connects: 0,
+            connect_time: Duration::ZERO,
         })
+    }
+
+    /// `-L`: count the transactions slower than `limit`, as pgbench's latency limit.
+    pub fn late_after(mut self, limit: Option<Duration>) -> Self {
+        self.late_limit = limit;
+        self
+    }
+
+    /// `-C`: every transaction on a connection of its own.
+    pub fn connect_each(mut self, on: bool) -> Self {
+        self.connect_each = on;
+        self
     }
 
     fn count_conflict(&mut self, kind: &'static str, cause: &'static str) {
@@ -146,6 +201,20 @@ impl OltpSession {
         {
             Some(entry) => entry.2 += 1,
             None => self.conflicts.push((kind, cause, 1)),
+        }
+    }
+
+    /// Ends the server's session `pid` (a connection given up after a timeout) from the
+    /// new connection: `pg_terminate_backend` or `KILL`. Whether it was ended.
+    fn end_session(&mut self, pid: i64) -> bool {
+        let sql = match self.conn.dialect() {
+            Dialect::Postgres => format!("SELECT pg_terminate_backend({pid})::int"),
+            Dialect::Mysql => format!("KILL {pid}"),
+            Dialect::Sqlite => return false,
+        };
+        match self.conn.dialect() {
+            Dialect::Postgres => matches!(self.conn.query_row(&sql), Ok(Some(v)) if v.first() == Some(&1)),
+            _ => self.conn.batch(&sql).is_ok(),
         }
     }
 
@@ -181,8 +250,21 @@ impl OltpSession {
     }
 }
 
-impl Session for OltpSession {
-    fn execute(&mut self) -> Result<OpOutcome, OpError> {
+impl OltpSession {
+    /// `-l`: every transaction of the measure phase in pgbench's log.
+    pub fn log_to(mut self, log: Option<Arc<TxLog>>, client: u64, seed: u64) -> Self {
+        self.log = log.map(|l| TxLogging {
+            log: l,
+            client,
+            txns: 0,
+            on: false,
+            sample: seed | 1,
+        });
+        self
+    }
+
+    /// One transaction, retried on conflicts as the client allows.
+    fn transaction(&mut self) -> Result<OpOutcome, OpError> {
         let kind = self.drawn.take().unwrap_or_else(|| self.client.draw());
         self.kind = kind;
         let mut tries = 0;
@@ -231,12 +313,24 @@ impl Session for OltpSession {
                     }
                     false => (what, kind_of),
                 };
+                // A statement that timed out may still run on the server, holding its
+                // locks until TCP notices the connection gone: end its session there, so
+                // the other clients are not held behind it.
+                let stuck = match e.kind {
+                    DbErrorKind::TimedOut => self.conn.server_pid(),
+                    _ => None,
+                };
                 self.reconnect().map_err(|r| {
                     OpError::new(
                         Kind::Refused,
                         format!("{message}; reconnecting failed: {r}"),
                     )
                 })?;
+                if let Some(pid) = stuck
+                    && self.end_session(pid)
+                {
+                    self.ended += 1;
+                }
                 return Err(OpError::new(kind_of, message));
             }
             self.conn.rollback();
@@ -252,6 +346,66 @@ impl Session for OltpSession {
             }
             return Err(OpError::db(&format!("{kind} failed"), &e));
         }
+    }
+
+
+    /// `-l`: the transaction's line in pgbench's log (measure phase only; sampled).
+    fn log_transaction(
+        &mut self,
+        r: &Result<OpOutcome, OpError>,
+        due: Instant,
+        started: Instant,
+    ) -> Result<(), OpError> {
+        let script = self.client.script_index();
+        let Some(l) = &mut self.log else {
+            return Ok(());
+        };
+        if !l.on {
+            return Ok(());
+        }
+        l.txns += 1;
+        // --sampling-rate: a share of the transactions, drawn per client.
+        if l.log.sampling < 1.0 {
+            l.sample ^= l.sample << 13;
+            l.sample ^= l.sample >> 7;
+            l.sample ^= l.sample << 17;
+            if (l.sample >> 11) as f64 / (1u64 << 53) as f64 >= l.log.sampling {
+                return Ok(());
+            }
+        }
+        let ended = match r {
+            Ok(_) => Ended::Done(due.elapsed()),
+            Err(e) => Ended::Failed(match conflict_cause(&e.message) {
+                c @ ("serialization" | "deadlock") => Some(c),
+                _ => None,
+            }),
+        };
+        let lag = started.saturating_duration_since(due);
+        l.log
+            .write(l.client, l.txns, ended, script, SystemTime::now(), Some(lag))
+            .map_err(OpError::other)
+    }
+}
+
+impl Session for OltpSession {
+    fn scheduled(&mut self, due: Instant) {
+        self.due = Some(due);
+    }
+
+    fn execute(&mut self) -> Result<OpOutcome, OpError> {
+        let started = Instant::now();
+        let due = self.due.take().unwrap_or(started);
+        let r = self.transaction();
+        if let Some(limit) = self.late_limit
+            && r.is_ok()
+            && due.elapsed() > limit
+        {
+            self.late += 1;
+        }
+        if self.log.is_some() {
+            self.log_transaction(&r, due, started)?;
+        }
+        r
     }
 
     fn last_kind(&self) -> &'static str {
@@ -272,11 +426,45 @@ impl Session for OltpSession {
     }
 
     fn measuring(&mut self) {
+        if let Some(l) = &mut self.log {
+            l.on = true;
+        }
+        self.late = 0;
         self.statements_at_start = self.conn.statements();
         self.client.measuring();
+        self.connects = 0;
+        self.connect_time = Duration::ZERO;
+    }
+
+    fn wants_between(&self) -> bool {
+        self.connect_each
+    }
+
+    /// `-C`: the last transaction's connection closed, the next one's opened. A failure
+    /// to connect leaves the old one broken, so the next transaction reconnects (counted
+    /// in reconnects) or fails.
+    fn between(&mut self) {
+        let started = Instant::now();
+        let opened = self.backend.connect_session(&self.stop).and_then(|mut c| {
+            self.client.prepare(&mut *c)?;
+            Ok(c)
+        });
+        if let Ok(c) = opened {
+            self.conn = Counted::new(c, self.conn.statements());
+            self.connects += 1;
+            self.connect_time += started.elapsed();
+        }
+    }
+
+    fn groups(&mut self) -> Vec<crate::workload::session::GroupTotals> {
+        self.client.groups()
     }
 
     fn finish(&mut self) -> Figures {
+        if let Some(l) = &mut self.log {
+            l.log.flush();
+            l.on = false;
+        }
         let mut f = Figures::new();
         // Its failure shows here, and in the checks of what the server holds.
         if self.client.finish(&mut self.conn).is_err() {
@@ -290,6 +478,16 @@ impl Session for OltpSession {
         f.insert("retries_per_client".into(), self.retries as f64);
         f.insert("reconnects_per_client".into(), self.reconnects as f64);
         f.insert("timeouts_per_client".into(), self.timeouts as f64);
+        f.insert("sessions_ended_per_client".into(), self.ended as f64);
+        if self.late_limit.is_some() {
+            f.insert("late_per_client".into(), self.late as f64);
+        }
+        if self.connect_each && self.connects > 0 {
+            f.insert(
+                "connect_ms_mean".into(),
+                self.connect_time.as_secs_f64() * 1e3 / self.connects as f64,
+            );
+        }
         for (kind, cause, n) in &self.conflicts {
             let name = match kind.is_empty() {
                 true => format!("conflicts_{cause}_per_client"),

@@ -21,7 +21,7 @@ use crate::workload::WorkloadSpec;
 use crate::workload::build::{Defaults, build_spec};
 use crate::workload::kind::Host;
 use crate::workload::oltp::shards;
-use crate::workload::oltp::{Mix, OltpSpec, debitcredit, script, tpcc};
+use crate::workload::oltp::{Mix, OltpSpec, debitcredit, script, tpcc, txlog};
 use crate::workload::phases::Phases;
 use crate::workload::run_args::Action;
 use crate::workload::{RateScope, RunSpec};
@@ -394,11 +394,19 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
     if args.select_only && (!args.script.is_empty() || !builtins.is_empty()) {
         builtins.push("select-only".into());
     }
+    // `-r` alone times the statements of the default script, tpcb-like (or `-S`'s).
+    if args.per_statement && args.script.is_empty() && builtins.is_empty() {
+        builtins.push(match args.select_only {
+            true => "select-only".into(),
+            false => "tpcb-like".into(),
+        });
+    }
     let asked = script::setup::Asked {
         files: &args.script,
         builtins: &builtins,
         defines: &args.define,
         max_tries: args.max_tries.as_deref(),
+        per_statement: args.per_statement,
     };
     // A lone tpcb-like or select-only is perflab's own DebitCredit: the same statements,
     // with its books checked after every step.
@@ -597,7 +605,53 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
             .collect(),
         None => Vec::new(),
     };
+    let txlog = match (args.log_transactions, &args.sampling_rate) {
+        (false, None) => None,
+        (false, Some(_)) => {
+            return Err(AppError::Usage(
+                "--sampling-rate samples the transaction log: give --log-transactions (pgbench's -l) too".into(),
+            ));
+        }
+        (true, rate) => {
+            let sampling = match rate {
+                None => 1.0,
+                Some(t) => match t.trim().parse::<f64>() {
+                    Ok(f) if f > 0.0 && f <= 1.0 => f,
+                    _ => {
+                        return Err(AppError::Usage(format!(
+                            "--sampling-rate {t:?}: a share above 0 and up to 1, e.g. 0.01"
+                        )));
+                    }
+                },
+            };
+            let log = txlog::TxLog::new(&args.log_prefix, sampling, args.run.rate.is_some());
+            note(format!(
+                "transactions logged to {} in pgbench's format",
+                log.path().display()
+            ));
+            Some(Arc::new(log))
+        }
+    };
+    let latency_limit = match &args.latency_limit {
+        None => None,
+        Some(_) if args.run.rate.is_some() => {
+            return Err(AppError::Usage(
+                "--latency-limit with --rate: pgbench then skips the transactions already late, which perflab does not do yet; give one or the other".into(),
+            ));
+        }
+        Some(t) => Some(
+            crate::vocab::units::parse_duration("latency-limit", t)
+                .ok()
+                .filter(|d| !d.is_zero())
+                .ok_or_else(|| {
+                    AppError::Usage(format!("--latency-limit {t:?}: a time, e.g. 10ms"))
+                })?,
+        ),
+    };
     let spec = OltpSpec {
+        latency_limit,
+        txlog,
+        connect_each: args.connect_each,
         script_names,
         scripts,
         sysbench,

@@ -33,6 +33,7 @@ pub mod script;
 pub mod shards;
 pub mod sysbench;
 pub mod tpcc;
+pub mod txlog;
 
 pub use kind::KIND;
 
@@ -108,6 +109,15 @@ pub struct OltpSpec {
     /// `--builtin`): their names and weights for the record.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub script_names: Vec<String>,
+    /// `-L`: transactions slower than this are counted as late (`late_per_client`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_limit: Option<std::time::Duration>,
+    /// `-l`: pgbench's per-transaction log.
+    #[serde(skip)]
+    pub txlog: Option<Arc<txlog::TxLog>>,
+    /// `-C`: a new connection for every transaction.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub connect_each: bool,
     /// The scripts themselves, shared by the clients.
     #[serde(skip)]
     pub scripts: Option<Arc<script::client::ScriptSet>>,
@@ -285,6 +295,9 @@ impl Workload for OltpSpec {
         let tpcc = self.tpcc.clone();
         let scripts = self.scripts.clone();
         let sysbench = self.sysbench.clone();
+        let connect_each = self.connect_each;
+        let txlog = self.txlog.clone();
+        let late_limit = self.latency_limit;
         let in_play = tpcc.as_ref().map(|t| t.warehouses.at(point));
         Ok(Arc::new(move |worker, workers| {
             let seed = seed ^ (worker as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -298,7 +311,7 @@ impl Workload for OltpSpec {
                 (_, Some(set)) => Box::new(script::client::ScriptClient::new(
                     Arc::clone(set),
                     worker as u64,
-                    seed,
+                    workers,
                 )) as Box<dyn client::Client>,
                 (Some(t), None) => {
                     let warehouses = match t.mode {
@@ -323,7 +336,13 @@ impl Workload for OltpSpec {
                 Arc::clone(&ledger),
                 &stop,
             )
-            .map(|s| Box::new(s) as Box<dyn Session>)
+            .map(|s| {
+                let s = s
+                    .connect_each(connect_each)
+                    .late_after(late_limit)
+                    .log_to(txlog.clone(), worker as u64, seed);
+                Box::new(s) as Box<dyn Session>
+            })
         }))
     }
 

@@ -168,9 +168,9 @@ static FLAGS: &[Flag] = &[
     ),
     Flag::switch(
         &["-r", "--report-per-command", "--report-latencies"],
-        "perflab reports each transaction's response time (not each statement's)",
+        "--per-statement (each command's latency, as a group of the step)",
         |r, _| {
-            r.note("pgbench's -r: perflab reports each transaction's response times and the statements per transaction, not each statement's latency".into());
+            r.word("--per-statement");
             Ok(())
         },
     ),
@@ -197,26 +197,45 @@ static FLAGS: &[Flag] = &[
     to_slot!(["-U", "--username"], "user", "the user (into --target)"),
     Flag::switch(
         &["-C", "--connect"],
-        "refused: each client keeps its connection",
-        |_, _| {
-            Err("each perflab client keeps its connection; a new connection per transaction is not available".into())
+        "--connect-each (a new connection for every transaction)",
+        |r, _| {
+            r.word("--connect-each");
+            Ok(())
         },
     ),
     Flag::value(
         &["-L", "--latency-limit"],
-        "refused: nothing is skipped; 'perflab report --slo p99<LIMIT' marks the objective",
-        |_, _| {
-            Err("perflab skips no transaction for being late; 'perflab report --slo p99<10ms' marks the highest throughput within an objective".into())
+        "--latency-limit MS (milliseconds; late ones counted; not with -R)",
+        |r, value| {
+            let ms = given(value)
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| *v > 0.0)
+                .ok_or_else(|| format!("invalid latency limit: {:?}", given(value)))?;
+            r.opt("--latency-limit", &format!("{}us", (ms * 1000.0).round() as u64));
+            Ok(())
         },
     ),
     Flag::switch(
         &["-l", "--log"],
-        "refused: every run is archived; 'perflab export' writes it",
-        refuse_logs,
+        "--log-transactions (pgbench's log format, pgbench_log.PID)",
+        |r, _| {
+            r.word("--log-transactions");
+            Ok(())
+        },
     ),
+    Flag::value(&["--log-prefix"], "--log-prefix", |r, value| {
+        r.opt("--log-prefix", given(value));
+        Ok(())
+    }),
+    Flag::value(&["--sampling-rate"], "--sampling-rate", |r, value| {
+        r.opt("--sampling-rate", given(value));
+        Ok(())
+    }),
     Flag::value(
-        &["--aggregate-interval", "--sampling-rate", "--log-prefix"],
-        "refused: every run is archived; 'perflab export' writes it",
+        &["--aggregate-interval"],
+        "refused: the run's intervals are archived; 'perflab export' writes them",
         refuse_logs,
     ),
     Flag::switch(
@@ -265,6 +284,11 @@ fn finish(r: &mut Reading) -> Result<(), String> {
             "-M simple, pgbench's default query mode (perflab's own default is -M prepared)".into(),
         );
         r.opt("--query-mode", "simple");
+    }
+    if r.kept("initialize").is_none() && !r.has("--warmup") {
+        // pgbench measures from its first transaction.
+        r.note("no warm-up, as pgbench (perflab's own default is 1 s of warm-up, not measured)".into());
+        r.opt("--warmup", "0s");
     }
     let initialize = r.kept("initialize").is_some();
     match r.kept("action") {

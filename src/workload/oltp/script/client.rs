@@ -13,7 +13,7 @@
 
 use super::expr::{Env, EvalError};
 use super::parse::{Amount, Part, Script, Sql, Store, What, Word};
-use super::prng::Prng;
+use super::prng::{Prng, Seeds};
 use super::value::Value;
 use super::vars::{Held, Vars};
 use crate::sql::query_mode::QueryMode;
@@ -21,7 +21,9 @@ use crate::sql::sql::{Answer, Conn, DbError, Dialect, Param, Stmt};
 use crate::workload::oltp::client::Client;
 use std::fmt::Write as _;
 use std::sync::Arc;
-use std::time::Duration;
+use crate::record::histogram::{LatencyHistogram, new_histogram};
+use crate::workload::session::GroupTotals;
+use std::time::{Duration, Instant};
 
 /// The scripts of a run and how they run, shared by every client.
 #[derive(Debug)]
@@ -39,6 +41,8 @@ pub struct ScriptSet {
     /// Tries of a transaction that failed by a serialization failure or deadlock
     /// (`--max-tries`; 0 is no limit).
     pub max_tries: u32,
+    /// Time every command (`-r`): each is a group of the step, by `statement`.
+    pub per_statement: bool,
 }
 
 impl ScriptSet {
@@ -55,7 +59,6 @@ pub fn kind_name(script: &Script) -> &'static str {
 
 pub struct ScriptClient {
     set: Arc<ScriptSet>,
-    client_id: i64,
     vars: Vars,
     rng: Prng,
     /// The random state the current transaction started with (restored on a retry).
@@ -70,33 +73,73 @@ pub struct ScriptClient {
     text: String,
     scratch: Vec<String>,
     default_seed: i64,
+    /// `-r`: each command's count, failures and latency, by script and command.
+    timed: Vec<Vec<Timed>>,
+    /// The command running, for `debug()`.
+    pc: usize,
+}
+
+/// One command's figures under `-r`.
+struct Timed {
+    ops: u64,
+    errors: u64,
+    latency: LatencyHistogram,
+}
+
+impl Timed {
+    fn new() -> Timed {
+        Timed {
+            ops: 0,
+            errors: 0,
+            latency: new_histogram(),
+        }
+    }
 }
 
 impl ScriptClient {
-    pub fn new(set: Arc<ScriptSet>, client_id: u64, seed: u64) -> ScriptClient {
+    /// Client `client_id` of `clients`. Its generators are pgbench's for the run's seed
+    /// with one thread per client (`-j` equal to `-c`: perflab runs each client on a thread
+    /// of its own), so `--random-seed N` draws what pgbench draws.
+    pub fn new(set: Arc<ScriptSet>, client_id: u64, clients: usize) -> ScriptClient {
+        let defined = |name: &str| set.defines.iter().any(|(n, _)| n == name);
+        let seeds = Seeds::new(
+            set.random_seed,
+            clients.max(client_id as usize + 1),
+            clients.max(client_id as usize + 1),
+            defined("default_seed"),
+        );
         let mut vars = Vars::default();
         vars.set("client_id", Value::Int(client_id as i64));
         vars.set("scale", Value::Int(set.scale));
-        vars.set("random_seed", Value::Int(set.random_seed as i64));
-        // pgbench's `:default_seed`: hash() and permute() use it when given no seed.
-        let mut base = Prng::seeded(set.random_seed);
-        let default_seed = base.next_u64() as i64;
-        vars.set("default_seed", Value::Int(default_seed));
+        vars.set("random_seed", Value::Int(seeds.random_seed));
+        // hash() and permute() read `:default_seed` when given no seed.
+        let default_seed = seeds.default_seed.unwrap_or(0);
+        if let Some(d) = seeds.default_seed {
+            vars.set("default_seed", Value::Int(d));
+        }
         for (name, value) in &set.defines {
             vars.set_text(name, value.clone());
         }
+        let rng = seeds.clients[client_id as usize].clone();
+        let choose = seeds.threads[client_id as usize].choose.clone();
         let prepared = set
             .scripts
             .iter()
             .map(|s| vec![None; s.commands.len()])
             .collect();
-        let rng = Prng::seeded(seed);
+        let timed = match set.per_statement {
+            false => Vec::new(),
+            true => (set.scripts.iter())
+                .map(|s| s.commands.iter().map(|_| Timed::new()).collect())
+                .collect(),
+        };
         ScriptClient {
-            client_id: client_id as i64,
+            pc: 0,
+            timed,
             vars,
             start_rng: rng.clone(),
             rng,
-            choose: Prng::seeded(seed ^ 0x5851_f42d_4c95_7f2d),
+            choose,
             chosen: 0,
             prepared,
             dialect: None,
@@ -114,11 +157,40 @@ impl ScriptClient {
         let script = &set.scripts[self.chosen];
         let mut pc = 0;
         while pc < script.commands.len() {
+            let started = self.set.per_statement.then(Instant::now);
+            let outcome = self.command(conn, script, pc);
+            if let Some(started) = started {
+                let t = &mut self.timed[self.chosen][pc];
+                match &outcome {
+                    Ok(_) => {
+                        t.ops += 1;
+                        let ns = started.elapsed().as_nanos() as u64;
+                        let _ = t.latency.record(ns.max(1));
+                    }
+                    Err(_) => t.errors += 1,
+                }
+            }
+            pc = outcome?;
+        }
+        if conn.in_transaction() == Some(true) {
+            conn.rollback();
+            return Err(DbError::other(format!(
+                "{}: the script ended inside a transaction (a BEGIN without its END); rolled back",
+                script.name
+            )));
+        }
+        Ok(())
+    }
+
+    /// Runs command `pc` of `script`; returns the next command's index.
+    fn command(&mut self, conn: &mut dyn Conn, script: &Script, pc: usize) -> Result<usize, DbError> {
+        self.pc = pc;
+        {
             let command = &script.commands[pc];
             let fail = |message: String| {
                 DbError::other(format!("{} line {}: {message}", script.name, command.line))
             };
-            pc = match &command.what {
+            let pc = match &command.what {
                 What::Sql(sql) => {
                     self.statement(conn, pc, sql).map_err(|e| DbError {
                         message: format!(
@@ -177,22 +249,38 @@ impl ScriptClient {
                 // Reached in order: a branch above ran.
                 What::Elif { end, .. } | What::Else { end } => *end + 1,
                 What::Endif => pc + 1,
-                What::StartPipeline | What::EndPipeline => {
-                    return Err(fail(
-                        "pipelines are not available yet (perflab refuses such scripts before the run)"
-                            .into(),
-                    ));
+                What::StartPipeline => {
+                    // Its statements are prepared first: nothing is read inside a pipeline.
+                    let mut at = pc + 1;
+                    while let Some(c) = script.commands.get(at) {
+                        match &c.what {
+                            What::EndPipeline => break,
+                            What::Sql(sql) if self.set.mode != QueryMode::Simple => {
+                                self.prepared_statement(conn, at, sql)?;
+                            }
+                            _ => {}
+                        }
+                        at += 1;
+                    }
+                    conn.pipeline_begin().map_err(|e| fail(e.message))?;
+                    pc + 1
+                }
+                What::EndPipeline => {
+                    conn.pipeline_end().map_err(|e| DbError {
+                        message: format!(
+                            "{} line {} ({}): {}",
+                            script.name,
+                            command.line,
+                            dialect_name(conn.dialect()),
+                            e.message
+                        ),
+                        ..e
+                    })?;
+                    pc + 1
                 }
             };
+            Ok(pc)
         }
-        if conn.in_transaction() == Some(true) {
-            conn.rollback();
-            return Err(DbError::other(format!(
-                "{}: the script ended inside a transaction (a BEGIN without its END); rolled back",
-                script.name
-            )));
-        }
-        Ok(())
     }
 
     /// After a false `\if` or `\elif`: the first branch whose condition holds, else the
@@ -264,18 +352,7 @@ impl ScriptClient {
             }
             conn.simple(&self.text, &mut self.answer)?;
         } else {
-            let stmt = match self.prepared[self.chosen][pc] {
-                Some(s) => s,
-                None => {
-                    let text = match conn.dialect() {
-                        Dialect::Mysql => question_marks(sql),
-                        _ => sql.numbered.clone(),
-                    };
-                    let s = conn.prepare(&text)?;
-                    self.prepared[self.chosen][pc] = Some(s);
-                    s
-                }
-            };
+            let stmt = self.prepared_statement(conn, pc, sql)?;
             // Typed values render into `scratch` first, so the parameters can borrow them.
             self.scratch.clear();
             for v in &sql.params {
@@ -304,6 +381,25 @@ impl ScriptClient {
             self.store(store)?;
         }
         Ok(())
+    }
+
+    /// Command `pc`'s statement as prepared on this connection, prepared on first use.
+    fn prepared_statement(
+        &mut self,
+        conn: &mut dyn Conn,
+        pc: usize,
+        sql: &Sql,
+    ) -> Result<Stmt, DbError> {
+        if let Some(s) = self.prepared[self.chosen][pc] {
+            return Ok(s);
+        }
+        let text = match conn.dialect() {
+            Dialect::Mysql => question_marks(sql),
+            _ => sql.numbered.clone(),
+        };
+        let s = conn.prepare(&text)?;
+        self.prepared[self.chosen][pc] = Some(s);
+        Ok(s)
     }
 
     /// `\gset` (exactly one row) or `\aset` (each row in turn; none stores nothing).
@@ -360,8 +456,14 @@ impl Env for ScriptClient {
     fn default_seed(&self) -> i64 {
         self.default_seed
     }
+    /// pgbench's line: the script's and the command's numbers, then the value.
     fn debug(&mut self, v: &Value) {
-        eprintln!("debug(client={}): {v}", self.client_id);
+        eprintln!(
+            "debug(script={},command={}): {}",
+            self.chosen,
+            self.pc + 1,
+            v.debug_form()
+        );
     }
 }
 
@@ -391,10 +493,41 @@ impl Client for ScriptClient {
         self.set.kinds[self.chosen]
     }
 
+    fn measuring(&mut self) {
+        self.timed
+            .iter_mut()
+            .flatten()
+            .for_each(|t| *t = Timed::new());
+    }
+
+    fn groups(&mut self) -> Vec<GroupTotals> {
+        let set = Arc::clone(&self.set);
+        let mut out = Vec::new();
+        for (i, (script, timed)) in set.scripts.iter().zip(&mut self.timed).enumerate() {
+            for (command, t) in script.commands.iter().zip(timed.iter_mut()) {
+                out.push(GroupTotals {
+                    by: "statement",
+                    key: format!("{}:{}", i + 1, command.line),
+                    label: format!("{} line {}: {}", script.name, command.line, command.shown),
+                    ops: t.ops,
+                    bytes: 0,
+                    errors: t.errors,
+                    latency: std::mem::replace(&mut t.latency, new_histogram()),
+                    active: None,
+                });
+            }
+        }
+        out
+    }
+
     fn run(&mut self, conn: &mut dyn Conn) -> Result<(), DbError> {
         // A retry starts from the random state its first try started from.
         self.rng = self.start_rng.clone();
         self.run_script(conn)
+    }
+
+    fn script_index(&self) -> usize {
+        self.chosen
     }
 
     fn max_retries(&self) -> u32 {

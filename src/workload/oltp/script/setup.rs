@@ -13,6 +13,8 @@ pub struct Asked<'a> {
     pub builtins: &'a [String],
     pub defines: &'a [String],
     pub max_tries: Option<&'a str>,
+    /// `-r`: time every command.
+    pub per_statement: bool,
 }
 
 impl Asked<'_> {
@@ -25,7 +27,11 @@ impl Asked<'_> {
     /// DebitCredit runs (the same statements, checked after each step): `tpcb-like` or
     /// `select-only`.
     pub fn lone_builtin(&self) -> Option<&'static str> {
-        if !self.files.is_empty() || !self.defines.is_empty() || self.max_tries.is_some() {
+        if !self.files.is_empty()
+            || !self.defines.is_empty()
+            || self.max_tries.is_some()
+            || self.per_statement
+        {
             return None;
         }
         match self.builtins {
@@ -101,9 +107,15 @@ pub fn build(
                 super::parse::What::StartPipeline | super::parse::What::EndPipeline
             )
         });
-        if pipelined {
+        if pipelined && mode == QueryMode::Simple {
             return Err(format!(
-                "{}: \\startpipeline: pipelines are not available yet in perflab",
+                "{}: \\startpipeline: cannot use pipeline mode with the simple query protocol (-M extended or prepared)",
+                s.name
+            ));
+        }
+        if pipelined && dialect != Dialect::Postgres {
+            return Err(format!(
+                "{}: \\startpipeline: pipelines are PostgreSQL's (its extended protocol); this engine has none",
                 s.name
             ));
         }
@@ -132,6 +144,7 @@ pub fn build(
         scale,
         random_seed,
         max_tries,
+        per_statement: asked.per_statement,
     })
 }
 
@@ -160,6 +173,7 @@ mod tests {
             builtins,
             defines: &[],
             max_tries: None,
+            per_statement: false,
         }
     }
 
