@@ -16,7 +16,8 @@
 //! - [`figures`]: sysbench's figures in the record and its report as tables.
 //! - [`cmd`]: what `perflab oltp` asks of sysbench's tests (options, the tables a run needs,
 //!   prepare and cleanup).
-//! - [`peer`]: `sysbench [TEST] [options] prepare|run|cleanup` as `perflab oltp` reads it.
+//! - [`peer`]: `sysbench [TEST] [options] prepare|run|cleanup` as `perflab oltp` reads it;
+//!   [`connect`]: the server its driver options name.
 //!
 //! The test is `--workload oltp_read_write` (any of the eleven names), the family
 //! [`super::Mix::Sysbench`]; its options ride in [`super::OltpSpec::sysbench`], as TPC-C's
@@ -25,6 +26,7 @@
 pub mod checks;
 pub mod client;
 pub mod cmd;
+pub mod connect;
 pub mod figures;
 pub mod options;
 pub mod peer;
