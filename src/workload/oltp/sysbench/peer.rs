@@ -778,6 +778,41 @@ mod tests {
     }
 
     #[test]
+    fn every_flag_reads_or_is_refused_by_name() {
+        let value = |name: &str| match name {
+            "--db-driver" => "pgsql",
+            "--db-ps-mode" => "disable",
+            "--rand-type" => "gaussian",
+            "--mysql-ignore-errors" => "all",
+            "--forced-shutdown" | "--mysql-compression" | "--mysql-dry-run" => "off",
+            "--mysql-storage-engine" | "--mysql_storage_engine" => "myisam",
+            "--rand-pareto-h" | "--rand_pareto_h" => "0.5",
+            "--mysql-port" | "--pgsql-port" => "3307",
+            "--mysql-ssl" => "on",
+            n if n.starts_with("--pgsql") || n.starts_with("--mysql") => "x",
+            _ => "1",
+        };
+        for flag in FLAGS {
+            for name in flag.names {
+                let mut line = format!("oltp_read_write --like sysbench {name}={}", value(name));
+                if name.starts_with("--pgsql") {
+                    line.push_str(" --db-driver=pgsql");
+                }
+                let read = tr(&format!("{line} run"));
+                match flag.means.starts_with("refused") {
+                    true => {
+                        let e = read.unwrap_err();
+                        assert!(e.contains(name), "{name}: {e}");
+                    }
+                    false => {
+                        read.unwrap_or_else(|e| panic!("{name}: {e}"));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn pgbench_and_sysbench_flags_do_not_mix() {
         let e = tr("oltp_read_write --tables=2 -c 4 run").unwrap_err();
         assert!(e.contains("--like"), "{e}");
