@@ -1311,3 +1311,179 @@ fn job<'a>(v: &'a Value, s: usize, name: &str) -> &'a Value {
         .find(|g| g["key"] == name)
         .unwrap_or_else(|| panic!("no job {name} in step {s}: {}", v["steps"][s]))
 }
+
+/// A log's lines as numbers, each checked to be fio's shape: `fields` comma-separated
+/// integers.
+fn log_lines(path: &Path, fields: usize) -> Vec<Vec<i64>> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .map(|l| {
+            let v: Vec<i64> = l
+                .split(", ")
+                .map(|x| {
+                    x.parse()
+                        .unwrap_or_else(|_| panic!("{l:?} in {}", path.display()))
+                })
+                .collect();
+            assert_eq!(v.len(), fields, "{l:?} in {}", path.display());
+            v
+        })
+        .collect()
+}
+
+/// Times never go backwards in a log.
+fn monotone(lines: &[Vec<i64>]) -> bool {
+    lines.windows(2).all(|w| w[0][0] <= w[1][0])
+}
+
+#[test]
+fn fios_logs_are_written_as_fio_names_and_formats_them() {
+    let dir = Scratch::new("logs");
+    let file = dir.job(
+        "logs.fio",
+        "[global]
+directory=DIR
+size=1m
+bs=4k
+
+; every I/O a line, with its offset; two copies, fio's threads 1 and 2
+[each]
+rw=randrw
+numjobs=2
+write_bw_log=DIR/each
+write_lat_log=DIR/each
+write_iops_log=DIR/each
+log_offset=1
+
+; averaged over 100 ms windows, for a time (fio's thread 3)
+[avg]
+stonewall
+rw=randread
+time_based
+runtime=1
+write_bw_log=DIR/avg
+write_lat_log=DIR/avg
+write_iops_log=DIR/avg
+log_avg_msec=100
+
+; copies sharing one file: fio's threads 4 and 5 append to shared_iops.log
+[shared]
+stonewall
+rw=read
+numjobs=2
+write_iops_log=DIR/shared
+per_job_logs=0
+",
+    );
+    let r = Results::new("jobfile-logs");
+    let o = perflab(&r, &["io", &file, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("fio's logs"), "{}", stderr(&o));
+    let v = json(&o);
+    let mut names = dir.left();
+    names.retain(|n| n.ends_with(".log"));
+    assert_eq!(
+        names,
+        [
+            "avg_bw.3.log",
+            "avg_clat.3.log",
+            "avg_iops.3.log",
+            "avg_lat.3.log",
+            "avg_slat.3.log",
+            "each_bw.1.log",
+            "each_bw.2.log",
+            "each_clat.1.log",
+            "each_clat.2.log",
+            "each_iops.1.log",
+            "each_iops.2.log",
+            "each_lat.1.log",
+            "each_lat.2.log",
+            "each_slat.1.log",
+            "each_slat.2.log",
+            "shared_iops.log",
+        ]
+    );
+    let p = |n: &str| dir.path().join(n);
+    // Every I/O a line: time, value, direction, bytes, offset, priority.
+    let each_ops = job(&v, 0, "each")["ops"].as_u64().unwrap();
+    let mut iops_sum = 0;
+    for copy in [1, 2] {
+        let lat = log_lines(&p(&format!("each_lat.{copy}.log")), 6);
+        let clat = log_lines(&p(&format!("each_clat.{copy}.log")), 6);
+        let bw = log_lines(&p(&format!("each_bw.{copy}.log")), 6);
+        let iops = log_lines(&p(&format!("each_iops.{copy}.log")), 6);
+        // psync submits nothing apart from its I/O: no submission latency, as fio's.
+        assert!(log_lines(&p(&format!("each_slat.{copy}.log")), 6).is_empty());
+        assert_eq!(lat.len(), 256, "1 MiB in 4 KiB I/Os each copy");
+        assert!(monotone(&lat) && monotone(&bw) && monotone(&iops));
+        for ((l, c), (b, i)) in lat.iter().zip(&clat).zip(bw.iter().zip(&iops)) {
+            assert!(l[1] > 0 && (0..=1).contains(&l[2]), "{l:?}");
+            assert_eq!(l[3], 4096);
+            assert!(l[4] % 4096 == 0 && l[4] < 1 << 20, "{l:?}");
+            assert_eq!(l[5], 0);
+            // One time per I/O on a sync engine: the completion latency is the latency.
+            assert_eq!(l, c);
+            // Bandwidth: its bytes over its time, fio's bytes × 10⁶ / ns.
+            assert_eq!(b[1], 4096 * 1_000_000 / l[1], "{b:?} {l:?}");
+            assert_eq!((b[2], b[4], i[2], i[4]), (l[2], l[4], l[2], l[4]));
+            assert_eq!(i[1], 1);
+        }
+        iops_sum += iops.iter().map(|l| l[1]).sum::<i64>() as u64;
+    }
+    assert_eq!(iops_sum, each_ops, "every I/O the job counted is a line");
+    // Averaged: latencies each direction's mean over its window, rates over whole windows;
+    // no block size or offset.
+    let avg_ops = job(&v, 1, "avg")["ops"].as_u64().unwrap();
+    let lat = log_lines(&p("avg_lat.3.log"), 5);
+    let iops = log_lines(&p("avg_iops.3.log"), 5);
+    let bw = log_lines(&p("avg_bw.3.log"), 5);
+    assert!(!lat.is_empty() && !iops.is_empty() && !bw.is_empty());
+    for l in lat.iter().chain(&iops).chain(&bw) {
+        assert!(l[1] > 0 && l[2] == 0 && l[3] == 0 && l[4] == 0, "{l:?}");
+    }
+    assert!(monotone(&lat) && monotone(&iops) && monotone(&bw));
+    // Rates at each window's end: 100 ms apart, the I/Os they count no more than the job's.
+    assert!(iops.iter().all(|l| l[0] % 100 == 0), "{iops:?}");
+    let counted: i64 = iops.iter().map(|l| l[1] / 10).sum();
+    assert!(
+        counted > 0 && counted as u64 <= avg_ops,
+        "{counted} of {avg_ops}"
+    );
+    for (b, i) in bw.iter().zip(&iops) {
+        assert_eq!(b[1], i[1] * 4096 / 1024, "{b:?} {i:?}");
+    }
+    // Both copies appended their whole log to the shared file.
+    let shared = log_lines(&p("shared_iops.log"), 5);
+    assert_eq!(
+        shared.len() as u64,
+        job(&v, 2, "shared")["ops"].as_u64().unwrap()
+    );
+    assert_eq!(shared.len(), 512);
+}
+
+#[test]
+fn logs_perflab_cannot_write_as_fio_are_refused() {
+    let dir = Scratch::new("log-refusals");
+    let r = Results::new("jobfile-log-refusals");
+    let hist = dir.job(
+        "hist.fio",
+        "[h]\ndirectory=DIR\nsize=1m\nwrite_hist_log=h\n",
+    );
+    refused(
+        &r,
+        &["io", &hist],
+        &["hist.fio:1", "write_hist_log", "--hlog"],
+    );
+    let nowhere = dir.job(
+        "nowhere.fio",
+        "[n]\ndirectory=DIR\nsize=1m\nwrite_bw_log=DIR/no/such/x\n",
+    );
+    refused(&r, &["io", &nowhere], &["write_bw_log", "does not exist"]);
+    let ok = dir.job("ok.fio", "[o]\ndirectory=DIR\nsize=1m\nwrite_iops_log\n");
+    refused(
+        &r,
+        &["io", &ok, "--repeat", "2"],
+        &["--repeat", "write_*_log"],
+    );
+    assert!(dir.left().is_empty(), "{:?}", dir.left());
+}

@@ -29,6 +29,7 @@ use super::fio::job::{
 };
 use super::fio::{JobFile, Origin};
 use super::jobcontrol::{Control, check_jobs, control_of, steps_of};
+use super::joblog::LogPlan;
 use super::jobrun::{Job, JobRun};
 use super::layout::Layout;
 use super::pattern::Rw;
@@ -195,6 +196,7 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
         .map(|(s, &step)| job_of(s, step, &base, &file_lens))
         .collect();
     writes_and_flows(file, &mut jobs)?;
+    logs_of(file, &mut jobs)?;
     let count = steps.iter().max().map_or(1, |m| m + 1);
     let labels: Vec<String> = (0..count)
         .map(|g| {
@@ -205,12 +207,13 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
                 .join("+")
         })
         .collect();
+    let notes = notes_of(file).into_iter().chain(logs_note(&jobs)).collect();
     Ok(JobRun {
         job_files: names.to_vec(),
         group: Sweep::list("group", labels),
         jobs,
         global_options: file.global_options.clone(),
-        notes: notes_of(file),
+        notes,
         layout,
         base: Arc::new(base),
         exitall: file.jobs.iter().any(|j| j.exitall),
@@ -436,6 +439,7 @@ fn job_of(s: Shaped, step: usize, base: &IoSpec, file_lens: &[u64]) -> Job {
         },
         writes: WriteSide::default(),
         flow: None,
+        logs: None,
         options: job.options.clone(),
         control: s.control,
         spec: Arc::new(spec),
@@ -499,16 +503,6 @@ fn unsupported(job: &FioJob) -> Result<(), (&'static str, String)> {
         return not_yet(
             "verify",
             "verify in a job file (perflab io --verify on a command line checks every block)",
-        );
-    }
-    if job.write_bw_log.is_some()
-        || job.write_lat_log.is_some()
-        || job.write_iops_log.is_some()
-        || job.write_hist_log.is_some()
-    {
-        return not_yet(
-            "write_bw_log",
-            "fio's log files (every run is archived with its time series: perflab export RUN -f csv-intervals)",
         );
     }
     if job.filesize.is_some_and(|(lo, hi)| lo != hi) {
@@ -690,6 +684,40 @@ fn existing_len(p: &std::path::Path) -> Option<u64> {
             .and_then(|mut f| f.seek(SeekFrom::End(0)).ok());
     }
     None
+}
+
+/// Where the jobs' fio logs go: files perflab writes because the job file asks, where it
+/// asks (over a file of the same name, as fio).
+fn logs_note(jobs: &[Job]) -> Option<(&'static str, String)> {
+    let files: Vec<String> = jobs
+        .iter()
+        .filter_map(|j| Some(j.logs.as_ref()?.files(j.copies)))
+        .flatten()
+        .map(|p| p.display().to_string())
+        .collect();
+    let (first, rest) = files.split_first()?;
+    let more = match rest.len() {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    Some((
+        "fio_logs",
+        format!(
+            "the job file's write_*_log lines write fio's logs, as fio names and formats them: {first}{more} (a file of the same name is replaced, or appended to with per_job_logs=0, as fio does)"
+        ),
+    ))
+}
+
+/// Each job's fio logs ([`LogPlan`]), which need the copies' numbers among all of the
+/// file's (fio's thread numbers, from 1, name per-job logs).
+fn logs_of(file: &JobFile, jobs: &mut [Job]) -> Result<(), String> {
+    let mut first_copy = 0;
+    for (fio, job) in file.jobs.iter().zip(jobs.iter_mut()) {
+        job.logs =
+            LogPlan::of(fio, job.engine, first_copy + 1).map_err(|(o, w)| refuse(fio, o, &w))?;
+        first_copy += job.copies;
+    }
+    Ok(())
 }
 
 /// Each job's write side ([`WriteSide`]: contents, `sync`, end syncs) and flow, which need

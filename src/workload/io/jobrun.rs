@@ -16,6 +16,7 @@
 use super::IoSpec;
 use super::flow::{FlowSpec, flows_of};
 use super::jobcontrol::{Control, RunEnd, StepControl, StepJob};
+use super::joblog::LogPlan;
 use super::layout::Layout;
 use super::pattern::Rw;
 use super::session::{JobPart, StepPlan};
@@ -101,6 +102,9 @@ pub struct Job {
     /// Its share of a flow (fio's `flow`, `flow_id`, `flow_sleep`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flow: Option<FlowSpec>,
+    /// The fio logs its copies write (`write_bw_log`, `write_lat_log`, `write_iops_log`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logs: Option<LogPlan>,
     /// The job's options as written in its section, for the record and fio's JSON.
     pub options: Vec<(String, String)>,
     /// When its copies start, pause and end beyond their size and runtime (startdelay,
@@ -385,6 +389,7 @@ impl Workload for JobRun {
                     .flow
                     .and_then(|f| Some((Arc::clone(flows.get(&f.id)?), f))),
                 control: Some((Arc::clone(&control), plans.len())),
+                logs: job.logs.clone(),
             };
             let job_seed = seed ^ (i as u64 + 1).wrapping_mul(0xd1b5_4a32_d192_ed03);
             let plan = StepPlan::for_job(

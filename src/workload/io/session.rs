@@ -19,6 +19,7 @@ use super::end_sync::{EndSync, Next};
 use super::fill::Filler;
 use super::flow::{Flow, FlowSpec, Gate};
 use super::jobcontrol::{CopyControl, StepControl};
+use super::joblog::{CopyLogs, Done, LogPlan};
 use super::layout::FileSpec;
 use super::pattern::{Io, Pattern};
 use super::verify::{self, BlockId};
@@ -133,6 +134,8 @@ pub(super) struct JobPart {
     /// When its copies start, pause and end (the step's shared control, and the job's
     /// index in it).
     pub control: Option<(Arc<StepControl>, usize)>,
+    /// The fio logs each copy writes.
+    pub logs: Option<LogPlan>,
 }
 
 impl JobPart {
@@ -141,6 +144,11 @@ impl JobPart {
         self.flow
             .as_ref()
             .map(|(flow, spec)| Gate::new(Arc::clone(flow), spec))
+    }
+
+    /// Whether its logs time each submission apart from its completion.
+    fn splits(&self) -> bool {
+        self.logs.as_ref().is_some_and(LogPlan::splits)
     }
 
     /// What the pattern's writes are to the engine: trims for a trim job.
@@ -239,6 +247,8 @@ struct Slot {
     op: SlotOp,
     intended: Instant,
     start: Instant,
+    /// When its submission returned, for logs that time it apart (else `start`).
+    issued: Instant,
     /// Verify: the encoded generation (generation + 1) the block held, or will hold after
     /// this write.
     generation: u32,
@@ -311,6 +321,8 @@ pub struct IoSession {
     filler: Option<Filler>,
     /// A job's share of its flow ([`super::flow`]).
     gate: Option<Gate>,
+    /// A job's fio logs time each submission apart from its completion ([`super::joblog`]).
+    split: bool,
 }
 
 /// Where a job's copy stands.
@@ -328,6 +340,8 @@ struct JobState {
     end_sync: Option<EndSync>,
     /// When it starts, pauses and ends, beyond its size and runtime.
     control: Option<CopyControl>,
+    /// Its fio logs.
+    logs: Option<CopyLogs>,
 }
 
 impl JobState {
@@ -345,6 +359,7 @@ impl JobState {
                 .control
                 .as_ref()
                 .map(|(step, k)| step.copy(*k, copy, seed)),
+            logs: j.logs.as_ref().map(|p| CopyLogs::new(p, copy as u32)),
         }
     }
 
@@ -476,6 +491,7 @@ impl IoSession {
                 .map(|j| JobState::new(j, worker, plan.seed)),
             filler,
             gate: plan.job.as_ref().and_then(JobPart::gate),
+            split: plan.job.as_ref().is_some_and(JobPart::splits),
             engine,
             slots: vec![
                 Slot {
@@ -483,6 +499,7 @@ impl IoSession {
                     op: SlotOp::Sync,
                     intended: now,
                     start: now,
+                    issued: now,
                     generation: 0,
                 };
                 total_depth as usize
@@ -743,6 +760,7 @@ impl IoSession {
             op,
             intended,
             start: intended,
+            issued: intended,
             generation,
         };
         self.streams[s].in_flight += 1;
@@ -800,12 +818,27 @@ impl IoSession {
     }
 
     /// Stamps what was queued since the last submission with the time now and submits it,
-    /// waiting for `wait` completions.
+    /// waiting for `wait` completions. Logs that time submissions apart (a queued engine's)
+    /// stamp them again when the submission returns, if it waited for nothing.
     fn submit_pending(&mut self, wait: u32) -> Result<(), OpError> {
-        self.stamp_pending();
-        self.engine
-            .submit(wait, &mut self.completions)
-            .map_err(|e| OpError::other(format!("the I/O engine failed: {e}")))
+        if !self.split || wait > 0 {
+            self.stamp_pending();
+            return self
+                .engine
+                .submit(wait, &mut self.completions)
+                .map_err(|e| OpError::other(format!("the I/O engine failed: {e}")));
+        }
+        let now = Instant::now();
+        for &slot in &self.pending {
+            self.slots[slot as usize].start = now;
+        }
+        let submitted = self.engine.submit(0, &mut self.completions);
+        let issued = Instant::now();
+        for &slot in &self.pending {
+            self.slots[slot as usize].issued = issued;
+        }
+        self.pending.clear();
+        submitted.map_err(|e| OpError::other(format!("the I/O engine failed: {e}")))
     }
 
     /// Accounts one completion; `Err` only for a full disk, which ends the step.
@@ -900,6 +933,27 @@ impl IoSession {
         }
         let ok = failure.is_none();
         let bytes = u64::from(io.len);
+        if ok
+            && pump.measuring()
+            && let Some(job) = &mut self.job
+            && let Some(logs) = &mut job.logs
+        {
+            if let Some(first) = job.first {
+                logs.begin(first);
+            }
+            logs.io(Done {
+                dir: match (io.write, self.write_op) {
+                    (false, _) => 0,
+                    (true, Op::Trim) => 2,
+                    (true, _) => 1,
+                },
+                bytes,
+                offset: io.offset,
+                start: slot.start,
+                issued: if self.split { slot.issued } else { slot.start },
+                end,
+            });
+        }
         if let Some(c) = self.job.as_mut().and_then(|j| j.control.as_mut()) {
             c.completed(bytes, ns, ok && pump.measuring(), end);
         }
@@ -1296,6 +1350,12 @@ impl QueuedSession for IoSession {
     }
 
     fn after(&mut self, pump: &mut dyn Pump) -> Result<(), OpError> {
+        // The copy's I/O is done: its fio logs are written (fio writes them as a job ends).
+        if let Some(logs) = self.job.as_mut().and_then(|j| j.logs.as_mut())
+            && let Err(e) = logs.finish(Instant::now())
+        {
+            pump.fail(ErrorKind::Other, &e);
+        }
         if self.verify_seed.is_some() && self.wrote {
             self.verify_pass(pump)?;
         }
