@@ -1487,3 +1487,113 @@ fn logs_perflab_cannot_write_as_fio_are_refused() {
     );
     assert!(dir.left().is_empty(), "{:?}", dir.left());
 }
+
+/// A figure of the first trial of step `s`.
+fn figure(v: &Value, s: usize, name: &str) -> Option<f64> {
+    v["steps"][s]["trials"][0]["figures"][name].as_f64()
+}
+
+#[test]
+fn verify_checks_what_jobs_wrote_and_a_corrupt_block_fails_the_run() {
+    let dir = Scratch::new("verify");
+    let r = Results::new("jobfile-verify");
+    // A writer, then (stonewalled) a mixed job on the same file; both check their reads and
+    // read back what they wrote. The file is kept for the read below.
+    let write = dir.job(
+        "write.fio",
+        "[global]
+filename=DIR/v.dat
+size=1m
+bs=4k
+verify=crc32c
+
+[w]
+rw=randwrite
+
+[rw]
+stonewall
+rw=randrw
+verify_dump=1
+verifysort=1
+",
+    );
+    let o = perflab(&r, &["io", &write, "--keep", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("perflab's own check"), "{err}");
+    assert!(err.contains("verify_dump (rw)"), "{err}");
+    let v = json(&o);
+    assert_eq!(job(&v, 0, "w")["errors"].as_u64(), Some(0));
+    assert_eq!(figure(&v, 0, "verified_blocks_per_worker"), Some(256.0));
+    assert_eq!(job(&v, 1, "rw")["errors"].as_u64(), Some(0));
+    assert!(figure(&v, 1, "verified_blocks_per_worker").unwrap() > 0.0);
+    assert_eq!(v["spec"]["jobs"][0]["verify"]["method"], "crc32c");
+    // do_verify=0: nothing is read back.
+    let quiet = dir.job(
+        "quiet.fio",
+        "[q]\nfilename=DIR/q.dat\nsize=1m\nrw=write\nverify=md5\ndo_verify=0\n",
+    );
+    let o = perflab(&r, &["io", &quiet, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        figure(&json(&o), 0, "verified_blocks_per_worker"),
+        Some(0.0)
+    );
+    // One block changed behind perflab's back: the reader finds it, counts it as its error,
+    // and the run fails.
+    let data = dir.path().join("v.dat");
+    let mut bytes = std::fs::read(&data).unwrap();
+    bytes[10 * 4096 + 100..10 * 4096 + 108].copy_from_slice(b"garbage!");
+    std::fs::write(&data, bytes).unwrap();
+    let read = dir.job(
+        "read.fio",
+        "[r]\nfilename=DIR/v.dat\nsize=1m\nbs=4k\nrw=read\nverify=crc32c\n",
+    );
+    let o = perflab(&r, &["io", &read, "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("offset 40960") && err.contains("checksum"),
+        "{err}"
+    );
+    assert!(err.contains("verification failed"), "{err}");
+    let v = json(&o);
+    let reader = job(&v, 0, "r");
+    assert_eq!(reader["errors"].as_u64(), Some(1), "{reader}");
+    assert_eq!(reader["ops"].as_u64(), Some(255), "{reader}");
+    assert_eq!(v["steps"][0]["trials"][0]["errors"].as_u64(), Some(1));
+}
+
+#[test]
+fn verify_perflab_cannot_mean_as_fio_is_refused() {
+    let dir = Scratch::new("verify-refusals");
+    let r = Results::new("jobfile-verify-refusals");
+    for (text, wanted) in [
+        (
+            "bs=4k,8k\nrw=randrw\nverify=md5\n",
+            &["v.fio:1", "verify", "one bs"][..],
+        ),
+        (
+            "verify=crc32c\nverify_backlog=16\n",
+            &["v.fio:6", "verify_backlog"],
+        ),
+        ("verify=pattern\n", &["verify", "verify_pattern"]),
+        (
+            "verify=crc32c\nverify_pattern=0xff\n",
+            &["verify_pattern", "not a pattern"],
+        ),
+        (
+            "verify=crc32c\nioengine=null\n",
+            &["verify", "moves no data"],
+        ),
+        ("verify=crc32c\nrw=write:2k\n", &["rw", "whole blocks"]),
+        ("verify=crc32c\noffset=2k\n", &["offset", "whole blocks"]),
+    ] {
+        let f = dir.job(
+            "v.fio",
+            &format!("[v]\nfilename=DIR/v.dat\nsize=1m\nrw=write\n{text}"),
+        );
+        refused(&r, &["io", &f], wanted);
+    }
+    assert!(dir.left().is_empty(), "{:?}", dir.left());
+}

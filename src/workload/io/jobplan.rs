@@ -31,6 +31,7 @@ use super::fio::{JobFile, Origin};
 use super::jobcontrol::{Control, check_jobs, control_of, steps_of};
 use super::joblog::LogPlan;
 use super::jobrun::{Job, JobRun};
+use super::jobverify::{self, JobVerify};
 use super::layout::Layout;
 use super::pattern::Rw;
 use super::regions;
@@ -94,6 +95,7 @@ struct Shaped<'f> {
     /// A job whose engine makes no file (fio's null): its files, on no layout of the run's.
     diskless: Option<Vec<PathBuf>>,
     control: Control,
+    verify: Option<JobVerify>,
 }
 
 /// Every file of every copy once, in the order first named.
@@ -163,11 +165,21 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
             writes[i] = true;
         }
     }
+    let verify_block = verify_block(&shaped)?;
+    if let Some(block) = verify_block {
+        let blocks = (size / block).saturating_mul(files.paths.len() as u64);
+        if blocks > jobverify::MAX_BLOCKS {
+            return Err(format!(
+                "verify keeps 4 bytes per block: {blocks} blocks of {block} bytes is too many; lower size or raise bs"
+            ));
+        }
+    }
     let layout =
         Arc::new(Layout::named(&files.paths, size, 0, &writes, opts.destroy).map_err(|e| e.0)?);
     let base = IoSpec {
         rw: Sweep::list("rw", shaped.iter().map(|s| s.rw).collect()),
-        bs_bytes: Sweep::single("bs_bytes", 4096),
+        // The unit of the verify tables and of the files' verify fill, when jobs verify.
+        bs_bytes: Sweep::single("bs_bytes", verify_block.unwrap_or(4096)),
         bssplit: Vec::new(),
         rwmix: Sweep::single("rwmix", 50),
         iodepth: Sweep::single("iodepth", 1),
@@ -183,7 +195,7 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
         engine: EngineKind::Sync,
         engine_note: None,
         prefill: false,
-        verify: false,
+        verify: verify_block.is_some(),
         verify_seed: opts.seed,
         keep: opts.keep,
         steady_state: None,
@@ -207,7 +219,14 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
                 .join("+")
         })
         .collect();
-    let notes = notes_of(file).into_iter().chain(logs_note(&jobs)).collect();
+    let verifies = jobs
+        .iter()
+        .filter_map(|j| Some((j.name.as_str(), j.verify.as_ref()?)));
+    let notes = notes_of(file)
+        .into_iter()
+        .chain(logs_note(&jobs))
+        .chain(jobverify::notes(verifies))
+        .collect();
     Ok(JobRun {
         job_files: names.to_vec(),
         group: Sweep::list("group", labels),
@@ -281,6 +300,16 @@ fn shape<'f>(job: &'f FioJob, all: &mut Files) -> Result<Shaped<'f>, String> {
         pace_of(job, &sizes, write_sizes.as_deref()).map_err(|(o, w)| refuse(job, o, &w))?;
     let control =
         control_of(job, &sizes, write_sizes.as_deref()).map_err(|(o, w)| refuse(job, o, &w))?;
+    let walk = walk_of(job, nfiles);
+    let verify = JobVerify::of(
+        job,
+        engine,
+        &sizes,
+        write_sizes.as_deref(),
+        &regions.starts,
+        &walk,
+    )
+    .map_err(|(o, w)| refuse(job, o, &w))?;
     let budget = (!job.time_based).then(|| {
         job.io_size
             .unwrap_or(region.saturating_mul(nfiles))
@@ -301,13 +330,38 @@ fn shape<'f>(job: &'f FioJob, all: &mut Files) -> Result<Shaped<'f>, String> {
         budget,
         rate_iops,
         starts: regions.starts,
-        walk: walk_of(job, nfiles),
+        walk,
         // fio ends a job of fixed size without io_size when its files are done, after
         // `loops` passes, even short of its bytes (keep_running's `fio_files_done`).
         pass_limit: (!job.time_based && job.io_size.is_none()).then_some(job.loops.max(1)),
         diskless: diskless.then_some(own.paths),
         control,
+        verify,
     })
+}
+
+/// The one block size of the jobs that verify (their blocks share the files' tables), or
+/// the refusal of a second size.
+fn verify_block(shaped: &[Shaped]) -> Result<Option<u64>, String> {
+    let mut first: Option<(&str, u64)> = None;
+    for s in shaped {
+        let Some(v) = &s.verify else { continue };
+        match first {
+            None => first = Some((&s.job.name, v.block)),
+            Some((name, block)) if block != v.block => {
+                return Err(refuse(
+                    s.job,
+                    "bs",
+                    &format!(
+                        "{} bytes, and {name} verifies {block}-byte blocks: perflab's verify keeps one block size for the run; give the jobs that verify one bs",
+                        v.block
+                    ),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(first.map(|(_, b)| b))
 }
 
 /// fio's order of offsets for `job`, whose copies each drive `nfiles` files.
@@ -403,6 +457,7 @@ fn job_of(s: Shaped, step: usize, base: &IoSpec, file_lens: &[u64]) -> Job {
         fdatasync: if trims { 0 } else { u64::from(job.fdatasync) },
         distribution: s.distribution,
         engine: s.engine,
+        verify: s.verify.is_some(),
         layout,
         ..base.clone()
     };
@@ -440,6 +495,7 @@ fn job_of(s: Shaped, step: usize, base: &IoSpec, file_lens: &[u64]) -> Job {
         writes: WriteSide::default(),
         flow: None,
         logs: None,
+        verify: s.verify,
         options: job.options.clone(),
         control: s.control,
         spec: Arc::new(spec),
@@ -498,12 +554,6 @@ fn unsupported(job: &FioJob) -> Result<(), (&'static str, String)> {
         .any(Option::is_some)
     {
         return not_yet("rate_min", "ending a job that falls below a rate");
-    }
-    if job.verify.is_some() {
-        return not_yet(
-            "verify",
-            "verify in a job file (perflab io --verify on a command line checks every block)",
-        );
     }
     if job.filesize.is_some_and(|(lo, hi)| lo != hi) {
         return not_yet("filesize", "a range of file sizes");

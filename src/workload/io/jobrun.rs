@@ -17,6 +17,7 @@ use super::IoSpec;
 use super::flow::{FlowSpec, flows_of};
 use super::jobcontrol::{Control, RunEnd, StepControl, StepJob};
 use super::joblog::LogPlan;
+use super::jobverify::JobVerify;
 use super::layout::Layout;
 use super::pattern::Rw;
 use super::session::{JobPart, StepPlan};
@@ -105,6 +106,9 @@ pub struct Job {
     /// The fio logs its copies write (`write_bw_log`, `write_lat_log`, `write_iops_log`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub logs: Option<LogPlan>,
+    /// Its `verify`, as perflab checks it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify: Option<JobVerify>,
     /// The job's options as written in its section, for the record and fio's JSON.
     pub options: Vec<(String, String)>,
     /// When its copies start, pause and end beyond their size and runtime (startdelay,
@@ -390,6 +394,8 @@ impl Workload for JobRun {
                     .and_then(|f| Some((Arc::clone(flows.get(&f.id)?), f))),
                 control: Some((Arc::clone(&control), plans.len())),
                 logs: job.logs.clone(),
+                read_back: job.verify.as_ref().is_none_or(|v| v.read_back),
+                verify_fatal: job.verify.as_ref().is_some_and(|v| v.fatal),
             };
             let job_seed = seed ^ (i as u64 + 1).wrapping_mul(0xd1b5_4a32_d192_ed03);
             let plan = StepPlan::for_job(

@@ -22,7 +22,8 @@
 //! [`jobrun::JobRun`]; [`jobcontrol`] is when each copy starts, pauses and ends (startdelay,
 //! wait_for, thinktime, number_ios, exitall), with [`jobpace`] (the reads' and writes' own
 //! rates) and [`jobsteady`] (fio's steady state); [`joblog`] writes fio's log files
-//! (`write_bw_log` ...) from each copy's I/O; [`fio_json`] writes fio's JSON from the record.
+//! (`write_bw_log` ...) from each copy's I/O; [`jobverify`] maps `verify` onto perflab's own
+//! check; [`fio_json`] writes fio's JSON from the record.
 //!
 //! Queues: every file (volume) a worker drives has its own queue of `--iodepth` I/Os, as in
 //! the SqlIO ramps where each volume had its own outstanding I/Os. With more workers than
@@ -48,6 +49,7 @@ pub mod jobplan;
 pub mod jobrun;
 pub mod jobs_cmd;
 pub mod jobsteady;
+pub mod jobverify;
 pub mod kind;
 pub mod layout;
 pub mod pattern;

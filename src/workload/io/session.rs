@@ -136,6 +136,10 @@ pub(super) struct JobPart {
     pub control: Option<(Arc<StepControl>, usize)>,
     /// The fio logs each copy writes.
     pub logs: Option<LogPlan>,
+    /// With verify: what a copy wrote is read back once its I/O is done (fio's `do_verify`).
+    pub read_back: bool,
+    /// With verify: a copy ends at its first bad block (fio's `verify_fatal`).
+    pub verify_fatal: bool,
 }
 
 impl JobPart {
@@ -323,6 +327,12 @@ pub struct IoSession {
     gate: Option<Gate>,
     /// A job's fio logs time each submission apart from its completion ([`super::joblog`]).
     split: bool,
+    /// Verify: read back what was written once the I/O is done (fio's `do_verify`).
+    read_back: bool,
+    /// Verify: the copy ends at its first bad block (fio's `verify_fatal`).
+    fatal: bool,
+    /// Verify: bad blocks read so far.
+    bad_blocks: u64,
 }
 
 /// Where a job's copy stands.
@@ -449,7 +459,8 @@ impl IoSession {
                 in_flight: 0,
                 writes: 0,
                 sync_due: false,
-                generations: layout.generations(f.index).cloned(),
+                // A job that does not verify leaves the tables to those that do.
+                generations: layout.generations(f.index).filter(|_| verify).cloned(),
                 cache,
                 spent: false,
                 written: if verify {
@@ -492,6 +503,9 @@ impl IoSession {
             filler,
             gate: plan.job.as_ref().and_then(JobPart::gate),
             split: plan.job.as_ref().is_some_and(JobPart::splits),
+            read_back: plan.job.as_ref().is_none_or(|j| j.read_back),
+            fatal: plan.job.as_ref().is_some_and(|j| j.verify_fatal),
+            bad_blocks: 0,
             engine,
             slots: vec![
                 Slot {
@@ -925,6 +939,7 @@ impl IoSession {
                 };
                 if let Err(bad) = checked {
                     failure = Some(format!("{}: {bad}", self.streams[s].file.path.display()));
+                    self.bad_block();
                 }
             }
             if let Some(g) = gens.get(idx) {
@@ -1008,6 +1023,26 @@ impl IoSession {
         ))
     }
 
+    /// A bad block was read: with `verify_fatal` the copy issues nothing more.
+    fn bad_block(&mut self) {
+        self.bad_blocks += 1;
+        if self.fatal
+            && let Some(job) = &mut self.job
+        {
+            job.budget_left = Some(0);
+        }
+    }
+
+    /// A block the read-back found bad or could not read: a job counts it among its read
+    /// errors, as fio counts its verify errors as the job's.
+    fn bad_read_back(&mut self, pump: &mut dyn Pump, cause: ErrorKind, message: &str) {
+        pump.fail(cause, message);
+        if self.job.is_some() {
+            self.read.errors += 1;
+        }
+        self.bad_block();
+    }
+
     /// Reads back every block this worker wrote in this step, checking each.
     fn verify_pass(&mut self, pump: &mut dyn Pump) -> Result<(), OpError> {
         let block = self.block;
@@ -1025,6 +1060,8 @@ impl IoSession {
             let mut waiting: Vec<(u32, u64, u32)> = Vec::with_capacity(depth);
             let mut more = true;
             while more || !waiting.is_empty() {
+                // verify_fatal: the first bad block ends the read-back.
+                more &= !(self.fatal && self.bad_blocks > 0);
                 while more && waiting.len() < depth && !self.free.is_empty() {
                     let Some(idx) = blocks.next() else {
                         more = false;
@@ -1062,19 +1099,20 @@ impl IoSession {
                     let path = self.streams[s].file.path.display().to_string();
                     let expected = self.block_id(s, offset, encoded);
                     if let Some(e) = c.error() {
-                        pump.fail(
+                        self.bad_read_back(
+                            pump,
                             ErrorKind::Io,
                             &format!("verify read at offset {offset} of {path}: {e}"),
                         );
                     } else if c.result as u64 != block {
-                        pump.fail(ErrorKind::Io, &format!(
+                        self.bad_read_back(pump, ErrorKind::Io, &format!(
                             "verify read at offset {offset} of {path}: short read, {} of {block} bytes",
                             c.result
                         ));
                     } else if let Err(bad) =
                         verify::check(&self.engine.buf(slot)[..block as usize], expected)
                     {
-                        pump.fail(ErrorKind::WrongAnswer, &format!("{path}: {bad}"));
+                        self.bad_read_back(pump, ErrorKind::WrongAnswer, &format!("{path}: {bad}"));
                     }
                 }
             }
@@ -1356,7 +1394,7 @@ impl QueuedSession for IoSession {
         {
             pump.fail(ErrorKind::Other, &e);
         }
-        if self.verify_seed.is_some() && self.wrote {
+        if self.verify_seed.is_some() && self.wrote && self.read_back {
             self.verify_pass(pump)?;
         }
         Ok(())

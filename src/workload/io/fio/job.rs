@@ -373,10 +373,15 @@ pub struct FioJob {
     /// `unlink`: remove the files afterwards.
     pub unlink: bool,
 
-    /// `verify`: the method (md5, crc32c, ...); None for `verify=0`.
+    /// `verify`: the method (md5, crc32c, ...); None for `verify=0` (`none`, and `null`,
+    /// with which fio only pretends).
     pub verify: Option<String>,
     /// `do_verify` (default true).
     pub do_verify: bool,
+    /// `verify_fatal` (default false): end the job at its first bad block.
+    pub verify_fatal: bool,
+    /// `verify_dump` (default false): fio dumps good and bad blocks to files.
+    pub verify_dump: bool,
 
     /// What the write buffers hold.
     pub buffers: Buffers,
@@ -557,6 +562,8 @@ impl Default for FioJob {
             unlink: false,
             verify: None,
             do_verify: true,
+            verify_fatal: false,
+            verify_dump: false,
             buffers: Buffers::Random,
             refill_buffers: false,
             scramble_buffers: true,

@@ -407,13 +407,18 @@ pub static TABLE: &[Opt] = &[
     Opt { names: &["verify"], handle: |j, c| {
         let v = c.val()?;
         j.verify = match v {
-            "0" | "none" => None,
+            // fio's null method pretends: nothing is checked.
+            "0" | "none" | "null" => None,
             m if VERIFY_METHODS.contains(&m) => Some(m.to_string()),
             m => return Err(format!("unknown verify method `{m}` ({})", VERIFY_METHODS.join(", "))),
         };
         Ok(())
     } },
     Opt { names: &["do_verify"], handle: |j, c| { j.do_verify = c.boolean()?; Ok(()) } },
+    Opt { names: &["verify_fatal"], handle: |j, c| { j.verify_fatal = c.boolean()?; Ok(()) } },
+    Opt { names: &["verify_dump"], handle: |j, c| { j.verify_dump = c.boolean()?; Ok(()) } },
+    // fio 3.33 accepts and ignores them (soft-deprecated): so does perflab.
+    Opt { names: &["verifysort", "verifysort_nr"], handle: |_, c| { check_any(c) } },
     // Buffers.
     Opt { names: &["refill_buffers"], handle: |j, c| { j.refill_buffers = c.flag()?; j.refill_buffers_set = true; Ok(()) } },
     Opt { names: &["scramble_buffers"], handle: |j, c| { j.scramble_buffers = c.boolean()?; j.scramble_buffers_set = true; Ok(()) } },
@@ -614,11 +619,20 @@ fn rw(j: &mut FioJob, c: &Ctx) -> Result<(), String> {
 pub static REFUSED: &[(&[&str], &str)] = &[
     (&["cpus_allowed", "cpumask", "cpus_allowed_policy", "numa_cpu_nodes", "numa_mem_policy", "gtod_cpu"],
      "perflab does not pin jobs to CPUs or NUMA nodes; pin the whole run with taskset or numactl"),
-    (&["verify_async", "verify_async_cpus", "verify_backlog", "verify_backlog_batch", "verify_only",
-       "verify_offset", "verify_interval", "verify_pattern", "verify_pattern_interval", "verify_fatal",
-       "verify_dump", "verify_state_save", "verify_state_load", "verify_header_seed",
-       "verify_write_sequence", "experimental_verify", "verifysort", "verifysort_nr", "trim_verify_zero"],
-     "perflab verifies each block inline with its own checksummed blocks; keep verify=METHOD and remove this"),
+    (&["verify_backlog", "verify_backlog_batch"],
+     "perflab reads back what a job wrote once its I/O is done, not every N blocks (and checks every read of a known block as it completes); remove it"),
+    (&["verify_async", "verify_async_cpus"],
+     "perflab checks each block in the thread that reads it; remove it"),
+    (&["verify_only"],
+     "perflab checks reads as a job reads: give the job rw=read (or randread) with verify, in place of the writing job with verify_only"),
+    (&["verify_offset", "verify_interval"],
+     "perflab's verify header is at the start of each whole block of bs; remove it"),
+    (&["verify_pattern", "verify_pattern_interval"],
+     "perflab verifies its own checksummed blocks, not a pattern; give verify=crc32c (or another checksum) and remove it"),
+    (&["verify_state_save", "verify_state_load", "verify_header_seed", "verify_write_sequence", "experimental_verify"],
+     "perflab's verify blocks always carry the run's seed and each block's write generation, and it keeps no verify state between runs; remove it"),
+    (&["trim_verify_zero"],
+     "perflab does not trim what a job wrote; it trims only on ioengine=falloc, as rw=trim or randtrim"),
     (&["trim_percentage", "trim_backlog", "trim_backlog_batch", "block_error_percentiles"],
      "perflab does not trim what a job wrote; it trims only on ioengine=falloc, as rw=trim or randtrim"),
     (&["nice", "prio", "prioclass", "priohint", "cmdprio_percentage"],

@@ -692,6 +692,14 @@ fn jobs_verify_buffers() {
     assert_eq!(j.verify.as_deref(), Some("crc32c"));
     assert!(!j.do_verify);
     assert_eq!(job("[a]\nsize=1m\nverify=0\n").verify, None);
+    // fio's null method only pretends: nothing is checked.
+    assert_eq!(job("[a]\nsize=1m\nverify=null\n").verify, None);
+    let j = job(
+        "[a]\nsize=1m\nverify=xxhash\nverify_fatal=1\nverify_dump=1\nverifysort=0\nverifysort_nr=8\n",
+    );
+    assert!(j.verify_fatal && j.verify_dump);
+    assert!(refused("[a]\nsize=1m\nverify_only=1\n").contains("rw=read"));
+    assert!(refused("[a]\nsize=1m\nverify_async=2\n").contains("thread that reads it"));
     assert!(refused("[a]\nsize=1m\nverify=rot13\n").contains("unknown verify"));
     let j = job("[a]\nsize=1m\n");
     assert_eq!(j.buffers, Buffers::Random);
@@ -882,7 +890,7 @@ fn refusals_name_file_line_option_and_fix() {
         ("numa_cpu_nodes=0", "numactl"),
         ("zonemode=zbd", "zoned"),
         ("exec_prerun=ls", "runs no commands"),
-        ("verify_async=2", "inline"),
+        ("verify_async=2", "thread that reads it"),
         ("nice=5", "nice"),
         ("fallocate=none", "cannot honour"),
         ("hipri", "cannot honour"),
