@@ -574,6 +574,15 @@ ioengine=null
 size=1m
 rw=randwrite
 iodepth=16
+
+; gtod_reduce's latencies on again, one by one
+[timed]
+stonewall
+ioengine=null
+size=1m
+rw=read
+disable_lat=0
+disable_clat=0
 ",
     );
     let r = Results::new("jobfile-null");
@@ -606,6 +615,50 @@ iodepth=16
     let fio = json(&o);
     assert_eq!(fio["jobs"][0]["job options"]["ioengine"], "null");
     assert_eq!(fio["jobs"][0]["read"]["total_ios"], 2048);
+    // gtod_reduce=1: no latency, as fio keeps none; never a made-up zero.
+    for (s, name) in [(0, "null"), (1, "deep")] {
+        assert_eq!(v["spec"]["jobs"][s]["no_latency"], "gtod_reduce");
+        assert_eq!(v["steps"][s]["trials"][0]["latency"]["count"], 0);
+        assert_eq!(job(&v, s, name)["latency"]["count"], 0);
+    }
+    assert_eq!(fio["jobs"][0]["read"]["clat_ns"]["N"], 0);
+    assert_eq!(fio["jobs"][0]["read"]["lat_ns"]["N"], 0);
+    assert!(
+        fio["jobs"][0]["read"]["clat_ns"]
+            .get("percentile")
+            .is_none()
+    );
+    // Latencies on again: every I/O timed.
+    assert!(v["spec"]["jobs"][2].get("no_latency").is_none());
+    assert_eq!(v["steps"][2]["trials"][0]["latency"]["count"], 256);
+    assert_eq!(job(&v, 2, "timed")["latency"]["count"], 256);
+}
+
+#[test]
+fn without_latency_the_output_says_so() {
+    let dir = Scratch::new("no-latency");
+    let file = dir.job(
+        "quiet.fio",
+        "[q]\nioengine=null\nsize=1m\nrw=read\ngtod_reduce=1\n",
+    );
+    let r = Results::new("jobfile-no-latency");
+    let o = perflab(&r, &["io", &file]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("q (gtod_reduce) keep(s) no per-I/O latency"),
+        "{err}"
+    );
+    assert!(err.contains("no latency kept"), "{err}");
+    // The tables show none: a dash where a latency would be.
+    let table = stdout(&o);
+    assert!(!table.contains(" 0 ns"), "{table}");
+    // What needs each I/O's time is refused.
+    let paced = dir.job(
+        "paced.fio",
+        "[p]\nioengine=null\nsize=1m\nrw=read\ngtod_reduce=1\nrate_iops=100\n",
+    );
+    refused(&r, &["io", &paced], &["paced.fio:1", "gtod_reduce", "rate"]);
 }
 
 #[test]

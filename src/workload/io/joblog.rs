@@ -179,6 +179,15 @@ impl LogPlan {
         self.queued && self.lat.is_some() && (self.lat_kinds[1] || self.lat_kinds[2])
     }
 
+    /// Whether the logs need each I/O's own times: a latency log, or a line for every I/O.
+    /// The averaged `_bw` and `_iops` windows do with a clock shared among completions (as
+    /// fio's, whose clock is read once in 64 calls with `gtod_reduce`).
+    pub fn needs_each_time(&self) -> bool {
+        (self.lat.is_some() && self.lat_kinds.iter().any(|k| *k))
+            || (self.bw.is_some() && self.bw_avg_msec == 0 && self.bw_each)
+            || (self.iops.is_some() && self.iops_avg_msec == 0 && self.iops_each)
+    }
+
     /// Every file the job's copies write, for the plan and the record.
     pub fn files(&self, copies: u32) -> Vec<PathBuf> {
         let mut out = Vec::new();

@@ -96,6 +96,7 @@ struct Shaped<'f> {
     diskless: Option<Vec<PathBuf>>,
     control: Control,
     verify: Option<JobVerify>,
+    no_latency: Option<&'static str>,
 }
 
 /// Every file of every copy once, in the order first named.
@@ -226,6 +227,7 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
         .into_iter()
         .chain(logs_note(&jobs))
         .chain(jobverify::notes(verifies))
+        .chain(no_latency_note(&jobs))
         .collect();
     Ok(JobRun {
         job_files: names.to_vec(),
@@ -300,6 +302,7 @@ fn shape<'f>(job: &'f FioJob, all: &mut Files) -> Result<Shaped<'f>, String> {
         pace_of(job, &sizes, write_sizes.as_deref()).map_err(|(o, w)| refuse(job, o, &w))?;
     let control =
         control_of(job, &sizes, write_sizes.as_deref()).map_err(|(o, w)| refuse(job, o, &w))?;
+    let no_latency = no_latency(job, rate_iops.is_some()).map_err(|(o, w)| refuse(job, o, &w))?;
     let walk = walk_of(job, nfiles);
     let verify = JobVerify::of(
         job,
@@ -337,6 +340,7 @@ fn shape<'f>(job: &'f FioJob, all: &mut Files) -> Result<Shaped<'f>, String> {
         diskless: diskless.then_some(own.paths),
         control,
         verify,
+        no_latency,
     })
 }
 
@@ -362,6 +366,39 @@ fn verify_block(shaped: &[Shaped]) -> Result<Option<u64>, String> {
         }
     }
     Ok(first.map(|(_, b)| b))
+}
+
+/// Whether `job` keeps no per-I/O latency, as fio's job keeps neither its total nor its
+/// completion latency (`gtod_reduce=1`, or `disable_lat=1` with `disable_clat=1`): the option
+/// that says so, or the refusal of what needs each I/O's time. `paced`: perflab's schedule
+/// paces its I/Os, timing each from when it was due.
+fn no_latency(job: &FioJob, paced: bool) -> Result<Option<&'static str>, (&'static str, String)> {
+    if !(job.disable_lat && job.disable_clat) {
+        return Ok(None);
+    }
+    let option = if job.gtod_reduce {
+        "gtod_reduce"
+    } else {
+        "disable_clat"
+    };
+    if paced {
+        return Err((
+            option,
+            "keeps no per-I/O latency, but the job's rate paces each I/O from when it was due, which perflab times; remove one of the two".into(),
+        ));
+    }
+    if job.steadystate.is_some_and(|s| {
+        matches!(
+            s.criterion,
+            super::fio::job::SsCriterion::Lat | super::fio::job::SsCriterion::LatSlope
+        )
+    }) {
+        return Err((
+            option,
+            "keeps no per-I/O latency, which a steadystate on latency needs; use iops or bw, or remove it".into(),
+        ));
+    }
+    Ok(Some(option))
 }
 
 /// fio's order of offsets for `job`, whose copies each drive `nfiles` files.
@@ -496,6 +533,7 @@ fn job_of(s: Shaped, step: usize, base: &IoSpec, file_lens: &[u64]) -> Job {
         flow: None,
         logs: None,
         verify: s.verify,
+        no_latency: s.no_latency,
         options: job.options.clone(),
         control: s.control,
         spec: Arc::new(spec),
@@ -734,6 +772,24 @@ fn existing_len(p: &std::path::Path) -> Option<u64> {
             .and_then(|mut f| f.seek(SeekFrom::End(0)).ok());
     }
     None
+}
+
+/// What the run says of jobs that keep no per-I/O latency.
+fn no_latency_note(jobs: &[Job]) -> Option<(&'static str, String)> {
+    let untimed: Vec<String> = jobs
+        .iter()
+        .filter_map(|j| Some(format!("{} ({})", j.name, j.no_latency?)))
+        .collect();
+    if untimed.is_empty() {
+        return None;
+    }
+    Some((
+        "no_latency",
+        format!(
+            "{} keep(s) no per-I/O latency, as in fio: their I/Os are counted, not timed one by one, so their figures carry no latency (- in the tables, count 0 in the record, N 0 in fio's JSON); a step's latency covers its other jobs only, and its intervals' p50 and p99 are 0 where no I/O was timed",
+            untimed.join(", ")
+        ),
+    ))
 }
 
 /// Where the jobs' fio logs go: files perflab writes because the job file asks, where it

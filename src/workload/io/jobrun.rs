@@ -109,6 +109,10 @@ pub struct Job {
     /// Its `verify`, as perflab checks it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verify: Option<JobVerify>,
+    /// It keeps no per-I/O latency, as the option named says (fio's `gtod_reduce`, or
+    /// `disable_lat` with `disable_clat`): its I/Os are counted, not timed one by one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_latency: Option<&'static str>,
     /// The job's options as written in its section, for the record and fio's JSON.
     pub options: Vec<(String, String)>,
     /// When its copies start, pause and end beyond their size and runtime (startdelay,
@@ -396,6 +400,7 @@ impl Workload for JobRun {
                 logs: job.logs.clone(),
                 read_back: job.verify.as_ref().is_none_or(|v| v.read_back),
                 verify_fatal: job.verify.as_ref().is_some_and(|v| v.fatal),
+                latency: job.no_latency.is_none(),
             };
             let job_seed = seed ^ (i as u64 + 1).wrapping_mul(0xd1b5_4a32_d192_ed03);
             let plan = StepPlan::for_job(

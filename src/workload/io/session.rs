@@ -140,6 +140,9 @@ pub(super) struct JobPart {
     pub read_back: bool,
     /// With verify: a copy ends at its first bad block (fio's `verify_fatal`).
     pub verify_fatal: bool,
+    /// Its I/Os' latency is kept (not fio's `gtod_reduce`, or `disable_lat` with
+    /// `disable_clat`).
+    pub latency: bool,
 }
 
 impl JobPart {
@@ -153,6 +156,11 @@ impl JobPart {
     /// Whether its logs time each submission apart from its completion.
     fn splits(&self) -> bool {
         self.logs.as_ref().is_some_and(LogPlan::splits)
+    }
+
+    /// Whether each I/O needs the clock: for its latency, or for a log of every I/O's time.
+    fn clocks_each_io(&self) -> bool {
+        self.latency || self.logs.as_ref().is_some_and(LogPlan::needs_each_time)
     }
 
     /// What the pattern's writes are to the engine: trims for a trim job.
@@ -258,6 +266,20 @@ struct Slot {
     generation: u32,
 }
 
+impl Slot {
+    /// A slot with nothing in it yet.
+    fn idle(now: Instant) -> Slot {
+        Slot {
+            stream: 0,
+            op: SlotOp::Sync,
+            intended: now,
+            start: now,
+            issued: now,
+            generation: 0,
+        }
+    }
+}
+
 /// Counts and latencies of one group.
 struct Group {
     ops: u64,
@@ -277,11 +299,13 @@ impl Group {
     }
 
     #[inline]
-    fn add(&mut self, ns: u64, bytes: u64, ok: bool) {
+    fn add(&mut self, ns: Option<u64>, bytes: u64, ok: bool) {
         if ok {
             self.ops += 1;
             self.bytes += bytes;
-            self.latency.saturating_record(ns);
+            if let Some(ns) = ns {
+                self.latency.saturating_record(ns);
+            }
         } else {
             self.errors += 1;
         }
@@ -333,6 +357,46 @@ pub struct IoSession {
     fatal: bool,
     /// Verify: bad blocks read so far.
     bad_blocks: u64,
+    /// A job's I/Os are timed one by one (not with fio's `gtod_reduce`, or `disable_lat`
+    /// with `disable_clat`): their latency is recorded.
+    latency: bool,
+    /// How completions read the time.
+    clock: Clock,
+}
+
+/// The time of completions: read for each round of them, or, for a copy that needs no
+/// per-I/O time (fio's `gtod_reduce`), once every [`Clock::SHARED`] rounds, as fio reads its
+/// clock once in 64 calls then (its `ts_cache_mask`). What it then stands for: which interval
+/// of the run the completions count in, and the copy's end, read afresh when it ends.
+struct Clock {
+    each_io: bool,
+    at: Instant,
+    left: u32,
+}
+
+impl Clock {
+    const SHARED: u32 = 64;
+
+    fn new(each_io: bool) -> Clock {
+        Clock {
+            each_io,
+            at: Instant::now(),
+            left: 0,
+        }
+    }
+
+    #[inline]
+    fn now(&mut self) -> Instant {
+        if self.each_io {
+            return Instant::now();
+        }
+        if self.left == 0 {
+            self.at = Instant::now();
+            self.left = Self::SHARED;
+        }
+        self.left -= 1;
+        self.at
+    }
 }
 
 /// Where a job's copy stands.
@@ -506,18 +570,10 @@ impl IoSession {
             read_back: plan.job.as_ref().is_none_or(|j| j.read_back),
             fatal: plan.job.as_ref().is_some_and(|j| j.verify_fatal),
             bad_blocks: 0,
+            latency: plan.job.as_ref().is_none_or(|j| j.latency),
+            clock: Clock::new(plan.job.as_ref().is_none_or(JobPart::clocks_each_io)),
             engine,
-            slots: vec![
-                Slot {
-                    stream: 0,
-                    op: SlotOp::Sync,
-                    intended: now,
-                    start: now,
-                    issued: now,
-                    generation: 0,
-                };
-                total_depth as usize
-            ],
+            slots: vec![Slot::idle(now); total_depth as usize],
             free: (0..total_depth).rev().collect(),
             pending: Vec::with_capacity(total_depth as usize),
             completions: Vec::with_capacity(total_depth as usize),
@@ -822,8 +878,13 @@ impl IoSession {
         Ok(())
     }
 
-    /// Stamps what was queued since the last submission with the time now.
+    /// Stamps what was queued since the last submission with the time now (nothing, for a
+    /// copy that reads no clock per I/O: fio's gtod_reduce).
     fn stamp_pending(&mut self) {
+        if !self.clock.each_io {
+            self.pending.clear();
+            return;
+        }
         let now = Instant::now();
         for &slot in &self.pending {
             self.slots[slot as usize].start = now;
@@ -870,7 +931,10 @@ impl IoSession {
         self.free.push(c.slot);
         self.in_flight -= 1;
         self.streams[s].in_flight -= 1;
-        let ns = end.saturating_duration_since(slot.start).as_nanos() as u64;
+        // A copy that keeps no latency (fio's gtod_reduce) never stamped the start.
+        let ns = self
+            .latency
+            .then(|| end.saturating_duration_since(slot.start).as_nanos() as u64);
         let io = match slot.op {
             SlotOp::Sync | SlotOp::EndSync => {
                 if pump.measuring() && matches!(slot.op, SlotOp::Sync) {
@@ -970,7 +1034,7 @@ impl IoSession {
             });
         }
         if let Some(c) = self.job.as_mut().and_then(|j| j.control.as_mut()) {
-            c.completed(bytes, ns, ok && pump.measuring(), end);
+            c.completed(bytes, ns.unwrap_or(0), ok && pump.measuring(), end);
         }
         if pump.measuring() {
             let direction = match (io.write, self.write_op) {
@@ -986,23 +1050,18 @@ impl IoSession {
                 self.by_file[s].add(ns, bytes, ok);
             }
         }
-        match &failure {
-            None => pump.done(
-                slot.intended,
-                slot.start,
-                end,
-                Ok(OpOutcome {
-                    bytes,
-                    items: 1,
-                    ..Default::default()
-                }),
-            ),
-            Some(m) => pump.done(
-                slot.intended,
-                slot.start,
-                end,
-                Err(Failure::new(ErrorKind::Io, m)),
-            ),
+        let outcome = match &failure {
+            None => Ok(OpOutcome {
+                bytes,
+                items: 1,
+                ..Default::default()
+            }),
+            Some(m) => Err(Failure::new(ErrorKind::Io, m)),
+        };
+        if self.latency {
+            pump.done(slot.intended, slot.start, end, outcome);
+        } else {
+            pump.done_untimed(end, outcome);
         }
         Ok(())
     }
@@ -1343,7 +1402,7 @@ impl QueuedSession for IoSession {
                     .map_err(|e| OpError::other(format!("the I/O engine failed: {e}")))?;
             }
         }
-        let end = Instant::now();
+        let end = self.clock.now();
         let mut done = std::mem::take(&mut self.completions);
         let mut outcome = Ok(());
         for c in done.drain(..) {
@@ -1352,6 +1411,14 @@ impl QueuedSession for IoSession {
             }
         }
         self.completions = done;
+        if !self.clock.each_io
+            && self.in_flight == 0
+            && let Some(job) = &mut self.job
+            && job.finished()
+        {
+            // The copy's end, read afresh: the shared clock may lag by a few rounds.
+            job.last = Some(Instant::now());
+        }
         if self.in_flight == 0
             && let Some(gate) = &mut self.gate
             && self.job.as_ref().is_some_and(JobState::finished)
