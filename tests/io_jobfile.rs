@@ -653,6 +653,18 @@ fn without_latency_the_output_says_so() {
     // The tables show none: a dash where a latency would be.
     let table = stdout(&o);
     assert!(!table.contains(" 0 ns"), "{table}");
+    // disable_clat alone: fio keeps the total latency, so perflab times each I/O; fio's JSON
+    // has no completion latency, as fio's.
+    let half = dir.job(
+        "half.fio",
+        "[h]\nioengine=null\nsize=1m\nrw=read\ndisable_clat=1\n",
+    );
+    let o = perflab(&r, &["io", &half, "--output-format=json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let fio = json(&o);
+    let read = &fio["jobs"][0]["read"];
+    assert_eq!(read["clat_ns"]["N"], 0, "{read}");
+    assert_eq!(read["lat_ns"]["N"], 256, "{read}");
     // What needs each I/O's time is refused.
     let paced = dir.job(
         "paced.fio",

@@ -534,6 +534,10 @@ fn job_of(s: Shaped, step: usize, base: &IoSpec, file_lens: &[u64]) -> Job {
         logs: None,
         verify: s.verify,
         no_latency: s.no_latency,
+        fio_disabled: [("lat", job.disable_lat), ("clat", job.disable_clat)]
+            .into_iter()
+            .filter_map(|(name, off)| off.then_some(name))
+            .collect(),
         options: job.options.clone(),
         control: s.control,
         spec: Arc::new(spec),

@@ -113,6 +113,10 @@ pub struct Job {
     /// `disable_lat` with `disable_clat`): its I/Os are counted, not timed one by one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub no_latency: Option<&'static str>,
+    /// fio's latencies the job turns off (`lat`, `clat`: its `disable_lat`, `disable_clat`),
+    /// which fio's JSON then writes as fio does (N 0).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fio_disabled: Vec<&'static str>,
     /// The job's options as written in its section, for the record and fio's JSON.
     pub options: Vec<(String, String)>,
     /// When its copies start, pause and end beyond their size and runtime (startdelay,
