@@ -68,16 +68,12 @@ pub fn tables(r: &RunRecord, words: Words) -> Vec<(&'static str, Table)> {
         breakdown_rows(&mut commands, s.index, &t.groups, "command");
         breakdown_rows(&mut statements, s.index, &t.groups, "statement");
         let mut shown: Vec<&GroupResult> = Vec::new();
-        for g in t
-            .groups
-            .iter()
-            .filter(|g| {
-                !matches!(
-                    g.by.as_str(),
-                    "kind" | "shard" | "rank" | "command" | "statement"
-                )
-            })
-        {
+        for g in t.groups.iter().filter(|g| {
+            !matches!(
+                g.by.as_str(),
+                "kind" | "shard" | "rank" | "command" | "statement"
+            )
+        }) {
             // A group with the very figures of one above says nothing new.
             if shown.iter().any(|s| s.same_figures(g)) {
                 continue;

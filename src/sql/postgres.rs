@@ -28,9 +28,8 @@
 use super::cancel::{Canceller, Place, Socket, Waiting, postgres_cancel};
 use super::query_mode::{self, QueryMode};
 use super::sql::{
-    Answer, Conn, DbError, DbErrorKind, Dialect, MAX_MESSAGE, Param, SHUTDOWN_TIMEOUT, ServerTarget,
-    Stmt,
-    answer_limit, is_timeout, numbered_placeholders, plain_name,
+    Answer, Conn, DbError, DbErrorKind, Dialect, MAX_MESSAGE, Param, SHUTDOWN_TIMEOUT,
+    ServerTarget, Stmt, answer_limit, is_timeout, numbered_placeholders, plain_name,
 };
 use crate::stop::Stop;
 use crate::target::conninfo::{self, Resolved, SslMode};
