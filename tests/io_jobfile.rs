@@ -574,6 +574,15 @@ ioengine=null
 size=1m
 rw=randwrite
 iodepth=16
+
+; gtod_reduce's latencies on again, one by one
+[timed]
+stonewall
+ioengine=null
+size=1m
+rw=read
+disable_lat=0
+disable_clat=0
 ",
     );
     let r = Results::new("jobfile-null");
@@ -606,6 +615,62 @@ iodepth=16
     let fio = json(&o);
     assert_eq!(fio["jobs"][0]["job options"]["ioengine"], "null");
     assert_eq!(fio["jobs"][0]["read"]["total_ios"], 2048);
+    // gtod_reduce=1: no latency, as fio keeps none; never a made-up zero.
+    for (s, name) in [(0, "null"), (1, "deep")] {
+        assert_eq!(v["spec"]["jobs"][s]["no_latency"], "gtod_reduce");
+        assert_eq!(v["steps"][s]["trials"][0]["latency"]["count"], 0);
+        assert_eq!(job(&v, s, name)["latency"]["count"], 0);
+    }
+    assert_eq!(fio["jobs"][0]["read"]["clat_ns"]["N"], 0);
+    assert_eq!(fio["jobs"][0]["read"]["lat_ns"]["N"], 0);
+    assert!(
+        fio["jobs"][0]["read"]["clat_ns"]
+            .get("percentile")
+            .is_none()
+    );
+    // Latencies on again: every I/O timed.
+    assert!(v["spec"]["jobs"][2].get("no_latency").is_none());
+    assert_eq!(v["steps"][2]["trials"][0]["latency"]["count"], 256);
+    assert_eq!(job(&v, 2, "timed")["latency"]["count"], 256);
+}
+
+#[test]
+fn without_latency_the_output_says_so() {
+    let dir = Scratch::new("no-latency");
+    let file = dir.job(
+        "quiet.fio",
+        "[q]\nioengine=null\nsize=1m\nrw=read\ngtod_reduce=1\n",
+    );
+    let r = Results::new("jobfile-no-latency");
+    let o = perflab(&r, &["io", &file]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("q (gtod_reduce) keep(s) no per-I/O latency"),
+        "{err}"
+    );
+    assert!(err.contains("no latency kept"), "{err}");
+    // The tables show none: a dash where a latency would be.
+    let table = stdout(&o);
+    assert!(!table.contains(" 0 ns"), "{table}");
+    // disable_clat alone: fio keeps the total latency, so perflab times each I/O; fio's JSON
+    // has no completion latency, as fio's.
+    let half = dir.job(
+        "half.fio",
+        "[h]\nioengine=null\nsize=1m\nrw=read\ndisable_clat=1\n",
+    );
+    let o = perflab(&r, &["io", &half, "--output-format=json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let fio = json(&o);
+    let read = &fio["jobs"][0]["read"];
+    assert_eq!(read["clat_ns"]["N"], 0, "{read}");
+    assert_eq!(read["lat_ns"]["N"], 256, "{read}");
+    // What needs each I/O's time is refused.
+    let paced = dir.job(
+        "paced.fio",
+        "[p]\nioengine=null\nsize=1m\nrw=read\ngtod_reduce=1\nrate_iops=100\n",
+    );
+    refused(&r, &["io", &paced], &["paced.fio:1", "gtod_reduce", "rate"]);
 }
 
 #[test]
@@ -1310,4 +1375,290 @@ fn job<'a>(v: &'a Value, s: usize, name: &str) -> &'a Value {
         .into_iter()
         .find(|g| g["key"] == name)
         .unwrap_or_else(|| panic!("no job {name} in step {s}: {}", v["steps"][s]))
+}
+
+/// A log's lines as numbers, each checked to be fio's shape: `fields` comma-separated
+/// integers.
+fn log_lines(path: &Path, fields: usize) -> Vec<Vec<i64>> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .map(|l| {
+            let v: Vec<i64> = l
+                .split(", ")
+                .map(|x| {
+                    x.parse()
+                        .unwrap_or_else(|_| panic!("{l:?} in {}", path.display()))
+                })
+                .collect();
+            assert_eq!(v.len(), fields, "{l:?} in {}", path.display());
+            v
+        })
+        .collect()
+}
+
+/// Times never go backwards in a log.
+fn monotone(lines: &[Vec<i64>]) -> bool {
+    lines.windows(2).all(|w| w[0][0] <= w[1][0])
+}
+
+#[test]
+fn fios_logs_are_written_as_fio_names_and_formats_them() {
+    let dir = Scratch::new("logs");
+    let file = dir.job(
+        "logs.fio",
+        "[global]
+directory=DIR
+size=1m
+bs=4k
+
+; every I/O a line, with its offset; two copies, fio's threads 1 and 2
+[each]
+rw=randrw
+numjobs=2
+write_bw_log=DIR/each
+write_lat_log=DIR/each
+write_iops_log=DIR/each
+log_offset=1
+
+; averaged over 100 ms windows, for a time (fio's thread 3)
+[avg]
+stonewall
+rw=randread
+time_based
+runtime=1
+write_bw_log=DIR/avg
+write_lat_log=DIR/avg
+write_iops_log=DIR/avg
+log_avg_msec=100
+
+; copies sharing one file: fio's threads 4 and 5 append to shared_iops.log
+[shared]
+stonewall
+rw=read
+numjobs=2
+write_iops_log=DIR/shared
+per_job_logs=0
+",
+    );
+    let r = Results::new("jobfile-logs");
+    let o = perflab(&r, &["io", &file, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("fio's logs"), "{}", stderr(&o));
+    let v = json(&o);
+    let mut names = dir.left();
+    names.retain(|n| n.ends_with(".log"));
+    assert_eq!(
+        names,
+        [
+            "avg_bw.3.log",
+            "avg_clat.3.log",
+            "avg_iops.3.log",
+            "avg_lat.3.log",
+            "avg_slat.3.log",
+            "each_bw.1.log",
+            "each_bw.2.log",
+            "each_clat.1.log",
+            "each_clat.2.log",
+            "each_iops.1.log",
+            "each_iops.2.log",
+            "each_lat.1.log",
+            "each_lat.2.log",
+            "each_slat.1.log",
+            "each_slat.2.log",
+            "shared_iops.log",
+        ]
+    );
+    let p = |n: &str| dir.path().join(n);
+    // Every I/O a line: time, value, direction, bytes, offset, priority.
+    let each_ops = job(&v, 0, "each")["ops"].as_u64().unwrap();
+    let mut iops_sum = 0;
+    for copy in [1, 2] {
+        let lat = log_lines(&p(&format!("each_lat.{copy}.log")), 6);
+        let clat = log_lines(&p(&format!("each_clat.{copy}.log")), 6);
+        let bw = log_lines(&p(&format!("each_bw.{copy}.log")), 6);
+        let iops = log_lines(&p(&format!("each_iops.{copy}.log")), 6);
+        // psync submits nothing apart from its I/O: no submission latency, as fio's.
+        assert!(log_lines(&p(&format!("each_slat.{copy}.log")), 6).is_empty());
+        assert_eq!(lat.len(), 256, "1 MiB in 4 KiB I/Os each copy");
+        assert!(monotone(&lat) && monotone(&bw) && monotone(&iops));
+        for ((l, c), (b, i)) in lat.iter().zip(&clat).zip(bw.iter().zip(&iops)) {
+            assert!(l[1] > 0 && (0..=1).contains(&l[2]), "{l:?}");
+            assert_eq!(l[3], 4096);
+            assert!(l[4] % 4096 == 0 && l[4] < 1 << 20, "{l:?}");
+            assert_eq!(l[5], 0);
+            // One time per I/O on a sync engine: the completion latency is the latency.
+            assert_eq!(l, c);
+            // Bandwidth: its bytes over its time, fio's bytes × 10⁶ / ns.
+            assert_eq!(b[1], 4096 * 1_000_000 / l[1], "{b:?} {l:?}");
+            assert_eq!((b[2], b[4], i[2], i[4]), (l[2], l[4], l[2], l[4]));
+            assert_eq!(i[1], 1);
+        }
+        iops_sum += iops.iter().map(|l| l[1]).sum::<i64>() as u64;
+    }
+    assert_eq!(iops_sum, each_ops, "every I/O the job counted is a line");
+    // Averaged: latencies each direction's mean over its window, rates over whole windows;
+    // no block size or offset.
+    let avg_ops = job(&v, 1, "avg")["ops"].as_u64().unwrap();
+    let lat = log_lines(&p("avg_lat.3.log"), 5);
+    let iops = log_lines(&p("avg_iops.3.log"), 5);
+    let bw = log_lines(&p("avg_bw.3.log"), 5);
+    assert!(!lat.is_empty() && !iops.is_empty() && !bw.is_empty());
+    for l in lat.iter().chain(&iops).chain(&bw) {
+        assert!(l[1] > 0 && l[2] == 0 && l[3] == 0 && l[4] == 0, "{l:?}");
+    }
+    assert!(monotone(&lat) && monotone(&iops) && monotone(&bw));
+    // Rates at each window's end: 100 ms apart, the I/Os they count no more than the job's.
+    assert!(iops.iter().all(|l| l[0] % 100 == 0), "{iops:?}");
+    let counted: i64 = iops.iter().map(|l| l[1] / 10).sum();
+    assert!(
+        counted > 0 && counted as u64 <= avg_ops,
+        "{counted} of {avg_ops}"
+    );
+    for (b, i) in bw.iter().zip(&iops) {
+        assert_eq!(b[1], i[1] * 4096 / 1024, "{b:?} {i:?}");
+    }
+    // Both copies appended their whole log to the shared file.
+    let shared = log_lines(&p("shared_iops.log"), 5);
+    assert_eq!(
+        shared.len() as u64,
+        job(&v, 2, "shared")["ops"].as_u64().unwrap()
+    );
+    assert_eq!(shared.len(), 512);
+}
+
+#[test]
+fn logs_perflab_cannot_write_as_fio_are_refused() {
+    let dir = Scratch::new("log-refusals");
+    let r = Results::new("jobfile-log-refusals");
+    let hist = dir.job(
+        "hist.fio",
+        "[h]\ndirectory=DIR\nsize=1m\nwrite_hist_log=h\n",
+    );
+    refused(
+        &r,
+        &["io", &hist],
+        &["hist.fio:1", "write_hist_log", "--hlog"],
+    );
+    let nowhere = dir.job(
+        "nowhere.fio",
+        "[n]\ndirectory=DIR\nsize=1m\nwrite_bw_log=DIR/no/such/x\n",
+    );
+    refused(&r, &["io", &nowhere], &["write_bw_log", "does not exist"]);
+    let ok = dir.job("ok.fio", "[o]\ndirectory=DIR\nsize=1m\nwrite_iops_log\n");
+    refused(
+        &r,
+        &["io", &ok, "--repeat", "2"],
+        &["--repeat", "write_*_log"],
+    );
+    assert!(dir.left().is_empty(), "{:?}", dir.left());
+}
+
+/// A figure of the first trial of step `s`.
+fn figure(v: &Value, s: usize, name: &str) -> Option<f64> {
+    v["steps"][s]["trials"][0]["figures"][name].as_f64()
+}
+
+#[test]
+fn verify_checks_what_jobs_wrote_and_a_corrupt_block_fails_the_run() {
+    let dir = Scratch::new("verify");
+    let r = Results::new("jobfile-verify");
+    // A writer, then (stonewalled) a mixed job on the same file; both check their reads and
+    // read back what they wrote. The file is kept for the read below.
+    let write = dir.job(
+        "write.fio",
+        "[global]
+filename=DIR/v.dat
+size=1m
+bs=4k
+verify=crc32c
+
+[w]
+rw=randwrite
+
+[rw]
+stonewall
+rw=randrw
+verify_dump=1
+verifysort=1
+",
+    );
+    let o = perflab(&r, &["io", &write, "--keep", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("perflab's own check"), "{err}");
+    assert!(err.contains("verify_dump (rw)"), "{err}");
+    let v = json(&o);
+    assert_eq!(job(&v, 0, "w")["errors"].as_u64(), Some(0));
+    assert_eq!(figure(&v, 0, "verified_blocks_per_worker"), Some(256.0));
+    assert_eq!(job(&v, 1, "rw")["errors"].as_u64(), Some(0));
+    assert!(figure(&v, 1, "verified_blocks_per_worker").unwrap() > 0.0);
+    assert_eq!(v["spec"]["jobs"][0]["verify"]["method"], "crc32c");
+    // do_verify=0: nothing is read back.
+    let quiet = dir.job(
+        "quiet.fio",
+        "[q]\nfilename=DIR/q.dat\nsize=1m\nrw=write\nverify=md5\ndo_verify=0\n",
+    );
+    let o = perflab(&r, &["io", &quiet, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        figure(&json(&o), 0, "verified_blocks_per_worker"),
+        Some(0.0)
+    );
+    // One block changed behind perflab's back: the reader finds it, counts it as its error,
+    // and the run fails.
+    let data = dir.path().join("v.dat");
+    let mut bytes = std::fs::read(&data).unwrap();
+    bytes[10 * 4096 + 100..10 * 4096 + 108].copy_from_slice(b"garbage!");
+    std::fs::write(&data, bytes).unwrap();
+    let read = dir.job(
+        "read.fio",
+        "[r]\nfilename=DIR/v.dat\nsize=1m\nbs=4k\nrw=read\nverify=crc32c\n",
+    );
+    let o = perflab(&r, &["io", &read, "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("offset 40960") && err.contains("checksum"),
+        "{err}"
+    );
+    assert!(err.contains("verification failed"), "{err}");
+    let v = json(&o);
+    let reader = job(&v, 0, "r");
+    assert_eq!(reader["errors"].as_u64(), Some(1), "{reader}");
+    assert_eq!(reader["ops"].as_u64(), Some(255), "{reader}");
+    assert_eq!(v["steps"][0]["trials"][0]["errors"].as_u64(), Some(1));
+}
+
+#[test]
+fn verify_perflab_cannot_mean_as_fio_is_refused() {
+    let dir = Scratch::new("verify-refusals");
+    let r = Results::new("jobfile-verify-refusals");
+    for (text, wanted) in [
+        (
+            "bs=4k,8k\nrw=randrw\nverify=md5\n",
+            &["v.fio:1", "verify", "one bs"][..],
+        ),
+        (
+            "verify=crc32c\nverify_backlog=16\n",
+            &["v.fio:6", "verify_backlog"],
+        ),
+        ("verify=pattern\n", &["verify", "verify_pattern"]),
+        (
+            "verify=crc32c\nverify_pattern=0xff\n",
+            &["verify_pattern", "not a pattern"],
+        ),
+        (
+            "verify=crc32c\nioengine=null\n",
+            &["verify", "moves no data"],
+        ),
+        ("verify=crc32c\nrw=write:2k\n", &["rw", "whole blocks"]),
+        ("verify=crc32c\noffset=2k\n", &["offset", "whole blocks"]),
+    ] {
+        let f = dir.job(
+            "v.fio",
+            &format!("[v]\nfilename=DIR/v.dat\nsize=1m\nrw=write\n{text}"),
+        );
+        refused(&r, &["io", &f], wanted);
+    }
+    assert!(dir.left().is_empty(), "{:?}", dir.left());
 }

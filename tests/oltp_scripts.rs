@@ -79,8 +79,8 @@ fn a_script_on_postgres_does_what_the_record_counts_in_every_query_mode() {
         let o = perflab(
             &r,
             &[
-                "oltp", "--json", "--target", &url, "-c", "2", "-t", "30", "-M", mode, "-f",
-                file, "-D", "top=100",
+                "oltp", "--json", "--target", &url, "-c", "2", "-t", "30", "-M", mode, "-f", file,
+                "-D", "top=100",
             ],
         );
         assert!(o.status.success(), "-M {mode}: {}", stderr(&o));
@@ -187,8 +187,19 @@ COMMIT;
         let o = perflab(
             &r,
             &[
-                "oltp", "run", "--json", "--target", url, "--clients", "2", "--ops", "80",
-                "--warmup", "0s", "--script", file,
+                "oltp",
+                "run",
+                "--json",
+                "--target",
+                url,
+                "--clients",
+                "2",
+                "--ops",
+                "80",
+                "--warmup",
+                "0s",
+                "--script",
+                file,
             ],
         );
         assert!(o.status.success(), "{url}: {}", stderr(&o));
@@ -218,12 +229,27 @@ fn hostile_scripts_give_one_line_or_a_counted_error() {
     let db = r.path().join("h.db");
     let sqlite = format!("sqlite://{}", db.display());
     for (name, text, words) in [
-        ("if.sql", "\\if 1\nSELECT 1;\n", "if.sql:1: \\if without matching \\endif"),
-        ("unit.sql", "\\sleep 1 min\n", "unit.sql:1: \\sleep: unrecognized time unit"),
-        ("cmd.sql", "SELECT 1;\n\\frob\n", "cmd.sql:2: \\frob: invalid command"),
+        (
+            "if.sql",
+            "\\if 1\nSELECT 1;\n",
+            "if.sql:1: \\if without matching \\endif",
+        ),
+        (
+            "unit.sql",
+            "\\sleep 1 min\n",
+            "unit.sql:1: \\sleep: unrecognized time unit",
+        ),
+        (
+            "cmd.sql",
+            "SELECT 1;\n\\frob\n",
+            "cmd.sql:2: \\frob: invalid command",
+        ),
     ] {
         let f = script(&r, name, text);
-        let o = perflab(&r, &["oltp", "--target", &sqlite, "--script", f.to_str().unwrap()]);
+        let o = perflab(
+            &r,
+            &["oltp", "--target", &sqlite, "--script", f.to_str().unwrap()],
+        );
         assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
         let err = stderr(&o);
         assert!(err.contains(words), "{name}: {err}");
@@ -231,15 +257,28 @@ fn hostile_scripts_give_one_line_or_a_counted_error() {
     }
     let huge = format!("\\set x {}\nSELECT 1;\n", "1 + ".repeat(2_500_000));
     let f = script(&r, "huge.sql", &huge);
-    let o = perflab(&r, &["oltp", "--target", &sqlite, "--script", f.to_str().unwrap()]);
+    let o = perflab(
+        &r,
+        &["oltp", "--target", &sqlite, "--script", f.to_str().unwrap()],
+    );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     // At run time: division by zero and an undefined variable are counted errors, named.
     let f = script(&r, "zero.sql", "\\set x 1 / 0\nSELECT :x;\n");
     let o = perflab(
         &r,
         &[
-            "oltp", "--json", "--target", &sqlite, "--clients", "1", "--ops", "3", "--warmup",
-            "0s", "--script", f.to_str().unwrap(),
+            "oltp",
+            "--json",
+            "--target",
+            &sqlite,
+            "--clients",
+            "1",
+            "--ops",
+            "3",
+            "--warmup",
+            "0s",
+            "--script",
+            f.to_str().unwrap(),
         ],
     );
     let v = json(&o);
@@ -296,7 +335,10 @@ END;
     }
     assert_eq!(psql(&pg, "SELECT count(*) FROM pgbench_history"), "80");
     // The simple protocol has no pipeline: refused before the run, naming the script.
-    let o = perflab(&r, &["oltp", "--target", &url, "-c", "1", "-t", "1", "-f", file]);
+    let o = perflab(
+        &r,
+        &["oltp", "--target", &url, "-c", "1", "-t", "1", "-f", file],
+    );
     assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains("pipe.sql: \\startpipeline: cannot use pipeline mode"),

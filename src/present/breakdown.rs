@@ -68,16 +68,12 @@ pub fn tables(r: &RunRecord, words: Words) -> Vec<(&'static str, Table)> {
         breakdown_rows(&mut commands, s.index, &t.groups, "command");
         breakdown_rows(&mut statements, s.index, &t.groups, "statement");
         let mut shown: Vec<&GroupResult> = Vec::new();
-        for g in t
-            .groups
-            .iter()
-            .filter(|g| {
-                !matches!(
-                    g.by.as_str(),
-                    "kind" | "shard" | "rank" | "command" | "statement"
-                )
-            })
-        {
+        for g in t.groups.iter().filter(|g| {
+            !matches!(
+                g.by.as_str(),
+                "kind" | "shard" | "rank" | "command" | "statement"
+            )
+        }) {
             // A group with the very figures of one above says nothing new.
             if shown.iter().any(|s| s.same_figures(g)) {
                 continue;
@@ -92,10 +88,10 @@ pub fn tables(r: &RunRecord, words: Words) -> Vec<(&'static str, Table)> {
                 },
                 rate(g.ops_per_sec),
                 bytes_per_sec(g.bytes_per_sec),
-                ns(g.latency.mean_ns),
-                ns(g.latency.p50_ns as f64),
-                ns(g.latency.p99_ns as f64),
-                ns(g.latency.max_ns as f64),
+                timed(&g.latency, g.latency.mean_ns),
+                timed(&g.latency, g.latency.p50_ns as f64),
+                timed(&g.latency, g.latency.p99_ns as f64),
+                timed(&g.latency, g.latency.max_ns as f64),
                 g.errors.to_string(),
                 if g.straggler { "STRAGGLER" } else { "" }.into(),
             ]);
@@ -159,14 +155,20 @@ fn breakdown_rows(table: &mut Table, step: usize, groups: &[GroupResult], by: &s
             g.label.clone(),
             rate(g.ops_per_sec),
             format!("{:.1}%", 100.0 * g.ops as f64 / all.max(1) as f64),
-            ns(l.mean_ns),
-            ns(l.p50_ns as f64),
-            ns(l.p90_ns as f64),
-            ns(l.p99_ns as f64),
-            ns(l.p999_ns as f64),
-            ns(l.max_ns as f64),
+            timed(l, l.mean_ns),
+            timed(l, l.p50_ns as f64),
+            timed(l, l.p90_ns as f64),
+            timed(l, l.p99_ns as f64),
+            timed(l, l.p999_ns as f64),
+            timed(l, l.max_ns as f64),
             g.errors.to_string(),
         ];
         table.row(row);
     }
+}
+
+/// A latency cell: `-` for a group whose ops were not timed one by one (no samples: fio's
+/// `gtod_reduce`), never a zero it did not measure.
+fn timed(l: &crate::record::LatencySummary, v: f64) -> String {
+    if l.count == 0 { "-".into() } else { ns(v) }
 }

@@ -186,6 +186,21 @@ impl Recorder {
         }
     }
 
+    /// Records a successful op that was not timed (its session keeps no per-op latency):
+    /// counted in the interval `at` falls in, with no response time. Ops recorded so have
+    /// no share in the histograms, so a step of them alone has no latency figures (count 0),
+    /// rather than made-up ones.
+    #[inline(always)]
+    pub fn record_untimed(&mut self, at: Instant, items: u64, bytes: u64) {
+        self.interval_counts.ops += 1;
+        self.interval_counts.items += items;
+        self.interval_counts.bytes += bytes;
+        self.last_end = at;
+        if at >= self.next_tick {
+            self.tick(at);
+        }
+    }
+
     /// Records a failed op: counted, its message sampled, its time in the errors' own
     /// histogram (not the response-time one, which is for ops that did their work).
     pub fn record_error(
@@ -346,6 +361,25 @@ mod tests {
         assert_eq!(totals.counts.errors, 2);
         assert_eq!(totals.error_samples, vec!["boom".to_string()]);
         assert_eq!(totals.window, ms(170));
+    }
+
+    #[test]
+    fn untimed_ops_are_counted_without_a_response_time() {
+        let (tx, rx) = channel();
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut r = Recorder::new(tx, false, t0, ms(100), t0);
+        r.record(t0, t0, t0 + ms(10), 1, 8);
+        r.record_untimed(t0 + ms(20), 1, 8);
+        r.record_untimed(t0 + ms(150), 1, 8); // ends interval 0, as a timed op would
+        r.record_untimed(t0 + ms(160), 1, 8);
+        let totals = r.finish();
+        let reports: Vec<_> = rx.try_iter().filter(|r| !r.is_empty()).collect();
+        assert_eq!((reports[0].counts.ops, reports[0].response.len()), (3, 1));
+        assert_eq!((reports[1].index, reports[1].counts.ops), (1, 1));
+        assert!(reports[1].response.is_empty(), "no response time made up");
+        assert_eq!(totals.counts.ops, 4);
+        assert_eq!(totals.window, ms(160));
     }
 
     #[test]

@@ -466,6 +466,9 @@ impl Pump for Closed<'_> {
     fn done(&mut self, intended: Instant, start: Instant, end: Instant, outcome: OpResult<'_>) {
         self.inner.done(intended, start, end, outcome);
     }
+    fn done_untimed(&mut self, at: Instant, outcome: OpResult<'_>) {
+        self.inner.done_untimed(at, outcome);
+    }
     fn fail(&mut self, cause: ErrorKind, message: &str) {
         self.inner.fail(cause, message);
     }
@@ -504,6 +507,7 @@ impl Pump for WarmPump<'_> {
         self.pacer.is_open()
     }
     fn done(&mut self, _: Instant, _: Instant, _: Instant, _: OpResult<'_>) {}
+    fn done_untimed(&mut self, _: Instant, _: OpResult<'_>) {}
     fn fail(&mut self, _: ErrorKind, _: &str) {}
     fn measuring(&self) -> bool {
         false
@@ -570,6 +574,18 @@ impl Pump for MeasurePump<'_> {
             Err(f) => {
                 self.rec
                     .record_error(intended, start, end, f.cause, f.message);
+                self.kinds.record_error(f.kind);
+            }
+        }
+    }
+
+    #[inline]
+    fn done_untimed(&mut self, at: Instant, outcome: OpResult<'_>) {
+        self.stamp = at;
+        match outcome {
+            Ok(o) => self.rec.record_untimed(at, o.items, o.bytes),
+            Err(f) => {
+                self.rec.record_failure(f.cause, f.message);
                 self.kinds.record_error(f.kind);
             }
         }

@@ -44,8 +44,8 @@
 use super::cancel::{Canceller, Waiting};
 use super::query_mode::{self, QueryMode};
 use super::sql::{
-    Answer, Conn, DbError, DbErrorKind, Dialect, Param, ServerTarget, Stmt, answer_limit, is_timeout,
-    plain_name,
+    Answer, Conn, DbError, DbErrorKind, Dialect, Param, ServerTarget, Stmt, answer_limit,
+    is_timeout, plain_name,
 };
 use crate::stop::Stop;
 use mysql::consts::CapabilityFlags;

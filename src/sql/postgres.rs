@@ -28,9 +28,8 @@
 use super::cancel::{Canceller, Place, Socket, Waiting, postgres_cancel};
 use super::query_mode::{self, QueryMode};
 use super::sql::{
-    Answer, Conn, DbError, DbErrorKind, Dialect, MAX_MESSAGE, Param, SHUTDOWN_TIMEOUT, ServerTarget,
-    Stmt,
-    answer_limit, is_timeout, numbered_placeholders, plain_name,
+    Answer, Conn, DbError, DbErrorKind, Dialect, MAX_MESSAGE, Param, SHUTDOWN_TIMEOUT,
+    ServerTarget, Stmt, answer_limit, is_timeout, numbered_placeholders, plain_name,
 };
 use crate::stop::Stop;
 use crate::target::conninfo::{self, Resolved, SslMode};
@@ -117,6 +116,9 @@ struct Prepared {
     /// With `$n` placeholders (extended) or `?` (simple); empty when prepared.
     sql: String,
 }
+
+/// The most of a pipeline's statements held back before they are sent.
+const PIPELINE_HOLD: usize = 64 << 10;
 
 /// One connection.
 pub struct PgConn {
@@ -819,10 +821,17 @@ impl PgConn {
                 .map_err(|e| DbError::other(e.to_string()))?;
         }
         frontend::execute("", 0, &mut self.out).map_err(|e| DbError::other(e.to_string()))?;
-        // In a pipeline the Sync comes once, at its end.
-        if self.pipelined.is_none() {
-            frontend::sync(&mut self.out);
+        // In a pipeline the statements wait in the buffer and go in one write with the one
+        // Sync at its end, as libpq's pipeline mode sends them.
+        // (A long pipeline goes out in pieces: the server's answers to it are read only at
+        // its end, so what is held back stays small.)
+        if self.pipelined.is_some() {
+            return match self.out.len() > PIPELINE_HOLD {
+                true => self.send(),
+                false => Ok(()),
+            };
         }
+        frontend::sync(&mut self.out);
         self.send()
     }
 

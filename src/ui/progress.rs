@@ -267,12 +267,15 @@ impl Observer for Progress {
             (Some(lo), Some(hi)) => format!(" ±{}", metric(&h.metric, (hi - lo) / 2.0)),
             _ => String::new(),
         };
+        // Ops not timed one by one (fio's gtod_reduce) leave no latency to show.
+        let latency = match lat.count {
+            0 if step.trials.iter().any(|t| t.ops > 0) => ", no latency kept".to_string(),
+            _ => format!(", mean {} p99 {}", ns(lat.mean_ns), ns(lat.p99_ns as f64)),
+        };
         self.line(&format!(
-            "  {}: {}{ci}, mean {} p99 {}{}",
+            "  {}: {}{ci}{latency}{}",
             self.prefix(),
             metric(&h.metric, step.summary.headline.mean),
-            ns(lat.mean_ns),
-            ns(lat.p99_ns as f64),
             if step.summary.errors > 0 {
                 format!(", {} errors", step.summary.errors)
             } else {

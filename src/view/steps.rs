@@ -151,6 +151,11 @@ pub fn steps_table(r: &RunRecord) -> Table {
 
 /// Latency columns of a step: from its single trial, or the mean over repeats.
 fn merged_latency(s: &StepResult) -> (String, String, String, String, String, String) {
+    // A step whose ops were not timed one by one (fio's gtod_reduce) has no latency: `-`.
+    if s.trials.iter().all(|t| t.latency.count == 0) && s.trials.iter().any(|t| t.ops > 0) {
+        let none = || "-".to_string();
+        return (none(), none(), none(), none(), none(), none());
+    }
     let mean_of = |f: &dyn Fn(&Trial) -> f64| {
         let n = s.trials.len().max(1) as f64;
         ns(s.trials.iter().map(f).sum::<f64>() / n)

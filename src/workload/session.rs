@@ -170,6 +170,11 @@ pub trait Pump {
     /// Records a finished op: `start` is when it was submitted, `end` when its completion
     /// was seen, `intended` what [`Pump::admit`] returned for it.
     fn done(&mut self, intended: Instant, start: Instant, end: Instant, outcome: OpResult<'_>);
+    /// Records a finished op that was not timed, for a session that keeps no per-op latency
+    /// (fio's `gtod_reduce`): counted, with no response time, in the interval `at` falls in
+    /// (a clock read the session shares among many ops). A failed one is counted as an
+    /// error, with no time either.
+    fn done_untimed(&mut self, at: Instant, outcome: OpResult<'_>);
     /// Records a failure found outside an op (a verify pass after the run): an error with
     /// its message, not an op.
     fn fail(&mut self, cause: ErrorKind, message: &str);

@@ -160,6 +160,26 @@ struct Job {
     groupid: Option<u64>,
     /// A job file's job with fio's `steadystate`.
     steady: Option<SteadyStateResult>,
+    /// The latencies fio keeps for it: total (`lat`) and completion (`clat`), unless its
+    /// `disable_lat` or `disable_clat` says otherwise.
+    kept: Kept,
+}
+
+/// Which of fio's latency objects a job's JSON fills (the others are written as fio writes
+/// a latency it did not keep: N 0).
+#[derive(Clone, Copy)]
+struct Kept {
+    lat: bool,
+    clat: bool,
+}
+
+impl Default for Kept {
+    fn default() -> Self {
+        Kept {
+            lat: true,
+            clat: true,
+        }
+    }
 }
 
 fn direction_name(key: &str) -> Option<&'static str> {
@@ -188,19 +208,27 @@ fn jobs_of(record: &RunRecord, s: &StepResult, t: &Trial) -> Vec<Job> {
                         directions.insert(dir, Flow::of_group(d, t));
                     }
                 }
+                let spec = record
+                    .spec
+                    .pointer("/jobs")
+                    .and_then(Value::as_array)
+                    .and_then(|jobs| jobs.iter().find(|j| j["name"] == g.key.as_str()));
+                let disabled = |what: &str| {
+                    spec.and_then(|j| j["fio_disabled"].as_array())
+                        .is_some_and(|d| d.iter().any(|x| x == what))
+                };
                 Job {
                     name: g.key.clone(),
                     directions,
                     all: Flow::of_group(g, t),
                     options: written_options(record, "/jobs", Some(&g.key)),
                     elapsed_ns: g.elapsed_ns,
-                    groupid: record
-                        .spec
-                        .pointer("/jobs")
-                        .and_then(Value::as_array)
-                        .and_then(|jobs| jobs.iter().find(|j| j["name"] == g.key.as_str()))
-                        .and_then(|j| j["group"].as_u64()),
+                    groupid: spec.and_then(|j| j["group"].as_u64()),
                     steady: g.steady_state.clone(),
+                    kept: Kept {
+                        lat: !disabled("lat"),
+                        clat: !disabled("clat"),
+                    },
                 }
             })
             .collect();
@@ -239,6 +267,7 @@ fn jobs_of(record: &RunRecord, s: &StepResult, t: &Trial) -> Vec<Job> {
         elapsed_ns: None,
         groupid: None,
         steady: None,
+        kept: Kept::default(),
     }]
 }
 
@@ -376,13 +405,16 @@ fn job_object(job: &Job, s: &StepResult, t: &Trial, elapsed_s: i64, plus: bool) 
     };
     for dir in ["read", "write", "trim"] {
         let flow = job.directions.get(dir);
-        o.insert(dir.into(), direction(flow, t, runtime_ms, agg(dir), plus));
+        o.insert(
+            dir.into(),
+            direction(flow, t, runtime_ms, agg(dir), plus, job.kept),
+        );
     }
     o.insert("sync".into(), sync_object(job.directions.get("sync"), plus));
     if let Some(m) = job.directions.get("mixed") {
         o.insert(
             "mixed".into(),
-            direction(Some(m), t, runtime_ms, agg("mixed"), plus),
+            direction(Some(m), t, runtime_ms, agg("mixed"), plus, job.kept),
         );
     }
     o.insert("job_runtime".into(), json!(runtime_ms));
@@ -475,7 +507,14 @@ fn rate(n: u64, elapsed_ns: u64) -> f64 {
 
 /// fio's read, write or trim object (or `mixed`): a direction without ops is all zeros, as
 /// fio writes it.
-fn direction(flow: Option<&Flow>, t: &Trial, runtime_ms: u64, agg_kib: f64, plus: bool) -> Value {
+fn direction(
+    flow: Option<&Flow>,
+    t: &Trial,
+    runtime_ms: u64,
+    agg_kib: f64,
+    plus: bool,
+    kept: Kept,
+) -> Value {
     let empty = Flow::default();
     let f = flow.unwrap_or(&empty);
     let active = f.ops > 0;
@@ -505,18 +544,15 @@ fn direction(flow: Option<&Flow>, t: &Trial, runtime_ms: u64, agg_kib: f64, plus
     o.insert("drop_ios".into(), json!(0));
     // perflab times an I/O from submission to completion: that is fio's clat, and its lat
     // too, since the submission itself (fio's slat) is not timed apart; slat is written
-    // as fio writes a latency it did not measure (N 0).
+    // as fio writes a latency it did not measure (N 0), and so is one the job's
+    // disable_clat or disable_lat turns off.
     o.insert("slat_ns".into(), latency(None, None, false, false));
     let summary = active.then_some(&f.latency);
-    o.insert(
-        "clat_ns".into(),
-        latency(summary, f.hdr.as_ref(), true, plus),
-    );
+    let clat = summary.filter(|_| kept.clat);
+    o.insert("clat_ns".into(), latency(clat, f.hdr.as_ref(), true, plus));
     // fio's default: lat without percentiles.
-    o.insert(
-        "lat_ns".into(),
-        latency(summary, f.hdr.as_ref(), false, false),
-    );
+    let lat = summary.filter(|_| kept.lat);
+    o.insert("lat_ns".into(), latency(lat, f.hdr.as_ref(), false, false));
     // Bandwidth and IOPS samples: the trial's intervals. The series covers all the trial's
     // ops, so a direction's (or job's) share of each interval is its share of the trial's
     // ops and bytes: exact for a single direction, an approximation for mixed runs.

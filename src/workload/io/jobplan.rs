@@ -29,7 +29,9 @@ use super::fio::job::{
 };
 use super::fio::{JobFile, Origin};
 use super::jobcontrol::{Control, check_jobs, control_of, steps_of};
+use super::joblog::LogPlan;
 use super::jobrun::{Job, JobRun};
+use super::jobverify::{self, JobVerify};
 use super::layout::Layout;
 use super::pattern::Rw;
 use super::regions;
@@ -93,6 +95,8 @@ struct Shaped<'f> {
     /// A job whose engine makes no file (fio's null): its files, on no layout of the run's.
     diskless: Option<Vec<PathBuf>>,
     control: Control,
+    verify: Option<JobVerify>,
+    no_latency: Option<&'static str>,
 }
 
 /// Every file of every copy once, in the order first named.
@@ -162,11 +166,21 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
             writes[i] = true;
         }
     }
+    let verify_block = verify_block(&shaped)?;
+    if let Some(block) = verify_block {
+        let blocks = (size / block).saturating_mul(files.paths.len() as u64);
+        if blocks > jobverify::MAX_BLOCKS {
+            return Err(format!(
+                "verify keeps 4 bytes per block: {blocks} blocks of {block} bytes is too many; lower size or raise bs"
+            ));
+        }
+    }
     let layout =
         Arc::new(Layout::named(&files.paths, size, 0, &writes, opts.destroy).map_err(|e| e.0)?);
     let base = IoSpec {
         rw: Sweep::list("rw", shaped.iter().map(|s| s.rw).collect()),
-        bs_bytes: Sweep::single("bs_bytes", 4096),
+        // The unit of the verify tables and of the files' verify fill, when jobs verify.
+        bs_bytes: Sweep::single("bs_bytes", verify_block.unwrap_or(4096)),
         bssplit: Vec::new(),
         rwmix: Sweep::single("rwmix", 50),
         iodepth: Sweep::single("iodepth", 1),
@@ -182,7 +196,7 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
         engine: EngineKind::Sync,
         engine_note: None,
         prefill: false,
-        verify: false,
+        verify: verify_block.is_some(),
         verify_seed: opts.seed,
         keep: opts.keep,
         steady_state: None,
@@ -195,6 +209,7 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
         .map(|(s, &step)| job_of(s, step, &base, &file_lens))
         .collect();
     writes_and_flows(file, &mut jobs)?;
+    logs_of(file, &mut jobs)?;
     let count = steps.iter().max().map_or(1, |m| m + 1);
     let labels: Vec<String> = (0..count)
         .map(|g| {
@@ -205,12 +220,21 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
                 .join("+")
         })
         .collect();
+    let verifies = jobs
+        .iter()
+        .filter_map(|j| Some((j.name.as_str(), j.verify.as_ref()?)));
+    let notes = notes_of(file)
+        .into_iter()
+        .chain(logs_note(&jobs))
+        .chain(jobverify::notes(verifies))
+        .chain(no_latency_note(&jobs))
+        .collect();
     Ok(JobRun {
         job_files: names.to_vec(),
         group: Sweep::list("group", labels),
         jobs,
         global_options: file.global_options.clone(),
-        notes: notes_of(file),
+        notes,
         layout,
         base: Arc::new(base),
         exitall: file.jobs.iter().any(|j| j.exitall),
@@ -278,6 +302,17 @@ fn shape<'f>(job: &'f FioJob, all: &mut Files) -> Result<Shaped<'f>, String> {
         pace_of(job, &sizes, write_sizes.as_deref()).map_err(|(o, w)| refuse(job, o, &w))?;
     let control =
         control_of(job, &sizes, write_sizes.as_deref()).map_err(|(o, w)| refuse(job, o, &w))?;
+    let no_latency = no_latency(job, rate_iops.is_some()).map_err(|(o, w)| refuse(job, o, &w))?;
+    let walk = walk_of(job, nfiles);
+    let verify = JobVerify::of(
+        job,
+        engine,
+        &sizes,
+        write_sizes.as_deref(),
+        &regions.starts,
+        &walk,
+    )
+    .map_err(|(o, w)| refuse(job, o, &w))?;
     let budget = (!job.time_based).then(|| {
         job.io_size
             .unwrap_or(region.saturating_mul(nfiles))
@@ -298,13 +333,72 @@ fn shape<'f>(job: &'f FioJob, all: &mut Files) -> Result<Shaped<'f>, String> {
         budget,
         rate_iops,
         starts: regions.starts,
-        walk: walk_of(job, nfiles),
+        walk,
         // fio ends a job of fixed size without io_size when its files are done, after
         // `loops` passes, even short of its bytes (keep_running's `fio_files_done`).
         pass_limit: (!job.time_based && job.io_size.is_none()).then_some(job.loops.max(1)),
         diskless: diskless.then_some(own.paths),
         control,
+        verify,
+        no_latency,
     })
+}
+
+/// The one block size of the jobs that verify (their blocks share the files' tables), or
+/// the refusal of a second size.
+fn verify_block(shaped: &[Shaped]) -> Result<Option<u64>, String> {
+    let mut first: Option<(&str, u64)> = None;
+    for s in shaped {
+        let Some(v) = &s.verify else { continue };
+        match first {
+            None => first = Some((&s.job.name, v.block)),
+            Some((name, block)) if block != v.block => {
+                return Err(refuse(
+                    s.job,
+                    "bs",
+                    &format!(
+                        "{} bytes, and {name} verifies {block}-byte blocks: perflab's verify keeps one block size for the run; give the jobs that verify one bs",
+                        v.block
+                    ),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(first.map(|(_, b)| b))
+}
+
+/// Whether `job` keeps no per-I/O latency, as fio's job keeps neither its total nor its
+/// completion latency (`gtod_reduce=1`, or `disable_lat=1` with `disable_clat=1`): the option
+/// that says so, or the refusal of what needs each I/O's time. `paced`: perflab's schedule
+/// paces its I/Os, timing each from when it was due.
+fn no_latency(job: &FioJob, paced: bool) -> Result<Option<&'static str>, (&'static str, String)> {
+    if !(job.disable_lat && job.disable_clat) {
+        return Ok(None);
+    }
+    let option = if job.gtod_reduce {
+        "gtod_reduce"
+    } else {
+        "disable_clat"
+    };
+    if paced {
+        return Err((
+            option,
+            "keeps no per-I/O latency, but the job's rate paces each I/O from when it was due, which perflab times; remove one of the two".into(),
+        ));
+    }
+    if job.steadystate.is_some_and(|s| {
+        matches!(
+            s.criterion,
+            super::fio::job::SsCriterion::Lat | super::fio::job::SsCriterion::LatSlope
+        )
+    }) {
+        return Err((
+            option,
+            "keeps no per-I/O latency, which a steadystate on latency needs; use iops or bw, or remove it".into(),
+        ));
+    }
+    Ok(Some(option))
 }
 
 /// fio's order of offsets for `job`, whose copies each drive `nfiles` files.
@@ -400,6 +494,7 @@ fn job_of(s: Shaped, step: usize, base: &IoSpec, file_lens: &[u64]) -> Job {
         fdatasync: if trims { 0 } else { u64::from(job.fdatasync) },
         distribution: s.distribution,
         engine: s.engine,
+        verify: s.verify.is_some(),
         layout,
         ..base.clone()
     };
@@ -436,6 +531,13 @@ fn job_of(s: Shaped, step: usize, base: &IoSpec, file_lens: &[u64]) -> Job {
         },
         writes: WriteSide::default(),
         flow: None,
+        logs: None,
+        verify: s.verify,
+        no_latency: s.no_latency,
+        fio_disabled: [("lat", job.disable_lat), ("clat", job.disable_clat)]
+            .into_iter()
+            .filter_map(|(name, off)| off.then_some(name))
+            .collect(),
         options: job.options.clone(),
         control: s.control,
         spec: Arc::new(spec),
@@ -494,22 +596,6 @@ fn unsupported(job: &FioJob) -> Result<(), (&'static str, String)> {
         .any(Option::is_some)
     {
         return not_yet("rate_min", "ending a job that falls below a rate");
-    }
-    if job.verify.is_some() {
-        return not_yet(
-            "verify",
-            "verify in a job file (perflab io --verify on a command line checks every block)",
-        );
-    }
-    if job.write_bw_log.is_some()
-        || job.write_lat_log.is_some()
-        || job.write_iops_log.is_some()
-        || job.write_hist_log.is_some()
-    {
-        return not_yet(
-            "write_bw_log",
-            "fio's log files (every run is archived with its time series: perflab export RUN -f csv-intervals)",
-        );
     }
     if job.filesize.is_some_and(|(lo, hi)| lo != hi) {
         return not_yet("filesize", "a range of file sizes");
@@ -690,6 +776,58 @@ fn existing_len(p: &std::path::Path) -> Option<u64> {
             .and_then(|mut f| f.seek(SeekFrom::End(0)).ok());
     }
     None
+}
+
+/// What the run says of jobs that keep no per-I/O latency.
+fn no_latency_note(jobs: &[Job]) -> Option<(&'static str, String)> {
+    let untimed: Vec<String> = jobs
+        .iter()
+        .filter_map(|j| Some(format!("{} ({})", j.name, j.no_latency?)))
+        .collect();
+    if untimed.is_empty() {
+        return None;
+    }
+    Some((
+        "no_latency",
+        format!(
+            "{} keep(s) no per-I/O latency, as in fio: their I/Os are counted, not timed one by one, so their figures carry no latency (- in the tables, count 0 in the record, N 0 in fio's JSON); a step's latency covers its other jobs only, and its intervals' p50 and p99 are 0 where no I/O was timed",
+            untimed.join(", ")
+        ),
+    ))
+}
+
+/// Where the jobs' fio logs go: files perflab writes because the job file asks, where it
+/// asks (over a file of the same name, as fio).
+fn logs_note(jobs: &[Job]) -> Option<(&'static str, String)> {
+    let files: Vec<String> = jobs
+        .iter()
+        .filter_map(|j| Some(j.logs.as_ref()?.files(j.copies)))
+        .flatten()
+        .map(|p| p.display().to_string())
+        .collect();
+    let (first, rest) = files.split_first()?;
+    let more = match rest.len() {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    Some((
+        "fio_logs",
+        format!(
+            "the job file's write_*_log lines write fio's logs, as fio names and formats them: {first}{more} (a file of the same name is replaced, or appended to with per_job_logs=0, as fio does)"
+        ),
+    ))
+}
+
+/// Each job's fio logs ([`LogPlan`]), which need the copies' numbers among all of the
+/// file's (fio's thread numbers, from 1, name per-job logs).
+fn logs_of(file: &JobFile, jobs: &mut [Job]) -> Result<(), String> {
+    let mut first_copy = 0;
+    for (fio, job) in file.jobs.iter().zip(jobs.iter_mut()) {
+        job.logs =
+            LogPlan::of(fio, job.engine, first_copy + 1).map_err(|(o, w)| refuse(fio, o, &w))?;
+        first_copy += job.copies;
+    }
+    Ok(())
 }
 
 /// Each job's write side ([`WriteSide`]: contents, `sync`, end syncs) and flow, which need

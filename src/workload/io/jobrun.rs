@@ -16,6 +16,8 @@
 use super::IoSpec;
 use super::flow::{FlowSpec, flows_of};
 use super::jobcontrol::{Control, RunEnd, StepControl, StepJob};
+use super::joblog::LogPlan;
+use super::jobverify::JobVerify;
 use super::layout::Layout;
 use super::pattern::Rw;
 use super::session::{JobPart, StepPlan};
@@ -101,6 +103,20 @@ pub struct Job {
     /// Its share of a flow (fio's `flow`, `flow_id`, `flow_sleep`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flow: Option<FlowSpec>,
+    /// The fio logs its copies write (`write_bw_log`, `write_lat_log`, `write_iops_log`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logs: Option<LogPlan>,
+    /// Its `verify`, as perflab checks it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify: Option<JobVerify>,
+    /// It keeps no per-I/O latency, as the option named says (fio's `gtod_reduce`, or
+    /// `disable_lat` with `disable_clat`): its I/Os are counted, not timed one by one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_latency: Option<&'static str>,
+    /// fio's latencies the job turns off (`lat`, `clat`: its `disable_lat`, `disable_clat`),
+    /// which fio's JSON then writes as fio does (N 0).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fio_disabled: Vec<&'static str>,
     /// The job's options as written in its section, for the record and fio's JSON.
     pub options: Vec<(String, String)>,
     /// When its copies start, pause and end beyond their size and runtime (startdelay,
@@ -385,6 +401,10 @@ impl Workload for JobRun {
                     .flow
                     .and_then(|f| Some((Arc::clone(flows.get(&f.id)?), f))),
                 control: Some((Arc::clone(&control), plans.len())),
+                logs: job.logs.clone(),
+                read_back: job.verify.as_ref().is_none_or(|v| v.read_back),
+                verify_fatal: job.verify.as_ref().is_some_and(|v| v.fatal),
+                latency: job.no_latency.is_none(),
             };
             let job_seed = seed ^ (i as u64 + 1).wrapping_mul(0xd1b5_4a32_d192_ed03);
             let plan = StepPlan::for_job(

@@ -107,6 +107,7 @@ pub fn spec(args: &IoArgs, m: &ArgMatches) -> Result<Option<RunSpec>, AppError> 
         print!("{}", describe(&run));
         return Ok(None);
     }
+    let logs = run.jobs.iter().any(|j| j.logs.is_some());
     // fio's defaults: no warm-up, and the steps' own shapes (the jobs' sizes or runtimes).
     let spec = build_spec(
         &args.run,
@@ -118,6 +119,12 @@ pub fn spec(args: &IoArgs, m: &ArgMatches) -> Result<Option<RunSpec>, AppError> 
             rate_scope: crate::workload::RateScope::Total,
         },
     )?;
+    // fio runs a job file once and writes each log once; repeats would write them over.
+    if logs && spec.repeat > 1 {
+        return Err(AppError::Usage(
+            "--repeat with a job file that writes fio's logs (write_*_log): each repeat would write them again; drop --repeat, or the log lines".into(),
+        ));
+    }
     Ok(Some(spec))
 }
 
@@ -208,6 +215,14 @@ pub fn describe(run: &JobRun) -> String {
             let control = j.control.describe();
             if !control.is_empty() {
                 let _ = writeln!(out, "    each copy {control}");
+            }
+            if let Some(logs) = &j.logs {
+                let files: Vec<String> = logs
+                    .files(j.copies)
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect();
+                let _ = writeln!(out, "    fio's logs: {}", files.join(", "));
             }
             for (c, files) in j.files.iter().enumerate() {
                 let names: Vec<String> = files

@@ -65,9 +65,15 @@ impl crate::workload::kind::Kind for IoKind {
         PEERS
     }
 
-    /// With `--verify`, a block that does not read back as written fails the run.
+    /// With `--verify` (or a job file's job with `verify`), a block that does not read back
+    /// as written fails the run.
     fn failure(&self, record: &RunRecord) -> Option<String> {
-        let verify = record.spec.get("verify").and_then(|v| v.as_bool()) == Some(true);
+        let jobs = record.spec.get("jobs").and_then(|j| j.as_array());
+        let verify = record.spec.get("verify").and_then(|v| v.as_bool()) == Some(true)
+            || jobs.is_some_and(|j| {
+                j.iter()
+                    .any(|j| j.get("verify").is_some_and(|v| !v.is_null()))
+            });
         let bad: u64 = record.steps.iter().map(|s| s.summary.errors).sum();
         (verify && bad > 0).then(|| {
             format!(

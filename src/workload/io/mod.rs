@@ -21,8 +21,9 @@
 //! Job files (`perflab io JOB.fio`): [`fio`] reads them, [`jobplan`] turns their jobs into a
 //! [`jobrun::JobRun`]; [`jobcontrol`] is when each copy starts, pauses and ends (startdelay,
 //! wait_for, thinktime, number_ios, exitall), with [`jobpace`] (the reads' and writes' own
-//! rates) and [`jobsteady`] (fio's steady state); [`fio_json`] writes fio's JSON from the
-//! record.
+//! rates) and [`jobsteady`] (fio's steady state); [`joblog`] writes fio's log files
+//! (`write_bw_log` ...) from each copy's I/O; [`jobverify`] maps `verify` onto perflab's own
+//! check; [`fio_json`] writes fio's JSON from the record.
 //!
 //! Queues: every file (volume) a worker drives has its own queue of `--iodepth` I/Os, as in
 //! the SqlIO ramps where each volume had its own outstanding I/Os. With more workers than
@@ -42,11 +43,13 @@ pub mod fio_line;
 pub mod flow;
 pub mod jobcontrol;
 mod jobengine;
+pub mod joblog;
 pub mod jobpace;
 pub mod jobplan;
 pub mod jobrun;
 pub mod jobs_cmd;
 pub mod jobsteady;
+pub mod jobverify;
 pub mod kind;
 pub mod layout;
 pub mod pattern;

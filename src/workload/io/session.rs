@@ -19,6 +19,7 @@ use super::end_sync::{EndSync, Next};
 use super::fill::Filler;
 use super::flow::{Flow, FlowSpec, Gate};
 use super::jobcontrol::{CopyControl, StepControl};
+use super::joblog::{CopyLogs, Done, LogPlan};
 use super::layout::FileSpec;
 use super::pattern::{Io, Pattern};
 use super::verify::{self, BlockId};
@@ -133,6 +134,15 @@ pub(super) struct JobPart {
     /// When its copies start, pause and end (the step's shared control, and the job's
     /// index in it).
     pub control: Option<(Arc<StepControl>, usize)>,
+    /// The fio logs each copy writes.
+    pub logs: Option<LogPlan>,
+    /// With verify: what a copy wrote is read back once its I/O is done (fio's `do_verify`).
+    pub read_back: bool,
+    /// With verify: a copy ends at its first bad block (fio's `verify_fatal`).
+    pub verify_fatal: bool,
+    /// Its I/Os' latency is kept (not fio's `gtod_reduce`, or `disable_lat` with
+    /// `disable_clat`).
+    pub latency: bool,
 }
 
 impl JobPart {
@@ -141,6 +151,16 @@ impl JobPart {
         self.flow
             .as_ref()
             .map(|(flow, spec)| Gate::new(Arc::clone(flow), spec))
+    }
+
+    /// Whether its logs time each submission apart from its completion.
+    fn splits(&self) -> bool {
+        self.logs.as_ref().is_some_and(LogPlan::splits)
+    }
+
+    /// Whether each I/O needs the clock: for its latency, or for a log of every I/O's time.
+    fn clocks_each_io(&self) -> bool {
+        self.latency || self.logs.as_ref().is_some_and(LogPlan::needs_each_time)
     }
 
     /// What the pattern's writes are to the engine: trims for a trim job.
@@ -239,9 +259,25 @@ struct Slot {
     op: SlotOp,
     intended: Instant,
     start: Instant,
+    /// When its submission returned, for logs that time it apart (else `start`).
+    issued: Instant,
     /// Verify: the encoded generation (generation + 1) the block held, or will hold after
     /// this write.
     generation: u32,
+}
+
+impl Slot {
+    /// A slot with nothing in it yet.
+    fn idle(now: Instant) -> Slot {
+        Slot {
+            stream: 0,
+            op: SlotOp::Sync,
+            intended: now,
+            start: now,
+            issued: now,
+            generation: 0,
+        }
+    }
 }
 
 /// Counts and latencies of one group.
@@ -263,11 +299,13 @@ impl Group {
     }
 
     #[inline]
-    fn add(&mut self, ns: u64, bytes: u64, ok: bool) {
+    fn add(&mut self, ns: Option<u64>, bytes: u64, ok: bool) {
         if ok {
             self.ops += 1;
             self.bytes += bytes;
-            self.latency.saturating_record(ns);
+            if let Some(ns) = ns {
+                self.latency.saturating_record(ns);
+            }
         } else {
             self.errors += 1;
         }
@@ -311,6 +349,54 @@ pub struct IoSession {
     filler: Option<Filler>,
     /// A job's share of its flow ([`super::flow`]).
     gate: Option<Gate>,
+    /// A job's fio logs time each submission apart from its completion ([`super::joblog`]).
+    split: bool,
+    /// Verify: read back what was written once the I/O is done (fio's `do_verify`).
+    read_back: bool,
+    /// Verify: the copy ends at its first bad block (fio's `verify_fatal`).
+    fatal: bool,
+    /// Verify: bad blocks read so far.
+    bad_blocks: u64,
+    /// A job's I/Os are timed one by one (not with fio's `gtod_reduce`, or `disable_lat`
+    /// with `disable_clat`): their latency is recorded.
+    latency: bool,
+    /// How completions read the time.
+    clock: Clock,
+}
+
+/// The time of completions: read for each round of them, or, for a copy that needs no
+/// per-I/O time (fio's `gtod_reduce`), once every [`Clock::SHARED`] rounds, as fio reads its
+/// clock once in 64 calls then (its `ts_cache_mask`). What it then stands for: which interval
+/// of the run the completions count in, and the copy's end, read afresh when it ends.
+struct Clock {
+    each_io: bool,
+    at: Instant,
+    left: u32,
+}
+
+impl Clock {
+    const SHARED: u32 = 64;
+
+    fn new(each_io: bool) -> Clock {
+        Clock {
+            each_io,
+            at: Instant::now(),
+            left: 0,
+        }
+    }
+
+    #[inline]
+    fn now(&mut self) -> Instant {
+        if self.each_io {
+            return Instant::now();
+        }
+        if self.left == 0 {
+            self.at = Instant::now();
+            self.left = Self::SHARED;
+        }
+        self.left -= 1;
+        self.at
+    }
 }
 
 /// Where a job's copy stands.
@@ -328,6 +414,8 @@ struct JobState {
     end_sync: Option<EndSync>,
     /// When it starts, pauses and ends, beyond its size and runtime.
     control: Option<CopyControl>,
+    /// Its fio logs.
+    logs: Option<CopyLogs>,
 }
 
 impl JobState {
@@ -345,6 +433,7 @@ impl JobState {
                 .control
                 .as_ref()
                 .map(|(step, k)| step.copy(*k, copy, seed)),
+            logs: j.logs.as_ref().map(|p| CopyLogs::new(p, copy as u32)),
         }
     }
 
@@ -434,7 +523,8 @@ impl IoSession {
                 in_flight: 0,
                 writes: 0,
                 sync_due: false,
-                generations: layout.generations(f.index).cloned(),
+                // A job that does not verify leaves the tables to those that do.
+                generations: layout.generations(f.index).filter(|_| verify).cloned(),
                 cache,
                 spent: false,
                 written: if verify {
@@ -476,17 +566,14 @@ impl IoSession {
                 .map(|j| JobState::new(j, worker, plan.seed)),
             filler,
             gate: plan.job.as_ref().and_then(JobPart::gate),
+            split: plan.job.as_ref().is_some_and(JobPart::splits),
+            read_back: plan.job.as_ref().is_none_or(|j| j.read_back),
+            fatal: plan.job.as_ref().is_some_and(|j| j.verify_fatal),
+            bad_blocks: 0,
+            latency: plan.job.as_ref().is_none_or(|j| j.latency),
+            clock: Clock::new(plan.job.as_ref().is_none_or(JobPart::clocks_each_io)),
             engine,
-            slots: vec![
-                Slot {
-                    stream: 0,
-                    op: SlotOp::Sync,
-                    intended: now,
-                    start: now,
-                    generation: 0,
-                };
-                total_depth as usize
-            ],
+            slots: vec![Slot::idle(now); total_depth as usize],
             free: (0..total_depth).rev().collect(),
             pending: Vec::with_capacity(total_depth as usize),
             completions: Vec::with_capacity(total_depth as usize),
@@ -743,6 +830,7 @@ impl IoSession {
             op,
             intended,
             start: intended,
+            issued: intended,
             generation,
         };
         self.streams[s].in_flight += 1;
@@ -790,8 +878,13 @@ impl IoSession {
         Ok(())
     }
 
-    /// Stamps what was queued since the last submission with the time now.
+    /// Stamps what was queued since the last submission with the time now (nothing, for a
+    /// copy that reads no clock per I/O: fio's gtod_reduce).
     fn stamp_pending(&mut self) {
+        if !self.clock.each_io {
+            self.pending.clear();
+            return;
+        }
         let now = Instant::now();
         for &slot in &self.pending {
             self.slots[slot as usize].start = now;
@@ -800,12 +893,27 @@ impl IoSession {
     }
 
     /// Stamps what was queued since the last submission with the time now and submits it,
-    /// waiting for `wait` completions.
+    /// waiting for `wait` completions. Logs that time submissions apart (a queued engine's)
+    /// stamp them again when the submission returns, if it waited for nothing.
     fn submit_pending(&mut self, wait: u32) -> Result<(), OpError> {
-        self.stamp_pending();
-        self.engine
-            .submit(wait, &mut self.completions)
-            .map_err(|e| OpError::other(format!("the I/O engine failed: {e}")))
+        if !self.split || wait > 0 {
+            self.stamp_pending();
+            return self
+                .engine
+                .submit(wait, &mut self.completions)
+                .map_err(|e| OpError::other(format!("the I/O engine failed: {e}")));
+        }
+        let now = Instant::now();
+        for &slot in &self.pending {
+            self.slots[slot as usize].start = now;
+        }
+        let submitted = self.engine.submit(0, &mut self.completions);
+        let issued = Instant::now();
+        for &slot in &self.pending {
+            self.slots[slot as usize].issued = issued;
+        }
+        self.pending.clear();
+        submitted.map_err(|e| OpError::other(format!("the I/O engine failed: {e}")))
     }
 
     /// Accounts one completion; `Err` only for a full disk, which ends the step.
@@ -823,7 +931,10 @@ impl IoSession {
         self.free.push(c.slot);
         self.in_flight -= 1;
         self.streams[s].in_flight -= 1;
-        let ns = end.saturating_duration_since(slot.start).as_nanos() as u64;
+        // A copy that keeps no latency (fio's gtod_reduce) never stamped the start.
+        let ns = self
+            .latency
+            .then(|| end.saturating_duration_since(slot.start).as_nanos() as u64);
         let io = match slot.op {
             SlotOp::Sync | SlotOp::EndSync => {
                 if pump.measuring() && matches!(slot.op, SlotOp::Sync) {
@@ -892,6 +1003,7 @@ impl IoSession {
                 };
                 if let Err(bad) = checked {
                     failure = Some(format!("{}: {bad}", self.streams[s].file.path.display()));
+                    self.bad_block();
                 }
             }
             if let Some(g) = gens.get(idx) {
@@ -900,8 +1012,29 @@ impl IoSession {
         }
         let ok = failure.is_none();
         let bytes = u64::from(io.len);
+        if ok
+            && pump.measuring()
+            && let Some(job) = &mut self.job
+            && let Some(logs) = &mut job.logs
+        {
+            if let Some(first) = job.first {
+                logs.begin(first);
+            }
+            logs.io(Done {
+                dir: match (io.write, self.write_op) {
+                    (false, _) => 0,
+                    (true, Op::Trim) => 2,
+                    (true, _) => 1,
+                },
+                bytes,
+                offset: io.offset,
+                start: slot.start,
+                issued: if self.split { slot.issued } else { slot.start },
+                end,
+            });
+        }
         if let Some(c) = self.job.as_mut().and_then(|j| j.control.as_mut()) {
-            c.completed(bytes, ns, ok && pump.measuring(), end);
+            c.completed(bytes, ns.unwrap_or(0), ok && pump.measuring(), end);
         }
         if pump.measuring() {
             let direction = match (io.write, self.write_op) {
@@ -917,23 +1050,18 @@ impl IoSession {
                 self.by_file[s].add(ns, bytes, ok);
             }
         }
-        match &failure {
-            None => pump.done(
-                slot.intended,
-                slot.start,
-                end,
-                Ok(OpOutcome {
-                    bytes,
-                    items: 1,
-                    ..Default::default()
-                }),
-            ),
-            Some(m) => pump.done(
-                slot.intended,
-                slot.start,
-                end,
-                Err(Failure::new(ErrorKind::Io, m)),
-            ),
+        let outcome = match &failure {
+            None => Ok(OpOutcome {
+                bytes,
+                items: 1,
+                ..Default::default()
+            }),
+            Some(m) => Err(Failure::new(ErrorKind::Io, m)),
+        };
+        if self.latency {
+            pump.done(slot.intended, slot.start, end, outcome);
+        } else {
+            pump.done_untimed(end, outcome);
         }
         Ok(())
     }
@@ -954,6 +1082,26 @@ impl IoSession {
         ))
     }
 
+    /// A bad block was read: with `verify_fatal` the copy issues nothing more.
+    fn bad_block(&mut self) {
+        self.bad_blocks += 1;
+        if self.fatal
+            && let Some(job) = &mut self.job
+        {
+            job.budget_left = Some(0);
+        }
+    }
+
+    /// A block the read-back found bad or could not read: a job counts it among its read
+    /// errors, as fio counts its verify errors as the job's.
+    fn bad_read_back(&mut self, pump: &mut dyn Pump, cause: ErrorKind, message: &str) {
+        pump.fail(cause, message);
+        if self.job.is_some() {
+            self.read.errors += 1;
+        }
+        self.bad_block();
+    }
+
     /// Reads back every block this worker wrote in this step, checking each.
     fn verify_pass(&mut self, pump: &mut dyn Pump) -> Result<(), OpError> {
         let block = self.block;
@@ -971,6 +1119,8 @@ impl IoSession {
             let mut waiting: Vec<(u32, u64, u32)> = Vec::with_capacity(depth);
             let mut more = true;
             while more || !waiting.is_empty() {
+                // verify_fatal: the first bad block ends the read-back.
+                more &= !(self.fatal && self.bad_blocks > 0);
                 while more && waiting.len() < depth && !self.free.is_empty() {
                     let Some(idx) = blocks.next() else {
                         more = false;
@@ -1008,19 +1158,20 @@ impl IoSession {
                     let path = self.streams[s].file.path.display().to_string();
                     let expected = self.block_id(s, offset, encoded);
                     if let Some(e) = c.error() {
-                        pump.fail(
+                        self.bad_read_back(
+                            pump,
                             ErrorKind::Io,
                             &format!("verify read at offset {offset} of {path}: {e}"),
                         );
                     } else if c.result as u64 != block {
-                        pump.fail(ErrorKind::Io, &format!(
+                        self.bad_read_back(pump, ErrorKind::Io, &format!(
                             "verify read at offset {offset} of {path}: short read, {} of {block} bytes",
                             c.result
                         ));
                     } else if let Err(bad) =
                         verify::check(&self.engine.buf(slot)[..block as usize], expected)
                     {
-                        pump.fail(ErrorKind::WrongAnswer, &format!("{path}: {bad}"));
+                        self.bad_read_back(pump, ErrorKind::WrongAnswer, &format!("{path}: {bad}"));
                     }
                 }
             }
@@ -1251,7 +1402,7 @@ impl QueuedSession for IoSession {
                     .map_err(|e| OpError::other(format!("the I/O engine failed: {e}")))?;
             }
         }
-        let end = Instant::now();
+        let end = self.clock.now();
         let mut done = std::mem::take(&mut self.completions);
         let mut outcome = Ok(());
         for c in done.drain(..) {
@@ -1260,6 +1411,14 @@ impl QueuedSession for IoSession {
             }
         }
         self.completions = done;
+        if !self.clock.each_io
+            && self.in_flight == 0
+            && let Some(job) = &mut self.job
+            && job.finished()
+        {
+            // The copy's end, read afresh: the shared clock may lag by a few rounds.
+            job.last = Some(Instant::now());
+        }
         if self.in_flight == 0
             && let Some(gate) = &mut self.gate
             && self.job.as_ref().is_some_and(JobState::finished)
@@ -1296,7 +1455,13 @@ impl QueuedSession for IoSession {
     }
 
     fn after(&mut self, pump: &mut dyn Pump) -> Result<(), OpError> {
-        if self.verify_seed.is_some() && self.wrote {
+        // The copy's I/O is done: its fio logs are written (fio writes them as a job ends).
+        if let Some(logs) = self.job.as_mut().and_then(|j| j.logs.as_mut())
+            && let Err(e) = logs.finish(Instant::now())
+        {
+            pump.fail(ErrorKind::Other, &e);
+        }
+        if self.verify_seed.is_some() && self.wrote && self.read_back {
             self.verify_pass(pump)?;
         }
         Ok(())

@@ -8,6 +8,7 @@
 //! is unknown) — the run goes on, and if the server stays away every op fails loudly.
 
 use super::checks::Ledger;
+use super::txlog::{Ended, TxLog};
 use crate::record::ErrorKind as Kind;
 use crate::sql::backend::Backend;
 use crate::sql::counted::Counted;
@@ -15,7 +16,6 @@ use crate::sql::sql::{Conn, DbError, DbErrorKind, Dialect};
 use crate::stop::Stop;
 use crate::workload::{Figures, OpError, OpOutcome, Session};
 use std::sync::Arc;
-use super::txlog::{Ended, TxLog};
 use std::time::{Duration, Instant, SystemTime};
 
 /// Retries of one transaction before it counts as failed.
@@ -213,7 +213,9 @@ impl OltpSession {
             Dialect::Sqlite => return false,
         };
         match self.conn.dialect() {
-            Dialect::Postgres => matches!(self.conn.query_row(&sql), Ok(Some(v)) if v.first() == Some(&1)),
+            Dialect::Postgres => {
+                matches!(self.conn.query_row(&sql), Ok(Some(v)) if v.first() == Some(&1))
+            }
             _ => self.conn.batch(&sql).is_ok(),
         }
     }
@@ -348,7 +350,6 @@ impl OltpSession {
         }
     }
 
-
     /// `-l`: the transaction's line in pgbench's log (measure phase only; sampled).
     fn log_transaction(
         &mut self,
@@ -382,7 +383,14 @@ impl OltpSession {
         };
         let lag = started.saturating_duration_since(due);
         l.log
-            .write(l.client, l.txns, ended, script, SystemTime::now(), Some(lag))
+            .write(
+                l.client,
+                l.txns,
+                ended,
+                script,
+                SystemTime::now(),
+                Some(lag),
+            )
             .map_err(OpError::other)
     }
 }

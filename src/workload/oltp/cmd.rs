@@ -389,18 +389,7 @@ fn sysbench_options(
 pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppError> {
     let mix = mix(args)?;
     let sysbench = sysbench_options(args, mix)?;
-    // pgbench's scripts: `-S` beside others is one more script, select-only.
-    let mut builtins = args.builtin.clone();
-    if args.select_only && (!args.script.is_empty() || !builtins.is_empty()) {
-        builtins.push("select-only".into());
-    }
-    // `-r` alone times the statements of the default script, tpcb-like (or `-S`'s).
-    if args.per_statement && args.script.is_empty() && builtins.is_empty() {
-        builtins.push(match args.select_only {
-            true => "select-only".into(),
-            false => "tpcb-like".into(),
-        });
-    }
+    let builtins = builtins_asked(args);
     let asked = script::setup::Asked {
         files: &args.script,
         builtins: &builtins,
@@ -444,80 +433,15 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
             Phases::Run
         }
         Action::Run => {
-            if ts.temp_dir.is_some() {
-                return Err(AppError::Usage(
-                    "oltp run needs --target: the database 'oltp prepare --target ...' loaded"
-                        .into(),
-                ));
-            }
-            let mut scales = Vec::new();
-            for t in &ts.shards {
-                if let Some(o) = &sysbench {
-                    tables_of = super::sysbench::cmd::for_run(t, o)?;
-                    scales.push(scale);
-                    continue;
+            // sysbench's tests work on one database (`options` refuses shards).
+            let (s, by) = match &sysbench {
+                Some(o) if ts.temp_dir.is_none() => {
+                    (scale, super::sysbench::cmd::for_run(&ts.shards[0], o)?)
                 }
-                let found = look(t, mix)?;
-                if let Some(s) = pgbench_bank(t, mix, &found)? {
-                    let what = match args.select_only || lone == Some("select-only") {
-                        true => "the run only reads its balances",
-                        false => {
-                            "the run changes its balances and adds history rows, as pgbench does"
-                        }
-                    };
-                    note(format!(
-                        "{}: pgbench's bank (pgbench -i, scale {s}): {what}; it creates and drops nothing",
-                        t.shown
-                    ));
-                    if args.scale != "1" && args.scale.parse::<u64>().ok() != Some(s) {
-                        note(format!(
-                            "scale option ignored, using count from pgbench_branches table ({s}), as pgbench does"
-                        ));
-                    }
-                    scales.push(s);
-                    tables_of = Some("pgbench -i".to_string());
-                    continue;
-                }
-                match found.ours {
-                    Some((workload, s))
-                        if workload == mix.name() && !found.foreign && found.complete =>
-                    {
-                        scales.push(s)
-                    }
-                    Some(_) if !found.complete => {
-                        return Err(AppError::Usage(format!(
-                            "{}: perflab's last prepare there did not finish; run 'perflab oltp prepare --workload {} --target {}' again",
-                            t.shown,
-                            mix.name(),
-                            t.shown
-                        )));
-                    }
-                    _ => {
-                        return Err(AppError::Usage(format!(
-                            "{} holds no {} tables perflab prepared; run 'perflab oltp prepare --workload {} --target {}' first",
-                            t.shown,
-                            mix.name(),
-                            mix.name(),
-                            t.shown
-                        )));
-                    }
-                }
-            }
-            scales.dedup();
-            match scales[..] {
-                [s] if mix == Mix::Tpcc && s < scale => {
-                    return Err(AppError::Usage(format!(
-                        "--warehouses {scale}: {} holds {s} warehouses; sweep up to {s}, or prepare {scale}",
-                        ts.shards[0].shown
-                    )));
-                }
-                [s] => scale = s,
-                _ => {
-                    return Err(AppError::Usage(format!(
-                        "the shards were prepared at different scales ({scales:?}); prepare them again with one --scale"
-                    )));
-                }
-            }
+                _ => prepared_scale(args, &ts, mix, scale, lone)?,
+            };
+            scale = s;
+            tables_of = by;
             Phases::Run
         }
         _ => {
@@ -559,45 +483,7 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
     };
     let scripts = match script_mode {
         false => None,
-        true => {
-            let dialect = match &first.backend {
-                Backend::Sqlite { .. } => Dialect::Sqlite,
-                Backend::Postgres(_) => Dialect::Postgres,
-                Backend::Mysql(_) => Dialect::Mysql,
-            };
-            let script_scale = match (phases, asked.uses_builtin()) {
-                // pgbench's reading: the number of branches when a built-in script runs.
-                (Phases::Run, true) => {
-                    let branches = first
-                        .open(true, &looking())?
-                        .query_text("SELECT count(*) FROM pgbench_branches")
-                        .map_err(|e| {
-                            AppError::Usage(format!(
-                                "{}: the built-in scripts work on pgbench's tables, which cannot be read there ({e}); make them with 'pgbench -i' or 'perflab oltp prepare'",
-                                first.shown
-                            ))
-                        })?
-                        .and_then(|n| n.trim().parse::<u64>().ok())
-                        .unwrap_or(0);
-                    if args.scale != "1" && args.scale.parse::<u64>().ok() != Some(branches) {
-                        note(format!(
-                            "scale option ignored, using count from pgbench_branches table ({branches}), as pgbench does"
-                        ));
-                    }
-                    branches
-                }
-                _ => scale,
-            };
-            let seed = args.run.seed.trim().parse::<u64>().unwrap_or(1);
-            let mode = first.query_mode.unwrap_or_default();
-            let set = script::setup::build(&asked, dialect, mode, script_scale as i64, seed)
-                .map_err(AppError::Usage)?;
-            note(
-                "scripts: an SQL error other than a serialization failure or deadlock is counted and the client goes on (pgbench ends that client); nothing is checked after the steps"
-                    .into(),
-            );
-            Some(Arc::new(set))
-        }
+        true => Some(Arc::new(script_set(args, &asked, first, phases, scale)?)),
     };
     let script_names = match &scripts {
         Some(set) => (set.scripts.iter())
@@ -605,49 +491,8 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
             .collect(),
         None => Vec::new(),
     };
-    let txlog = match (args.log_transactions, &args.sampling_rate) {
-        (false, None) => None,
-        (false, Some(_)) => {
-            return Err(AppError::Usage(
-                "--sampling-rate samples the transaction log: give --log-transactions (pgbench's -l) too".into(),
-            ));
-        }
-        (true, rate) => {
-            let sampling = match rate {
-                None => 1.0,
-                Some(t) => match t.trim().parse::<f64>() {
-                    Ok(f) if f > 0.0 && f <= 1.0 => f,
-                    _ => {
-                        return Err(AppError::Usage(format!(
-                            "--sampling-rate {t:?}: a share above 0 and up to 1, e.g. 0.01"
-                        )));
-                    }
-                },
-            };
-            let log = txlog::TxLog::new(&args.log_prefix, sampling, args.run.rate.is_some());
-            note(format!(
-                "transactions logged to {} in pgbench's format",
-                log.path().display()
-            ));
-            Some(Arc::new(log))
-        }
-    };
-    let latency_limit = match &args.latency_limit {
-        None => None,
-        Some(_) if args.run.rate.is_some() => {
-            return Err(AppError::Usage(
-                "--latency-limit with --rate: pgbench then skips the transactions already late, which perflab does not do yet; give one or the other".into(),
-            ));
-        }
-        Some(t) => Some(
-            crate::vocab::units::parse_duration("latency-limit", t)
-                .ok()
-                .filter(|d| !d.is_zero())
-                .ok_or_else(|| {
-                    AppError::Usage(format!("--latency-limit {t:?}: a time, e.g. 10ms"))
-                })?,
-        ),
-    };
+    let txlog = transaction_log(args)?;
+    let latency_limit = latency_limit(args)?;
     let spec = OltpSpec {
         latency_limit,
         txlog,
@@ -689,6 +534,198 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
             rate_scope: RateScope::Worker,
         },
     )?)
+}
+
+/// `oltp run` on what is there: the scale of the bank a target holds (perflab's prepare or
+/// `pgbench -i`, the same on every shard), and whose tables they are when not perflab's.
+fn prepared_scale(
+    args: &OltpArgs,
+    ts: &Targets,
+    mix: Mix,
+    mut scale: u64,
+    lone: Option<&str>,
+) -> Result<(u64, Option<String>), AppError> {
+    let mut tables_of = None;
+    if ts.temp_dir.is_some() {
+        return Err(AppError::Usage(
+            "oltp run needs --target: the database 'oltp prepare --target ...' loaded".into(),
+        ));
+    }
+    let mut scales = Vec::new();
+    for t in &ts.shards {
+        let found = look(t, mix)?;
+        if let Some(s) = pgbench_bank(t, mix, &found)? {
+            let what = match args.select_only || lone == Some("select-only") {
+                true => "the run only reads its balances",
+                false => "the run changes its balances and adds history rows, as pgbench does",
+            };
+            note(format!(
+                "{}: pgbench's bank (pgbench -i, scale {s}): {what}; it creates and drops nothing",
+                t.shown
+            ));
+            if args.scale != "1" && args.scale.parse::<u64>().ok() != Some(s) {
+                note(format!(
+                    "scale option ignored, using count from pgbench_branches table ({s}), as pgbench does"
+                ));
+            }
+            scales.push(s);
+            tables_of = Some("pgbench -i".to_string());
+            continue;
+        }
+        match found.ours {
+            Some((workload, s)) if workload == mix.name() && !found.foreign && found.complete => {
+                scales.push(s)
+            }
+            Some(_) if !found.complete => {
+                return Err(AppError::Usage(format!(
+                    "{}: perflab's last prepare there did not finish; run 'perflab oltp prepare --workload {} --target {}' again",
+                    t.shown,
+                    mix.name(),
+                    t.shown
+                )));
+            }
+            _ => {
+                return Err(AppError::Usage(format!(
+                    "{} holds no {} tables perflab prepared; run 'perflab oltp prepare --workload {} --target {}' first",
+                    t.shown,
+                    mix.name(),
+                    mix.name(),
+                    t.shown
+                )));
+            }
+        }
+    }
+    scales.dedup();
+    match scales[..] {
+        [s] if mix == Mix::Tpcc && s < scale => {
+            return Err(AppError::Usage(format!(
+                "--warehouses {scale}: {} holds {s} warehouses; sweep up to {s}, or prepare {scale}",
+                ts.shards[0].shown
+            )));
+        }
+        [s] => scale = s,
+        _ => {
+            return Err(AppError::Usage(format!(
+                "the shards were prepared at different scales ({scales:?}); prepare them again with one --scale"
+            )));
+        }
+    }
+    Ok((scale, tables_of))
+}
+
+/// The built-in scripts asked for: `-b`'s, with `-S` as one more beside other scripts, and
+/// `-r` alone timing the default script's commands (tpcb-like, or `-S`'s select-only).
+fn builtins_asked(args: &OltpArgs) -> Vec<String> {
+    let mut builtins = args.builtin.clone();
+    if args.select_only && (!args.script.is_empty() || !builtins.is_empty()) {
+        builtins.push("select-only".into());
+    }
+    // `-r` alone times the statements of the default script, tpcb-like (or `-S`'s).
+    if args.per_statement && args.script.is_empty() && builtins.is_empty() {
+        builtins.push(match args.select_only {
+            true => "select-only".into(),
+            false => "tpcb-like".into(),
+        });
+    }
+    builtins
+}
+
+/// The run's pgbench scripts, for the first target's engine; `:scale` as pgbench reads it.
+fn script_set(
+    args: &OltpArgs,
+    asked: &script::setup::Asked<'_>,
+    first: &Target,
+    phases: Phases,
+    scale: u64,
+) -> Result<script::client::ScriptSet, AppError> {
+    let dialect = match &first.backend {
+        Backend::Sqlite { .. } => Dialect::Sqlite,
+        Backend::Postgres(_) => Dialect::Postgres,
+        Backend::Mysql(_) => Dialect::Mysql,
+    };
+    let script_scale = match (phases, asked.uses_builtin()) {
+        // pgbench's reading: the number of branches when a built-in script runs.
+        (Phases::Run, true) => {
+            let branches = first
+                .open(true, &looking())?
+                .query_text("SELECT count(*) FROM pgbench_branches")
+                .map_err(|e| {
+                    AppError::Usage(format!(
+                        "{}: the built-in scripts work on pgbench's tables, which cannot be read there ({e}); make them with 'pgbench -i' or 'perflab oltp prepare'",
+                        first.shown
+                    ))
+                })?
+                .and_then(|n| n.trim().parse::<u64>().ok())
+                .unwrap_or(0);
+            if args.scale != "1" && args.scale.parse::<u64>().ok() != Some(branches) {
+                note(format!(
+                    "scale option ignored, using count from pgbench_branches table ({branches}), as pgbench does"
+                ));
+            }
+            branches
+        }
+        _ => scale,
+    };
+    let seed = args.run.seed.trim().parse::<u64>().unwrap_or(1);
+    let mode = first.query_mode.unwrap_or_default();
+    let set = script::setup::build(asked, dialect, mode, script_scale as i64, seed)
+        .map_err(AppError::Usage)?;
+    note(
+        "scripts: an SQL error other than a serialization failure or deadlock is counted and the client goes on (pgbench ends that client); nothing is checked after the steps"
+            .into(),
+    );
+    Ok(set)
+}
+
+/// `-l`: pgbench's per-transaction log, when asked for.
+fn transaction_log(args: &OltpArgs) -> Result<Option<Arc<txlog::TxLog>>, AppError> {
+    Ok(match (args.log_transactions, &args.sampling_rate) {
+        (false, None) => None,
+        (false, Some(_)) => {
+            return Err(AppError::Usage(
+                "--sampling-rate samples the transaction log: give --log-transactions (pgbench's -l) too".into(),
+            ));
+        }
+        (true, rate) => {
+            let sampling = match rate {
+                None => 1.0,
+                Some(t) => match t.trim().parse::<f64>() {
+                    Ok(f) if f > 0.0 && f <= 1.0 => f,
+                    _ => {
+                        return Err(AppError::Usage(format!(
+                            "--sampling-rate {t:?}: a share above 0 and up to 1, e.g. 0.01"
+                        )));
+                    }
+                },
+            };
+            let log = txlog::TxLog::new(&args.log_prefix, sampling, args.run.rate.is_some());
+            note(format!(
+                "transactions logged to {} in pgbench's format",
+                log.path().display()
+            ));
+            Some(Arc::new(log))
+        }
+    })
+}
+
+/// `-L`: the limit above which a transaction counts as late.
+fn latency_limit(args: &OltpArgs) -> Result<Option<std::time::Duration>, AppError> {
+    Ok(match &args.latency_limit {
+        None => None,
+        Some(_) if args.run.rate.is_some() => {
+            return Err(AppError::Usage(
+                "--latency-limit with --rate: pgbench then skips the transactions already late, which perflab does not do yet; give one or the other".into(),
+            ));
+        }
+        Some(t) => Some(
+            crate::vocab::units::parse_duration("latency-limit", t)
+                .ok()
+                .filter(|d| !d.is_zero())
+                .ok_or_else(|| {
+                    AppError::Usage(format!("--latency-limit {t:?}: a time, e.g. 10ms"))
+                })?,
+        ),
+    })
 }
 
 /// tpcc's options for a run; in spec mode the clients follow from the warehouses (ten

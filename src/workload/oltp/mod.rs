@@ -337,10 +337,11 @@ impl Workload for OltpSpec {
                 &stop,
             )
             .map(|s| {
-                let s = s
-                    .connect_each(connect_each)
-                    .late_after(late_limit)
-                    .log_to(txlog.clone(), worker as u64, seed);
+                let s = s.connect_each(connect_each).late_after(late_limit).log_to(
+                    txlog.clone(),
+                    worker as u64,
+                    seed,
+                );
                 Box::new(s) as Box<dyn Session>
             })
         }))

@@ -45,7 +45,6 @@ fn refuse_logs(_: &mut Reading, _: Option<&str>) -> Result<(), String> {
     Err("every run is archived with its time series and histograms; write them out with 'perflab export last -f csv -o FILE'".into())
 }
 
-
 static FLAGS: &[Flag] = &[
     Flag::value(&["-c", "--client"], "--clients", |r, value| {
         r.keep("clients", given(value));
@@ -119,7 +118,9 @@ static FLAGS: &[Flag] = &[
     Flag::switch(
         &["-d", "--debug"],
         "refused: pgbench's debugging output",
-        |_, _| Err("pgbench's debugging output is not available; perflab's record has every step's figures".into()),
+        |_, _| {
+            Err("pgbench's debugging output is not available; perflab's record has every step's figures".into())
+        },
     ),
     Flag::value(
         &["-M", "--protocol"],
@@ -213,7 +214,10 @@ static FLAGS: &[Flag] = &[
                 .ok()
                 .filter(|v| *v > 0.0)
                 .ok_or_else(|| format!("invalid latency limit: {:?}", given(value)))?;
-            r.opt("--latency-limit", &format!("{}us", (ms * 1000.0).round() as u64));
+            r.opt(
+                "--latency-limit",
+                &format!("{}us", (ms * 1000.0).round() as u64),
+            );
             Ok(())
         },
     ),
@@ -287,7 +291,9 @@ fn finish(r: &mut Reading) -> Result<(), String> {
     }
     if r.kept("initialize").is_none() && !r.has("--warmup") {
         // pgbench measures from its first transaction.
-        r.note("no warm-up, as pgbench (perflab's own default is 1 s of warm-up, not measured)".into());
+        r.note(
+            "no warm-up, as pgbench (perflab's own default is 1 s of warm-up, not measured)".into(),
+        );
         r.opt("--warmup", "0s");
     }
     let initialize = r.kept("initialize").is_some();

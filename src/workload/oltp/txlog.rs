@@ -80,7 +80,9 @@ impl TxLog {
         let Ok(file) = self.file() else {
             return Err(self.file().as_ref().err().cloned().unwrap_or_default());
         };
-        let since = at.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+        let since = at
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default();
         let time = match ended {
             Ended::Done(d) => d.as_micros().to_string(),
             Ended::Failed(Some(cause)) => cause.to_string(),
@@ -119,8 +121,15 @@ mod tests {
         let prefix = dir.join("log");
         let log = TxLog::new(prefix.to_str().unwrap(), 1.0, true);
         let at = SystemTime::UNIX_EPOCH + Duration::from_micros(1_700_000_000_123_456);
-        log.write(0, 1, Ended::Done(Duration::from_micros(1234)), 0, at, Some(Duration::from_micros(7)))
-            .unwrap();
+        log.write(
+            0,
+            1,
+            Ended::Done(Duration::from_micros(1234)),
+            0,
+            at,
+            Some(Duration::from_micros(7)),
+        )
+        .unwrap();
         log.write(1, 1, Ended::Failed(Some("deadlock")), 1, at, None)
             .unwrap();
         log.flush();

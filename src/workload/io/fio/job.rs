@@ -373,10 +373,15 @@ pub struct FioJob {
     /// `unlink`: remove the files afterwards.
     pub unlink: bool,
 
-    /// `verify`: the method (md5, crc32c, ...); None for `verify=0`.
+    /// `verify`: the method (md5, crc32c, ...); None for `verify=0` (`none`, and `null`,
+    /// with which fio only pretends).
     pub verify: Option<String>,
     /// `do_verify` (default true).
     pub do_verify: bool,
+    /// `verify_fatal` (default false): end the job at its first bad block.
+    pub verify_fatal: bool,
+    /// `verify_dump` (default false): fio dumps good and bad blocks to files.
+    pub verify_dump: bool,
 
     /// What the write buffers hold.
     pub buffers: Buffers,
@@ -423,6 +428,26 @@ pub struct FioJob {
     pub log_offset: bool,
     /// `per_job_logs` (default true).
     pub per_job_logs: bool,
+    /// `bwavgtime` / `iopsavgtime` as written (fio: the bandwidth and IOPS logs' window is
+    /// the smaller of it and `log_avg_msec`).
+    pub bw_avg_time: Option<u32>,
+    pub iops_avg_time: Option<u32>,
+    /// `log_unix_epoch` or `log_alternate_epoch` (on CLOCK_REALTIME, fio's default): the
+    /// logs' times are Unix milliseconds.
+    pub log_unix_epoch: bool,
+    pub log_alternate_epoch: bool,
+
+    /// `disable_lat`, `disable_clat`, `disable_slat`, `disable_bw_measurement`: fio keeps no
+    /// total, completion or submission latency, no per-I/O bandwidth (`gtod_reduce=1` sets
+    /// all four).
+    pub disable_lat: bool,
+    pub disable_clat: bool,
+    pub disable_slat: bool,
+    pub disable_bw: bool,
+    /// `gtod_reduce`.
+    pub gtod_reduce: bool,
+    /// `stats` (default true): fio keeps statistics for the job.
+    pub stats: bool,
 
     /// `thread` (fio: threads instead of processes; perflab always uses threads).
     pub thread: bool,
@@ -537,6 +562,8 @@ impl Default for FioJob {
             unlink: false,
             verify: None,
             do_verify: true,
+            verify_fatal: false,
+            verify_dump: false,
             buffers: Buffers::Random,
             refill_buffers: false,
             scramble_buffers: true,
@@ -559,6 +586,16 @@ impl Default for FioJob {
             log_avg_msec: 0,
             log_offset: false,
             per_job_logs: true,
+            bw_avg_time: None,
+            iops_avg_time: None,
+            log_unix_epoch: false,
+            log_alternate_epoch: false,
+            disable_lat: false,
+            disable_clat: false,
+            disable_slat: false,
+            disable_bw: false,
+            gtod_reduce: false,
+            stats: true,
             thread: false,
             clat_percentiles: true,
             lat_percentiles: false,
@@ -629,7 +666,8 @@ impl FioJob {
                 ),
             ));
         }
-        // A bare log flag in [global] means each job's own name.
+        // A bare log flag means the job's own name (its `name=` included), as fio's
+        // make_log_name.
         for log in [
             &mut self.write_bw_log,
             &mut self.write_lat_log,

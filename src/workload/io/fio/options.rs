@@ -155,14 +155,12 @@ fn colon_list(s: &str) -> Vec<PathBuf> {
     out
 }
 
-fn log_prefix(j: &FioJob, c: &Ctx) -> Option<String> {
-    // A bare flag means "the job's name": resolved per job when the section is global.
+/// A log's prefix: a bare flag (or an empty value) keeps the prefix the job has, else means
+/// the job's name, resolved once the section is read (`FioJob::check`, where `name=` is
+/// known): fio's callback sets the prefix only when given one.
+fn log_prefix(had: &Option<String>, c: &Ctx) -> Option<String> {
     match c.value {
-        None | Some("") => Some(if c.global {
-            String::new()
-        } else {
-            j.name.clone()
-        }),
+        None => Some(had.clone().unwrap_or_default()),
         Some(v) => Some(v.to_string()),
     }
 }
@@ -409,13 +407,18 @@ pub static TABLE: &[Opt] = &[
     Opt { names: &["verify"], handle: |j, c| {
         let v = c.val()?;
         j.verify = match v {
-            "0" | "none" => None,
+            // fio's null method pretends: nothing is checked.
+            "0" | "none" | "null" => None,
             m if VERIFY_METHODS.contains(&m) => Some(m.to_string()),
             m => return Err(format!("unknown verify method `{m}` ({})", VERIFY_METHODS.join(", "))),
         };
         Ok(())
     } },
     Opt { names: &["do_verify"], handle: |j, c| { j.do_verify = c.boolean()?; Ok(()) } },
+    Opt { names: &["verify_fatal"], handle: |j, c| { j.verify_fatal = c.boolean()?; Ok(()) } },
+    Opt { names: &["verify_dump"], handle: |j, c| { j.verify_dump = c.boolean()?; Ok(()) } },
+    // fio 3.33 accepts and ignores them (soft-deprecated): so does perflab.
+    Opt { names: &["verifysort", "verifysort_nr"], handle: |_, c| { check_any(c) } },
     // Buffers.
     Opt { names: &["refill_buffers"], handle: |j, c| { j.refill_buffers = c.flag()?; j.refill_buffers_set = true; Ok(()) } },
     Opt { names: &["scramble_buffers"], handle: |j, c| { j.scramble_buffers = c.boolean()?; j.scramble_buffers_set = true; Ok(()) } },
@@ -475,13 +478,32 @@ pub static TABLE: &[Opt] = &[
         Ok(())
     } },
     // Logs.
-    Opt { names: &["write_bw_log"], handle: |j, c| { j.write_bw_log = log_prefix(j, c); Ok(()) } },
-    Opt { names: &["write_lat_log"], handle: |j, c| { j.write_lat_log = log_prefix(j, c); Ok(()) } },
-    Opt { names: &["write_iops_log"], handle: |j, c| { j.write_iops_log = log_prefix(j, c); Ok(()) } },
-    Opt { names: &["write_hist_log"], handle: |j, c| { j.write_hist_log = log_prefix(j, c); Ok(()) } },
+    Opt { names: &["write_bw_log"], handle: |j, c| { j.write_bw_log = log_prefix(&j.write_bw_log, c); Ok(()) } },
+    Opt { names: &["write_lat_log"], handle: |j, c| { j.write_lat_log = log_prefix(&j.write_lat_log, c); Ok(()) } },
+    Opt { names: &["write_iops_log"], handle: |j, c| { j.write_iops_log = log_prefix(&j.write_iops_log, c); Ok(()) } },
+    Opt { names: &["write_hist_log"], handle: |j, c| { j.write_hist_log = log_prefix(&j.write_hist_log, c); Ok(()) } },
     Opt { names: &["log_avg_msec"], handle: |j, c| { j.log_avg_msec = c.u32(0)?; Ok(()) } },
     Opt { names: &["log_offset"], handle: |j, c| { j.log_offset = c.boolean()?; Ok(()) } },
     Opt { names: &["per_job_logs"], handle: |j, c| { j.per_job_logs = c.boolean()?; Ok(()) } },
+    Opt { names: &["bwavgtime"], handle: |j, c| { j.bw_avg_time = Some(c.u32(0)?); Ok(()) } },
+    Opt { names: &["iopsavgtime"], handle: |j, c| { j.iops_avg_time = Some(c.u32(0)?); Ok(()) } },
+    Opt { names: &["log_unix_epoch"], handle: |j, c| { j.log_unix_epoch = c.boolean()?; Ok(()) } },
+    Opt { names: &["log_alternate_epoch"], handle: |j, c| { j.log_alternate_epoch = c.boolean()?; Ok(()) } },
+    // What fio measures: gtod_reduce=1 turns the four off (and the percentiles), =0 leaves
+    // them as they are (options.c str_gtod_reduce_cb); each may be set again after it.
+    Opt { names: &["gtod_reduce"], handle: |j, c| {
+        j.gtod_reduce = c.boolean()?;
+        if j.gtod_reduce {
+            (j.disable_lat, j.disable_clat, j.disable_slat, j.disable_bw) = (true, true, true, true);
+            (j.clat_percentiles, j.lat_percentiles, j.slat_percentiles) = (false, false, false);
+        }
+        Ok(())
+    } },
+    Opt { names: &["disable_lat"], handle: |j, c| { j.disable_lat = c.boolean()?; Ok(()) } },
+    Opt { names: &["disable_clat"], handle: |j, c| { j.disable_clat = c.boolean()?; Ok(()) } },
+    Opt { names: &["disable_slat"], handle: |j, c| { j.disable_slat = c.boolean()?; Ok(()) } },
+    Opt { names: &["disable_bw_measurement", "disable_bw"], handle: |j, c| { j.disable_bw = c.boolean()?; Ok(()) } },
+    Opt { names: &["stats"], handle: |j, c| { j.stats = c.boolean()?; Ok(()) } },
     // Reporting.
     Opt { names: &["clat_percentiles"], handle: |j, c| { j.clat_percentiles = c.boolean()?; Ok(()) } },
     Opt { names: &["lat_percentiles"], handle: |j, c| { j.lat_percentiles = c.boolean()?; Ok(()) } },
@@ -497,13 +519,10 @@ pub static TABLE: &[Opt] = &[
     } },
     Opt { names: &["kb_base"], handle: |j, c| { j.kb_base = c.word(&["1024", "1000"])?.parse().unwrap_or(1024); Ok(()) } },
     // Accepted and ignored: they change only fio's own output or bookkeeping, which
-    // perflab does its own way (it always measures every latency and writes one record).
+    // perflab does its own way, or act only with what perflab refuses (write_hist_log).
     Opt {
         names: &[
-            "disable_lat", "disable_clat", "disable_slat", "disable_bw_measurement", "disable_bw",
-            "gtod_reduce", "stats", "unit_base", "significant_figures", "bwavgtime",
-            "iopsavgtime", "log_hist_msec", "log_hist_coarseness",
-            "log_unix_epoch", "log_alternate_epoch",
+            "unit_base", "significant_figures", "log_hist_msec", "log_hist_coarseness",
         ],
         handle: |_, c| { check_any(c) },
     },
@@ -600,11 +619,20 @@ fn rw(j: &mut FioJob, c: &Ctx) -> Result<(), String> {
 pub static REFUSED: &[(&[&str], &str)] = &[
     (&["cpus_allowed", "cpumask", "cpus_allowed_policy", "numa_cpu_nodes", "numa_mem_policy", "gtod_cpu"],
      "perflab does not pin jobs to CPUs or NUMA nodes; pin the whole run with taskset or numactl"),
-    (&["verify_async", "verify_async_cpus", "verify_backlog", "verify_backlog_batch", "verify_only",
-       "verify_offset", "verify_interval", "verify_pattern", "verify_pattern_interval", "verify_fatal",
-       "verify_dump", "verify_state_save", "verify_state_load", "verify_header_seed",
-       "verify_write_sequence", "experimental_verify", "verifysort", "verifysort_nr", "trim_verify_zero"],
-     "perflab verifies each block inline with its own checksummed blocks; keep verify=METHOD and remove this"),
+    (&["verify_backlog", "verify_backlog_batch"],
+     "perflab reads back what a job wrote once its I/O is done, not every N blocks (and checks every read of a known block as it completes); remove it"),
+    (&["verify_async", "verify_async_cpus"],
+     "perflab checks each block in the thread that reads it; remove it"),
+    (&["verify_only"],
+     "perflab checks reads as a job reads: give the job rw=read (or randread) with verify, in place of the writing job with verify_only"),
+    (&["verify_offset", "verify_interval"],
+     "perflab's verify header is at the start of each whole block of bs; remove it"),
+    (&["verify_pattern", "verify_pattern_interval"],
+     "perflab verifies its own checksummed blocks, not a pattern; give verify=crc32c (or another checksum) and remove it"),
+    (&["verify_state_save", "verify_state_load", "verify_header_seed", "verify_write_sequence", "experimental_verify"],
+     "perflab's verify blocks always carry the run's seed and each block's write generation, and it keeps no verify state between runs; remove it"),
+    (&["trim_verify_zero"],
+     "perflab does not trim what a job wrote; it trims only on ioengine=falloc, as rw=trim or randtrim"),
     (&["trim_percentage", "trim_backlog", "trim_backlog_batch", "block_error_percentiles"],
      "perflab does not trim what a job wrote; it trims only on ioengine=falloc, as rw=trim or randtrim"),
     (&["nice", "prio", "prioclass", "priohint", "cmdprio_percentage"],

@@ -692,6 +692,14 @@ fn jobs_verify_buffers() {
     assert_eq!(j.verify.as_deref(), Some("crc32c"));
     assert!(!j.do_verify);
     assert_eq!(job("[a]\nsize=1m\nverify=0\n").verify, None);
+    // fio's null method only pretends: nothing is checked.
+    assert_eq!(job("[a]\nsize=1m\nverify=null\n").verify, None);
+    let j = job(
+        "[a]\nsize=1m\nverify=xxhash\nverify_fatal=1\nverify_dump=1\nverifysort=0\nverifysort_nr=8\n",
+    );
+    assert!(j.verify_fatal && j.verify_dump);
+    assert!(refused("[a]\nsize=1m\nverify_only=1\n").contains("rw=read"));
+    assert!(refused("[a]\nsize=1m\nverify_async=2\n").contains("thread that reads it"));
     assert!(refused("[a]\nsize=1m\nverify=rot13\n").contains("unknown verify"));
     let j = job("[a]\nsize=1m\n");
     assert_eq!(j.buffers, Buffers::Random);
@@ -818,6 +826,35 @@ fn logs() {
 }
 
 #[test]
+fn log_prefixes_and_windows_as_fio() {
+    // A bare flag keeps an inherited prefix (fio's callback sets one only when given), else
+    // is the job's name, `name=` included wherever it is written.
+    let f = read("[global]\nwrite_bw_log=foo\nsize=1m\n[a]\nwrite_bw_log\nwrite_iops_log\nname=renamed\n[b]\nwrite_lat_log=\n").unwrap();
+    assert_eq!(f.jobs[0].write_bw_log.as_deref(), Some("foo"));
+    assert_eq!(f.jobs[0].write_iops_log.as_deref(), Some("renamed"));
+    assert_eq!(f.jobs[1].write_lat_log.as_deref(), Some("b"));
+    let j = job(
+        "[a]\nsize=1m\nbwavgtime=200\niopsavgtime=300\nlog_unix_epoch=1\nlog_alternate_epoch=0\n",
+    );
+    assert_eq!((j.bw_avg_time, j.iops_avg_time), (Some(200), Some(300)));
+    assert!(j.log_unix_epoch && !j.log_alternate_epoch);
+}
+
+#[test]
+fn gtod_reduce_turns_the_latencies_off_as_fio() {
+    let j = job("[a]\nsize=1m\ngtod_reduce=1\n");
+    assert!(j.gtod_reduce && j.disable_lat && j.disable_clat && j.disable_slat && j.disable_bw);
+    assert!(!j.clat_percentiles && !j.lat_percentiles && !j.slat_percentiles);
+    // =0 leaves them as they are; a later line sets one again.
+    let j = job("[a]\nsize=1m\ndisable_clat=1\ngtod_reduce=0\n");
+    assert!(!j.gtod_reduce && j.disable_clat && !j.disable_lat);
+    let j = job("[a]\nsize=1m\ngtod_reduce=1\ndisable_lat=0\n");
+    assert!(!j.disable_lat && j.disable_clat);
+    let j = job("[a]\nsize=1m\ndisable_bw_measurement=1\nstats=0\n");
+    assert!(j.disable_bw && !j.stats);
+}
+
+#[test]
 fn reporting_options() {
     let j = job(
         "[a]\nsize=1m\nname=renamed\ndescription=d\nthread\ngroup_reporting\nclat_percentiles=0\nlat_percentiles=1\nslat_percentiles=1\npercentile_list=50:99:99.9\nunified_rw_reporting=mixed\ndisable_slat=1\ngtod_reduce=0\nexitall\nstats=1\n",
@@ -853,7 +890,7 @@ fn refusals_name_file_line_option_and_fix() {
         ("numa_cpu_nodes=0", "numactl"),
         ("zonemode=zbd", "zoned"),
         ("exec_prerun=ls", "runs no commands"),
-        ("verify_async=2", "inline"),
+        ("verify_async=2", "thread that reads it"),
         ("nice=5", "nice"),
         ("fallocate=none", "cannot honour"),
         ("hipri", "cannot honour"),

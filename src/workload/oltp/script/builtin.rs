@@ -86,7 +86,11 @@ pub fn find(name: &str) -> Result<&'static Builtin, String> {
 
 /// The names, for messages and `-b list`.
 pub fn list() -> String {
-    BUILTINS.iter().map(|b| b.name).collect::<Vec<_>>().join(", ")
+    BUILTINS
+        .iter()
+        .map(|b| b.name)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]

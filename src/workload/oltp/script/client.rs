@@ -16,13 +16,13 @@ use super::parse::{Amount, Part, Script, Sql, Store, What, Word};
 use super::prng::{Prng, Seeds};
 use super::value::Value;
 use super::vars::{Held, Vars};
+use crate::record::histogram::{LatencyHistogram, new_histogram};
 use crate::sql::query_mode::QueryMode;
 use crate::sql::sql::{Answer, Conn, DbError, Dialect, Param, Stmt};
 use crate::workload::oltp::client::Client;
+use crate::workload::session::GroupTotals;
 use std::fmt::Write as _;
 use std::sync::Arc;
-use crate::record::histogram::{LatencyHistogram, new_histogram};
-use crate::workload::session::GroupTotals;
 use std::time::{Duration, Instant};
 
 /// The scripts of a run and how they run, shared by every client.
@@ -183,7 +183,12 @@ impl ScriptClient {
     }
 
     /// Runs command `pc` of `script`; returns the next command's index.
-    fn command(&mut self, conn: &mut dyn Conn, script: &Script, pc: usize) -> Result<usize, DbError> {
+    fn command(
+        &mut self,
+        conn: &mut dyn Conn,
+        script: &Script,
+        pc: usize,
+    ) -> Result<usize, DbError> {
         self.pc = pc;
         {
             let command = &script.commands[pc];
@@ -370,9 +375,7 @@ impl ScriptClient {
                     None => Param::Null,
                     Some(Held::Text(t)) => Param::Text(t),
                     Some(Held::Value(Value::Int(i))) => Param::Int(i),
-                    Some(Held::Value(_)) => {
-                        Param::Text(rendered.next().map_or("", String::as_str))
-                    }
+                    Some(Held::Value(_)) => Param::Text(rendered.next().map_or("", String::as_str)),
                 })
                 .collect();
             conn.answer(stmt, &params, &mut self.answer)?;

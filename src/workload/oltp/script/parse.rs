@@ -148,11 +148,11 @@ pub fn parse(name: &str, weight: u64, text: &str) -> Result<Script, ParseError> 
         return Err(ParseError::at(1, "the script holds a NUL byte"));
     }
     let pieces = scan(text).map_err(|e| ParseError::at(e.line, e.message))?;
-    let mut commands: Vec<Command> = Vec::with_capacity(pieces.len());
-    // Open `\if` blocks: the index of the command whose `next` is still to be set, and
-    // every `\elif`/`\else` whose `end` waits for the `\endif`.
-    let mut blocks: Vec<(usize, Vec<usize>, bool)> = Vec::new();
-    let mut pipeline: Option<usize> = None;
+    let mut reader = Reader {
+        commands: Vec::with_capacity(pieces.len()),
+        blocks: Vec::new(),
+        pipeline: None,
+    };
     for piece in pieces {
         match piece {
             Piece::Sql { text, line } => {
@@ -166,7 +166,7 @@ pub fn parse(name: &str, weight: u64, text: &str) -> Result<Script, ParseError> 
                         ),
                     ));
                 }
-                commands.push(Command {
+                reader.commands.push(Command {
                     line,
                     shown: first_line(&text),
                     what: What::Sql(Sql {
@@ -177,177 +177,14 @@ pub fn parse(name: &str, weight: u64, text: &str) -> Result<Script, ParseError> 
                     }),
                 });
             }
-            Piece::Meta { name, rest, line } => {
-                let shown = format!("\\{name} {rest}").trim_end().to_string();
-                let err = |m: &str| ParseError::at(line, format!("\\{name}: {m}"));
-                let words: Vec<&str> = rest.split_whitespace().collect();
-                let no_args = |w: &[&str]| match w.is_empty() {
-                    true => Ok(()),
-                    false => Err(err("unexpected argument")),
-                };
-                let here = commands.len();
-                let what = match name.as_str() {
-                    "gset" | "aset" => {
-                        if words.len() > 1 {
-                            return Err(err("too many arguments"));
-                        }
-                        let store = Store {
-                            all: name == "aset",
-                            prefix: words.first().unwrap_or(&"").to_string(),
-                        };
-                        if pipeline.is_some() {
-                            return Err(err("not available inside a pipeline"));
-                        }
-                        match commands.last_mut().map(|c| &mut c.what) {
-                            Some(What::Sql(sql)) if sql.store.is_none() => {
-                                sql.store = Some(store);
-                                continue;
-                            }
-                            _ => return Err(err("must follow an SQL command")),
-                        }
-                    }
-                    "set" => {
-                        let (var, expr) = rest
-                            .split_once(char::is_whitespace)
-                            .ok_or_else(|| err("missing argument"))?;
-                        check_name(var).map_err(|m| err(&m))?;
-                        let expr = Expr::parse(expr.trim())
-                            .map_err(|e| err(&format!("{e} in expression {:?}", expr.trim())))?;
-                        What::Set {
-                            var: var.to_string(),
-                            expr,
-                        }
-                    }
-                    "sleep" => {
-                        if words.is_empty() {
-                            return Err(err("missing argument"));
-                        }
-                        if words.len() > 2 {
-                            return Err(err("too many arguments"));
-                        }
-                        let amount = match words[0].strip_prefix(':') {
-                            Some(v) => {
-                                check_name(v).map_err(|m| err(&m))?;
-                                Amount::Var(v.to_string())
-                            }
-                            None => Amount::Fixed(words[0].parse::<i64>().map_err(|_| {
-                                err(&format!("invalid sleep time {:?}: a whole number or :variable", words[0]))
-                            })?),
-                        };
-                        let unit_us = match words.get(1).map(|u| u.to_ascii_lowercase()) {
-                            None => 1_000_000,
-                            Some(u) if u == "s" => 1_000_000,
-                            Some(u) if u == "ms" => 1_000,
-                            Some(u) if u == "us" => 1,
-                            Some(u) => {
-                                return Err(err(&format!(
-                                    "unrecognized time unit {u:?}, must be us, ms or s"
-                                )));
-                            }
-                        };
-                        What::Sleep { amount, unit_us }
-                    }
-                    "setshell" => {
-                        if words.len() < 2 {
-                            return Err(err("missing argument"));
-                        }
-                        check_name(words[0]).map_err(|m| err(&m))?;
-                        What::SetShell {
-                            var: words[0].to_string(),
-                            words: words[1..].iter().map(|w| word(w)).collect(),
-                        }
-                    }
-                    "shell" => {
-                        if words.is_empty() {
-                            return Err(err("missing command"));
-                        }
-                        What::Shell {
-                            words: words.iter().map(|w| word(w)).collect(),
-                        }
-                    }
-                    "if" | "elif" => {
-                        let expr = Expr::parse(rest.trim()).map_err(|e| {
-                            err(&format!("{e} in expression {:?}", rest.trim()))
-                        })?;
-                        if name == "if" {
-                            if blocks.len() >= MAX_IF_DEPTH {
-                                return Err(err(&format!(
-                                    "more than {MAX_IF_DEPTH} nested \\if blocks"
-                                )));
-                            }
-                            blocks.push((here, Vec::new(), false));
-                            What::If { expr, next: 0 }
-                        } else {
-                            let (open, ends, seen_else) = blocks
-                                .last_mut()
-                                .ok_or_else(|| err("\\elif without matching \\if"))?;
-                            if *seen_else {
-                                return Err(err("\\elif after \\else"));
-                            }
-                            link(&mut commands, *open, here);
-                            *open = here;
-                            ends.push(here);
-                            What::Elif {
-                                expr,
-                                next: 0,
-                                end: 0,
-                            }
-                        }
-                    }
-                    "else" => {
-                        no_args(&words)?;
-                        let (open, ends, seen_else) = blocks
-                            .last_mut()
-                            .ok_or_else(|| err("\\else without matching \\if"))?;
-                        if *seen_else {
-                            return Err(err("\\else after \\else"));
-                        }
-                        *seen_else = true;
-                        link(&mut commands, *open, here);
-                        *open = here;
-                        ends.push(here);
-                        What::Else { end: 0 }
-                    }
-                    "endif" => {
-                        no_args(&words)?;
-                        let (open, ends, _) = blocks
-                            .pop()
-                            .ok_or_else(|| err("\\endif without matching \\if"))?;
-                        link(&mut commands, open, here);
-                        for e in ends {
-                            match &mut commands[e].what {
-                                What::Elif { end, .. } | What::Else { end } => *end = here,
-                                _ => {}
-                            }
-                        }
-                        What::Endif
-                    }
-                    "startpipeline" => {
-                        no_args(&words)?;
-                        if pipeline.is_some() {
-                            return Err(err("already in a pipeline"));
-                        }
-                        pipeline = Some(line);
-                        What::StartPipeline
-                    }
-                    "endpipeline" => {
-                        no_args(&words)?;
-                        if pipeline.take().is_none() {
-                            return Err(err("not in a pipeline"));
-                        }
-                        What::EndPipeline
-                    }
-                    "syncpipeline" | "close" | "bind" | "parse" | "bind_named" => {
-                        return Err(err(
-                            "a meta-command of pgbench after 15 (perflab reads PostgreSQL 15's pgbench scripts)",
-                        ));
-                    }
-                    _ => return Err(err("invalid command")),
-                };
-                commands.push(Command { line, shown, what });
-            }
+            Piece::Meta { name, rest, line } => reader.meta(&name, &rest, line)?,
         }
     }
+    let Reader {
+        commands,
+        blocks,
+        pipeline,
+    } = reader;
     if let Some((open, _, _)) = blocks.last() {
         return Err(ParseError::at(
             commands[*open].line,
@@ -370,6 +207,197 @@ pub fn parse(name: &str, weight: u64, text: &str) -> Result<Script, ParseError> 
     })
 }
 
+/// What is read so far of a script.
+struct Reader {
+    commands: Vec<Command>,
+    /// Open `\if` blocks: the index of the command whose `next` is still to be set, every
+    /// `\elif`/`\else` whose `end` waits for the `\endif`, and whether `\else` was seen.
+    blocks: Vec<(usize, Vec<usize>, bool)>,
+    /// The line of an open `\startpipeline`.
+    pipeline: Option<usize>,
+}
+
+impl Reader {
+    /// A backslash command: checked, linked into its `\if` block, or joined to the SQL
+    /// before it (`\gset`).
+    fn meta(&mut self, name: &str, rest: &str, line: usize) -> Result<(), ParseError> {
+        let shown = format!("\\{name} {rest}").trim_end().to_string();
+        let err = |m: &str| ParseError::at(line, format!("\\{name}: {m}"));
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        let no_args = |w: &[&str]| match w.is_empty() {
+            true => Ok(()),
+            false => Err(err("unexpected argument")),
+        };
+        let here = self.commands.len();
+        let what = match name {
+            "gset" | "aset" => {
+                if words.len() > 1 {
+                    return Err(err("too many arguments"));
+                }
+                let store = Store {
+                    all: name == "aset",
+                    prefix: words.first().unwrap_or(&"").to_string(),
+                };
+                if self.pipeline.is_some() {
+                    return Err(err("not available inside a pipeline"));
+                }
+                match self.commands.last_mut().map(|c| &mut c.what) {
+                    Some(What::Sql(sql)) if sql.store.is_none() => {
+                        sql.store = Some(store);
+                        return Ok(());
+                    }
+                    _ => return Err(err("must follow an SQL command")),
+                }
+            }
+            "set" => {
+                let (var, expr) = rest
+                    .split_once(char::is_whitespace)
+                    .ok_or_else(|| err("missing argument"))?;
+                check_name(var).map_err(|m| err(&m))?;
+                let expr = Expr::parse(expr.trim())
+                    .map_err(|e| err(&format!("{e} in expression {:?}", expr.trim())))?;
+                What::Set {
+                    var: var.to_string(),
+                    expr,
+                }
+            }
+            "sleep" => sleep(&words).map_err(|m| err(&m))?,
+            "setshell" => {
+                if words.len() < 2 {
+                    return Err(err("missing argument"));
+                }
+                check_name(words[0]).map_err(|m| err(&m))?;
+                What::SetShell {
+                    var: words[0].to_string(),
+                    words: words[1..].iter().map(|w| word(w)).collect(),
+                }
+            }
+            "shell" => {
+                if words.is_empty() {
+                    return Err(err("missing command"));
+                }
+                What::Shell {
+                    words: words.iter().map(|w| word(w)).collect(),
+                }
+            }
+            "if" | "elif" => {
+                let expr = Expr::parse(rest.trim())
+                    .map_err(|e| err(&format!("{e} in expression {:?}", rest.trim())))?;
+                if name == "if" {
+                    if self.blocks.len() >= MAX_IF_DEPTH {
+                        return Err(err(&format!(
+                            "more than {MAX_IF_DEPTH} nested \\if self.blocks"
+                        )));
+                    }
+                    self.blocks.push((here, Vec::new(), false));
+                    What::If { expr, next: 0 }
+                } else {
+                    let (open, ends, seen_else) = self
+                        .blocks
+                        .last_mut()
+                        .ok_or_else(|| err("\\elif without matching \\if"))?;
+                    if *seen_else {
+                        return Err(err("\\elif after \\else"));
+                    }
+                    link(&mut self.commands, *open, here);
+                    *open = here;
+                    ends.push(here);
+                    What::Elif {
+                        expr,
+                        next: 0,
+                        end: 0,
+                    }
+                }
+            }
+            "else" => {
+                no_args(&words)?;
+                let (open, ends, seen_else) = self
+                    .blocks
+                    .last_mut()
+                    .ok_or_else(|| err("\\else without matching \\if"))?;
+                if *seen_else {
+                    return Err(err("\\else after \\else"));
+                }
+                *seen_else = true;
+                link(&mut self.commands, *open, here);
+                *open = here;
+                ends.push(here);
+                What::Else { end: 0 }
+            }
+            "endif" => {
+                no_args(&words)?;
+                let (open, ends, _) = self
+                    .blocks
+                    .pop()
+                    .ok_or_else(|| err("\\endif without matching \\if"))?;
+                link(&mut self.commands, open, here);
+                for e in ends {
+                    match &mut self.commands[e].what {
+                        What::Elif { end, .. } | What::Else { end } => *end = here,
+                        _ => {}
+                    }
+                }
+                What::Endif
+            }
+            "startpipeline" => {
+                no_args(&words)?;
+                if self.pipeline.is_some() {
+                    return Err(err("already in a pipeline"));
+                }
+                self.pipeline = Some(line);
+                What::StartPipeline
+            }
+            "endpipeline" => {
+                no_args(&words)?;
+                if self.pipeline.take().is_none() {
+                    return Err(err("not in a pipeline"));
+                }
+                What::EndPipeline
+            }
+            "syncpipeline" | "close" | "bind" | "parse" | "bind_named" => {
+                return Err(err(
+                    "a meta-command of pgbench after 15 (perflab reads PostgreSQL 15's pgbench scripts)",
+                ));
+            }
+            _ => return Err(err("invalid command")),
+        };
+        self.commands.push(Command { line, shown, what });
+        Ok(())
+    }
+}
+
+/// `\sleep N [us|ms|s]` or `\sleep :var [unit]`.
+fn sleep(words: &[&str]) -> Result<What, String> {
+    if words.is_empty() {
+        return Err("missing argument".into());
+    }
+    if words.len() > 2 {
+        return Err("too many arguments".into());
+    }
+    let amount = match words[0].strip_prefix(':') {
+        Some(v) => {
+            check_name(v)?;
+            Amount::Var(v.to_string())
+        }
+        None => Amount::Fixed(words[0].parse::<i64>().map_err(|_| {
+            format!(
+                "invalid sleep time {:?}: a whole number or :variable",
+                words[0]
+            )
+        })?),
+    };
+    let unit_us = match words.get(1).map(|u| u.to_ascii_lowercase()) {
+        None => 1_000_000,
+        Some(u) if u == "s" => 1_000_000,
+        Some(u) if u == "ms" => 1_000,
+        Some(u) if u == "us" => 1,
+        Some(u) => {
+            return Err(format!("unrecognized time unit {u:?}, must be us, ms or s"));
+        }
+    };
+    Ok(What::Sleep { amount, unit_us })
+}
+
 /// Points the `\if` or `\elif` at `open` (or nothing, for an `\else`) to `to`.
 fn link(commands: &mut [Command], open: usize, to: usize) {
     match &mut commands[open].what {
@@ -383,7 +411,9 @@ fn link(commands: &mut [Command], open: usize, to: usize) {
 pub fn check_name(name: &str) -> Result<(), String> {
     let ok = !name.is_empty()
         && !name.starts_with(|c: char| c.is_ascii_digit())
-        && name.chars().all(|c| !c.is_ascii() || c.is_ascii_alphanumeric() || c == '_');
+        && name
+            .chars()
+            .all(|c| !c.is_ascii() || c.is_ascii_alphanumeric() || c == '_');
     match ok {
         true => Ok(()),
         false => Err(format!("invalid variable name {name:?}")),
@@ -476,7 +506,9 @@ mod tests {
 
     #[test]
     fn if_blocks_are_linked() {
-        let s = ok("\\if :a = 1\nSELECT 1;\n\\elif :a = 2\nSELECT 2;\n\\else\nSELECT 3;\n\\endif\nSELECT 4;");
+        let s = ok(
+            "\\if :a = 1\nSELECT 1;\n\\elif :a = 2\nSELECT 2;\n\\else\nSELECT 3;\n\\endif\nSELECT 4;",
+        );
         let kinds: Vec<String> = s
             .commands
             .iter()
@@ -491,7 +523,9 @@ mod tests {
             .collect();
         assert_eq!(
             kinds,
-            ["if>2", "sql", "elif>4/6", "sql", "else/6", "sql", "endif", "sql"]
+            [
+                "if>2", "sql", "elif>4/6", "sql", "else/6", "sql", "endif", "sql"
+            ]
         );
     }
 
@@ -524,7 +558,9 @@ mod tests {
                 unit_us: 1000
             }
         ));
-        assert!(matches!(&s.commands[1].what, What::Sleep { amount: Amount::Var(v), unit_us: 1_000_000 } if v == "t"));
+        assert!(
+            matches!(&s.commands[1].what, What::Sleep { amount: Amount::Var(v), unit_us: 1_000_000 } if v == "t")
+        );
         match &s.commands[2].what {
             What::SetShell { var, words } => {
                 assert_eq!(var, "v");
@@ -557,7 +593,11 @@ mod tests {
             ("\\set 1x 2", 1, "invalid variable name"),
             ("\\set x", 1, "missing argument"),
             ("\\else 1", 1, "unexpected argument"),
-            ("\\startpipeline\nSELECT 1;", 1, "without matching \\endpipeline"),
+            (
+                "\\startpipeline\nSELECT 1;",
+                1,
+                "without matching \\endpipeline",
+            ),
             ("\\startpipeline\nSELECT 1 \\gset", 2, "inside a pipeline"),
             ("\\endpipeline", 1, "not in a pipeline"),
             ("-- nothing", 1, "no command"),

@@ -191,7 +191,10 @@ fn only_comments(t: &str) -> bool {
             return true;
         }
         if let Some(r) = rest.strip_prefix("--") {
-            rest = r.split_once('\n').map_or("", |(_, after)| after).trim_start();
+            rest = r
+                .split_once('\n')
+                .map_or("", |(_, after)| after)
+                .trim_start();
         } else if rest.starts_with("/*") {
             match block_comment(rest.as_bytes(), 0) {
                 Some(end) => rest = rest[end..].trim_start(),

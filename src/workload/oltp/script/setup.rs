@@ -189,15 +189,27 @@ mod tests {
         assert_eq!(asked(&[], &one).lone_builtin(), Some("select-only"));
         let zero = vec!["tpcb@0".to_string()];
         assert!(
-            build(&asked(&[], &zero), Dialect::Postgres, QueryMode::Simple, 1, 1)
-                .unwrap_err()
-                .contains("must not be zero")
+            build(
+                &asked(&[], &zero),
+                Dialect::Postgres,
+                QueryMode::Simple,
+                1,
+                1
+            )
+            .unwrap_err()
+            .contains("must not be zero")
         );
         let bad = vec!["tpcb@x".to_string()];
         assert!(
-            build(&asked(&[], &bad), Dialect::Postgres, QueryMode::Simple, 1, 1)
-                .unwrap_err()
-                .contains("weight")
+            build(
+                &asked(&[], &bad),
+                Dialect::Postgres,
+                QueryMode::Simple,
+                1,
+                1
+            )
+            .unwrap_err()
+            .contains("weight")
         );
     }
 

@@ -15,7 +15,10 @@ const MAX_OUTPUT: u64 = 1 << 16;
 /// other than 0 is an error, as pgbench's.
 pub fn run(line: &str, stop: &Stop, capture: bool) -> Result<String, String> {
     let mut cmd = Command::new("/bin/sh");
-    cmd.arg("-c").arg(line).stdin(Stdio::null()).process_group(0);
+    cmd.arg("-c")
+        .arg(line)
+        .stdin(Stdio::null())
+        .process_group(0);
     if capture {
         cmd.stdout(Stdio::piped());
     }
@@ -65,7 +68,11 @@ mod tests {
     fn output_status_and_stop() {
         let stop = Stop::new();
         assert_eq!(run("echo 42", &stop, true).unwrap().trim(), "42");
-        assert!(run("exit 3", &stop, false).unwrap_err().contains("status 3"));
+        assert!(
+            run("exit 3", &stop, false)
+                .unwrap_err()
+                .contains("status 3")
+        );
         let hanging = Stop::new();
         let s = hanging.clone();
         let t = std::thread::spawn(move || run("sleep 30", &s, false));

@@ -48,8 +48,7 @@ impl Vars {
         match slot {
             Var::Typed(v) | Var::Both(_, v) => Ok(*v),
             Var::Text(t) => {
-                let v = Value::from_text(t)
-                    .map_err(|e| format!("variable {name:?}: {e}"))?;
+                let v = Value::from_text(t).map_err(|e| format!("variable {name:?}: {e}"))?;
                 *slot = Var::Both(std::mem::take(t), v);
                 Ok(v)
             }
