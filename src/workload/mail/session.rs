@@ -530,6 +530,14 @@ impl MailSession {
             let dele = i < delete;
             buf.clear();
             let r = c.retr_dele(*n, dele, &mut buf);
+            // Another session of the same user took the message first (Dovecot locks no
+            // POP3 maildrop: "-ERR Message 1 expunged."). It is accounted by that session,
+            // so here it is passed over, not counted as an error; both answers were read.
+            if let Err(e) = &r
+                && e.to_string().contains("expunged")
+            {
+                continue;
+            }
             // RETR's time runs to its answer; DELE's from there (pipelined, it was sent
             // with RETR).
             let (r, retrieved) = match r {
