@@ -385,11 +385,11 @@ fn what_perflab_cannot_honour_is_refused_by_file_line_and_option() {
         &["io", &trim],
         &["trim.fio:1", "rw", "only on ioengine=falloc"],
     );
-    let slow = dir.job(
-        "slow.fio",
-        "[global]\ndirectory=DIR\nsize=1m\n\n[paced]\nrw=read\nrate_min=1m\n",
+    let ramps = dir.job(
+        "ramps.fio",
+        "[global]\ndirectory=DIR\nsize=1m\ntime_based\nruntime=1\n\n[a]\nrw=read\n[b]\nrw=read\nramp_time=1\n",
     );
-    refused(&r, &["io", &slow], &["slow.fio:5", "rate_min"]);
+    refused(&r, &["io", &ramps], &["ramps.fio:9", "ramp_time"]);
     let unknown = dir.job("unknown.fio", "[u]\nsize=1m\nno_such_option=1\n");
     refused(&r, &["io", &unknown], &["unknown.fio:3", "no_such_option"]);
     // Jobs at once that end differently.
@@ -1661,4 +1661,141 @@ fn verify_perflab_cannot_mean_as_fio_is_refused() {
         refused(&r, &["io", &f], wanted);
     }
     assert!(dir.left().is_empty(), "{:?}", dir.left());
+}
+
+#[test]
+fn the_random_map_shortens_ios_that_meet_used_blocks_as_fios_does() {
+    let dir = Scratch::new("random-map");
+    let r = Results::new("jobfile-random-map");
+    // 8 MiB of 4k and 64k reads on the null engine: with fio's random map a pass moves the
+    // region's bytes exactly once, so I/Os that run into used blocks are cut short and there
+    // are more of them than the split's mean says (fio 3.33: 20 kB a read, not 34 kB).
+    let text = |extra: &str| {
+        format!("[m]\nioengine=null\nsize=8m\nrw=randread\nbssplit=4k/50:64k/50\n{extra}")
+    };
+    let mapped = dir.job("map.fio", &text(""));
+    let o = perflab(&r, &["io", &mapped, "--json", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    let m = job(&v, 0, "m");
+    assert_eq!(m["bytes"].as_u64(), Some(8 << 20), "{m}");
+    let ops = m["ops"].as_u64().unwrap();
+    assert!(ops > 300, "{ops} reads: none shortened");
+    // norandommap: every I/O as drawn, blocks may repeat.
+    let free = dir.job("free.fio", &text("norandommap\n"));
+    let o = perflab(&r, &["io", &free, "--json", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    let ops = job(&v, 0, "m")["ops"].as_u64().unwrap();
+    assert!((200..300).contains(&ops), "{ops} reads of 34 kB on average");
+    // A zoned job with the map on is said to run without it.
+    let zoned = dir.job(
+        "zoned.fio",
+        &text("random_distribution=zoned:50/5:30/15:20/80\n"),
+    );
+    let o = perflab(&r, &["io", &zoned]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("zone-relative"), "{}", stderr(&o));
+}
+
+#[test]
+fn copies_without_group_reporting_report_each_and_with_it_as_one() {
+    let dir = Scratch::new("copies");
+    let r = Results::new("jobfile-copies");
+    for (extra, entries) in [("", 3), ("group_reporting\n", 1)] {
+        let f = dir.job(
+            "c.fio",
+            &format!("[c]\nioengine=null\nsize=1m\nrw=read\nbs=4k\nnumjobs=3\n{extra}"),
+        );
+        let o = perflab(&r, &["io", &f, "--json", "-q"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v = json(&o);
+        let copies = groups(&v, 0, "job_copy");
+        assert_eq!(copies.len(), if entries == 3 { 3 } else { 0 }, "{extra:?}");
+        for c in &copies {
+            assert_eq!(c["ops"].as_u64(), Some(256), "{c}");
+        }
+        let o = perflab(&r, &["export", "last", "--format", "fio-json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let fio = json(&o);
+        let jobs = fio["jobs"].as_array().unwrap();
+        assert_eq!(jobs.len(), entries, "{extra:?}");
+        for j in jobs {
+            assert_eq!(j["jobname"], "c");
+            let ios = j["read"]["total_ios"].as_u64().unwrap();
+            assert_eq!(ios, 256 * 3 / entries as u64);
+        }
+    }
+}
+
+#[test]
+fn a_job_below_its_rate_min_ends_in_error_and_fios_own_refusals_hold() {
+    let dir = Scratch::new("rate-min");
+    let r = Results::new("jobfile-rate-min");
+    // A floor no file can meet: after fio's 2 s settle and one 1 s cycle the job ends, the
+    // run fails (exit 1) and says why in fio's words.
+    let f = dir.job(
+        "floor.fio",
+        "[floor]\nfilename=DIR/f.dat\nsize=1m\nrw=randread\nbs=4k\nrate_iops=200\nrate_iops_min=100\nratecycle=500\ntime_based\nruntime=30\n[slow]\nfilename=DIR/s.dat\nsize=1m\nrw=randread\nbs=4k\nrate_iops=20\nrate_iops_min=100000\ntime_based\nruntime=30\n",
+    );
+    let o = perflab(&r, &["io", &f, "--json", "-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("minimum rate exceeds the rate"),
+        "{}",
+        stderr(&o)
+    );
+    let f = dir.job(
+        "floor.fio",
+        "[floor]\nfilename=DIR/f.dat\nsize=1m\nrw=randread\nbs=4k\nrate_iops=50\nruntime=8\ntime_based\n[slow]\nfilename=DIR/s.dat\nsize=1m\nrw=randread\nbs=4k\nrate_iops_min=1000000000\nratecycle=500\ntime_based\nruntime=8\n",
+    );
+    let o = perflab(&r, &["io", &f, "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("slow: rate_iops_min=1000000000 not met, got"),
+        "{err}"
+    );
+    assert!(err.contains("fell below its rate_min"), "{err}");
+    let v = json(&o);
+    let slow = job(&v, 0, "slow");
+    assert_eq!(slow["errors"].as_u64(), Some(1), "{slow}");
+    // It ended on its own, after the settle period and a cycle, long before its runtime.
+    let ran = slow["elapsed_ns"].as_u64().unwrap();
+    assert!(ran < 8_000_000_000, "{ran} ns");
+    assert_eq!(job(&v, 0, "floor")["errors"].as_u64(), Some(0));
+    let f = dir.job(
+        "both.fio",
+        "[b]\nfilename=DIR/b.dat\nsize=1m\nrw=read\nrate=1m\nrate_iops=10\n",
+    );
+    refused(&r, &["io", &f], &["both.fio:1", "mutually exclusive"]);
+}
+
+#[test]
+fn jobs_at_once_run_each_for_its_own_runtime() {
+    let dir = Scratch::new("runtimes");
+    let r = Results::new("jobfile-runtimes");
+    let f = dir.job(
+        "two.fio",
+        "[global]\nioengine=null\nsize=1m\nrw=read\nbs=4k\ntime_based\nrate_iops=200\n[short]\nruntime=1\n[long]\nruntime=3\n",
+    );
+    let o = perflab(&r, &["io", &f, "--json", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    // Each ran for its own runtime: the short job's copy ended on its own, the step lasted
+    // the long one's (checked by counts at the pace asked, never by the clock).
+    let short = job(&v, 0, "short");
+    let long = job(&v, 0, "long");
+    let (s, l) = (
+        short["ops"].as_u64().unwrap(),
+        long["ops"].as_u64().unwrap(),
+    );
+    assert!(
+        (150..=210).contains(&s),
+        "short did {s} I/Os at 200/s for 1 s"
+    );
+    assert!(
+        (450..=610).contains(&l),
+        "long did {l} I/Os at 200/s for 3 s"
+    );
 }

@@ -182,6 +182,42 @@ impl Default for Kept {
     }
 }
 
+/// The fio job of the group `g` (a job's, or one copy's): its directions are the groups
+/// of kind `parts` keyed `G/DIRECTION`, its options those of the job file's job `name`.
+fn named_job(record: &RunRecord, t: &Trial, g: &GroupResult, name: &str, parts: &str) -> Job {
+    let mut directions = BTreeMap::new();
+    for d in t.groups.iter().filter(|d| d.by == parts) {
+        let Some((of, dir)) = d.key.rsplit_once('/') else {
+            continue;
+        };
+        if let (true, Some(dir)) = (of == g.key, direction_name(dir)) {
+            directions.insert(dir, Flow::of_group(d, t));
+        }
+    }
+    let spec = record
+        .spec
+        .pointer("/jobs")
+        .and_then(Value::as_array)
+        .and_then(|jobs| jobs.iter().find(|j| j["name"] == name));
+    let disabled = |what: &str| {
+        spec.and_then(|j| j["fio_disabled"].as_array())
+            .is_some_and(|d| d.iter().any(|x| x == what))
+    };
+    Job {
+        name: name.to_string(),
+        directions,
+        all: Flow::of_group(g, t),
+        options: written_options(record, "/jobs", Some(name)),
+        elapsed_ns: g.elapsed_ns,
+        groupid: spec.and_then(|j| j["group"].as_u64()),
+        steady: g.steady_state.clone(),
+        kept: Kept {
+            lat: !disabled("lat"),
+            clat: !disabled("clat"),
+        },
+    }
+}
+
 fn direction_name(key: &str) -> Option<&'static str> {
     match key {
         "read" => Some("read"),
@@ -192,46 +228,36 @@ fn direction_name(key: &str) -> Option<&'static str> {
     }
 }
 
-/// The fio jobs of a step: one per `job` group, else one for the step.
+/// The fio jobs of a step: one per `job` group, else one for the step. A job whose copies
+/// report on their own (`numjobs` without `group_reporting`: `job_copy` groups) is one fio
+/// job per copy, as fio prints them, each under the job's name.
 fn jobs_of(record: &RunRecord, s: &StepResult, t: &Trial) -> Vec<Job> {
     let named: Vec<&GroupResult> = t.groups.iter().filter(|g| g.by == "job").collect();
     if !named.is_empty() {
-        return named
-            .into_iter()
-            .map(|g| {
-                let mut directions = BTreeMap::new();
-                for d in t.groups.iter().filter(|d| d.by == "job_direction") {
-                    let Some((job, dir)) = d.key.rsplit_once('/') else {
-                        continue;
-                    };
-                    if let (true, Some(dir)) = (job == g.key, direction_name(dir)) {
-                        directions.insert(dir, Flow::of_group(d, t));
-                    }
-                }
-                let spec = record
-                    .spec
-                    .pointer("/jobs")
-                    .and_then(Value::as_array)
-                    .and_then(|jobs| jobs.iter().find(|j| j["name"] == g.key.as_str()));
-                let disabled = |what: &str| {
-                    spec.and_then(|j| j["fio_disabled"].as_array())
-                        .is_some_and(|d| d.iter().any(|x| x == what))
-                };
-                Job {
-                    name: g.key.clone(),
-                    directions,
-                    all: Flow::of_group(g, t),
-                    options: written_options(record, "/jobs", Some(&g.key)),
-                    elapsed_ns: g.elapsed_ns,
-                    groupid: spec.and_then(|j| j["group"].as_u64()),
-                    steady: g.steady_state.clone(),
-                    kept: Kept {
-                        lat: !disabled("lat"),
-                        clat: !disabled("clat"),
-                    },
-                }
-            })
-            .collect();
+        let mut jobs = Vec::new();
+        for g in named {
+            let copies: Vec<&GroupResult> = t
+                .groups
+                .iter()
+                .filter(|c| c.by == "job_copy")
+                .filter(|c| {
+                    c.key
+                        .strip_prefix(g.key.as_str())
+                        .and_then(|rest| rest.strip_prefix('.'))
+                        .is_some_and(|n| n.parse::<u32>().is_ok())
+                })
+                .collect();
+            if copies.is_empty() {
+                jobs.push(named_job(record, t, g, &g.key, "job_direction"));
+            } else {
+                jobs.extend(
+                    copies
+                        .into_iter()
+                        .map(|c| named_job(record, t, c, &g.key, "job_copy_direction")),
+                );
+            }
+        }
+        return jobs;
     }
     let mut directions = BTreeMap::new();
     for g in t.groups.iter().filter(|g| g.by == "direction") {
@@ -1253,6 +1279,36 @@ mod tests {
         let p = jobs[1]["sync"]["lat_ns"]["percentile"].as_object().unwrap();
         assert_eq!(p.len(), 4);
         assert_eq!(p["99.000000"], fsyncs.p99_ns);
+    }
+
+    #[test]
+    fn copies_without_group_reporting_are_one_fio_job_each() {
+        let values = reads(100);
+        let (_, s) = hist(&values);
+        let r = io_run(
+            &values,
+            vec![
+                group("job", "a", 100, 100 * 4096, s),
+                group("job_copy", "a.0", 70, 70 * 4096, s),
+                group("job_copy", "a.1", 30, 30 * 4096, s),
+                group("job_direction", "a/read", 100, 100 * 4096, s),
+                group("job_copy_direction", "a.0/read", 70, 70 * 4096, s),
+                group("job_copy_direction", "a.1/read", 30, 30 * 4096, s),
+                // Another job whose name starts with the first's is not its copy.
+                group("job", "a.x", 5, 5 * 4096, s),
+                group("job_direction", "a.x/read", 5, 5 * 4096, s),
+            ],
+        );
+        let d = document(&r, false);
+        let jobs = d["jobs"].as_array().unwrap();
+        let names: Vec<&str> = jobs
+            .iter()
+            .map(|j| j["jobname"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["a", "a", "a.x"]);
+        assert_eq!(jobs[0]["read"]["total_ios"], 70);
+        assert_eq!(jobs[1]["read"]["total_ios"], 30);
+        assert_eq!(jobs[2]["read"]["total_ios"], 5);
     }
 
     #[test]

@@ -30,10 +30,12 @@ use super::fio::job::{
 use super::fio::{JobFile, Origin};
 use super::jobcontrol::{Control, check_jobs, control_of, steps_of};
 use super::joblog::LogPlan;
+use super::jobminrate::MinRate;
 use super::jobrun::{Job, JobRun};
 use super::jobverify::{self, JobVerify};
 use super::layout::Layout;
 use super::pattern::Rw;
+use super::randommap::MapRule;
 use super::regions;
 use super::walk::WalkRules;
 use super::writes::WriteSide;
@@ -228,6 +230,7 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
         .chain(logs_note(&jobs))
         .chain(jobverify::notes(verifies))
         .chain(no_latency_note(&jobs))
+        .chain(zoned_map_note(file))
         .collect();
     Ok(JobRun {
         job_files: names.to_vec(),
@@ -418,7 +421,7 @@ fn walk_of(job: &FioJob, nfiles: u64) -> WalkRules {
 }
 
 /// Jobs that run at once (`steps[i]`: job i's step) must end the same way: all for their
-/// sizes, or all for one runtime after one ramp_time.
+/// sizes, or all for their runtimes after one ramp_time.
 fn check_groups(file: &JobFile, steps: &[usize]) -> Result<(), String> {
     let count = steps.iter().max().map_or(1, |m| m + 1);
     for g in 0..count {
@@ -443,12 +446,12 @@ fn check_groups(file: &JobFile, steps: &[usize]) -> Result<(), String> {
                     ),
                 ));
             }
-            if j.time_based && (j.runtime != first.runtime || j.ramp_time != first.ramp_time) {
+            if j.time_based && j.ramp_time != first.ramp_time {
                 return Err(refuse(
                     j,
-                    "runtime",
+                    "ramp_time",
                     &format!(
-                        "runs at once with {} for another runtime or ramp_time; perflab times a group of time_based jobs as one: give both the same, or a stonewall between them",
+                        "runs at once with {} after another ramp_time; perflab ramps a group of time_based jobs as one: give both the same, or a stonewall between them",
                         first.name
                     ),
                 ));
@@ -520,7 +523,8 @@ fn job_of(s: Shaped, step: usize, base: &IoSpec, file_lens: &[u64]) -> Job {
         time_based: job.time_based,
         ramp_time: job.ramp_time,
         invalidate: job.invalidate && !job.direct,
-        random_map: !job.norandommap,
+        random_map: map_rule(job),
+        min_rate: MinRate::of(job.rate_min, job.rate_iops_min, job.ratecycle),
         ioengine: job.ioengine.name(),
         engine: s.engine,
         trims,
@@ -566,6 +570,46 @@ fn notes_of(file: &JobFile) -> Vec<(&'static str, String)> {
     notes
 }
 
+/// How a job's random offsets keep fio's random map: none with `norandommap`; with
+/// `random_generator=lfsr` fio keeps no map, its generator gives each block once a pass;
+/// else the map, which shortens I/Os at used blocks.
+fn map_rule(job: &FioJob) -> MapRule {
+    if job.norandommap {
+        MapRule::Off
+    } else if job.random_generator == "lfsr" {
+        MapRule::Once
+    } else {
+        MapRule::Shorten
+    }
+}
+
+/// Zoned random jobs with fio's random map on: fio keeps the map but looks a zone's draw up
+/// at the zone-relative block (io_u.c `__get_next_rand_offset_zoned`), which perflab does not
+/// reproduce; it keeps no map for them, which is what `norandommap` asks.
+fn zoned_map_note(file: &JobFile) -> Option<(&'static str, String)> {
+    let zoned: Vec<&str> = file
+        .jobs
+        .iter()
+        .filter(|j| j.rw.random() && map_rule(j) == MapRule::Shorten)
+        .filter(|j| {
+            matches!(
+                j.distribution,
+                FioDistribution::Zoned(_) | FioDistribution::ZonedAbs(_)
+            )
+        })
+        .map(|j| j.name.as_str())
+        .collect();
+    (!zoned.is_empty()).then(|| {
+        (
+            "fio_zoned_map",
+            format!(
+                "{} draw(s) zoned offsets with fio's random map on; fio looks its map up at zone-relative blocks, which perflab does not copy: perflab keeps no map for them (as with norandommap), so I/O sizes are as drawn (fio's zoned I/Os are seldom shortened: 34.8 KB against 34.8 KB drawn in a 4k/64k test) and a block may repeat within a pass; add norandommap to run both tools alike",
+                zoned.join(", ")
+            ),
+        )
+    })
+}
+
 /// What perflab does not do yet, by option: `(option, why)`.
 fn unsupported(job: &FioJob) -> Result<(), (&'static str, String)> {
     let not_yet = |o: &'static str, what: &str| Err((o, format!("{what} is not supported yet")));
@@ -589,14 +633,6 @@ fn unsupported(job: &FioJob) -> Result<(), (&'static str, String)> {
             ));
         }
     }
-    if job
-        .rate_min
-        .iter()
-        .chain(&job.rate_iops_min)
-        .any(Option::is_some)
-    {
-        return not_yet("rate_min", "ending a job that falls below a rate");
-    }
     if job.filesize.is_some_and(|(lo, hi)| lo != hi) {
         return not_yet("filesize", "a range of file sizes");
     }
@@ -618,6 +654,7 @@ fn pace_of(
     sizes: &[(u64, u32)],
     write_sizes: Option<&[(u64, u32)]>,
 ) -> Result<Option<f64>, (&'static str, String)> {
+    floors_of(job)?;
     let dir = usize::from(job.rw.writes() && !job.rw.reads());
     let given = job.rate.iter().chain(&job.rate_iops).any(Option::is_some);
     if !given {
@@ -644,6 +681,30 @@ fn pace_of(
         }
     };
     Ok(Some((bytes as f64 / one_size as f64).max(1e-3)))
+}
+
+/// fio's own refusals of rates (init.c `fixup_options`): bytes and I/Os per second are
+/// exclusive, and a floor may not exceed its rate.
+fn floors_of(job: &FioJob) -> Result<(), (&'static str, String)> {
+    let any = |v: &[Option<u64>; 2]| v.iter().any(Option::is_some);
+    if any(&job.rate) && any(&job.rate_iops) || any(&job.rate_min) && any(&job.rate_iops_min) {
+        return Err((
+            "rate_iops",
+            "rate and rate_iops (and rate_min and rate_iops_min) are mutually exclusive, in fio as here: keep one".into(),
+        ));
+    }
+    for (d, name) in ["reads", "writes"].into_iter().enumerate() {
+        let over = |rate: &[Option<u64>; 2], min: &[Option<u64>; 2]| matches!((rate[d], min[d]), (Some(r), Some(m)) if m > r);
+        if over(&job.rate, &job.rate_min) || over(&job.rate_iops, &job.rate_iops_min) {
+            return Err((
+                "rate_min",
+                format!(
+                    "the minimum rate exceeds the rate for {name}, which fio refuses too: lower rate_min"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The pattern, and the reads out of 100 in a mixed one.

@@ -82,7 +82,10 @@ pub struct Job {
     pub invalidate: bool,
     /// fio's random map (not `norandommap`): a uniform random job touches each block once per
     /// pass.
-    pub random_map: bool,
+    pub random_map: super::randommap::MapRule,
+    /// Its floors (`rate_min`, `rate_iops_min`): a copy below them ends in error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_rate: Option<super::jobminrate::MinRate>,
     /// fio's engine as the job names it (`ioengine`, psync unless it says), and perflab's
     /// that runs it (`libaio` runs on `io_uring`, `psync` on `sync`).
     pub ioengine: &'static str,
@@ -202,6 +205,13 @@ impl JobRun {
             .unwrap_or_default()
     }
 
+    /// Whether the step's jobs run for different times.
+    fn runtimes_differ(&self, point: &StepPoint) -> bool {
+        let mut runtimes = self.jobs_at(point).map(|j| j.runtime);
+        let first = runtimes.next().flatten();
+        runtimes.any(|r| r != first)
+    }
+
     fn copies_at(&self, point: &StepPoint) -> usize {
         self.jobs_at(point).map(|j| j.copies as usize).sum()
     }
@@ -313,7 +323,13 @@ impl Workload for JobRun {
         if !self.timed(point) && first.ramp_time.is_zero() {
             return None;
         }
-        let runtime = first.runtime.unwrap_or(Duration::from_secs(5));
+        // Jobs of one group may run for different times, each its own (`own_runtime`): the
+        // step lasts as long as the longest.
+        let runtime = self
+            .jobs_at(point)
+            .filter_map(|j| j.runtime)
+            .max()
+            .unwrap_or(Duration::from_secs(5));
         Some(StepShape {
             workers: self.copies_at(point),
             warmup: first.ramp_time,
@@ -348,8 +364,10 @@ impl Workload for JobRun {
             self.jobs_at(point)
                 .filter_map(|j| j.flow.as_ref().map(|f| (f, j.copies))),
         );
-        // Copies that start late in a timed step each run their own runtime.
-        let own_runtime = !timed || !self.latest_start(point).is_zero();
+        // Copies that start late in a timed step, or whose jobs run for different times,
+        // each run their own runtime, after the step's ramp_time (one for the step's jobs).
+        let own_runtime =
+            !timed || !self.latest_start(point).is_zero() || self.runtimes_differ(point);
         let step = point.index_of("group").unwrap_or(0);
         let genesis = match self.genesis.lock() {
             Ok(mut g) if step == 0 || g.is_none() => *g.insert(Instant::now()),
@@ -384,8 +402,11 @@ impl Workload for JobRun {
             }
             let part = JobPart {
                 name: job.name.clone(),
+                per_copy: job.copies > 1 && !job.control.group_reporting,
+                min_rate: job.min_rate,
                 write_sizes: job.write_sizes.clone(),
                 budget: job.budget_bytes.filter(|_| !timed),
+                // Counted from the copy's first measured I/O: after the ramp, as fio's.
                 runtime: job.runtime.filter(|_| own_runtime),
                 files: job.files.clone(),
                 invalidate: job.invalidate,

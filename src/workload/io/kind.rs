@@ -66,18 +66,37 @@ impl crate::workload::kind::Kind for IoKind {
     }
 
     /// With `--verify` (or a job file's job with `verify`), a block that does not read back
-    /// as written fails the run.
+    /// as written fails the run; so does a job file's job that fell below its `rate_min`
+    /// (fio's exit status is 1 then too).
     fn failure(&self, record: &RunRecord) -> Option<String> {
         let jobs = record.spec.get("jobs").and_then(|j| j.as_array());
+        let with = |field: &str| -> Vec<&str> {
+            jobs.into_iter()
+                .flatten()
+                .filter(|j| j.get(field).is_some_and(|v| !v.is_null()))
+                .filter_map(|j| j.get("name")?.as_str())
+                .collect()
+        };
         let verify = record.spec.get("verify").and_then(|v| v.as_bool()) == Some(true)
-            || jobs.is_some_and(|j| {
-                j.iter()
-                    .any(|j| j.get("verify").is_some_and(|v| !v.is_null()))
-            });
+            || !with("verify").is_empty();
         let bad: u64 = record.steps.iter().map(|s| s.summary.errors).sum();
-        (verify && bad > 0).then(|| {
-            format!(
+        if verify && bad > 0 {
+            return Some(format!(
                 "verification failed: {bad} I/O(s) found bad or unreadable blocks (see the warnings; run {})",
+                record.id
+            ));
+        }
+        let floors = with("min_rate");
+        let below: u64 = record
+            .steps
+            .iter()
+            .flat_map(|s| s.trials.iter().flat_map(|t| &t.groups))
+            .filter(|g| g.by == "job" && floors.contains(&g.key.as_str()))
+            .map(|g| g.errors)
+            .sum();
+        (below > 0).then(|| {
+            format!(
+                "a job fell below its rate_min or rate_iops_min ({below} error(s): see the warnings; run {})",
                 record.id
             )
         })

@@ -2,7 +2,8 @@
 //!
 //! - this file: [`IoSpec`] (the options, named as fio names them) and its [`Workload`] impl;
 //! - [`pattern`]: what each I/O is (direction, block size, offset), from `--rw`, `--bs`,
-//!   `--bssplit` and the random distribution;
+//!   `--bssplit` and the random distribution, with fio's [`randommap`] for a job file's
+//!   uniform random jobs (each block once a pass, I/Os shortened at used blocks);
 //! - which block a random I/O touches (uniform, zipf, pareto, hot set) is
 //!   [`crate::workload::distribution`]'s, which kv's keys draw from too;
 //! - [`layout`]: where the I/O goes (volumes and files), the safety checks before anything is
@@ -21,9 +22,9 @@
 //! Job files (`perflab io JOB.fio`): [`fio`] reads them, [`jobplan`] turns their jobs into a
 //! [`jobrun::JobRun`]; [`jobcontrol`] is when each copy starts, pauses and ends (startdelay,
 //! wait_for, thinktime, number_ios, exitall), with [`jobpace`] (the reads' and writes' own
-//! rates) and [`jobsteady`] (fio's steady state); [`joblog`] writes fio's log files
-//! (`write_bw_log` ...) from each copy's I/O; [`jobverify`] maps `verify` onto perflab's own
-//! check; [`fio_json`] writes fio's JSON from the record.
+//! rates), [`jobminrate`] (their floors: `rate_min`) and [`jobsteady`] (fio's steady state);
+//! [`joblog`] writes fio's log files (`write_bw_log` ...) from each copy's I/O; [`jobverify`]
+//! maps `verify` onto perflab's own check; [`fio_json`] writes fio's JSON from the record.
 //!
 //! Queues: every file (volume) a worker drives has its own queue of `--iodepth` I/Os, as in
 //! the SqlIO ramps where each volume had its own outstanding I/Os. With more workers than
@@ -44,6 +45,7 @@ pub mod flow;
 pub mod jobcontrol;
 mod jobengine;
 pub mod joblog;
+pub mod jobminrate;
 pub mod jobpace;
 pub mod jobplan;
 pub mod jobrun;
@@ -54,6 +56,7 @@ pub mod kind;
 pub mod layout;
 pub mod pattern;
 pub mod peer;
+pub mod randommap;
 pub mod regions;
 pub mod session;
 pub mod surface;

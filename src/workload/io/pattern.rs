@@ -10,6 +10,7 @@
 //! own, and a choice outside the region ends the pass (a new one starts from the region's
 //! start; [`Pattern::pass_over`] tells the session first, for jobs that end with it).
 
+use super::randommap::{MapRule, RandomMap};
 use super::walk::{Choice, Walk, WalkRules};
 use crate::vocab::SpecError;
 use crate::workload::distribution::{BlockPicker, Distribution};
@@ -110,75 +111,30 @@ pub struct Pattern {
     len: u64,
     cursor: u64,
     picker: Option<BlockPicker>,
-    /// fio's random map: each block once per pass, in a scrambled order (uniform random
-    /// jobs from a job file, unless `norandommap`).
-    map: Option<Permutation>,
+    /// fio's random map (uniform random jobs from a job file, unless `norandommap`): asked
+    /// for by [`Pattern::with_random_map`], made by [`Pattern::with_walk`] for the file.
+    map_rule: MapRule,
+    map: Option<RandomMap>,
     /// A pass over the region has ended since the last [`Pattern::take_wrapped`]: the
     /// sequential cursor wrapped, or the random map ran out.
     wrapped: bool,
     /// A job file's pattern: fio's rules for the order of offsets.
     walk: Option<Walk>,
-    /// The walk's next I/O, chosen as soon as the last one was issued: its direction and
-    /// offset (None: the pass is over).
-    planned: Option<(bool, Option<u64>)>,
+    /// The walk's next I/O, chosen as soon as the last one was issued.
+    planned: Option<Planned>,
     /// Passes over the region the walk has ended.
     passes: u64,
-    /// The random map ran out on the last block it gave: the walk starts a new pass.
-    map_ended: bool,
 }
 
-/// The blocks `0..n` once each: `(offset + i * stride) mod n` with `stride` coprime to `n`,
-/// drawn again for every pass.
-struct Permutation {
-    n: u64,
-    stride: u64,
-    offset: u64,
-    i: u64,
-}
-
-impl Permutation {
-    fn new(n: u64, rng: &mut Rng) -> Permutation {
-        let mut p = Permutation {
-            n,
-            stride: 1,
-            offset: 0,
-            i: 0,
-        };
-        p.shuffle(rng);
-        p
-    }
-
-    /// A new order: a stride near the golden section of `n`, coprime with it, and a start.
-    fn shuffle(&mut self, rng: &mut Rng) {
-        let n = self.n.max(1);
-        let mut stride = (n as f64 * 0.618_033_988_7) as u64 + rng.below(n.clamp(1, 1 << 20));
-        stride %= n;
-        while gcd(stride.max(1), n) != 1 {
-            stride = (stride + 1) % n;
-        }
-        self.stride = stride.max(1);
-        self.offset = rng.below(n);
-        self.i = 0;
-    }
-
-    /// The next block, and whether the pass just ended.
-    fn next(&mut self, rng: &mut Rng) -> (u64, bool) {
-        let block = ((u128::from(self.offset) + u128::from(self.i) * u128::from(self.stride))
-            % u128::from(self.n.max(1))) as u64;
-        self.i += 1;
-        let ended = self.i >= self.n;
-        if ended {
-            self.shuffle(rng);
-        }
-        (block, ended)
-    }
-}
-
-fn gcd(mut a: u64, mut b: u64) -> u64 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
+/// A walked I/O's direction and offset, chosen before its size as fio does.
+#[derive(Debug, Clone, Copy)]
+struct Planned {
+    write: bool,
+    /// None: the pass is over.
+    at: Option<u64>,
+    /// A random offset, which marks the random map (fio's sequential offsets within a random
+    /// job, `IO_U_F_BUSY_OK`, do not).
+    random: bool,
 }
 
 impl Pattern {
@@ -247,31 +203,37 @@ impl Pattern {
             len,
             cursor: 0,
             picker,
+            map_rule: MapRule::Off,
             map: None,
             wrapped: false,
             walk: None,
             planned: None,
             passes: 0,
-            map_ended: false,
         })
     }
 
     /// With fio's rules for the order of offsets, in a file of `file_len` bytes (a job
     /// file's pattern).
     pub fn with_walk(mut self, rules: WalkRules, file_len: u64) -> Pattern {
+        let file_len = file_len.max(self.start + self.len);
         self.walk = Some(Walk::new(
             rules,
             self.rw.random(),
             self.start,
             self.len,
-            file_len.max(self.start + self.len),
+            file_len,
         ));
+        if self.map_rule != MapRule::Off {
+            // fio's `init_random_map`: a bit per block of the smallest size of either
+            // direction, over the region or the file, whichever is shorter.
+            self.map = Some(RandomMap::new(self.len.min(file_len) / self.align));
+        }
         self
     }
 
     /// Whether the walk's pass over the region is over: the next I/O would start a new one.
     pub fn pass_over(&self) -> bool {
-        matches!(self.planned, Some((_, None)))
+        matches!(self.planned, Some(Planned { at: None, .. }))
     }
 
     /// The passes over the region the walk has finished.
@@ -279,21 +241,13 @@ impl Pattern {
         self.passes
     }
 
-    /// With fio's random map: a uniform random pattern touches each block once per pass.
-    /// Blocks are of the smallest size, as fio's map counts them (`blockalign` defaults to
-    /// the smallest block size), at the offsets where the largest I/O still fits.
-    pub fn with_random_map(mut self, rng: &mut Rng) -> Pattern {
+    /// With fio's random map ([`RandomMap`]): a uniform random pattern touches each block
+    /// once per pass, and an I/O that runs into a used block is shortened to end before it.
+    /// The map is made with the walk ([`Pattern::with_walk`]), which a job file's pattern
+    /// always has.
+    pub fn with_random_map(mut self, rule: MapRule) -> Pattern {
         if self.rw.random() {
-            let largest = self
-                .sizes
-                .iter()
-                .chain(self.write_sizes.iter().flat_map(|(w, _)| w))
-                .map(|s| u64::from(s.0))
-                .max()
-                .unwrap_or(self.align);
-            let blocks = (self.len.saturating_sub(largest)) / self.align.max(1) + 1;
-            self.map = Some(Permutation::new(blocks, rng));
-            self.picker = None;
+            self.map_rule = rule;
         }
         self
     }
@@ -318,16 +272,6 @@ impl Pattern {
             let i = table.iter().position(|&(_, c)| r < c).unwrap_or(0);
             (table[i].0, (first + i) as u8)
         };
-        if let Some(map) = &mut self.map {
-            let (block, ended) = map.next(rng);
-            self.wrapped |= ended;
-            return Io {
-                write,
-                offset: self.start + block * self.align,
-                len,
-                size_index,
-            };
-        }
         let within = match &mut self.picker {
             Some(p) => p.next(rng) * self.align,
             None => {
@@ -372,22 +316,22 @@ impl Pattern {
     }
 
     fn next_walked(&mut self, rng: &mut Rng) -> Io {
-        let (mut write, mut at) = match self.planned.take() {
+        let mut next = match self.planned.take() {
             Some(p) => p,
             None => self.plan(rng),
         };
-        if at.is_none() {
-            self.new_pass(rng);
-            (write, at) = self.plan(rng);
+        if next.at.is_none() {
+            self.new_pass();
+            next = self.plan(rng);
         }
-        let offset = at.unwrap_or(self.start);
-        let (len, size_index) = self.size_at(write, offset, rng);
+        let write = next.write;
+        let offset = next.at.unwrap_or(self.start);
+        let (mut len, mut size_index) = self.size_at(write, offset, rng);
+        if next.random {
+            (len, size_index) = self.mark(write, offset, len, size_index);
+        }
         if let Some(walk) = &mut self.walk {
             walk.issued(write, offset, u64::from(len));
-            // fio resets the file when its random map runs out: the cursors start over.
-            if std::mem::take(&mut self.map_ended) {
-                walk.restart();
-            }
         }
         self.planned = Some(self.plan(rng));
         Io {
@@ -401,23 +345,31 @@ impl Pattern {
     /// The next I/O's direction and offset, or None where the pass ends (fio's
     /// `get_next_offset`, and the checks of `get_next_buflen` and `fill_io_u` that do not
     /// depend on the size drawn).
-    fn plan(&mut self, rng: &mut Rng) -> (bool, Option<u64>) {
+    fn plan(&mut self, rng: &mut Rng) -> Planned {
         let write = self.direction(rng);
         let Some(walk) = &mut self.walk else {
-            return (write, None);
+            return Planned {
+                write,
+                at: None,
+                random: false,
+            };
         };
         let choice = walk.choose(write, rng);
         // fio drops the file's cached pages when a time_based walk goes back to the start.
         self.wrapped |= walk.take_rewound();
         let pos = match choice {
             Choice::At(pos) => Some(pos),
-            Choice::Random => Some(self.random_pos(rng)),
+            Choice::Random => self.random_pos(write, rng),
             Choice::End => None,
         };
         let at = pos
             .and_then(|p| self.walk.as_ref().and_then(|w| w.place(p)))
             .filter(|&at| self.smallest_fits(write, at));
-        (write, at)
+        Planned {
+            write,
+            at,
+            random: matches!(choice, Choice::Random),
+        }
     }
 
     /// Whether an I/O can start at `at`: one size must end inside the file (fio's
@@ -456,26 +408,77 @@ impl Pattern {
     }
 
     /// A random block's offset from the region's start: from the random map, else the
-    /// distribution.
-    fn random_pos(&mut self, rng: &mut Rng) -> u64 {
-        if let Some(map) = &mut self.map {
-            let (block, ended) = map.next(rng);
-            self.map_ended |= ended;
-            self.wrapped |= ended;
-            return block * self.align;
+    /// distribution. None: the random map is full, and the pass is over.
+    fn random_pos(&mut self, write: bool, rng: &mut Rng) -> Option<u64> {
+        let Some(map) = &self.map else {
+            return Some(self.picker.as_mut().map_or(0, |p| p.next(rng) * self.align));
+        };
+        // fio's `__get_next_rand_offset`: a block of this direction's smallest size over the
+        // region (`last_block`), or the next free one after it; the map counts blocks of the
+        // job's smallest size, and fio indexes it with this direction's block number as is.
+        // fio's LFSR counts blocks of the job's smallest size, the map's own.
+        let unit = match self.map_rule {
+            MapRule::Once => self.align,
+            _ => self.smallest(write),
+        };
+        let file_len = self.walk.as_ref().map_or(self.len, Walk::file_len);
+        let last = self.len.min(file_len) / unit;
+        if last == 0 {
+            return None;
         }
-        self.picker.as_mut().map_or(0, |p| p.next(rng) * self.align)
+        let b = rng.below(last);
+        let b = if map.is_set(b) { map.next_free(b)? } else { b };
+        Some(b * unit)
+    }
+
+    /// fio's `mark_random_map`: the I/O marks its blocks up to the first one used, and is
+    /// shortened to what it marked. A shortened I/O counts with the largest of its
+    /// direction's sizes that it still holds.
+    fn mark(&mut self, write: bool, offset: u64, len: u32, index: u8) -> (u32, u8) {
+        let (unit, rule, start) = (self.smallest(write), self.map_rule, self.start);
+        let align = self.align;
+        let Some(map) = &mut self.map else {
+            return (len, index);
+        };
+        if rule == MapRule::Once {
+            // fio's LFSR: the block is done, the I/O keeps its size.
+            map.set_run((offset - start) / align, 1);
+            return (len, index);
+        }
+        let marked = map.set_run((offset - start) / unit, u64::from(len).div_ceil(unit));
+        let room = marked * unit;
+        // Nothing marked: the block was used after all (a direction whose smallest size is
+        // not the map's); fio asserts here, perflab keeps the I/O as drawn.
+        if marked == 0 || room >= u64::from(len) {
+            return (len, index);
+        }
+        let (table, _, first) = self.table(write);
+        let held = (0..table.len())
+            .filter(|&i| u64::from(table[i].0) <= room)
+            .max_by_key(|&i| table[i].0)
+            .map_or(index, |i| (first + i) as u8);
+        (room as u32, held)
+    }
+
+    /// The smallest size of a direction (fio's `min_bs[ddir]`, and its `ba[ddir]`).
+    fn smallest(&self, write: bool) -> u64 {
+        let (table, _, _) = self.table(write);
+        table
+            .iter()
+            .map(|s| u64::from(s.0))
+            .min()
+            .unwrap_or(self.align)
+            .max(1)
     }
 
     /// A new pass from the region's start (fio's `fio_file_reset`: cursors and random map).
-    fn new_pass(&mut self, rng: &mut Rng) {
+    fn new_pass(&mut self) {
         if let Some(walk) = &mut self.walk {
             walk.restart();
         }
         if let Some(map) = &mut self.map {
-            map.shuffle(rng);
+            map.clear();
         }
-        self.map_ended = false;
         self.passes += 1;
         self.wrapped = true;
     }
@@ -559,54 +562,93 @@ mod tests {
         }
     }
 
+    fn mapped(sizes: &[(u64, u32)], len: u64) -> Pattern {
+        Pattern::new(Rw::RandRead, 100, sizes, 0, len, &Distribution::Uniform)
+            .unwrap()
+            .with_random_map(MapRule::Shorten)
+            .with_walk(WalkRules::default(), len)
+    }
+
     #[test]
     fn the_random_map_touches_every_block_once_per_pass() {
         let mut rng = Rng::new(5);
-        let mut p = Pattern::new(
-            Rw::RandRead,
-            100,
-            &[(4096, 1)],
-            0,
-            1000 * 4096,
-            &Distribution::Uniform,
-        )
-        .unwrap()
-        .with_random_map(&mut rng);
-        for _pass in 0..3 {
+        let mut p = mapped(&[(4096, 1)], 1000 * 4096);
+        for pass in 0..3 {
             let mut seen = vec![false; 1000];
             for k in 0..1000 {
                 let io = p.next(&mut rng);
                 let b = (io.offset / 4096) as usize;
                 assert!(!seen[b], "block {b} twice");
                 seen[b] = true;
-                assert_eq!(p.take_wrapped(), k == 999);
+                assert_eq!(io.len, 4096);
+                // The pass is over as soon as its last block is issued, and the next one
+                // starts with a clean map.
+                assert_eq!(p.pass_over(), k == 999, "pass {pass}, I/O {k}");
             }
+            assert_eq!(p.passes(), pass);
         }
     }
 
     #[test]
-    fn the_random_map_counts_blocks_of_the_smallest_size_and_never_runs_past_the_region() {
-        let mut rng = Rng::new(9);
+    fn mixed_sizes_are_shortened_where_they_run_into_used_blocks_as_fios_are() {
+        // bssplit=4k/50:64k/50 over 8 MiB: drawn sizes average 34 KiB, but every pass moves
+        // the region's bytes exactly once, so I/Os that meet used blocks are cut short. fio
+        // 3.33 averaged 20,320 bytes an I/O on this job (time_based, psync, 2 s).
+        let len = 8 << 20;
+        let mut rng = Rng::new(11);
+        let mut p = mapped(&[(4096, 1), (65536, 1)], len);
+        let (mut ios, mut bytes) = (0u64, 0u64);
+        for _pass in 0..4 {
+            let mut seen = vec![false; (len / 4096) as usize];
+            while {
+                let io = p.next(&mut rng);
+                assert_eq!(io.offset % 4096, 0);
+                assert_eq!(io.len % 4096, 0);
+                assert!(io.offset + u64::from(io.len) <= len);
+                for b in io.offset / 4096..(io.offset + u64::from(io.len)) / 4096 {
+                    assert!(!seen[b as usize], "block {b} twice in a pass");
+                    seen[b as usize] = true;
+                }
+                // A shortened I/O counts with the 4 KiB size.
+                assert_eq!(io.size_index, u8::from(io.len == 65536));
+                ios += 1;
+                bytes += u64::from(io.len);
+                !p.pass_over()
+            } {}
+            assert!(seen.iter().all(|&s| s), "a pass covers every block");
+        }
+        assert_eq!(bytes, 4 * len);
+        let mean = bytes / ios;
+        assert!((17_000..24_000).contains(&mean), "mean I/O {mean} bytes");
+    }
+
+    #[test]
+    fn an_lfsr_job_takes_each_block_once_a_pass_and_keeps_its_sizes() {
+        // random_generator=lfsr: fio keeps no map, so nothing is shortened.
         let len = 64 * 4096;
+        let mut rng = Rng::new(3);
         let mut p = Pattern::new(
             Rw::RandRead,
             100,
-            &[(4096, 3), (65536, 1)],
+            &[(4096, 1), (65536, 1)],
             0,
             len,
             &Distribution::Uniform,
         )
         .unwrap()
-        .with_random_map(&mut rng);
-        // 49 offsets of 4 KiB where a 64 KiB I/O still fits, each once per pass.
-        let mut seen = std::collections::BTreeSet::new();
-        for _ in 0..49 {
+        .with_random_map(MapRule::Once)
+        .with_walk(WalkRules::default(), len);
+        let mut offsets = std::collections::BTreeSet::new();
+        let mut big = 0;
+        for k in 0..64 {
             let io = p.next(&mut rng);
-            assert_eq!(io.offset % 4096, 0);
+            assert!(offsets.insert(io.offset), "{} twice", io.offset);
+            assert!(io.len == 4096 || io.len == 65536);
             assert!(io.offset + u64::from(io.len) <= len);
-            assert!(seen.insert(io.offset), "{} twice", io.offset);
+            big += usize::from(io.len == 65536);
+            assert_eq!(p.pass_over(), k == 63);
         }
-        assert!(p.take_wrapped());
+        assert!(big > 10, "{big} I/Os of 64 KiB");
     }
 
     fn walked(rw: Rw, sizes: &[(u64, u32)], start: u64, len: u64, rules: WalkRules) -> Pattern {

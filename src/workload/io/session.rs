@@ -20,6 +20,7 @@ use super::fill::Filler;
 use super::flow::{Flow, FlowSpec, Gate};
 use super::jobcontrol::{CopyControl, StepControl};
 use super::joblog::{CopyLogs, Done, LogPlan};
+use super::jobminrate::{MinRate, MinRateCheck};
 use super::layout::FileSpec;
 use super::pattern::{Io, Pattern};
 use super::verify::{self, BlockId};
@@ -98,6 +99,11 @@ pub(super) fn open_job(plan: &StepPlan, copy: usize) -> Result<IoSession, OpErro
 #[derive(Debug, Clone)]
 pub(super) struct JobPart {
     pub name: String,
+    /// fio's `rate_min` / `rate_iops_min`: each copy ends in error below them.
+    pub min_rate: Option<MinRate>,
+    /// Each copy reports on its own as well (`numjobs` above 1 without `group_reporting`,
+    /// where fio prints a section per copy).
+    pub per_copy: bool,
     /// Writes' block sizes when they differ from reads' (fio's `bs=4k,64k`).
     pub write_sizes: Option<Vec<(u64, u32)>>,
     /// Bytes each copy moves before it is done (fio's `size`/`io_size` times `loops`).
@@ -111,7 +117,7 @@ pub(super) struct JobPart {
     /// pass, which drops them).
     pub invalidate: bool,
     /// fio's random map: a uniform random job touches each block once per pass.
-    pub random_map: bool,
+    pub random_map: super::randommap::MapRule,
     /// Where each copy's region starts in its files (`[copy]`).
     pub starts: Vec<u64>,
     /// fio's order of offsets.
@@ -168,19 +174,17 @@ impl JobPart {
         if self.trims { Op::Trim } else { Op::Write }
     }
 
-    /// Copy `worker`'s pattern over its `i`-th file `f` by fio's rules (random map, order of
+    /// Copy `worker`'s pattern over its `i`-th file by fio's rules (random map, order of
     /// offsets), and the file to drop from the page cache after each pass, if any.
     fn stream(
         &self,
         plan: &StepPlan,
-        f: &FileSpec,
         (worker, i): (usize, usize),
         file: Option<&std::fs::File>,
         mut pattern: Pattern,
     ) -> (Pattern, Option<std::fs::File>) {
-        if self.random_map && matches!(plan.spec.distribution, Distribution::Uniform) {
-            let mut rng = Rng::new(plan.seed ^ (f.index as u64 + 1) ^ (worker as u64) << 32);
-            pattern = pattern.with_random_map(&mut rng);
+        if matches!(plan.spec.distribution, Distribution::Uniform) {
+            pattern = pattern.with_random_map(self.random_map);
         }
         let file_len = self.file_lens.get(worker).and_then(|l| l.get(i)).copied();
         pattern = pattern.with_walk(
@@ -402,6 +406,8 @@ impl Clock {
 /// Where a job's copy stands.
 struct JobState {
     name: String,
+    /// `NAME.COPY` where the copy reports on its own too ([`JobPart::per_copy`]).
+    copy_key: Option<String>,
     /// Bytes still to issue, for a job of a fixed size.
     budget_left: Option<u64>,
     runtime: Option<std::time::Duration>,
@@ -416,6 +422,8 @@ struct JobState {
     control: Option<CopyControl>,
     /// Its fio logs.
     logs: Option<CopyLogs>,
+    /// Its floors (`rate_min`, `rate_iops_min`).
+    min_rate: Option<MinRateCheck>,
 }
 
 impl JobState {
@@ -423,6 +431,7 @@ impl JobState {
     fn new(j: &JobPart, copy: usize, seed: u64) -> JobState {
         JobState {
             name: j.name.clone(),
+            copy_key: j.per_copy.then(|| format!("{}.{copy}", j.name)),
             budget_left: j.budget,
             runtime: j.runtime,
             pass_limit: j.pass_limit,
@@ -434,6 +443,7 @@ impl JobState {
                 .as_ref()
                 .map(|(step, k)| step.copy(*k, copy, seed)),
             logs: j.logs.as_ref().map(|p| CopyLogs::new(p, copy as u32)),
+            min_rate: j.min_rate.map(MinRateCheck::new),
         }
     }
 
@@ -512,7 +522,7 @@ impl IoSession {
             let file = open_for(spec.engine, &f.path, flags, plan.rw.writes())?;
             let mut cache = None;
             if let Some(job) = &plan.job {
-                (pattern, cache) = job.stream(plan, f, (worker, i), file.as_ref(), pattern);
+                (pattern, cache) = job.stream(plan, (worker, i), file.as_ref(), pattern);
             }
             files.extend(file);
             paths.push(f.path.clone());
@@ -1036,6 +1046,10 @@ impl IoSession {
         if let Some(c) = self.job.as_mut().and_then(|j| j.control.as_mut()) {
             c.completed(bytes, ns.unwrap_or(0), ok && pump.measuring(), end);
         }
+        // Trims have no floor in perflab (the value's third part, for trims, is not kept).
+        if ok && !(io.write && self.write_op == Op::Trim) {
+            self.check_min_rate(io.write, bytes, end, pump);
+        }
         if pump.measuring() {
             let direction = match (io.write, self.write_op) {
                 (false, _) => &mut self.read,
@@ -1080,6 +1094,27 @@ impl IoSession {
             "the disk under {} is full ({e}); the step ends and the test files are removed. Lower --size or --files",
             self.streams[s].file.path.display()
         ))
+    }
+
+    /// fio's `rate_min` and `rate_iops_min`: a copy below its floor ends, with an error of
+    /// its job in fio's words.
+    fn check_min_rate(&mut self, write: bool, bytes: u64, end: Instant, pump: &mut dyn Pump) {
+        let Some(job) = &mut self.job else { return };
+        let (Some(check), Some(first)) = (&mut job.min_rate, job.first) else {
+            return;
+        };
+        let running = end.saturating_duration_since(first);
+        if let Err(why) = check.completed(write, bytes, end, running, pump.measuring()) {
+            pump.fail(ErrorKind::Io, &format!("{}: {why}", job.name));
+            job.min_rate = None;
+            job.budget_left = Some(0);
+            let direction = if write {
+                &mut self.write
+            } else {
+                &mut self.read
+            };
+            direction.errors += 1;
+        }
     }
 
     /// A bad block was read: with `verify_fatal` the copy issues nothing more.
@@ -1208,41 +1243,47 @@ fn job_groups(job: &JobState, directions: [&Group; 4], out: &mut Vec<GroupTotals
         (Some(a), Some(b)) if own_time => Some(b.saturating_duration_since(a)),
         _ => None,
     };
-    let mut total = Group::new();
-    for (name, g) in ["read", "write", "trim", "sync"]
-        .into_iter()
-        .zip(directions)
-    {
-        total.ops += g.ops;
-        total.bytes += g.bytes;
-        total.errors += g.errors;
-        let _ = total.latency.add(&g.latency);
-        if g.ops + g.errors > 0 {
-            out.push(GroupTotals {
-                by: "job_direction",
-                key: format!("{}/{name}", job.name),
-                label: format!("{} {name}", job.name),
-                ops: g.ops,
-                bytes: g.bytes,
-                errors: g.errors,
-                latency: g.latency.clone(),
-                active,
-            });
-        }
+    let mut kinds = vec![("job", "job_direction", &job.name)];
+    if let Some(key) = &job.copy_key {
+        kinds.push(("job_copy", "job_copy_direction", key));
     }
-    out.insert(
-        0,
-        GroupTotals {
-            by: "job",
-            key: job.name.clone(),
-            label: job.name.clone(),
-            ops: total.ops,
-            bytes: total.bytes,
-            errors: total.errors,
-            latency: total.latency,
-            active,
-        },
-    );
+    for (whole, part, key) in kinds.into_iter().rev() {
+        let mut total = Group::new();
+        for (name, g) in ["read", "write", "trim", "sync"]
+            .into_iter()
+            .zip(directions)
+        {
+            total.ops += g.ops;
+            total.bytes += g.bytes;
+            total.errors += g.errors;
+            let _ = total.latency.add(&g.latency);
+            if g.ops + g.errors > 0 {
+                out.push(GroupTotals {
+                    by: part,
+                    key: format!("{key}/{name}"),
+                    label: format!("{key} {name}"),
+                    ops: g.ops,
+                    bytes: g.bytes,
+                    errors: g.errors,
+                    latency: g.latency.clone(),
+                    active,
+                });
+            }
+        }
+        out.insert(
+            0,
+            GroupTotals {
+                by: whole,
+                key: key.clone(),
+                label: key.clone(),
+                ops: total.ops,
+                bytes: total.bytes,
+                errors: total.errors,
+                latency: total.latency,
+                active,
+            },
+        );
+    }
 }
 
 /// `path` opened as `engine` reaches its files: for the I/O asked (O_DIRECT if `direct`),

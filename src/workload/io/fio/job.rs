@@ -326,11 +326,13 @@ pub struct FioJob {
     pub rate: [Option<u64>; 2],
     /// `rate_iops`: [read, write].
     pub rate_iops: [Option<u64>; 2],
-    /// `rate_min` / `ratemin` in bytes/s. Stored only: perflab does not end a job for being
-    /// slow; a caller may turn it into a check of the result.
+    /// `rate_min` / `ratemin` in bytes/s: below it over a `ratecycle` the job ends in
+    /// error (`super::super::jobminrate`).
     pub rate_min: [Option<u64>; 2],
-    /// `rate_iops_min`, stored likewise.
+    /// `rate_iops_min`: the same floor in I/Os a second.
     pub rate_iops_min: [Option<u64>; 2],
+    /// `ratecycle` / `rate_cycle`: the window of the floors, in ms (default 1000).
+    pub ratecycle: u64,
     /// `rate_process` (default linear).
     pub rate_process: RateProcess,
     /// `thinktime` (bare is microseconds).
@@ -541,6 +543,7 @@ impl Default for FioJob {
             rate_iops: [None; 2],
             rate_min: [None; 2],
             rate_iops_min: [None; 2],
+            ratecycle: 1000,
             rate_process: RateProcess::Linear,
             thinktime: Duration::ZERO,
             thinktime_blocks: 1,

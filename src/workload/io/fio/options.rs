@@ -355,6 +355,7 @@ pub static TABLE: &[Opt] = &[
     Opt { names: &["rate_iops"], handle: |j, c| { j.rate_iops = nonzero(c.per_dir(|s| parse_bytes(s, c.kb_base))?); Ok(()) } },
     Opt { names: &["rate_min", "ratemin"], handle: |j, c| { j.rate_min = nonzero(c.per_dir(|s| parse_bytes(s, c.kb_base))?); Ok(()) } },
     Opt { names: &["rate_iops_min"], handle: |j, c| { j.rate_iops_min = nonzero(c.per_dir(|s| parse_bytes(s, c.kb_base))?); Ok(()) } },
+    Opt { names: &["ratecycle", "rate_cycle"], handle: |j, c| { j.ratecycle = c.int(1, u64::from(u32::MAX))?; Ok(()) } },
     Opt { names: &["rate_process"], handle: |j, c| {
         j.rate_process = match c.word(&["linear", "poisson"])? {
             "poisson" => RateProcess::Poisson,
@@ -672,7 +673,7 @@ pub static OTHER_FIO: &[&str] = &[
     "log_compression", "log_compression_cpus", "log_entries", "log_issue_time",
     "log_max_value", "log_prio", "log_store_compressed", "log_window_value", "offset_align",
     "opendir", "openfiles", "overwrite", "plid_select", "plids", "pre_read", "ramp_size",
-    "rate_cycle", "ratecycle", "rate_ignore_thinktime", "rwmixcycle", "serialize_overlap",
+    "rate_ignore_thinktime", "rwmixcycle", "serialize_overlap",
     "sync_file_range", "thinkcycles", "thinktime_blocks_type", "thinktime_iotime",
     "unlink_each_loop", "verify_policy", "write_barrier", "write_hint", "random_sequence",
     // engine options (io_uring, libaio, pvsync2, ...)

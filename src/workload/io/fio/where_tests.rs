@@ -149,7 +149,10 @@ fn rand_zones_keeps_every_zone() {
             zones: vec![z(50, 5), z(30, 15), z(20, 80)]
         }
     );
-    assert!(!run.jobs[0].random_map);
+    assert_eq!(
+        run.jobs[0].random_map,
+        crate::workload::io::randommap::MapRule::Off
+    );
 }
 
 #[test]
