@@ -628,7 +628,20 @@ disable_clat=0
             .get("percentile")
             .is_none()
     );
+    // The series says its intervals timed nothing, where their p99 would read as 0 ns.
+    for s in [0, 1] {
+        for p in v["steps"][s]["trials"][0]["series"].as_array().unwrap() {
+            assert_eq!(p["latency_count"], 0, "{p}");
+        }
+    }
     // Latencies on again: every I/O timed.
+    let series = v["steps"][2]["trials"][0]["series"].as_array().unwrap();
+    let timed: u64 = series
+        .iter()
+        .map(|p| p["latency_count"].as_u64().unwrap())
+        .sum();
+    let ops: u64 = series.iter().map(|p| p["ops"].as_u64().unwrap()).sum();
+    assert_eq!(timed, ops);
     assert!(v["spec"]["jobs"][2].get("no_latency").is_none());
     assert_eq!(v["steps"][2]["trials"][0]["latency"]["count"], 256);
     assert_eq!(job(&v, 2, "timed")["latency"]["count"], 256);
@@ -1590,6 +1603,19 @@ verifysort=1
     let v = json(&o);
     assert_eq!(job(&v, 0, "w")["errors"].as_u64(), Some(0));
     assert_eq!(figure(&v, 0, "verified_blocks_per_worker"), Some(256.0));
+    // The read-back is a group of its own, and fio's JSON counts it among the job's reads.
+    let back = groups(&v, 0, "job_verify");
+    assert_eq!(back.len(), 1);
+    assert_eq!(back[0]["key"], "w");
+    assert_eq!(back[0]["ops"].as_u64(), Some(256));
+    let o = perflab(&r, &["export", "last", "--format", "fio-json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let fio = json(&o);
+    let w = &fio["jobs"][0];
+    assert_eq!(w["jobname"], "w");
+    assert_eq!(w["read"]["total_ios"], 256, "{w}");
+    assert_eq!(w["read"]["io_bytes"], 1 << 20);
+    assert_eq!(w["write"]["total_ios"], 256);
     assert_eq!(job(&v, 1, "rw")["errors"].as_u64(), Some(0));
     assert!(figure(&v, 1, "verified_blocks_per_worker").unwrap() > 0.0);
     assert_eq!(v["spec"]["jobs"][0]["verify"]["method"], "crc32c");

@@ -203,6 +203,7 @@ fn merge_series(trials: &[&Trial]) -> Vec<IntervalPoint> {
             p.p50_ns = points.iter().map(|q| q.p50_ns).max().unwrap_or(0);
             p.p99_ns = points.iter().map(|q| q.p99_ns).max().unwrap_or(0);
             p.max_ns = points.iter().map(|q| q.max_ns).max().unwrap_or(0);
+            p.latency_count = points.iter().map(|q| q.latency_count).sum();
             p
         })
         .collect()

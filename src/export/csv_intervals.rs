@@ -32,6 +32,7 @@ pub fn write(r: &RunRecord, out: &mut dyn Write) -> std::io::Result<()> {
     let params: BTreeSet<&String> = r.steps.iter().flat_map(|s| s.params.keys()).collect();
     let mut header: Vec<String> = FIXED.iter().map(|s| s.to_string()).collect();
     header.push("perflab_cpu_pct".into());
+    header.push("latency_count".into());
     header.extend(params.iter().map(|p| format!("param_{p}")));
     line(out, &header)?;
     for s in &r.steps {
@@ -64,6 +65,7 @@ pub fn write(r: &RunRecord, out: &mut dyn Write) -> std::io::Result<()> {
                     reading
                         .map(|q| q.process_cpu_pct.to_string())
                         .unwrap_or_default(),
+                    p.latency_count.map(|n| n.to_string()).unwrap_or_default(),
                 ];
                 row.extend(params.iter().map(|k| param_text(s.params.get(*k))));
                 line(out, &row)?;
@@ -107,7 +109,7 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 4);
         assert!(lines[0].starts_with("run_id,workload,step,repeat,start_ns"));
-        assert!(lines[0].ends_with("perflab_cpu_pct,param_threads"));
+        assert!(lines[0].ends_with("perflab_cpu_pct,latency_count,param_threads"));
         assert!(
             lines[3].starts_with("x,null,0,0,2000000000,1000000000,12,"),
             "{}",

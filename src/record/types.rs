@@ -528,6 +528,12 @@ pub struct IntervalPoint {
     pub p50_ns: u64,
     pub p99_ns: u64,
     pub max_ns: u64,
+    /// The latencies behind `p50_ns`, `p99_ns` and `max_ns`: ops timed one by one in this
+    /// interval, fewer than `ops` where jobs keep no per-I/O latency (fio's `gtod_reduce`),
+    /// and 0 where nothing was timed (then the three are 0 for want of a sample, not fast).
+    /// Absent in records written before it was kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_count: Option<u64>,
     /// Open loop: ops due in this interval's stretch that had not started by the end of the
     /// measure phase (only the last interval can have them).
     #[serde(skip_serializing_if = "is_zero")]

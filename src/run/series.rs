@@ -15,6 +15,8 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, Default)]
 struct Closed {
     counts: Counts,
+    /// Latencies in the interval's histogram.
+    timed: u64,
     p50_ns: u64,
     p99_ns: u64,
     max_ns: u64,
@@ -33,6 +35,7 @@ impl Closed {
             p50_ns: self.p50_ns,
             p99_ns: self.p99_ns,
             max_ns: self.max_ns,
+            latency_count: Some(self.timed),
             missed: self.counts.missed,
         }
     }
@@ -46,6 +49,7 @@ impl Closed {
         }
         Closed {
             counts,
+            timed: h.len(),
             p50_ns: h.value_at_quantile(0.5),
             p99_ns: h.value_at_quantile(0.99),
             max_ns: h.max(),

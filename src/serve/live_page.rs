@@ -101,7 +101,8 @@ const SCRIPT: &str = r#"
       t.iv.forEach(p => {
         const x = (offset + p.start_ns + p.duration_ns / 2) / 1e9;
         out.rate.push([x, p.ops_per_sec]);
-        if (p.ops > 0) { out.p50.push([x, p.p50_ns]); out.p99.push([x, p.p99_ns]); }
+        // An interval with nothing timed (latency_count 0: fio's gtod_reduce) has no latency.
+        if (p.ops > 0 && p.latency_count !== 0) { out.p50.push([x, p.p50_ns]); out.p99.push([x, p.p99_ns]); }
         end = Math.max(end, p.start_ns + p.duration_ns);
       });
       t.res.forEach(r => {

@@ -56,7 +56,8 @@ impl Timeline {
                             p.ops_per_sec
                         },
                     ));
-                    if p.ops > 0 {
+                    // Nothing timed (fio's gtod_reduce): no latency, not a zero.
+                    if p.ops > 0 && p.latency_count != Some(0) {
                         l.p99.push((x, p.p99_ns as f64));
                     }
                 }

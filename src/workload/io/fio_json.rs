@@ -121,6 +121,24 @@ impl Flow {
         }
     }
 
+    /// `other`'s ops counted in this flow too: the histograms added where both have one,
+    /// else the latency of whichever holds ops (a job's reads and its read-back).
+    fn absorb(&mut self, other: Flow) {
+        self.ops += other.ops;
+        self.bytes += other.bytes;
+        self.errors += other.errors;
+        let merged = match (self.hdr.as_mut(), other.hdr.as_ref()) {
+            (Some(mine), Some(theirs)) => mine.add(theirs).is_ok(),
+            _ => false,
+        };
+        if let (true, Some(h)) = (merged, &self.hdr) {
+            self.latency = crate::record::histogram::summarize(h);
+        } else if self.latency.count == 0 {
+            self.hdr = other.hdr;
+            self.latency = other.latency;
+        }
+    }
+
     fn of_trial(t: &Trial) -> Flow {
         Flow {
             ops: t.ops,
@@ -183,7 +201,9 @@ impl Default for Kept {
 }
 
 /// The fio job of the group `g` (a job's, or one copy's): its directions are the groups
-/// of kind `parts` keyed `G/DIRECTION`, its options those of the job file's job `name`.
+/// of kind `parts` keyed `G/DIRECTION`, its options those of the job file's job `name`. Its
+/// read-back after its writes (`verify`: `job_verify`, `job_copy_verify`) counts among its
+/// reads, as fio counts it.
 fn named_job(record: &RunRecord, t: &Trial, g: &GroupResult, name: &str, parts: &str) -> Job {
     let mut directions = BTreeMap::new();
     for d in t.groups.iter().filter(|d| d.by == parts) {
@@ -193,6 +213,23 @@ fn named_job(record: &RunRecord, t: &Trial, g: &GroupResult, name: &str, parts: 
         if let (true, Some(dir)) = (of == g.key, direction_name(dir)) {
             directions.insert(dir, Flow::of_group(d, t));
         }
+    }
+    let read_back = if parts == "job_direction" {
+        "job_verify"
+    } else {
+        "job_copy_verify"
+    };
+    let mut all = Flow::of_group(g, t);
+    if let Some(v) = t
+        .groups
+        .iter()
+        .find(|v| v.by == read_back && v.key == g.key)
+    {
+        all.absorb(Flow::of_group(v, t));
+        directions
+            .entry("read")
+            .or_default()
+            .absorb(Flow::of_group(v, t));
     }
     let spec = record
         .spec
@@ -206,7 +243,7 @@ fn named_job(record: &RunRecord, t: &Trial, g: &GroupResult, name: &str, parts: 
     Job {
         name: name.to_string(),
         directions,
-        all: Flow::of_group(g, t),
+        all,
         options: written_options(record, "/jobs", Some(name)),
         elapsed_ns: g.elapsed_ns,
         groupid: spec.and_then(|j| j["group"].as_u64()),

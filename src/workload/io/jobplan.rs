@@ -851,7 +851,7 @@ fn no_latency_note(jobs: &[Job]) -> Option<(&'static str, String)> {
     Some((
         "no_latency",
         format!(
-            "{} keep(s) no per-I/O latency, as in fio: their I/Os are counted, not timed one by one, so their figures carry no latency (- in the tables, count 0 in the record, N 0 in fio's JSON); a step's latency covers its other jobs only, and its intervals' p50 and p99 are 0 where no I/O was timed",
+            "{} keep(s) no per-I/O latency, as in fio: their I/Os are counted, not timed one by one, so their figures carry no latency (- in the tables, count 0 in the record, N 0 in fio's JSON); a step's latency covers its other jobs only, and its intervals count what they timed (latency_count; p50 and p99 are 0 where it is 0)",
             untimed.join(", ")
         ),
     ))

@@ -338,6 +338,9 @@ pub struct IoSession {
     block: u64,
     wrote: bool,
     verified: u64,
+    /// A job's read-back after its writes (`verify`): fio counts these among the job's
+    /// reads; perflab keeps them apart from the step's measured ops (they come after it).
+    verify_reads: Group,
     read: Group,
     write: Group,
     sync: Group,
@@ -602,6 +605,7 @@ impl IoSession {
             block: spec.bs_bytes.first().max(512),
             wrote: false,
             verified: 0,
+            verify_reads: Group::new(),
             read: Group::new(),
             write: Group::new(),
             sync: Group::new(),
@@ -1151,7 +1155,7 @@ impl IoSession {
                     .map(move |b| w * 64 + b)
             });
             let depth = self.streams[s].depth.max(1) as usize;
-            let mut waiting: Vec<(u32, u64, u32)> = Vec::with_capacity(depth);
+            let mut waiting: Vec<(u32, u64, u32, Instant)> = Vec::with_capacity(depth);
             let mut more = true;
             while more || !waiting.is_empty() {
                 // verify_fatal: the first bad block ends the read-back.
@@ -1174,7 +1178,7 @@ impl IoSession {
                         offset,
                         len: block as u32,
                     });
-                    waiting.push((slot, offset, encoded));
+                    waiting.push((slot, offset, encoded, Instant::now()));
                 }
                 if waiting.is_empty() {
                     continue;
@@ -1187,31 +1191,51 @@ impl IoSession {
                     let Some(i) = waiting.iter().position(|w| w.0 == c.slot) else {
                         continue;
                     };
-                    let (slot, offset, encoded) = waiting.swap_remove(i);
+                    let (slot, offset, encoded, start) = waiting.swap_remove(i);
                     self.free.push(slot);
                     self.verified += 1;
-                    let path = self.streams[s].file.path.display().to_string();
-                    let expected = self.block_id(s, offset, encoded);
-                    if let Some(e) = c.error() {
-                        self.bad_read_back(
-                            pump,
-                            ErrorKind::Io,
-                            &format!("verify read at offset {offset} of {path}: {e}"),
-                        );
-                    } else if c.result as u64 != block {
-                        self.bad_read_back(pump, ErrorKind::Io, &format!(
-                            "verify read at offset {offset} of {path}: short read, {} of {block} bytes",
-                            c.result
-                        ));
-                    } else if let Err(bad) =
-                        verify::check(&self.engine.buf(slot)[..block as usize], expected)
-                    {
-                        self.bad_read_back(pump, ErrorKind::WrongAnswer, &format!("{path}: {bad}"));
+                    let ns = self.latency.then(|| start.elapsed().as_nanos() as u64);
+                    let errors = self.bad_blocks;
+                    self.check_read_back(pump, &c, (s, slot, offset, encoded));
+                    // A bad block is already the job's read error (`bad_read_back`).
+                    if self.bad_blocks == errors {
+                        self.verify_reads.add(ns, block, true);
                     }
                 }
             }
         }
         Ok(())
+    }
+
+    /// One read-back's completion: an error, a short read or a block that does not check is
+    /// a bad block of the job.
+    fn check_read_back(
+        &mut self,
+        pump: &mut dyn Pump,
+        c: &Completion,
+        (s, slot, offset, encoded): (usize, u32, u64, u32),
+    ) {
+        let block = self.block;
+        let path = self.streams[s].file.path.display().to_string();
+        let expected = self.block_id(s, offset, encoded);
+        if let Some(e) = c.error() {
+            self.bad_read_back(
+                pump,
+                ErrorKind::Io,
+                &format!("verify read at offset {offset} of {path}: {e}"),
+            );
+        } else if c.result as u64 != block {
+            self.bad_read_back(
+                pump,
+                ErrorKind::Io,
+                &format!(
+                    "verify read at offset {offset} of {path}: short read, {} of {block} bytes",
+                    c.result
+                ),
+            );
+        } else if let Err(bad) = verify::check(&self.engine.buf(slot)[..block as usize], expected) {
+            self.bad_read_back(pump, ErrorKind::WrongAnswer, &format!("{path}: {bad}"));
+        }
     }
 }
 
@@ -1227,8 +1251,9 @@ fn share(file: usize, files: usize, worker: usize, workers: usize) -> (bool, usi
 }
 
 /// A job's groups: its total (`job`) and each direction it did (`job_direction`, keyed
-/// `NAME/read`), over the copy's own running time.
-fn job_groups(job: &JobState, directions: [&Group; 4], out: &mut Vec<GroupTotals>) {
+/// `NAME/read`), over the copy's own running time; its read-back after the step
+/// (`job_verify`), and the same of each copy that reports on its own (`job_copy`...).
+fn job_groups(job: &JobState, directions: [&Group; 4], verify: &Group, out: &mut Vec<GroupTotals>) {
     // A copy that ends by itself (its size, its runtime) runs for its own time; in a timed
     // step it runs for the step's.
     let control = job.control.as_ref();
@@ -1243,11 +1268,23 @@ fn job_groups(job: &JobState, directions: [&Group; 4], out: &mut Vec<GroupTotals
         (Some(a), Some(b)) if own_time => Some(b.saturating_duration_since(a)),
         _ => None,
     };
-    let mut kinds = vec![("job", "job_direction", &job.name)];
+    let mut kinds = vec![("job", "job_direction", "job_verify", &job.name)];
     if let Some(key) = &job.copy_key {
-        kinds.push(("job_copy", "job_copy_direction", key));
+        kinds.push(("job_copy", "job_copy_direction", "job_copy_verify", key));
     }
-    for (whole, part, key) in kinds.into_iter().rev() {
+    for (whole, part, read_back, key) in kinds.into_iter().rev() {
+        if verify.ops > 0 {
+            out.push(GroupTotals {
+                by: read_back,
+                key: key.clone(),
+                label: format!("{key} read-back"),
+                ops: verify.ops,
+                bytes: verify.bytes,
+                errors: 0,
+                latency: verify.latency.clone(),
+                active: None,
+            });
+        }
         let mut total = Group::new();
         for (name, g) in ["read", "write", "trim", "sync"]
             .into_iter()
@@ -1377,6 +1414,7 @@ impl Session for IoSession {
             job_groups(
                 job,
                 [&self.read, &self.write, &self.trim, &self.sync],
+                &self.verify_reads,
                 &mut out,
             );
         }
