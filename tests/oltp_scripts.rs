@@ -346,3 +346,57 @@ END;
         stderr(&o)
     );
 }
+
+/// pgbench's rule in its dialect: a client stops at an error it does not retry, and the run
+/// fails ("Run was aborted"); perflab's own line counts the error and the client goes on.
+#[test]
+fn a_client_aborts_at_an_sql_error_in_pgbenchs_dialect_and_goes_on_in_perflabs() {
+    let Some(pg) = PgServer::start() else { return };
+    let r = Results::new("pg-abort");
+    let url = pg.url();
+    let f = script(
+        &r,
+        "half.sql",
+        "\\set r random(1, 10)\n\\if :r > 5\nSELECT 1/0;\n\\else\nSELECT 1;\n\\endif\n",
+    );
+    let f = f.to_str().unwrap();
+    let o = perflab(
+        &r,
+        &[
+            "oltp", "--json", "--target", &url, "-c", "3", "-t", "200", "-f", f,
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("3 client(s) aborted"), "{err}");
+    assert!(err.contains("division by zero"), "{err}");
+    let v = json(&o);
+    let t = &v["steps"][0]["trials"][0];
+    assert_eq!(t["errors"], 3, "each client stops at its first error");
+    assert!(t["ops"].as_u64().unwrap() < 597, "{}", t["ops"]);
+    assert_eq!(t["figures"]["aborted_per_client"], 1.0);
+    // perflab's own flags: the failures are counted and every transaction is tried.
+    let o = perflab(
+        &r,
+        &[
+            "oltp",
+            "--json",
+            "--target",
+            &url,
+            "--clients",
+            "3",
+            "--ops",
+            "90",
+            "--warmup",
+            "0s",
+            "--script",
+            f,
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    let t = &v["steps"][0]["trials"][0];
+    let (ops, errors) = (t["ops"].as_u64().unwrap(), t["errors"].as_u64().unwrap());
+    assert_eq!(ops + errors, 90);
+    assert!(errors > 0, "{errors}");
+}

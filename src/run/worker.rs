@@ -128,7 +128,7 @@ pub fn run(mut plan: WorkerPlan, shared: Arc<Shared>, tx: Sender<IntervalReport>
     // each op in a closed loop; an open-loop schedule overrides it.
     let paced = session.paces() && !plan.pacer.is_open();
     // Warmup: ops run and are thrown away.
-    while shared.phase() == WARMUP {
+    while shared.phase() == WARMUP && !session.aborted() {
         // Peeked, not taken: a start the warmup's end interrupts belongs to the measure
         // phase (taking it here lost one start per worker at the edge).
         let intended = match plan.pacer.peek_intended() {
@@ -287,7 +287,11 @@ fn measure(
     let mut done = 0u64;
     let has_think = !plan.pacer.think().is_zero();
     let between = session.wants_between();
-    while done < quota && shared.phase() == MEASURE && !(plan.fixed && session.exhausted()) {
+    while done < quota
+        && shared.phase() == MEASURE
+        && !(plan.fixed && session.exhausted())
+        && !session.aborted()
+    {
         let due = match plan.pacer.next_intended() {
             None if paced => Some(now + session.pace()),
             at => at,
@@ -326,7 +330,7 @@ fn measure(
             now = Instant::now();
         }
     }
-    if done < quota {
+    if done < quota && !session.aborted() {
         count_missed(&mut plan.pacer, shared, &mut rec);
     }
     rec.finish()

@@ -92,6 +92,13 @@ pub trait Session: Send {
         false
     }
 
+    /// Whether this session has given up for good (pgbench's client aborted on an error):
+    /// asked after each op in every phase; the worker then issues nothing more this step
+    /// and its schedule's later ops are not counted as missed.
+    fn aborted(&self) -> bool {
+        false
+    }
+
     /// Figures this worker measured outside the timed ops (e.g. setup time), reported once
     /// when the step ends.
     fn finish(&mut self) -> Figures {

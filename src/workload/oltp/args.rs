@@ -74,6 +74,11 @@ pub struct OltpArgs {
     /// its time is counted apart, in connect_ms_mean)
     #[arg(long)]
     pub connect_each: bool,
+    /// A client whose transaction fails for any cause but a serialization failure or a
+    /// deadlock stops for the rest of the step, and the run fails: pgbench's rule (its
+    /// dialect sets it). Without it the failure is counted and the client goes on
+    #[arg(long)]
+    pub abort_on_error: bool,
     /// Write every transaction of the measure phase to PREFIX.PID in the current folder, in
     /// pgbench's log format (pgbench's -l)
     #[arg(long)]

@@ -138,6 +138,10 @@ pub struct OltpSession {
     due: Option<Instant>,
     /// Server sessions ended after their statement timed out.
     ended: u64,
+    /// `--abort-on-error` (pgbench's rule): a transaction that fails for any cause but a
+    /// serialization failure or a deadlock ends this client for the step.
+    abort_on_error: bool,
+    aborted: bool,
     connects: u64,
     connect_time: Duration,
 }
@@ -176,6 +180,8 @@ impl OltpSession {
             late: 0,
             due: None,
             ended: 0,
+            abort_on_error: false,
+            aborted: false,
             connects: 0,
             connect_time: Duration::ZERO,
         })
@@ -184,6 +190,13 @@ impl OltpSession {
     /// `-L`: count the transactions slower than `limit`, as pgbench's latency limit.
     pub fn late_after(mut self, limit: Option<Duration>) -> Self {
         self.late_limit = limit;
+        self
+    }
+
+    /// `--abort-on-error`: the client stops at its first failure that is not a
+    /// serialization failure or a deadlock, as pgbench's does.
+    pub fn abort_on_error(mut self, on: bool) -> Self {
+        self.abort_on_error = on;
         self
     }
 
@@ -404,6 +417,12 @@ impl Session for OltpSession {
         let started = Instant::now();
         let due = self.due.take().unwrap_or(started);
         let r = self.transaction();
+        if let Err(e) = &r
+            && self.abort_on_error
+            && !matches!(conflict_cause(&e.message), "serialization" | "deadlock")
+        {
+            self.aborted = true;
+        }
         if let Some(limit) = self.late_limit
             && r.is_ok()
             && due.elapsed() > limit
@@ -418,6 +437,10 @@ impl Session for OltpSession {
 
     fn last_kind(&self) -> &'static str {
         self.kind
+    }
+
+    fn aborted(&self) -> bool {
+        self.aborted
     }
 
     fn paces(&self) -> bool {
@@ -487,6 +510,13 @@ impl Session for OltpSession {
         f.insert("reconnects_per_client".into(), self.reconnects as f64);
         f.insert("timeouts_per_client".into(), self.timeouts as f64);
         f.insert("sessions_ended_per_client".into(), self.ended as f64);
+        if self.abort_on_error {
+            // Averaged over the clients: the share of them that aborted.
+            f.insert(
+                "aborted_per_client".into(),
+                f64::from(u8::from(self.aborted)),
+            );
+        }
         if self.late_limit.is_some() {
             f.insert("late_per_client".into(), self.late as f64);
         }

@@ -497,6 +497,7 @@ pub fn oltp_spec(args: &OltpArgs, _env: &Environment) -> Result<RunSpec, AppErro
         latency_limit,
         txlog,
         connect_each: args.connect_each,
+        abort_on_error: args.abort_on_error,
         script_names,
         scripts,
         sysbench,

@@ -60,6 +60,9 @@ impl crate::workload::kind::Kind for OltpKind {
     /// A consistency check that found the database wrong after a step, or could not run
     /// (then nothing is known either way, and the command says so rather than pass).
     fn failure(&self, record: &RunRecord) -> Option<String> {
+        if let Some(why) = aborted_clients(record) {
+            return Some(why);
+        }
         let bad = warnings_with(record, "inconsistent");
         let unknown = warnings_with(record, "check_not_run");
         if bad > 0 {
@@ -109,4 +112,23 @@ impl crate::workload::kind::Kind for OltpKind {
     fn balance_line(&self, record: &RunRecord, _suite: &[RunRecord]) -> Option<String> {
         Some(super::balance::line(record))
     }
+}
+
+/// `--abort-on-error` (pgbench's rule): clients that stopped at an error leave the run
+/// incomplete, as pgbench's "Run was aborted".
+fn aborted_clients(record: &RunRecord) -> Option<String> {
+    let mut aborted = 0.0;
+    for s in &record.steps {
+        for t in &s.trials {
+            let share = t.figures.get("aborted_per_client").copied().unwrap_or(0.0);
+            aborted += share * t.workers as f64;
+        }
+    }
+    (aborted > 0.0).then(|| {
+        format!(
+            "{} client(s) aborted at an error (pgbench's rule, --abort-on-error): the run is incomplete (see the warnings; run {})",
+            aborted.round(),
+            record.id
+        )
+    })
 }

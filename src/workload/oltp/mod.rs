@@ -118,6 +118,10 @@ pub struct OltpSpec {
     /// `-C`: a new connection for every transaction.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub connect_each: bool,
+    /// A client stops at a failure other than a serialization failure or a deadlock
+    /// (pgbench's rule; its dialect sets it).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub abort_on_error: bool,
     /// The scripts themselves, shared by the clients.
     #[serde(skip)]
     pub scripts: Option<Arc<script::client::ScriptSet>>,
@@ -296,6 +300,7 @@ impl Workload for OltpSpec {
         let scripts = self.scripts.clone();
         let sysbench = self.sysbench.clone();
         let connect_each = self.connect_each;
+        let abort_on_error = self.abort_on_error;
         let txlog = self.txlog.clone();
         let late_limit = self.latency_limit;
         let in_play = tpcc.as_ref().map(|t| t.warehouses.at(point));
@@ -337,11 +342,11 @@ impl Workload for OltpSpec {
                 &stop,
             )
             .map(|s| {
-                let s = s.connect_each(connect_each).late_after(late_limit).log_to(
-                    txlog.clone(),
-                    worker as u64,
-                    seed,
-                );
+                let s = s
+                    .connect_each(connect_each)
+                    .abort_on_error(abort_on_error)
+                    .late_after(late_limit)
+                    .log_to(txlog.clone(), worker as u64, seed);
                 Box::new(s) as Box<dyn Session>
             })
         }))

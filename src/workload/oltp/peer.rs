@@ -110,9 +110,10 @@ static FLAGS: &[Flag] = &[
     }),
     Flag::switch(
         &["--failures-detailed", "--verbose-errors"],
-        "refused: every error is counted by kind in the record",
-        |_, _| {
-            Err("perflab counts every failure by kind in the record (perflab show); this report of pgbench's is not available".into())
+        "accepted: failures are always counted by kind, with samples of their messages",
+        |r, _| {
+            r.note("failures are counted by kind (serialization, deadlock ...) and their messages sampled in every run's record and warnings, as --failures-detailed and --verbose-errors ask".into());
+            Ok(())
         },
     ),
     Flag::switch(
@@ -295,6 +296,13 @@ fn finish(r: &mut Reading) -> Result<(), String> {
             "no warm-up, as pgbench (perflab's own default is 1 s of warm-up, not measured)".into(),
         );
         r.opt("--warmup", "0s");
+    }
+    if r.kept("initialize").is_none() && !r.has("--abort-on-error") {
+        // pgbench ends a client at an error it does not retry, and the run with exit 2.
+        r.note(
+            "a client stops at a failure other than a serialization failure or a deadlock, and the run fails, as pgbench's clients abort (perflab's own default counts the failure and goes on)".into(),
+        );
+        r.word("--abort-on-error");
     }
     let initialize = r.kept("initialize").is_some();
     match r.kept("action") {
