@@ -400,3 +400,97 @@ fn a_client_aborts_at_an_sql_error_in_pgbenchs_dialect_and_goes_on_in_perflabs()
     assert_eq!(ops + errors, 90);
     assert!(errors > 0, "{errors}");
 }
+
+/// pgbench's `-l`, per transaction and with `--aggregate-interval`: the log holds what the
+/// record counts, in pgbench 15's shapes.
+#[test]
+fn the_transaction_log_per_transaction_and_aggregated() {
+    let Some(pg) = PgServer::start() else { return };
+    let r = Results::new("pg-txlog");
+    let url = pg.url();
+    let o = perflab(&r, &["oltp", "prepare", "--target", &url]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let logs = |prefix: &str| -> Vec<String> {
+        let mut found = Vec::new();
+        for e in std::fs::read_dir(r.path()).unwrap().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with(&format!("{prefix}.")) {
+                found.push(std::fs::read_to_string(e.path()).unwrap());
+            }
+        }
+        found
+    };
+    let prefix = r.path().join("each");
+    let o = perflab(
+        &r,
+        &[
+            "oltp",
+            "--json",
+            "--target",
+            &url,
+            "-c",
+            "2",
+            "-t",
+            "25",
+            "-S",
+            "-l",
+            "--log-prefix",
+            prefix.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = logs("each").concat();
+    assert_eq!(text.lines().count(), 50, "{text}");
+    assert!(text.lines().all(|l| l.split(' ').count() == 6), "{text}");
+    let prefix = r.path().join("agg");
+    let o = perflab(
+        &r,
+        &[
+            "oltp",
+            "--json",
+            "--target",
+            &url,
+            "-c",
+            "2",
+            "-T",
+            "3",
+            "-S",
+            "-l",
+            "--aggregate-interval",
+            "1",
+            "--log-prefix",
+            prefix.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    let ops = v["steps"][0]["trials"][0]["ops"].as_u64().unwrap();
+    let text = logs("agg").concat();
+    let lines: Vec<Vec<u64>> = text
+        .lines()
+        .map(|l| l.split(' ').map(|f| f.parse().unwrap()).collect())
+        .collect();
+    assert!((3..=5).contains(&lines.len()), "{text}");
+    assert!(lines.iter().all(|l| l.len() == 15), "{text}");
+    assert_eq!(lines.iter().map(|l| l[1]).sum::<u64>(), ops, "{text}");
+    for w in lines.windows(2) {
+        assert_eq!(w[1][0], w[0][0] + 1, "consecutive seconds: {text}");
+    }
+    // pgbench's own refusals.
+    let o = perflab(
+        &r,
+        &[
+            "oltp",
+            "--target",
+            &url,
+            "-c",
+            "1",
+            "-T",
+            "1",
+            "--aggregate-interval",
+            "1",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--log-transactions"), "{}", stderr(&o));
+}

@@ -223,7 +223,7 @@ fn a_peer_flag_without_a_meaning_here_is_one_line_naming_what_to_use() {
             "io --name=a --size=1m --rw=read --path /tmp",
             "say it as fio does",
         ),
-        ("oltp -c 2 --aggregate-interval 5", "every run is archived"),
+        ("oltp -c 2 -d", "debugging output is not available"),
         ("kv -n 5", "--like redis-benchmark|memtier"),
         ("kv -h 127.0.0.1 -t lpush", "perflab measures get and set"),
         (

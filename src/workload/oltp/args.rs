@@ -89,6 +89,10 @@ pub struct OltpArgs {
     /// The share of transactions logged, from 0 to 1 (pgbench's --sampling-rate)
     #[arg(long, value_name = "F")]
     pub sampling_rate: Option<String>,
+    /// One log line per this many seconds, pgbench's aggregated format, instead of one per
+    /// transaction (pgbench's --aggregate-interval; needs --log-transactions)
+    #[arg(long, value_name = "SECONDS")]
+    pub aggregate_interval: Option<String>,
     /// Count the transactions slower than this as late, in late_per_client (pgbench's -L,
     /// without --rate)
     #[arg(long, value_name = "TIME")]

@@ -8,7 +8,7 @@
 //! is unknown) — the run goes on, and if the server stays away every op fails loudly.
 
 use super::checks::Ledger;
-use super::txlog::{Ended, TxLog};
+use super::txlog::{Ended, Logged, TxLog};
 use crate::record::ErrorKind as Kind;
 use crate::sql::backend::Backend;
 use crate::sql::counted::Counted;
@@ -121,6 +121,8 @@ pub struct OltpSession {
     /// Conflicts retried, by transaction type and cause.
     conflicts: Vec<(&'static str, &'static str, u64)>,
     retries: u64,
+    /// The last transaction's retries (for `-l`).
+    last_tries: u64,
     reconnects: u64,
     /// Transactions that failed because a statement went unanswered for `--op-timeout`.
     timeouts: u64,
@@ -171,6 +173,7 @@ impl OltpSession {
             drawn: None,
             conflicts: Vec::new(),
             retries: 0,
+            last_tries: 0,
             reconnects: 0,
             timeouts: 0,
             ledger,
@@ -283,6 +286,7 @@ impl OltpSession {
         let kind = self.drawn.take().unwrap_or_else(|| self.client.draw());
         self.kind = kind;
         let mut tries = 0;
+        self.last_tries = 0;
         loop {
             let e = match self.client.run(&mut self.conn) {
                 Ok(()) => {
@@ -355,6 +359,7 @@ impl OltpSession {
                 && self.client.retries(cause)
             {
                 tries += 1;
+                self.last_tries = u64::from(tries);
                 self.retries += 1;
                 self.count_conflict(kind, cause);
                 continue;
@@ -396,14 +401,15 @@ impl OltpSession {
         };
         let lag = started.saturating_duration_since(due);
         l.log
-            .write(
-                l.client,
-                l.txns,
+            .write(&Logged {
+                client: l.client,
+                txn: l.txns,
                 ended,
                 script,
-                SystemTime::now(),
-                Some(lag),
-            )
+                at: SystemTime::now(),
+                lag: Some(lag),
+                retries: self.last_tries,
+            })
             .map_err(OpError::other)
     }
 }

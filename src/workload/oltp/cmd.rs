@@ -671,15 +671,17 @@ fn script_set(
     let mode = first.query_mode.unwrap_or_default();
     let set = script::setup::build(asked, dialect, mode, script_scale as i64, seed)
         .map_err(AppError::Usage)?;
-    note(
-        "scripts: an SQL error other than a serialization failure or deadlock is counted and the client goes on (pgbench ends that client); nothing is checked after the steps"
-            .into(),
-    );
+    note(if args.abort_on_error {
+        "scripts: nothing is checked after the steps".into()
+    } else {
+        "scripts: an SQL error other than a serialization failure or deadlock is counted and the client goes on (pgbench ends that client: --abort-on-error); nothing is checked after the steps".into()
+    });
     Ok(set)
 }
 
 /// `-l`: pgbench's per-transaction log, when asked for.
 fn transaction_log(args: &OltpArgs) -> Result<Option<Arc<txlog::TxLog>>, AppError> {
+    let aggregate = aggregate_interval(args)?;
     Ok(match (args.log_transactions, &args.sampling_rate) {
         (false, None) => None,
         (false, Some(_)) => {
@@ -699,7 +701,10 @@ fn transaction_log(args: &OltpArgs) -> Result<Option<Arc<txlog::TxLog>>, AppErro
                     }
                 },
             };
-            let log = txlog::TxLog::new(&args.log_prefix, sampling, args.run.rate.is_some());
+            let retries = args.max_tries.as_deref().is_some_and(|t| t.trim() != "1");
+            let log = txlog::TxLog::new(&args.log_prefix, sampling, args.run.rate.is_some())
+                .with_retries(retries)
+                .aggregated(aggregate);
             note(format!(
                 "transactions logged to {} in pgbench's format",
                 log.path().display()
@@ -707,6 +712,33 @@ fn transaction_log(args: &OltpArgs) -> Result<Option<Arc<txlog::TxLog>>, AppErro
             Some(Arc::new(log))
         }
     })
+}
+
+/// `--aggregate-interval`: whole seconds, with `-l` and without `--sampling-rate`, as
+/// pgbench allows it.
+fn aggregate_interval(args: &OltpArgs) -> Result<Option<u64>, AppError> {
+    let Some(text) = &args.aggregate_interval else {
+        return Ok(None);
+    };
+    let seconds = match text.trim().parse::<u64>() {
+        Ok(s) if s > 0 => s,
+        _ => {
+            return Err(AppError::Usage(format!(
+                "--aggregate-interval {text:?}: whole seconds above 0, e.g. 10"
+            )));
+        }
+    };
+    if !args.log_transactions {
+        return Err(AppError::Usage(
+            "--aggregate-interval aggregates the transaction log: give --log-transactions (pgbench's -l) too".into(),
+        ));
+    }
+    if args.sampling_rate.is_some() {
+        return Err(AppError::Usage(
+            "--sampling-rate and --aggregate-interval cannot be used together (as in pgbench): keep one".into(),
+        ));
+    }
+    Ok(Some(seconds))
 }
 
 /// `-L`: the limit above which a transaction counts as late.

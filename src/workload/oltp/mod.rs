@@ -353,6 +353,10 @@ impl Workload for OltpSpec {
     }
 
     fn derive(&self, point: &StepPoint, trial: &mut Trial) {
+        // Every client is done: `--aggregate-interval`'s open interval is written.
+        if let Some(log) = &self.txlog {
+            log.end_step();
+        }
         if let Some(t) = &self.tpcc {
             tpcc::figures::derive(t, point, trial);
         }

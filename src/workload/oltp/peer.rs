@@ -41,10 +41,6 @@ fn refuse_init(_: &mut Reading, _: Option<&str>) -> Result<(), String> {
     Err("an option of pgbench -i's own loading: make the bank with pgbench -i itself (perflab oltp run works on it), or with 'perflab oltp prepare --scale N'".into())
 }
 
-fn refuse_logs(_: &mut Reading, _: Option<&str>) -> Result<(), String> {
-    Err("every run is archived with its time series and histograms; write them out with 'perflab export last -f csv -o FILE'".into())
-}
-
 static FLAGS: &[Flag] = &[
     Flag::value(&["-c", "--client"], "--clients", |r, value| {
         r.keep("clients", given(value));
@@ -240,8 +236,11 @@ static FLAGS: &[Flag] = &[
     }),
     Flag::value(
         &["--aggregate-interval"],
-        "refused: the run's intervals are archived; 'perflab export' writes them",
-        refuse_logs,
+        "--aggregate-interval (pgbench's aggregated log lines, with -l)",
+        |r, value| {
+            r.opt("--aggregate-interval", given(value));
+            Ok(())
+        },
     ),
     Flag::switch(
         &["-v", "--vacuum-all"],
