@@ -5,7 +5,7 @@
 mod common;
 
 use common::servers::{MariaDbServer, PgServer};
-use common::{Results, json, stderr};
+use common::{Results, json, stderr, stdout};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -493,4 +493,58 @@ fn the_transaction_log_per_transaction_and_aggregated() {
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--log-transactions"), "{}", stderr(&o));
+}
+
+/// pgbench's `-L` with `-R`: transactions already later than the limit are skipped, counted
+/// apart, and logged as `skipped`.
+#[test]
+fn late_transactions_are_skipped_under_a_rate_as_pgbench_skips_them() {
+    let Some(pg) = PgServer::start() else { return };
+    let r = Results::new("pg-skip");
+    let url = pg.url();
+    let o = perflab(&r, &["oltp", "prepare", "--target", &url]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let prefix = r.path().join("skip");
+    // One client cannot keep 100,000 transactions a second: most fall more than 0.1 ms
+    // behind and are skipped.
+    let o = perflab(
+        &r,
+        &[
+            "oltp",
+            "--json",
+            "--target",
+            &url,
+            "-c",
+            "1",
+            "-T",
+            "2",
+            "-S",
+            "-R",
+            "100000",
+            "-L",
+            "0.1",
+            "-l",
+            "--log-prefix",
+            prefix.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    let t = &v["steps"][0]["trials"][0];
+    let skipped = t["schedule"]["skipped_ops"].as_u64().unwrap_or(0);
+    let ops = t["ops"].as_u64().unwrap();
+    assert!(skipped > ops, "{skipped} skipped, {ops} run");
+    let mut lines = 0;
+    for e in std::fs::read_dir(r.path()).unwrap().flatten() {
+        if e.file_name().to_string_lossy().starts_with("skip.") {
+            let text = std::fs::read_to_string(e.path()).unwrap();
+            lines += text
+                .lines()
+                .filter(|l| l.split(' ').nth(2) == Some("skipped"))
+                .count();
+        }
+    }
+    assert_eq!(lines as u64, skipped);
+    let o = perflab(&r, &["show", "last"]);
+    assert!(stdout(&o).contains("skipped"), "{}", stdout(&o));
 }

@@ -156,6 +156,7 @@ fn merge_schedules(trials: &[&Trial]) -> Option<ScheduleSummary> {
         },
         max_lag_ns: with.iter().map(|(s, _)| s.max_lag_ns).max().unwrap_or(0),
         missed_ops: with.iter().map(|(s, _)| s.missed_ops).sum(),
+        skipped_ops: with.iter().map(|(s, _)| s.skipped_ops).sum(),
     })
 }
 

@@ -495,6 +495,11 @@ pub struct ScheduleSummary {
     /// is in the response-time histogram with its delay so far (a lower bound on its
     /// response time), not in `ops`.
     pub missed_ops: u64,
+    /// Ops not started because they were already later than the workload's limit when
+    /// their worker was ready (pgbench's `-L` with `-R`): not in `ops`, `errors` or the
+    /// histograms. Absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub skipped_ops: u64,
 }
 
 /// Machine and process figures over the measure phase.

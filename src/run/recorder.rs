@@ -31,6 +31,9 @@ pub struct Counts {
     /// Open loop: ops that fell due inside the measure phase but had not started when it
     /// ended.
     pub missed: u64,
+    /// Open loop: ops not started because they were already later than the session's
+    /// limit when their worker was ready ([`crate::workload::Session::skip_late`]).
+    pub skipped: u64,
 }
 
 impl Counts {
@@ -40,6 +43,7 @@ impl Counts {
         self.bytes += other.bytes;
         self.errors += other.errors;
         self.missed += other.missed;
+        self.skipped += other.skipped;
     }
 }
 
@@ -238,6 +242,16 @@ impl Recorder {
         let delay = end.saturating_duration_since(intended).as_nanos() as u64;
         self.response.saturating_record(delay);
         self.interval_counts.missed += 1;
+    }
+
+    /// Records an op of the open-loop schedule skipped at `at`: already later than the
+    /// session's limit when its worker was ready (pgbench's `-L` with `-R`). Counted apart,
+    /// with no time: it was never started.
+    pub fn record_skipped(&mut self, at: Instant) {
+        self.interval_counts.skipped += 1;
+        if at >= self.next_tick {
+            self.tick(at);
+        }
     }
 
     /// Records a failure found outside any op (a verify pass after the measure phase): an

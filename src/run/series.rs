@@ -259,6 +259,7 @@ mod tests {
                 bytes: ops * 10,
                 errors: 0,
                 missed: 0,
+                skipped: 0,
             },
             response,
             service: None,

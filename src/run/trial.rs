@@ -38,7 +38,7 @@ use crate::env::sampler::{Sampled, Sampler};
 use crate::record::histogram::{LatencyHistogram, encode, new_histogram, summarize};
 use crate::record::timestamp::now_rfc3339;
 use crate::record::{GroupResult, Resources, ScheduleSummary, Trial};
-use crate::run::recorder::{IntervalReport, LATE_THRESHOLD, Lag, WorkerTotals};
+use crate::run::recorder::{Counts, IntervalReport, LATE_THRESHOLD, Lag, WorkerTotals};
 use crate::run::series::SeriesBuilder;
 use crate::stop::Stop;
 use crate::vocab::StepPoint;
@@ -809,7 +809,7 @@ fn assemble(
     // with keying and think times) keep their own, with no target rate.
     let paced = totals.iter().any(|t| t.lag.count > 0);
     let schedule =
-        (plan.open || paced).then(|| schedule_summary(&totals, plan.target_rate, counts.missed));
+        (plan.open || paced).then(|| schedule_summary(&totals, plan.target_rate, &counts));
     let all_ops = counts.ops + counts.errors;
     let Activity {
         sampled,
@@ -862,7 +862,7 @@ fn assemble(
 }
 
 /// How well the open loop kept its schedule, over all workers.
-fn schedule_summary(totals: &[WorkerTotals], target_rate: f64, missed: u64) -> ScheduleSummary {
+fn schedule_summary(totals: &[WorkerTotals], target_rate: f64, counts: &Counts) -> ScheduleSummary {
     let lag = totals.iter().fold(Lag::default(), |mut a, t| {
         a.late += t.lag.late;
         a.sum_ns += t.lag.sum_ns;
@@ -880,7 +880,8 @@ fn schedule_summary(totals: &[WorkerTotals], target_rate: f64, missed: u64) -> S
             lag.sum_ns as f64 / lag.count as f64
         },
         max_lag_ns: lag.max_ns,
-        missed_ops: missed,
+        missed_ops: counts.missed,
+        skipped_ops: counts.skipped,
     }
 }
 

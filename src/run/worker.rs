@@ -287,6 +287,8 @@ fn measure(
     let mut done = 0u64;
     let has_think = !plan.pacer.think().is_zero();
     let between = session.wants_between();
+    // pgbench's -L with -R: an op already this late when its turn comes is skipped.
+    let skip_late = session.skip_late().filter(|_| plan.pacer.is_open());
     while done < quota
         && shared.phase() == MEASURE
         && !(plan.fixed && session.exhausted())
@@ -306,6 +308,15 @@ fn measure(
             }
             None => now,
         };
+        if let Some(limit) = skip_late
+            && now.saturating_duration_since(intended) > limit
+        {
+            // Counted toward --ops, as pgbench counts it toward -t.
+            rec.record_skipped(now);
+            session.skipped(intended);
+            done += 1;
+            continue;
+        }
         let start = now;
         session.scheduled(intended);
         let outcome = session.execute();

@@ -45,6 +45,12 @@ pub fn steps_table(r: &RunRecord) -> Table {
         })
         .unwrap_or_default();
     let open = first.trials.first().is_some_and(|t| t.schedule.is_some());
+    // Skipped ops (pgbench's -L with -R) get a column only where there are any.
+    let skipping = r
+        .steps
+        .iter()
+        .flat_map(|s| &s.trials)
+        .any(|t| t.schedule.is_some_and(|x| x.skipped_ops > 0));
     let repeats = first.trials.len() > 1;
 
     let mut head: Vec<String> = cols
@@ -69,7 +75,11 @@ pub fn steps_table(r: &RunRecord) -> Table {
     head.extend(extra.iter().map(|e| header(e, &h.op_name)));
     head.extend(["mean", "p50", "p90", "p99", "p99.9", "max"].map(String::from));
     if open {
-        head.extend(["target/s", "late", "missed", "service p99"].map(String::from));
+        head.extend(["target/s", "late", "missed"].map(String::from));
+        if skipping {
+            head.push("skipped".into());
+        }
+        head.push("service p99".into());
     }
     head.push("errors".into());
     let failing = r
@@ -127,6 +137,9 @@ pub fn steps_table(r: &RunRecord) -> Table {
             };
             row.push(total(|x| x.late_starts));
             row.push(total(|x| x.missed_ops));
+            if skipping {
+                row.push(total(|x| x.skipped_ops));
+            }
             row.push(
                 t0.and_then(|t| t.service_latency)
                     .map(|l| ns(l.p99_ns as f64))

@@ -92,6 +92,17 @@ pub trait Session: Send {
         false
     }
 
+    /// In an open loop, the lateness past which an op is skipped rather than started
+    /// (pgbench's `-L` with `-R`): asked once per step. A skipped op is counted apart
+    /// (`schedule.skipped_ops`) and told to the session ([`Session::skipped`]).
+    fn skip_late(&self) -> Option<std::time::Duration> {
+        None
+    }
+
+    /// An op due at `due` was skipped ([`Session::skip_late`]), for a session that logs
+    /// its ops.
+    fn skipped(&mut self, _due: std::time::Instant) {}
+
     /// Whether this session has given up for good (pgbench's client aborted on an error):
     /// asked after each op in every phase; the worker then issues nothing more this step
     /// and its schedule's later ops are not counted as missed.

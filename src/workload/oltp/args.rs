@@ -93,8 +93,9 @@ pub struct OltpArgs {
     /// transaction (pgbench's --aggregate-interval; needs --log-transactions)
     #[arg(long, value_name = "SECONDS")]
     pub aggregate_interval: Option<String>,
-    /// Count the transactions slower than this as late, in late_per_client (pgbench's -L,
-    /// without --rate)
+    /// Count the transactions slower than this as late, in late_per_client; with --rate,
+    /// skip those already this late when their client is ready (schedule.skipped_ops), as
+    /// pgbench's -L does
     #[arg(long, value_name = "TIME")]
     pub latency_limit: Option<String>,
     /// SQLite journal_mode: wal, delete, truncate, persist, memory, off

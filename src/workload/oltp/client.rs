@@ -368,10 +368,21 @@ impl OltpSession {
         }
     }
 
+    /// How a transaction ended, for the log.
+    fn ended(r: &Result<OpOutcome, OpError>, due: Instant) -> Ended<'static> {
+        match r {
+            Ok(_) => Ended::Done(due.elapsed()),
+            Err(e) => Ended::Failed(match conflict_cause(&e.message) {
+                c @ ("serialization" | "deadlock") => Some(c),
+                _ => None,
+            }),
+        }
+    }
+
     /// `-l`: the transaction's line in pgbench's log (measure phase only; sampled).
     fn log_transaction(
         &mut self,
-        r: &Result<OpOutcome, OpError>,
+        ended: Ended<'static>,
         due: Instant,
         started: Instant,
     ) -> Result<(), OpError> {
@@ -392,13 +403,6 @@ impl OltpSession {
                 return Ok(());
             }
         }
-        let ended = match r {
-            Ok(_) => Ended::Done(due.elapsed()),
-            Err(e) => Ended::Failed(match conflict_cause(&e.message) {
-                c @ ("serialization" | "deadlock") => Some(c),
-                _ => None,
-            }),
-        };
         let lag = started.saturating_duration_since(due);
         l.log
             .write(&Logged {
@@ -436,7 +440,7 @@ impl Session for OltpSession {
             self.late += 1;
         }
         if self.log.is_some() {
-            self.log_transaction(&r, due, started)?;
+            self.log_transaction(Self::ended(&r, due), due, started)?;
         }
         r
     }
@@ -447,6 +451,20 @@ impl Session for OltpSession {
 
     fn aborted(&self) -> bool {
         self.aborted
+    }
+
+    /// `-L` with `-R`: pgbench skips a transaction already later than the limit.
+    fn skip_late(&self) -> Option<Duration> {
+        self.late_limit
+    }
+
+    fn skipped(&mut self, due: Instant) {
+        // The transaction drawn for this turn is not run: the next turn draws afresh.
+        self.drawn = None;
+        self.last_tries = 0;
+        if self.log.is_some() {
+            let _ = self.log_transaction(Ended::Skipped, due, Instant::now());
+        }
     }
 
     fn paces(&self) -> bool {

@@ -745,11 +745,6 @@ fn aggregate_interval(args: &OltpArgs) -> Result<Option<u64>, AppError> {
 fn latency_limit(args: &OltpArgs) -> Result<Option<std::time::Duration>, AppError> {
     Ok(match &args.latency_limit {
         None => None,
-        Some(_) if args.run.rate.is_some() => {
-            return Err(AppError::Usage(
-                "--latency-limit with --rate: pgbench then skips the transactions already late, which perflab does not do yet; give one or the other".into(),
-            ));
-        }
         Some(t) => Some(
             crate::vocab::units::parse_duration("latency-limit", t)
                 .ok()

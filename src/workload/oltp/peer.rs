@@ -203,7 +203,7 @@ static FLAGS: &[Flag] = &[
     ),
     Flag::value(
         &["-L", "--latency-limit"],
-        "--latency-limit MS (milliseconds; late ones counted; not with -R)",
+        "--latency-limit MS (milliseconds; late ones counted, with -R those already late skipped)",
         |r, value| {
             let ms = given(value)
                 .trim()

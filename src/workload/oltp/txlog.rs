@@ -67,6 +67,7 @@ struct Agg {
     count: u64,
     latency: Sums,
     lag: Sums,
+    skipped: u64,
     retried: u64,
     retries: u64,
     serialization: u64,
@@ -94,7 +95,7 @@ impl Agg {
     fn line(&self) -> String {
         let (l, g) = (&self.latency, &self.lag);
         format!(
-            "{} {} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} 0 {} {} {} {}\n",
+            "{} {} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} {} {} {} {} {}\n",
             self.start_us / 1_000_000,
             self.count,
             l.sum,
@@ -105,6 +106,7 @@ impl Agg {
             g.sum2,
             g.min,
             g.max,
+            self.skipped,
             self.retried,
             self.retries,
             self.serialization,
@@ -116,6 +118,8 @@ impl Agg {
 /// How a logged transaction ended.
 pub enum Ended<'a> {
     Done(Duration),
+    /// Skipped: already later than `-L` when its client was ready (`-R`).
+    Skipped,
     /// Failed; the cause when it was a serialization failure or a deadlock.
     Failed(Option<&'a str>),
 }
@@ -175,6 +179,7 @@ impl TxLog {
             Ended::Done(d) => d.as_micros().to_string(),
             Ended::Failed(Some(cause)) => cause.to_string(),
             Ended::Failed(None) => "failed".to_string(),
+            Ended::Skipped => "skipped".to_string(),
         };
         let mut line = format!(
             "{} {} {time} {} {} {}",
@@ -225,6 +230,7 @@ impl TxLog {
                     a.lag
                         .add(t.lag.unwrap_or_default().as_micros() as f64, first);
                 }
+                Ended::Skipped => a.skipped += 1,
                 Ended::Failed(Some("serialization")) => a.serialization += 1,
                 Ended::Failed(Some("deadlock")) => a.deadlock += 1,
                 // pgbench counts no other failure: its client aborts there.
