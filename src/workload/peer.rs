@@ -40,6 +40,9 @@ pub struct Peer {
     /// Whether `name` is one of its options beyond `flags`, which [`Peer::whole`] reads
     /// (fio's job options): such a flag marks the line as this peer's.
     pub knows: Option<fn(&str) -> bool>,
+    /// Whether a word that is not a flag marks the line as this peer's by itself, where no
+    /// flag does (sysbench's test name: `oltp_point_select run`).
+    pub marks: Option<fn(&str) -> bool>,
 }
 
 /// Reads a line in a peer's dialect as a whole ([`Peer::whole`]): perflab's words, or why not.
@@ -406,7 +409,32 @@ fn dialect(
             }
         }
     }
+    if found.is_none() {
+        found = marked(peers, own, &argv);
+    }
     Ok((found.map(|(p, _)| p), argv))
+}
+
+/// The peer whose word ([`Peer::marks`]) the line holds, where no flag named a dialect:
+/// the values of perflab's own flags are passed over (`--workload oltp_read_write`).
+fn marked(peers: &[&Peer], own: &OwnFlags, argv: &[String]) -> Option<(&'static str, String)> {
+    let mut value_next = false;
+    for word in argv {
+        if word == "--" {
+            break;
+        }
+        if std::mem::take(&mut value_next) {
+            continue;
+        }
+        if let Some((name, inline)) = flag_of(word) {
+            value_next = inline.is_none() && own.get(name) == Some(Some(true));
+            continue;
+        }
+        if let Some(p) = peers.iter().find(|p| p.marks.is_some_and(|m| m(word))) {
+            return Some((p.name, word.clone()));
+        }
+    }
+    None
 }
 
 fn like_error(peers: &[&Peer], value: &str) -> String {
@@ -669,6 +697,7 @@ mod tests {
         finish,
         whole: None,
         knows: None,
+        marks: None,
     };
     static B: Peer = Peer {
         name: "b",
@@ -690,6 +719,7 @@ mod tests {
         finish: nothing,
         whole: None,
         knows: None,
+        marks: None,
     };
 
     fn own() -> OwnFlags {
@@ -764,6 +794,7 @@ mod tests {
         finish,
         whole: None,
         knows: None,
+        marks: None,
     };
 
     #[test]

@@ -14,6 +14,7 @@ pub static FIO: Peer = Peer {
     finish: |_: &mut Reading| Ok(()),
     whole: Some(super::fio_line::as_job),
     knows: Some(super::fio_line::job_option),
+    marks: None,
 };
 
 static FLAGS: &[Flag] = &[

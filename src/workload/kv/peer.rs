@@ -24,6 +24,7 @@ pub static REDIS_BENCHMARK: Peer = Peer {
     finish: redis_finish,
     whole: None,
     knows: None,
+    marks: None,
 };
 
 /// memtier_benchmark.
@@ -34,6 +35,7 @@ pub static MEMTIER: Peer = Peer {
     finish: memtier_finish,
     whole: None,
     knows: None,
+    marks: None,
 };
 
 /// `fn $name` keeps the flag's value in `$slot` for the target or the counts, a whole number

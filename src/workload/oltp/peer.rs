@@ -17,6 +17,7 @@ pub static PGBENCH: Peer = Peer {
     finish,
     whole: None,
     knows: None,
+    marks: None,
 };
 
 /// perflab's own words for `oltp`'s steps.

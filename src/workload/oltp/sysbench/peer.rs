@@ -23,6 +23,7 @@ pub static SYSBENCH: Peer = Peer {
     finish,
     whole: None,
     knows: None,
+    marks: Some(|word| super::test::Test::parse(word).is_some()),
 };
 
 /// perflab's own words for `oltp`'s steps; sysbench's commands are three of them.
@@ -723,6 +724,19 @@ mod tests {
             ),
             "{a:?}"
         );
+    }
+
+    #[test]
+    fn a_test_name_alone_is_sysbenchs_line_and_perflabs_workload_stays_perflabs() {
+        // `sysbench oltp_point_select run`: no flag only sysbench has, the test says whose.
+        let a = tr("oltp_point_select run").unwrap();
+        assert!(has(&a, &["--workload", "oltp_point_select"]), "{a:?}");
+        assert!(has(&a, &["--clients", "1"]) && has(&a, &["--duration", "10s"]));
+        let a = tr("/usr/share/sysbench/oltp_read_only.lua --threads=4 run").unwrap();
+        assert!(has(&a, &["--clients", "4"]), "{a:?}");
+        // perflab's own option names the workload: not a dialect.
+        let a = tr("--workload oltp_point_select run").unwrap();
+        assert!(!a.contains(&"--duration".to_string()), "{a:?}");
     }
 
     #[test]
