@@ -548,3 +548,61 @@ fn late_transactions_are_skipped_under_a_rate_as_pgbench_skips_them() {
     let o = perflab(&r, &["show", "last"]);
     assert!(stdout(&o).contains("skipped"), "{}", stdout(&o));
 }
+
+/// A `\shell` that hangs is ended with its process group at Ctrl-C: the run stops within
+/// seconds, saved as interrupted, and nothing it started is left running.
+#[test]
+fn ctrl_c_during_a_hanging_shell_ends_the_run_and_its_command() {
+    let r = Results::new("scripts-shell-ctrl-c");
+    let db = r.path().join("s.db");
+    let sqlite = format!("sqlite://{}", db.display());
+    let marker = format!("perflab-hang-{}", std::process::id());
+    let f = script(
+        &r,
+        "hang.sql",
+        &format!("\\shell sleep 1000; : {marker}\nSELECT 1;\n"),
+    );
+    let args = [
+        "oltp",
+        "--target",
+        &sqlite,
+        "--clients",
+        "1",
+        "--warmup",
+        "0s",
+        "--duration",
+        "60s",
+        "--script",
+        f.to_str().unwrap(),
+    ];
+    let (mut child, rx, reader) = common::spawn_watching(&r, &args, "perflab oltp: run");
+    if rx.recv_timeout(std::time::Duration::from_secs(60)).is_err() {
+        let _ = child.kill();
+        panic!(
+            "the run never started:\n{}",
+            reader.join().unwrap_or_default()
+        );
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let running = |m: &str| {
+        Command::new("pgrep")
+            .args(["-f", m])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    assert!(running(&marker), "the script's \\shell runs");
+    let Some((code, _)) =
+        common::interrupt_and_wait(&mut child, std::time::Duration::from_secs(15))
+    else {
+        panic!(
+            "perflab did not end within 15 s of Ctrl-C:\n{}",
+            reader.join().unwrap_or_default()
+        );
+    };
+    let err = reader.join().unwrap_or_default();
+    assert_eq!(code, Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!running(&marker), "the \\shell command was left running");
+}
