@@ -118,11 +118,13 @@ for f in "$dir"/*.fio; do
     [ -e "$p" ] || made+=("$p")
   done
   job=$(shrink "$f" "$work/fio")
-  fio_out=$(cd "$work/fio" && timeout -k 5 60 fio --output-format=json "$job" 2>"$work/fio.err")
+  # Into a file, not captured: fio's io_submit_mode=offload examples leave a job process
+  # behind when timeout kills fio (its parent), which would hold a captured pipe open and
+  # stall the script. Whatever still runs this file is killed afterwards.
+  (cd "$work/fio" && timeout -k 5 60 fio --output-format=json "$job" >"$work/fio.json" 2>"$work/fio.err")
   fio_rc=$?
-  # fio's io_submit_mode=offload examples can leave workers behind that no signal to the
-  # timeout's child reaches: whatever still runs this file is killed.
   pkill -KILL -f -- "$work/fio/" 2>/dev/null || true
+  fio_out=$(cat "$work/fio.json")
   for p in "${made[@]}"; do [ -f "$p" ] && rm -f "$p"; done
   fio=$(printf '%s' "$fio_out" | fio_iops)
   if [ $fio_rc -ne 0 ] || [ -z "$fio" ]; then
