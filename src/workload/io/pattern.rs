@@ -411,7 +411,11 @@ impl Pattern {
     /// distribution. None: the random map is full, and the pass is over.
     fn random_pos(&mut self, write: bool, rng: &mut Rng) -> Option<u64> {
         let Some(map) = &self.map else {
-            return Some(self.picker.as_mut().map_or(0, |p| p.next(rng) * self.align));
+            // fio aligns a direction's random offsets to its own smallest size (`blockalign`'s
+            // default, `ba[ddir]`): with `bs=4k,64k` the writes land on 64 KiB boundaries.
+            let unit = self.smallest(write);
+            let pos = self.picker.as_mut().map_or(0, |p| p.next(rng) * self.align);
+            return Some(pos / unit * unit);
         };
         // fio's `__get_next_rand_offset`: a block of this direction's smallest size over the
         // region (`last_block`), or the next free one after it; the map counts blocks of the
@@ -620,6 +624,36 @@ mod tests {
         assert_eq!(bytes, 4 * len);
         let mean = bytes / ios;
         assert!((17_000..24_000).contains(&mean), "mean I/O {mean} bytes");
+    }
+
+    #[test]
+    fn each_direction_aligns_to_its_own_smallest_size_as_fio_does() {
+        // bs=4k,64k rw=randrw norandommap: reads on 4 KiB boundaries, writes on 64 KiB ones.
+        let len = 1 << 20;
+        let mut rng = Rng::new(8);
+        let mut p = Pattern::split(
+            Rw::RandRw,
+            50,
+            &[(4096, 1)],
+            Some(&[(65536, 1)]),
+            0,
+            len,
+            &Distribution::Uniform,
+        )
+        .unwrap()
+        .with_walk(WalkRules::default(), len);
+        let mut unaligned_reads = 0;
+        for _ in 0..2000 {
+            let io = p.next(&mut rng);
+            if io.write {
+                assert_eq!(io.offset % 65536, 0, "{io:?}");
+            } else {
+                assert_eq!(io.offset % 4096, 0, "{io:?}");
+                unaligned_reads += usize::from(io.offset % 65536 != 0);
+            }
+            assert!(io.offset + u64::from(io.len) <= len);
+        }
+        assert!(unaligned_reads > 100, "{unaligned_reads}");
     }
 
     #[test]
