@@ -649,7 +649,7 @@ mod tests {
                 assert_eq!(io.offset % 65536, 0, "{io:?}");
             } else {
                 assert_eq!(io.offset % 4096, 0, "{io:?}");
-                unaligned_reads += usize::from(io.offset % 65536 != 0);
+                unaligned_reads += usize::from(!io.offset.is_multiple_of(65536));
             }
             assert!(io.offset + u64::from(io.len) <= len);
         }
