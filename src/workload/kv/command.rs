@@ -108,7 +108,7 @@ pub struct Draw<'a> {
 pub fn split_words(line: &str) -> Result<Vec<Vec<u8>>, String> {
     if line.len() > MAX_LINE {
         return Err(format!(
-            "a command of {} bytes; at most {MAX_LINE}",
+            "a command of {} bytes, at most {MAX_LINE}: a large value is {{data}} with --value-size",
             line.len()
         ));
     }

@@ -621,6 +621,10 @@ fn memtier_finish(r: &mut Reading) -> Result<(), String> {
         r.opt("--rate-scope", "total");
     }
     filled(r, &mut defaults, "size", "--value-size", "32");
+    if !r.has("--warmup") {
+        r.opt("--warmup", "0");
+        defaults.push("no warmup".into());
+    }
     let commands = kept_list(r, "commands");
     if commands.is_empty() {
         if !r.has("--ratio") {
