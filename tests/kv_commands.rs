@@ -110,7 +110,18 @@ fn redis_benchmarks_default_suite_runs_each_test_as_a_step_and_leaves_its_keys()
     let out = run(
         &r,
         &[
-            "--json", "kv", "-h", "127.0.0.1", "-p", &port, "-n", "300", "-c", "4", "-r", "50",
+            "--json",
+            "kv",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-n",
+            "300",
+            "-c",
+            "4",
+            "-r",
+            "50",
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -189,7 +200,17 @@ fn a_trailing_command_is_redis_benchmarks_with_or_without_r() {
         a.extend_from_slice(extra);
         run(&r, &a)
     };
-    let out = with(&["-n", "200", "-r", "10", "-t", "get", "LPUSH", "biglist", "__rand_int__"]);
+    let out = with(&[
+        "-n",
+        "200",
+        "-r",
+        "10",
+        "-t",
+        "get",
+        "LPUSH",
+        "biglist",
+        "__rand_int__",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("ignores -t"), "{}", stderr(&out));
     let p = server.port();
@@ -272,9 +293,24 @@ fn a_reply_of_the_wrong_kind_is_a_counted_error_of_its_command() {
     let out = run(
         &r,
         &[
-            "--json", "kv", "--target", &server.url(), "--clients", "2", "--threads", "1",
-            "--warmup", "0", "--ops", "100", "--command", "LPOP s", "--command", "GET s",
-            "--command", "NOSUCHCOMMAND x",
+            "--json",
+            "kv",
+            "--target",
+            &server.url(),
+            "--clients",
+            "2",
+            "--threads",
+            "1",
+            "--warmup",
+            "0",
+            "--ops",
+            "100",
+            "--command",
+            "LPOP s",
+            "--command",
+            "GET s",
+            "--command",
+            "NOSUCHCOMMAND x",
         ],
     );
     let v = json(&out);
@@ -285,9 +321,15 @@ fn a_reply_of_the_wrong_kind_is_a_counted_error_of_its_command() {
     assert!(of("lpop").2 > 0);
     assert_eq!(of("get").2, 0);
     assert_eq!(of("nosuchcommand").1, 0);
-    assert_eq!(t["errors_by_kind"]["server"].as_u64(), Some(of("lpop").2 + of("nosuchcommand").2));
+    assert_eq!(
+        t["errors_by_kind"]["server"].as_u64(),
+        Some(of("lpop").2 + of("nosuchcommand").2)
+    );
     let samples = t["error_samples"].to_string();
-    assert!(samples.contains("WRONGTYPE") && samples.contains("unknown command"), "{samples}");
+    assert!(
+        samples.contains("WRONGTYPE") && samples.contains("unknown command"),
+        "{samples}"
+    );
     assert_eq!(redis(p, &["GET", "s"]), "x");
 }
 
@@ -314,8 +356,21 @@ fn hostile_commands_are_one_line_or_counted_and_end_soon() {
     let out = run(
         &r,
         &[
-            "kv", "--target", &url, "--clients", "1", "--threads", "1", "--warmup", "0",
-            "--ops", "3", "--value-size", "1m", "--command", "SET big {data}",
+            "kv",
+            "--target",
+            &url,
+            "--clients",
+            "1",
+            "--threads",
+            "1",
+            "--warmup",
+            "0",
+            "--ops",
+            "3",
+            "--value-size",
+            "1m",
+            "--command",
+            "SET big {data}",
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -324,8 +379,21 @@ fn hostile_commands_are_one_line_or_counted_and_end_soon() {
     let (mut child, started, _err) = common::spawn_watching(
         &r,
         &[
-            "kv", "--target", &url, "--clients", "2", "--threads", "1", "--warmup", "0",
-            "--duration", "20s", "--op-timeout", "60s", "--command", "BLPOP nothing 30",
+            "kv",
+            "--target",
+            &url,
+            "--clients",
+            "2",
+            "--threads",
+            "1",
+            "--warmup",
+            "0",
+            "--duration",
+            "20s",
+            "--op-timeout",
+            "60s",
+            "--command",
+            "BLPOP nothing 30",
         ],
         "perflab kv: run",
     );
@@ -382,12 +450,23 @@ fn memtiers_commands_keep_its_ratio_blocks_and_key_range() {
     let out = run(
         &r,
         &[
-            "kv", "--server", "127.0.0.1", "--port", &port, "--command", "GET __key__",
-            "--key-pattern", "R:R",
+            "kv",
+            "--server",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--command",
+            "GET __key__",
+            "--key-pattern",
+            "R:R",
         ],
     );
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("--command-key-pattern"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--command-key-pattern"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -403,9 +482,29 @@ fn memcached_text_and_meta_commands_with_keys() {
         let out = run(
             &r,
             &[
-                "--json", "kv", "--target", &m.url(), "--protocol", protocol, "--clients", "2",
-                "--threads", "1", "--warmup", "0", "--ops", "300", "--key-maximum", "9",
-                "--value-size", "20", "--command", set, "--command", get, "--command",
+                "--json",
+                "kv",
+                "--target",
+                &m.url(),
+                "--protocol",
+                protocol,
+                "--clients",
+                "2",
+                "--threads",
+                "1",
+                "--warmup",
+                "0",
+                "--ops",
+                "300",
+                "--key-maximum",
+                "9",
+                "--value-size",
+                "20",
+                "--command",
+                set,
+                "--command",
+                get,
+                "--command",
                 "delete nothing-here",
             ],
         );
@@ -426,9 +525,28 @@ fn memcached_text_and_meta_commands_with_keys() {
     let out = run(
         &r,
         &[
-            "--json", "kv", "--target", &m.url(), "--protocol", "meta", "--clients", "2",
-            "--threads", "1", "--warmup", "0", "--ops", "300", "--key-maximum", "9",
-            "--value-size", "20", "--command", "ms {key} {data} T0", "--command", "mg {key} v",
+            "--json",
+            "kv",
+            "--target",
+            &m.url(),
+            "--protocol",
+            "meta",
+            "--clients",
+            "2",
+            "--threads",
+            "1",
+            "--warmup",
+            "0",
+            "--ops",
+            "300",
+            "--key-maximum",
+            "9",
+            "--value-size",
+            "20",
+            "--command",
+            "ms {key} {data} T0",
+            "--command",
+            "mg {key} v",
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));

@@ -247,7 +247,10 @@ fn a_peer_flag_without_a_meaning_here_is_one_line_naming_what_to_use() {
         ),
         ("oltp -c 2 --aggregate-interval 5", "every run is archived"),
         ("kv -n 5", "--like redis-benchmark|memtier"),
-        ("kv -h 127.0.0.1 -t nosuch", "selects none of redis-benchmark's tests"),
+        (
+            "kv -h 127.0.0.1 -t nosuch",
+            "selects none of redis-benchmark's tests",
+        ),
         (
             "kv --server 127.0.0.1 --command-ratio 2",
             "no --command before it",

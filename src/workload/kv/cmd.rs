@@ -19,12 +19,12 @@ use crate::workload::kind::Host;
 use crate::workload::kv::KvSpec;
 use crate::workload::kv::cluster;
 use crate::workload::kv::command::{Family, Template};
-use crate::workload::kv::mix::{Choice, Mix};
-use crate::workload::kv::redis_tests;
 use crate::workload::kv::endpoint::{Control, Endpoint};
 use crate::workload::kv::keys::{KeyPattern, KeySpace, ValueSizes, Values};
 use crate::workload::kv::load;
+use crate::workload::kv::mix::{Choice, Mix};
 use crate::workload::kv::protocol::{Command, Protocol};
+use crate::workload::kv::redis_tests;
 use crate::workload::kv::server::Throwaway;
 use crate::workload::kv::session::Plan;
 use crate::workload::kv::shard::{Ketama, Router, ketama_name};
@@ -698,7 +698,9 @@ fn mixes(args: &KvArgs, s: &Stream) -> Result<Mixes, AppError> {
     let weights = match &args.command_ratio {
         None => vec![1; n],
         Some(text) => list_of(text, "command-ratio", n, |t| {
-            t.trim().parse::<u64>().map_err(|_| "a whole number".to_string())
+            t.trim()
+                .parse::<u64>()
+                .map_err(|_| "a whole number".to_string())
         })?,
     };
     if weights.iter().all(|&w| w == 0) {

@@ -417,16 +417,34 @@ impl Template {
 /// Redis commands that do not answer each request with one reply, or change the
 /// connection under the load generator: refused by name.
 const NOT_REQUESTS: &[(&str, &str)] = &[
-    ("subscribe", "turns the connection into a subscriber, which gets messages, not replies"),
-    ("psubscribe", "turns the connection into a subscriber, which gets messages, not replies"),
-    ("ssubscribe", "turns the connection into a subscriber, which gets messages, not replies"),
-    ("monitor", "streams every command the server runs, not one reply"),
+    (
+        "subscribe",
+        "turns the connection into a subscriber, which gets messages, not replies",
+    ),
+    (
+        "psubscribe",
+        "turns the connection into a subscriber, which gets messages, not replies",
+    ),
+    (
+        "ssubscribe",
+        "turns the connection into a subscriber, which gets messages, not replies",
+    ),
+    (
+        "monitor",
+        "streams every command the server runs, not one reply",
+    ),
     ("sync", "starts a replication stream, not one reply"),
     ("psync", "starts a replication stream, not one reply"),
     ("quit", "closes the connection"),
     ("shutdown", "stops the server"),
-    ("hello", "changes the protocol under perflab's parser; use ?protocol=3 in the URL"),
-    ("client", "changes the connection perflab manages (CLIENT REPLY OFF would leave requests unanswered)"),
+    (
+        "hello",
+        "changes the protocol under perflab's parser; use ?protocol=3 in the URL",
+    ),
+    (
+        "client",
+        "changes the connection perflab manages (CLIENT REPLY OFF would leave requests unanswered)",
+    ),
 ];
 
 /// Redis commands that block until another client acts, and where their timeout is
@@ -600,10 +618,17 @@ mod tests {
 
     #[test]
     fn joined_words_split_back_the_same() {
-        let w: Vec<String> = ["eval", "return redis.call(\"ping\")", "0", "", "a\\b", "x'y"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let w: Vec<String> = [
+            "eval",
+            "return redis.call(\"ping\")",
+            "0",
+            "",
+            "a\\b",
+            "x'y",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         assert_eq!(words(&join_words(&w)), w);
     }
 
@@ -657,8 +682,7 @@ mod tests {
 
     #[test]
     fn memcached_storage_puts_the_length_on_the_line() {
-        let t = Template::parse("set {key} 0 0 {data}", Family::MemcacheText, None, false)
-            .unwrap();
+        let t = Template::parse("set {key} 0 0 {data}", Family::MemcacheText, None, false).unwrap();
         let v = Values::new(4);
         let mut expect = b"set k:7 0 0 4\r\n".to_vec();
         expect.extend_from_slice(v.of(7, 4));
@@ -681,8 +705,15 @@ mod tests {
             let e = Template::parse(line, Family::Redis, None, false).unwrap_err();
             assert!(e.contains(says), "{line}: {e}");
         }
-        for line in ["BLPOP q 0.1", "XREAD BLOCK 10 STREAMS s $", "LPUSH q {data}"] {
-            assert!(Template::parse(line, Family::Redis, None, false).is_ok(), "{line}");
+        for line in [
+            "BLPOP q 0.1",
+            "XREAD BLOCK 10 STREAMS s $",
+            "LPUSH q {data}",
+        ] {
+            assert!(
+                Template::parse(line, Family::Redis, None, false).is_ok(),
+                "{line}"
+            );
         }
     }
 

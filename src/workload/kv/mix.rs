@@ -144,7 +144,9 @@ mod tests {
         let m = mix(Choice::Weighted, &[3, 1]);
         let mut s = m.state(&KeySpace::default(), 0, 1).unwrap();
         let mut rng = Rng::new(7);
-        let first = (0..40_000).filter(|_| m.next(&mut s, &mut rng) == 0).count();
+        let first = (0..40_000)
+            .filter(|_| m.next(&mut s, &mut rng) == 0)
+            .count();
         assert!((29_000..31_000).contains(&first), "{first}");
     }
 }

@@ -458,7 +458,12 @@ impl Workload for KvSpec {
         if let Some(n) = self.keyspacelen {
             s.push(Setting::new("__rand_int__", format!("below {n}")));
         }
-        if !self.mixed() || self.mixes.iter().any(|m| m.commands.iter().any(|c| c.draws_keys())) {
+        if !self.mixed()
+            || self
+                .mixes
+                .iter()
+                .any(|m| m.commands.iter().any(|c| c.draws_keys()))
+        {
             s.push(Setting::new(
                 "keys",
                 format!(

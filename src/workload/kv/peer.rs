@@ -670,7 +670,9 @@ fn memtier_commands(
     let letters = kept_list(r, "command_patterns");
     let parallel = letters.iter().filter(|p| p.as_str() == "P").count();
     if parallel > 0 && parallel != letters.len() {
-        return Err("memtier's P key pattern must be every --command's (memtier refuses the mix)".into());
+        return Err(
+            "memtier's P key pattern must be every --command's (memtier refuses the mix)".into(),
+        );
     }
     let mut patterns = Vec::with_capacity(letters.len());
     for l in &letters {

@@ -36,7 +36,10 @@ pub enum Command {
     /// Command `index` of the step's mix ([`super::mix::Mix`]), which encodes it; any whole
     /// reply answers it. `values`: a memcached reply is `VALUE` blocks ended by `END` (a
     /// `get` written out), else one line (and a `VA` line's data block).
-    Custom { index: u16, values: bool },
+    Custom {
+        index: u16,
+        values: bool,
+    },
 }
 
 impl Command {

@@ -257,10 +257,7 @@ mod tests {
         assert_eq!(select(Some("get,SET")), ["set", "get"]);
         assert_eq!(select(Some("set, get")), ["set"]);
         assert_eq!(select(Some("ping")), ["ping_inline", "ping_mbulk"]);
-        assert_eq!(
-            select(Some("lrange_300")),
-            ["lpush_lrange", "lrange_300"]
-        );
+        assert_eq!(select(Some("lrange_300")), ["lpush_lrange", "lrange_300"]);
         assert_eq!(select(Some("lrange")).len(), 5);
         assert!(select(Some("nope")).is_empty());
         assert_eq!(select(None).len(), 21);

@@ -41,8 +41,8 @@
 //! send to its last answer, as a user waits for it.
 
 use super::cluster::{self, Redirect, SlotMap};
-use super::endpoint::{Endpoint, Stream};
 use super::command::{Draw, McReply};
+use super::endpoint::{Endpoint, Stream};
 use super::keys::{KeyPattern, KeyPicker, KeySpace, ValueSizes, Values};
 use super::mix::{Mix, MixState};
 use super::protocol::{Command, Parsed, Protocol, Reply};
