@@ -17,6 +17,7 @@ need redis-server redis-server; need redis-benchmark redis-tools
 [ -x /usr/bin/time ] || { echo "/usr/bin/time not found: apt-get install time" >&2; exit 2; }
 cargo build --release --quiet
 PERFLAB=$PWD/target/release/perflab
+echo "$(redis-server --version | cut -d' ' -f1-3); redis-benchmark $(redis-benchmark --version 2>/dev/null | cut -d' ' -f2)" >&2
 work=$(mktemp -d)
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 PORT=$(free_port)
@@ -60,6 +61,10 @@ for tag in tags:
     for r in range(1, rounds + 1):
         steps = json.load(open(f"{work}/p.{tag}.{r}.json"))["steps"]
         peer = [row for row in csv.reader(open(f"{work}/q.{tag}.{r}.csv")) if row and row[0] != "test"]
+        if not peer:
+            # -t xadd: redis-benchmark before 7.2 has no XADD test, and runs nothing.
+            rows.setdefault("(not in this redis-benchmark)", [])
+            continue
         # -t lrange_N runs "LPUSH (needed to benchmark LRANGE)" first in both: its own row.
         for s, q in zip(steps, peer):
             name = s["params"].get("test", tag)
@@ -71,6 +76,9 @@ for tag in tags:
             if len(rows[name][-1]) == 4:
                 rows[name][-1] = rows[name][-1] + (p_cpu, q_cpu)
     for name, rs in rows.items():
+        if not rs:
+            print(f"{tag:34} {'-':>10} {'-':>10}  {name}")
+            continue
         if name == "lpush_lrange" and tag != "lrange_100":
             continue
         md = st.median

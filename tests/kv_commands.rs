@@ -352,6 +352,16 @@ fn hostile_commands_are_one_line_or_counted_and_end_soon() {
     // (One argument of 1 MB is more than Linux passes to a program: 100 kB stands in.)
     refused(&format!("SET k {}", "x".repeat(100_000)), "--value-size");
     refused("GET \"k", "unbalanced quotes");
+    let out = run(
+        &r,
+        &["kv", "--target", &url, "--command", "GET k", "--verify"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--verify does not go with"),
+        "{}",
+        stderr(&out)
+    );
     // A 1 MB value, as {data}: stored whole.
     let out = run(
         &r,

@@ -212,6 +212,11 @@ fn redis_benchmark_and_memtier_lines_read_as_their_tools_mean_them() {
         "kv --like memtier -s 127.0.0.1 -p 6379 -n 10 -t 1 -c 2 -d 10 --ratio 1:1",
         "kv --target redis://127.0.0.1:6379 --ops 20 --threads 1 --clients 2 --value-size 10 --ratio 1:1 --warmup 0",
     );
+    // memtier's key patterns are SET:GET pairs of its letters; one pattern for both here.
+    same_run(
+        "kv --server 127.0.0.1 --port 6379 -t 1 -c 2 -n 10 --key-pattern G:G --ratio 1:1",
+        "kv --target redis://127.0.0.1:6379 --threads 1 --clients 2 --ops 20 --value-size 32 --warmup 0 --key-pattern gaussian --ratio 1:1",
+    );
     // memtier's commands: ratios and key patterns bind to the command before them, in
     // round-robin blocks, on memtier's key range (nothing is loaded).
     same_run(
@@ -254,6 +259,10 @@ fn a_peer_flag_without_a_meaning_here_is_one_line_naming_what_to_use() {
         (
             "kv --server 127.0.0.1 --command-ratio 2",
             "no --command before it",
+        ),
+        (
+            "kv --server 127.0.0.1 --key-pattern R:S",
+            "perflab draws sets and gets with one pattern",
         ),
         (
             "kv -h 127.0.0.1 -c 5 -n 5 -r 5 --value-size 3 --warmup 0 BLPOP q 0",

@@ -682,6 +682,23 @@ fn mixes(args: &KvArgs, s: &Stream) -> Result<Mixes, AppError> {
     if keyspacelen == Some(0) {
         return Err(SpecError::new("keyspacelen", "0", "give at least 1").into());
     }
+    if args.tests.is_some() || !args.command.is_empty() {
+        // What shapes gets and sets alone, refused by name rather than ignored.
+        let stray = [
+            ("--verify", args.verify, "it checks the values gets return"),
+            (
+                "--ttl",
+                s.ttl > 0,
+                "it is the expiry of perflab's sets (give EX in the command)",
+            ),
+            ("--keep", args.keep, "commands delete nothing anyway"),
+        ];
+        if let Some((option, _, why)) = stray.iter().find(|(_, on, _)| *on) {
+            return Err(AppError::Usage(format!(
+                "{option} does not go with --tests or --command: {why}; drop it"
+            )));
+        }
+    }
     if let Some(list) = &args.tests {
         return tests(list, args, s, keyspacelen);
     }

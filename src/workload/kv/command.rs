@@ -28,7 +28,7 @@
 //! Nothing is allocated per request: keys and words are written into scratch buffers the
 //! caller keeps, values are slices of the shared [`Values`].
 
-use super::keys::{KeyPicker, KeySpace, ValueSizes, Values};
+use super::keys::{KeyPattern, KeyPicker, KeySpace, ValueSizes, Values};
 use crate::workload::rng::Rng;
 
 /// The longest command line accepted: a command is a few words, not a data file.
@@ -87,6 +87,9 @@ pub struct Template {
     /// memcached: the command stores a data block (`{data}` is its length on the line).
     stores: bool,
     pub mc_reply: McReply,
+    /// The request's bytes when no word holds a placeholder (`LPOP mylist`): copied as they
+    /// are, as redis-benchmark sends one buffer again and again.
+    fixed: Option<Vec<u8>>,
 }
 
 /// What drawing a request's placeholders needs, all of it the session's own.
@@ -325,7 +328,7 @@ impl Template {
             }
         };
         let name = name.map_or(verb.clone(), str::to_string);
-        Ok(Template {
+        let mut t = Template {
             name: Box::leak(name.into_boxed_str()),
             text: text.to_string(),
             family,
@@ -334,12 +337,53 @@ impl Template {
             expect: b"",
             stores,
             mc_reply,
-        })
+            fixed: None,
+        };
+        t.fix();
+        Ok(t)
+    }
+
+    /// Encodes the request once if nothing in it is drawn per request.
+    fn fix(&mut self) {
+        let plain = self
+            .words
+            .iter()
+            .flatten()
+            .all(|p| matches!(p, Piece::Text(_)));
+        self.fixed = None;
+        if !plain {
+            return;
+        }
+        // Nothing is drawn: these stand in for what a session would lend.
+        let keys = KeySpace::default();
+        let (Ok(mut picker), Ok(sizes)) = (
+            KeyPicker::new(&KeyPattern::Uniform, &keys, 0, 1),
+            "1".parse::<ValueSizes>(),
+        ) else {
+            return;
+        };
+        let values = Values::new(1);
+        let mut rng = Rng::new(0);
+        let (mut word, mut key) = (Vec::new(), Vec::new());
+        let mut d = Draw {
+            rng: &mut rng,
+            picker: &mut picker,
+            keys: &keys,
+            keyspacelen: None,
+            sizes: &sizes,
+            values: &values,
+            word: &mut word,
+            key: &mut key,
+        };
+        let mut out = Vec::new();
+        self.encode_drawn(&mut out, &mut d);
+        self.fixed = Some(out);
     }
 
     /// Sent inline (`PING\r\n`) rather than as a RESP array.
     pub fn inline(mut self) -> Template {
         self.inline = true;
+        self.fix();
         self
     }
 
@@ -360,7 +404,15 @@ impl Template {
     }
 
     /// Appends one request, its placeholders drawn now, to `out`.
+    #[inline]
     pub fn encode(&self, out: &mut Vec<u8>, d: &mut Draw<'_>) {
+        match &self.fixed {
+            Some(bytes) => out.extend_from_slice(bytes),
+            None => self.encode_drawn(out, d),
+        }
+    }
+
+    fn encode_drawn(&self, out: &mut Vec<u8>, d: &mut Draw<'_>) {
         match self.family {
             Family::Redis if self.inline => self.encode_line(out, d, false),
             Family::Redis => self.encode_resp(out, d),
@@ -592,7 +644,6 @@ fn push_padded(out: &mut Vec<u8>, mut r: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::kv::keys::KeyPattern;
 
     fn words(line: &str) -> Vec<String> {
         split_words(line)

@@ -866,6 +866,35 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn a_commands_reply_ends_where_its_kind_says() {
+        let whole = |input: &[u8], values: bool| match parse_custom(input, values) {
+            Parsed::Reply { reply, consumed } => (reply, consumed),
+            other => panic!("{other:?}"),
+        };
+        let value = Reply::Value { kind: 0 };
+        // A get of two keys, one missing: two VALUE blocks would be one reply, END closes it.
+        let two = b"VALUE a 0 1\r\nx\r\nVALUE b 0 2\r\nyz\r\nEND\r\nSTORED\r\n";
+        assert_eq!(whole(two, true), (value.clone(), two.len() - 8));
+        assert_eq!(whole(b"END\r\n", true), (value.clone(), 5));
+        assert_eq!(whole(b"NOT_FOUND\r\n", false), (value.clone(), 11));
+        assert_eq!(whole(b"VA 2 t\r\nhi\r\nEN\r\n", false), (value.clone(), 12));
+        assert_eq!(
+            whole(b"SERVER_ERROR out of memory\r\n", false),
+            (Reply::Refused { message: 0..26 }, 28)
+        );
+        for cut in 1..two.len() - 8 {
+            assert!(
+                matches!(parse_custom(&two[..cut], true), Parsed::Incomplete { .. }),
+                "cut at {cut}"
+            );
+        }
+        assert!(matches!(
+            parse_custom(b"STORED\r\n", true),
+            Parsed::Invalid(_)
+        ));
+    }
+
+    #[test]
     fn errors_are_refusals_to_any_command_in_both_protocols() {
         for line in [
             &b"ERROR"[..],

@@ -798,6 +798,21 @@ mod tests {
     }
 
     #[test]
+    fn a_commands_reply_is_any_whole_value_of_its_type() {
+        let custom = Command::Custom {
+            index: 0,
+            values: false,
+        };
+        let value = |kind: u8| Reply::Value { kind };
+        check_reply(custom, b":3\r\n", value(b':'), None);
+        check_reply(custom, b"*2\r\n$1\r\na\r\n$-1\r\n", value(b'*'), None);
+        check_reply(custom, b"$3\r\nabc\r\n", value(b'$'), Some(4));
+        check_reply(custom, b"_\r\n", value(b'_'), None);
+        check_reply(custom, b"-WRONGTYPE Operation\r\n", refused(1..20), None);
+        assert_invalid(parse(b"?x\r\n", custom), "not a RESP value");
+    }
+
+    #[test]
     fn errors_are_refusals_to_any_command() {
         for command in COMMANDS {
             let line = b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
