@@ -477,7 +477,10 @@ fn set_last(r: &mut Reading, slot: &'static str, value: &str) -> Result<(), Stri
 fn memtier_letter(r: &mut Reading, letter: &str) -> Result<&'static str, String> {
     Ok(match letter {
         "R" => "uniform",
-        "S" => "sequential",
+        "S" => {
+            r.note("memtier's S: perflab walks one sequence for sets and gets together (memtier keeps one counter for each)".into());
+            "sequential"
+        }
         "G" => "gaussian",
         "Z" => "zipf",
         "P" => {
