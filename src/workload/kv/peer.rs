@@ -172,6 +172,20 @@ static REDIS_FLAGS: &[Flag] = &[
     Flag::switch(&["-l"], "refused: use --repeat N", |_, _| {
         Err("perflab does not loop forever; --repeat N runs each step N times".into())
     }),
+    Flag::switch(
+        &["-I"],
+        "refused: idle connections send nothing to measure",
+        |_, _| {
+            Err("idle mode opens connections that send nothing; perflab measures requests (a server's connection limit is its maxclients)".into())
+        },
+    ),
+    Flag::switch(
+        &["--enable-tracking"],
+        "refused: client tracking is not available",
+        |_, _| {
+            Err("perflab's connections do not turn on client tracking (CLIENT TRACKING); run without it".into())
+        },
+    ),
     Flag::value(
         &["--precision", "-e"],
         "perflab keeps full histograms and counts every error",
