@@ -261,6 +261,10 @@ fn a_peer_flag_without_a_meaning_here_is_one_line_naming_what_to_use() {
             "no --command before it",
         ),
         (
+            "kv -h 127.0.0.1 SET {key} x",
+            "redis-benchmark sends \"{key}\" as written",
+        ),
+        (
             "kv --server 127.0.0.1 --key-pattern R:S",
             "perflab draws sets and gets with one pattern",
         ),

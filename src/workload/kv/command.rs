@@ -743,6 +743,31 @@ mod tests {
         assert_eq!(encode(&t, None, 4), b"INCR k:7 1\r\n");
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_line_is_a_command_or_a_message_never_a_panic(
+            line in "[ -~\\t\\n\"'\\\\{}_]{0,80}",
+            family in 0..3u8,
+        ) {
+            let family = [Family::Redis, Family::MemcacheText, Family::MemcacheMeta][family as usize];
+            if let Ok(t) = Template::parse(&line, family, None, true) {
+                let out = encode(&t, Some(1000), 5);
+                proptest::prop_assert!(!out.is_empty());
+            }
+        }
+
+        #[test]
+        fn words_joined_split_back(words in proptest::collection::vec("[ -~\\t]{0,12}", 1..6)) {
+            let line = join_words(&words);
+            let back: Vec<String> = split_words(&line)
+                .unwrap()
+                .into_iter()
+                .map(|w| String::from_utf8(w).unwrap())
+                .collect();
+            proptest::prop_assert_eq!(back, words);
+        }
+    }
+
     #[test]
     fn commands_that_block_or_stream_are_refused() {
         for (line, says) in [

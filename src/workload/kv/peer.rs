@@ -524,6 +524,14 @@ fn redis_command_word(r: &mut Reading, word: &str) -> Result<bool, String> {
     if r.kept("command").is_none() && ["all", "prepare", "run", "cleanup"].contains(&word) {
         return Ok(false);
     }
+    if ["{key}", "{data}", "__key__", "__data__"]
+        .iter()
+        .any(|p| word.contains(p))
+    {
+        return Err(format!(
+            "redis-benchmark sends {word:?} as written, perflab would draw a key or a value there; to draw them, use perflab's own --command"
+        ));
+    }
     push_kept(r, "command", word);
     Ok(true)
 }
