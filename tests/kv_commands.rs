@@ -82,6 +82,26 @@ fn calls(port: u16, command: &str) -> u64 {
         .map_or(0, |n| n.parse().unwrap())
 }
 
+/// One of memcached's `stats`.
+fn memcached_stat(port: u16, name: &str) -> u64 {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"stats\r\n").unwrap();
+    let mut r = BufReader::new(s);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        r.read_line(&mut line).unwrap();
+        let l = line.trim_end();
+        if l == "END" || l.is_empty() {
+            panic!("no stat {name}");
+        }
+        if let Some(v) = l.strip_prefix(&format!("STAT {name} ")) {
+            return v.parse().unwrap();
+        }
+    }
+}
+
 /// The groups by kind of a trial: (name, requests, errors).
 fn kinds(t: &serde_json::Value) -> Vec<(String, u64, u64)> {
     t["groups"]
@@ -530,6 +550,9 @@ fn memcached_text_and_meta_commands_with_keys() {
         assert_eq!(t["errors"].as_u64(), Some(0), "{}", t["error_samples"]);
         let names: Vec<String> = kinds(t).into_iter().map(|k| k.0).collect();
         assert_eq!(names.len(), 3, "{names:?}");
+        // The sets left their keys: at most the ten of the key space, 20 bytes each.
+        let items = memcached_stat(m.port(), "curr_items");
+        assert!((1..=10).contains(&items), "{items}");
     }
     let r = Results::new("kv-mc-meta");
     let out = run(
