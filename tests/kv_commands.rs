@@ -553,6 +553,9 @@ fn memcached_text_and_meta_commands_with_keys() {
         // The sets left their keys: at most the ten of the key space, 20 bytes each.
         let items = memcached_stat(m.port(), "curr_items");
         assert!((1..=10).contains(&items), "{items}");
+        // memcached's own counters of the three verbs agree with perflab's count.
+        let check = &v["steps"][0]["checks"][0];
+        assert_eq!(check["passed"], true, "{check}");
     }
     let r = Results::new("kv-mc-meta");
     let out = run(
@@ -583,7 +586,9 @@ fn memcached_text_and_meta_commands_with_keys() {
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
-    let t = &json(&out)["steps"][0]["trials"][0];
+    let v = json(&out);
+    let t = &v["steps"][0]["trials"][0];
     assert_eq!(t["errors"].as_u64(), Some(0), "{}", t["error_samples"]);
     assert_eq!(kinds(t).iter().map(|k| k.1).sum::<u64>(), 300);
+    assert_eq!(v["steps"][0]["checks"][0]["passed"], true);
 }

@@ -398,6 +398,11 @@ impl Template {
         self.words.iter().flatten().any(|p| *p == Piece::Key)
     }
 
+    /// How many words it has, its name included.
+    pub fn word_count(&self) -> usize {
+        self.words.len()
+    }
+
     /// Whether any word holds a value.
     pub fn has_data(&self) -> bool {
         self.words.iter().flatten().any(|p| *p == Piece::Data)

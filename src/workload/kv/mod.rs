@@ -21,9 +21,9 @@
 //!
 //! A run of commands (a mix) loads and deletes nothing: its commands make their own keys,
 //! and leave them as redis-benchmark and memtier do. Each command is a group of the step
-//! (the runner's breakdown by kind) with its own requests/s, latency and errors; on Redis
-//! the server's `INFO commandstats` calls of those commands are checked against perflab's
-//! count.
+//! (the runner's breakdown by kind) with its own requests/s, latency and errors. The
+//! server's count of those commands (Redis's `INFO commandstats` calls, memcached's `stats`
+//! counters of their verbs) is checked against perflab's.
 //! - [`endpoint`]: where a server listens, connecting and the handshake, and the blocking
 //!   control connection (`stats`, `INFO`; `rediss://` over the shared
 //!   [`crate::target::tls_stream`]); [`load`]: setting or deleting every key;
@@ -164,8 +164,46 @@ impl KvSpec {
         self.mixes.get(i).map(Arc::clone)
     }
 
-    /// The names `INFO commandstats` counts the mixes' commands under (`cmdstat_lpush`).
+    /// The counters a memcached mix's requests are counted in, once each (checked on
+    /// memcached 1.6.18: `get`/`mg` one `cmd_get` per key, every storing command one
+    /// `cmd_set` whatever its answer, `gat` one `cmd_touch`...); `None` when some command is
+    /// not counted once per request (a `get` of several keys).
+    fn memcache_counters(&self) -> Option<Vec<&'static str>> {
+        const HITS: &[&str] = &["delete_hits", "delete_misses"];
+        const ARITH: &[&str] = &["incr_hits", "incr_misses", "decr_hits", "decr_misses"];
+        let mut out: Vec<&'static str> = Vec::new();
+        for c in self.mixes.iter().flat_map(|m| m.commands.iter()) {
+            let verb = c.text.split_whitespace().next()?.to_ascii_lowercase();
+            let counters: &[&str] = match (verb.as_str(), c.word_count()) {
+                ("get" | "gets", 2) | ("mg", _) => &["cmd_get"],
+                ("gat" | "gats", 3) | ("touch", _) => &["cmd_touch"],
+                ("set" | "add" | "replace" | "append" | "prepend" | "cas" | "ms", _) => {
+                    &["cmd_set"]
+                }
+                ("delete" | "md", _) => HITS,
+                ("incr" | "decr" | "ma", _) => ARITH,
+                _ => return None,
+            };
+            for k in counters {
+                if !out.contains(k) {
+                    out.push(k);
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// The names `INFO commandstats` counts the mixes' commands under (`cmdstat_lpush`), or
+    /// for memcached the `stats` counters that count them ([`KvSpec::memcache_counters`]).
     fn command_names(&self) -> Vec<String> {
+        if self.protocol.is_memcache() {
+            return self
+                .memcache_counters()
+                .unwrap_or_default()
+                .into_iter()
+                .map(String::from)
+                .collect();
+        }
         let mut names: Vec<String> = Vec::new();
         for m in &self.mixes {
             for c in &m.commands {
@@ -296,8 +334,12 @@ fn shard_numbers(
         match c.stats() {
             Ok(stats) => {
                 let mut numbers = server_numbers(endpoint.protocol, &stats);
-                if !commands.is_empty() && !endpoint.protocol.is_memcache() {
-                    numbers.insert("server_commands".into(), command_calls(&stats, commands));
+                if !commands.is_empty() {
+                    let calls = match endpoint.protocol.is_memcache() {
+                        true => memcache_calls(&stats, commands),
+                        false => command_calls(&stats, commands),
+                    };
+                    numbers.insert("server_commands".into(), calls);
                 }
                 return Some(numbers);
             }
@@ -318,6 +360,15 @@ fn command_calls(stats: &BTreeMap<String, String>, commands: &[String]) -> f64 {
                 .find_map(|kv| kv.strip_prefix("calls="))
                 .and_then(|n| n.parse::<f64>().ok())
         })
+        .sum()
+}
+
+/// memcached's `stats` counters `counters`, summed.
+fn memcache_calls(stats: &BTreeMap<String, String>, counters: &[String]) -> f64 {
+    counters
+        .iter()
+        .filter_map(|c| stats.get(c))
+        .filter_map(|v| v.parse::<f64>().ok())
         .sum()
 }
 
@@ -607,8 +658,9 @@ impl Workload for KvSpec {
             .iter()
             .filter_map(|k| f.remove(*k))
             .fold(None, |a: Option<f64>, v| Some(a.unwrap_or(0.0) + v));
-        // A mix counts its own commands (Redis); memcached's counters do not count commands
-        // one for one (a get of several keys), so a mix there is not checked.
+        // A mix counts its own commands: Redis's calls of them, memcached's counters of
+        // their verbs (none, and no check, when a command is not counted once: a get of
+        // several keys).
         let commands = f.remove("server_commands_per_sec");
         let server_ops = if self.mixed() {
             commands
