@@ -269,7 +269,7 @@ fn a_peer_flag_without_a_meaning_here_is_one_line_naming_what_to_use() {
             "perflab draws sets and gets with one pattern",
         ),
         (
-            "kv -h 127.0.0.1 -c 5 -n 5 -r 5 --value-size 3 --warmup 0 BLPOP q 0",
+            "kv -h 127.0.0.1 -c 5 -n 5 -r 5 --value-size 3 --warmup 0 --threads 1 BLPOP q 0",
             "no timeout",
         ),
         (

@@ -7,7 +7,7 @@
 //! `-h HOST`, memtier's `--server`) or `--like`. In either dialect:
 //! - the target is the tool's: Redis at 127.0.0.1:6379 unless the flags say otherwise;
 //! - the tool's defaults fill in what defines the work and was not given: for
-//!   redis-benchmark `-c 50 -n 100000 -d 3`, no warmup, and its default suite of tests when
+//!   redis-benchmark `-c 50 -n 100000 -d 3`, one thread, no warmup, and its default suite of tests when
 //!   the line names neither `-t` nor a command (each test a step, `--tests`); `-r N` is
 //!   `--keyspacelen N` (without it `__rand_int__` is one key, as written); a trailing
 //!   command (`LPUSH mylist __rand_int__`) is `--command`, and `-t` is then ignored, as
@@ -590,6 +590,11 @@ fn redis_finish(r: &mut Reading) -> Result<(), String> {
         r.opt("--ops", &n);
     }
     filled(r, &mut defaults, "size", "--value-size", "3");
+    // redis-benchmark runs one thread unless --threads says otherwise.
+    if !r.has("--threads") {
+        r.opt("--threads", "1");
+        defaults.push("one thread".into());
+    }
     if !r.has("--warmup") {
         r.opt("--warmup", "0");
         defaults.push("no warmup".into());
