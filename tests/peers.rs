@@ -162,15 +162,31 @@ fn redis_benchmark_and_memtier_lines_read_as_their_tools_mean_them() {
             &on(ours, redis.port(), memcached.port()),
         )
     };
-    // redis-benchmark: -c is every connection, -n every request, -t the test.
+    // redis-benchmark: -c is every connection, -n every request (of each test), -t its
+    // tests, -r the range of __rand_int__.
     same_run(
-        "kv -h 127.0.0.1 -p 6379 -t get -c 50 -P 16 -n 200000 -d 100 -r 1000",
-        "kv --target redis://127.0.0.1:6379 --ratio 0:1 --clients 50 --pipeline 16 --ops 200000 --value-size 100 --key-minimum 0 --key-maximum 999",
+        "kv -h 127.0.0.1 -p 6379 -t get,lpush -c 50 -P 16 -n 200000 -d 100 -r 1000",
+        "kv --target redis://127.0.0.1:6379 --tests get,lpush --clients 50 --pipeline 16 --ops 200000 --value-size 100 --keyspacelen 1000 --warmup 0",
     );
-    // Its defaults where the line gives none, said in a note.
+    // Its defaults where the line gives none, said in a note: no -t is its default suite.
+    let notes = same_run(
+        "kv -h 127.0.0.1 -p 6379",
+        "kv --target redis://127.0.0.1:6379 --tests all --clients 50 --ops 100000 --value-size 3 --warmup 0",
+    );
+    assert!(
+        notes.iter().any(|n| n.contains("default suite")),
+        "{notes:?}"
+    );
+    // A command after the flags is the one it runs; -t is then ignored, as it ignores it.
+    let notes = same_run(
+        "kv -h 127.0.0.1 -p 6379 -t set -r 10 DBSIZE",
+        "kv --target redis://127.0.0.1:6379 --command DBSIZE --clients 50 --ops 100000 --value-size 3 --warmup 0 --keyspacelen 10",
+    )
+    .join(" ");
+    assert!(notes.contains("ignores -t"), "{notes}");
     let notes = same_run(
         "kv -h 127.0.0.1 -p 6379 -t set",
-        "kv --target redis://127.0.0.1:6379 --ratio 1:0 --clients 50 --ops 100000 --value-size 3 --key-minimum 0 --key-maximum 0",
+        "kv --target redis://127.0.0.1:6379 --tests set --clients 50 --ops 100000 --value-size 3 --warmup 0",
     );
     assert!(
         notes
@@ -181,7 +197,7 @@ fn redis_benchmark_and_memtier_lines_read_as_their_tools_mean_them() {
     // memtier: -c is per thread, so -t 2 -c 10 is 20 connections; -n is per connection.
     let notes = same_run(
         "kv --server 127.0.0.1 --port 6379 -t 2 -c 10 --test-time 5 --ratio 1:9 -d 100 --pipeline 4",
-        "kv --target redis://127.0.0.1:6379 --threads 2 --clients 20 --duration 5s --ratio 1:9 --value-size 100 --pipeline 4",
+        "kv --target redis://127.0.0.1:6379 --threads 2 --clients 20 --duration 5s --ratio 1:9 --value-size 100 --pipeline 4 --warmup 0",
     );
     assert!(
         notes.iter().any(|n| n.contains("20 connections")),
@@ -189,12 +205,23 @@ fn redis_benchmark_and_memtier_lines_read_as_their_tools_mean_them() {
     );
     same_run(
         "kv -s 127.0.0.1 -p 11211 -P memcache_text -t 1 -c 4 -n 1000 --ratio 0:1 -d 10",
-        "kv --target memcached://127.0.0.1:11211 --threads 1 --clients 4 --ops 4000 --ratio 0:1 --value-size 10",
+        "kv --target memcached://127.0.0.1:11211 --threads 1 --clients 4 --ops 4000 --ratio 0:1 --value-size 10 --warmup 0",
     );
     // Without a tool's own flag, a flag both spell differently needs --like.
     same_run(
         "kv --like memtier -s 127.0.0.1 -p 6379 -n 10 -t 1 -c 2 -d 10 --ratio 1:1",
-        "kv --target redis://127.0.0.1:6379 --ops 20 --threads 1 --clients 2 --value-size 10 --ratio 1:1",
+        "kv --target redis://127.0.0.1:6379 --ops 20 --threads 1 --clients 2 --value-size 10 --ratio 1:1 --warmup 0",
+    );
+    // memtier's key patterns are SET:GET pairs of its letters; one pattern for both here.
+    same_run(
+        "kv --server 127.0.0.1 --port 6379 -t 1 -c 2 -n 10 --key-pattern G:G --ratio 1:1",
+        "kv --target redis://127.0.0.1:6379 --threads 1 --clients 2 --ops 20 --value-size 32 --warmup 0 --key-pattern gaussian --ratio 1:1",
+    );
+    // memtier's commands: ratios and key patterns bind to the command before them, in
+    // round-robin blocks, on memtier's key range (nothing is loaded).
+    same_run(
+        "kv --server 127.0.0.1 --port 6379 -t 1 -c 2 -n 10 --command=PING --command-ratio 3 --command=DBSIZE --command-key-pattern G",
+        "kv --target redis://127.0.0.1:6379 --threads 1 --clients 2 --ops 20 --value-size 32 --warmup 0 --command PING --command DBSIZE --command-ratio 3,1 --command-key-pattern uniform,gaussian --command-blocks --key-prefix memtier- --key-minimum 0 --key-maximum 10000000",
     );
     // perflab's own spelling keeps its meaning: --clients counts all threads' connections.
     same_run(
@@ -225,7 +252,26 @@ fn a_peer_flag_without_a_meaning_here_is_one_line_naming_what_to_use() {
         ),
         ("oltp -c 2 -d", "debugging output is not available"),
         ("kv -n 5", "--like redis-benchmark|memtier"),
-        ("kv -h 127.0.0.1 -t lpush", "perflab measures get and set"),
+        (
+            "kv -h 127.0.0.1 -t nosuch",
+            "selects none of redis-benchmark's tests",
+        ),
+        (
+            "kv --server 127.0.0.1 --command-ratio 2",
+            "no --command before it",
+        ),
+        (
+            "kv -h 127.0.0.1 SET {key} x",
+            "redis-benchmark sends \"{key}\" as written",
+        ),
+        (
+            "kv --server 127.0.0.1 --key-pattern R:S",
+            "perflab draws sets and gets with one pattern",
+        ),
+        (
+            "kv -h 127.0.0.1 -c 5 -n 5 -r 5 --value-size 3 --warmup 0 --threads 1 BLPOP q 0",
+            "no timeout",
+        ),
         (
             "kv --server 127.0.0.1 -P memcache_binary",
             "not the binary one",

@@ -31,6 +31,30 @@ pub struct KvArgs {
     /// SET:GET ratio (memtier --ratio): 1:9 is 10% sets
     #[arg(long, value_name = "SET:GET", default_value = "1:9")]
     pub ratio: String,
+    /// redis-benchmark's tests (its -t names: ping_inline, ping_mbulk, set, get, incr, lpush,
+    /// rpush, lpop, rpop, sadd, hset, spop, zadd, zpopmin, lrange_100..600, mset, xadd; ping,
+    /// lrange; all): each a step, in redis-benchmark's order, on its keys; Redis only
+    #[arg(long, value_name = "NAME,...", conflicts_with_all = ["ratio", "command"])]
+    pub tests: Option<String>,
+    /// A command to send instead of gets and sets, e.g. 'HSET h:{key} f {data}' ({key}: a key
+    /// of the key space, {data}: a value; memtier's __key__ and __data__ too); repeat for a
+    /// mix, each command a group with its own figures. Nothing is loaded or deleted
+    #[arg(long, value_name = "COMMAND", conflicts_with = "ratio")]
+    pub command: Vec<String>,
+    /// Weights of the --commands, in order (default 1 each): each request draws its command
+    #[arg(long, value_name = "W,...", requires = "command")]
+    pub command_ratio: Option<String>,
+    /// Key patterns of the --commands, in order (default --key-pattern)
+    #[arg(long, value_name = "PATTERN,...", requires = "command")]
+    pub command_key_pattern: Option<String>,
+    /// In --tests and --command: __rand_int__ becomes a number below N, 12 digits, drawn per
+    /// occurrence (redis-benchmark -r); without it, __rand_int__ is sent as written
+    #[arg(long, value_name = "N")]
+    pub keyspacelen: Option<String>,
+    /// The --commands in round-robin blocks of their weights, in order (memtier's way),
+    /// rather than each request drawing its command
+    #[arg(long, requires = "command")]
+    pub command_blocks: bool,
     /// Lowest key index (memtier --key-minimum)
     #[arg(long, value_name = "N", default_value = "0")]
     pub key_minimum: String,

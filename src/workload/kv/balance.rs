@@ -12,8 +12,15 @@ pub fn line(r: &RunRecord) -> String {
         .iter()
         .map(|s| {
             let n = param_u64(s, "clients").unwrap_or(1);
+            // redis-benchmark's tests are steps: each names its own.
+            let test = s
+                .params
+                .get("test")
+                .and_then(|v| v.as_str())
+                .map(|t| format!("{t} "))
+                .unwrap_or_default();
             format!(
-                "{} req/s p99 {} ({n} conn{})",
+                "{test}{} req/s p99 {} ({n} conn{})",
                 count(s.summary.headline.mean),
                 ns(s.summary.latency_p99_ns.mean),
                 if n == 1 { "" } else { "s" }
@@ -32,9 +39,19 @@ pub fn line(r: &RunRecord) -> String {
         .get("server")
         .and_then(|v| v.as_str())
         .unwrap_or("cache");
-    let mix = r.spec.get("ratio").and_then(|v| v.as_str()).unwrap_or("?");
-    format!(
-        "cache ({server}, set:get {mix}): {}{server_cpu}",
-        per.join(", ")
-    )
+    let commands: Vec<&str> = r
+        .spec
+        .get("commands")
+        .and_then(|v| v.as_array())
+        .map(|a| a.iter().filter_map(|c| c.as_str()).collect())
+        .unwrap_or_default();
+    let mix = match (r.spec.get("test"), commands.is_empty()) {
+        (Some(_), _) => "redis-benchmark's tests".to_string(),
+        (None, false) => commands.join("; "),
+        (None, true) => format!(
+            "set:get {}",
+            r.spec.get("ratio").and_then(|v| v.as_str()).unwrap_or("?")
+        ),
+    };
+    format!("cache ({server}, {mix}): {}{server_cpu}", per.join(", "))
 }

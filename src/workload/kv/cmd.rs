@@ -18,10 +18,13 @@ use crate::workload::build::{Defaults, build_spec};
 use crate::workload::kind::Host;
 use crate::workload::kv::KvSpec;
 use crate::workload::kv::cluster;
+use crate::workload::kv::command::{Family, Template};
 use crate::workload::kv::endpoint::{Control, Endpoint};
 use crate::workload::kv::keys::{KeyPattern, KeySpace, ValueSizes, Values};
 use crate::workload::kv::load;
+use crate::workload::kv::mix::{Choice, Mix};
 use crate::workload::kv::protocol::{Command, Protocol};
+use crate::workload::kv::redis_tests;
 use crate::workload::kv::server::Throwaway;
 use crate::workload::kv::session::Plan;
 use crate::workload::kv::shard::{Ketama, Router, ketama_name};
@@ -455,6 +458,7 @@ fn introduce_all(shards: &[Endpoint]) -> Result<Vec<String>, AppError> {
 /// no `--target` (it stops when the spec is dropped).
 pub fn kv_spec(args: &KvArgs) -> Result<RunSpec, AppError> {
     let s = stream(args)?;
+    let m = mixes(args, &s)?;
     let clients = sweep(
         "clients",
         args.clients.as_deref().unwrap_or(DEFAULT_CLIENTS),
@@ -492,11 +496,18 @@ pub fn kv_spec(args: &KvArgs) -> Result<RunSpec, AppError> {
         }
         _ => Phases::All,
     };
-    if args.target.is_empty() {
+    if args.target.is_empty() && m.mixes.is_empty() {
         fits_throwaway(args, &s)?;
     }
     let first_threads = server_threads.as_ref().map(|t| t.first());
     let srv = server(args, true, first_threads)?;
+    if !m.mixes.is_empty() && srv.shards.len() > 1 {
+        return Err(AppError::Usage(format!(
+            "--command and --tests run on one server; {} is {} servers (a cluster's keys are not routed per command); give one server",
+            srv.shown,
+            srv.shards.len()
+        )));
+    }
     let versions = introduce_all(&srv.shards)?;
     let value_bytes = s.sizes.total(&s.keys);
     let protocol = srv.shards[0].protocol;
@@ -533,6 +544,10 @@ pub fn kv_spec(args: &KvArgs) -> Result<RunSpec, AppError> {
             .then(|| parse_size("server-memory", &args.server_memory).map(|b| b >> 20))
             .transpose()?,
         ratio: args.ratio.clone(),
+        test: m.test,
+        commands: m.shown,
+        keyspacelen: m.keyspacelen,
+        mixes: m.mixes,
         key_prefix: s.keys.prefix.clone(),
         key_minimum: s.keys.minimum,
         key_maximum: s.keys.maximum,
@@ -567,6 +582,11 @@ pub fn steps(host: &dyn Host, args: &KvArgs) -> Result<(), AppError> {
     if args.target.is_empty() {
         return Err(AppError::Usage(
             "kv prepare and cleanup need --target, e.g. memcached://127.0.0.1:11211 (a throwaway server is gone after its run)".into(),
+        ));
+    }
+    if args.tests.is_some() || !args.command.is_empty() {
+        return Err(AppError::Usage(
+            "kv prepare and cleanup set and delete perflab's keys; --tests and --command load nothing (their commands make their own keys): drop them, or run 'perflab kv' with them".into(),
         ));
     }
     let s = stream(args)?;
@@ -627,4 +647,201 @@ pub fn steps(host: &dyn Host, args: &KvArgs) -> Result<(), AppError> {
             Ok(())
         }
     }
+}
+
+/// The commands' protocol family, from the target's scheme (before any server is asked).
+fn family(args: &KvArgs) -> Result<Family, AppError> {
+    let redis = args
+        .target
+        .first()
+        .is_some_and(|t| t.to_ascii_lowercase().starts_with("redis"));
+    Ok(match (redis, meta(args)?) {
+        (true, _) => Family::Redis,
+        (false, true) => Family::MemcacheMeta,
+        (false, false) => Family::MemcacheText,
+    })
+}
+
+/// What the run sends instead of gets and sets: redis-benchmark's tests (each a step) or the
+/// `--command`s (one mix).
+#[derive(Default)]
+struct Mixes {
+    test: Option<Sweep<String>>,
+    mixes: Vec<Arc<Mix>>,
+    /// The commands as the record shows them.
+    shown: Vec<String>,
+    keyspacelen: Option<u64>,
+}
+
+fn mixes(args: &KvArgs, s: &Stream) -> Result<Mixes, AppError> {
+    let keyspacelen = args
+        .keyspacelen
+        .as_deref()
+        .map(|t| parse_count("keyspacelen", t))
+        .transpose()?;
+    if keyspacelen == Some(0) {
+        return Err(SpecError::new("keyspacelen", "0", "give at least 1").into());
+    }
+    if args.tests.is_some() || !args.command.is_empty() {
+        // What shapes gets and sets alone, refused by name rather than ignored.
+        let stray = [
+            ("--verify", args.verify, "it checks the values gets return"),
+            (
+                "--ttl",
+                s.ttl > 0,
+                "it is the expiry of perflab's sets (give EX in the command)",
+            ),
+            ("--keep", args.keep, "commands delete nothing anyway"),
+        ];
+        if let Some((option, _, why)) = stray.iter().find(|(_, on, _)| *on) {
+            return Err(AppError::Usage(format!(
+                "{option} does not go with --tests or --command: {why}; drop it"
+            )));
+        }
+    }
+    if let Some(list) = &args.tests {
+        return tests(list, args, s, keyspacelen);
+    }
+    if args.command.is_empty() {
+        if keyspacelen.is_some() {
+            return Err(AppError::Usage(
+                "--keyspacelen is for __rand_int__ in --tests or --command; gets and sets draw keys from --key-minimum..--key-maximum".into(),
+            ));
+        }
+        return Ok(Mixes::default());
+    }
+    let family = family(args)?;
+    let n = args.command.len();
+    let weights = match &args.command_ratio {
+        None => vec![1; n],
+        Some(text) => list_of(text, "command-ratio", n, |t| {
+            t.trim()
+                .parse::<u64>()
+                .map_err(|_| "a whole number".to_string())
+        })?,
+    };
+    if weights.iter().all(|&w| w == 0) {
+        return Err(SpecError::new(
+            "command-ratio",
+            args.command_ratio.as_deref().unwrap_or_default(),
+            "give at least one command a weight above 0",
+        )
+        .into());
+    }
+    let patterns = match &args.command_key_pattern {
+        None => vec![s.pattern.clone(); n],
+        Some(text) => list_of(text, "command-key-pattern", n, |t| t.parse::<KeyPattern>())?,
+    };
+    let mut commands = Vec::with_capacity(n);
+    for text in &args.command {
+        let t = Template::parse(text, family, None, keyspacelen.is_some())
+            .map_err(|e| AppError::Usage(format!("--command {text:?}: {e}")))?;
+        commands.push(t);
+    }
+    name_apart(&mut commands);
+    let shown = commands
+        .iter()
+        .zip(&weights)
+        .map(|(c, w)| match n {
+            1 => c.text.clone(),
+            _ => format!("{} (weight {w})", c.text),
+        })
+        .collect();
+    let mix = Mix {
+        commands,
+        weights,
+        patterns,
+        choice: if args.command_blocks {
+            Choice::Blocks
+        } else {
+            Choice::Weighted
+        },
+        keyspacelen,
+    };
+    Ok(Mixes {
+        test: None,
+        mixes: vec![Arc::new(mix)],
+        shown,
+        keyspacelen,
+    })
+}
+
+/// Commands of one mix with the same first word are told apart by their place (`hset`,
+/// `hset#2`): each is a group of its own.
+fn name_apart(commands: &mut [Template]) {
+    for i in 1..commands.len() {
+        if commands[..i].iter().any(|c| c.name == commands[i].name) {
+            let name = format!("{}#{}", commands[i].name, i + 1);
+            commands[i].name = Box::leak(name.into_boxed_str());
+        }
+    }
+}
+
+/// A comma-separated list with one entry per command.
+fn list_of<T>(
+    text: &str,
+    option: &'static str,
+    n: usize,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<Vec<T>, AppError> {
+    let parts: Vec<&str> = text.split(',').collect();
+    if parts.len() != n {
+        return Err(SpecError::new(
+            option,
+            text,
+            &format!("give one value per --command ({n}), separated by commas"),
+        )
+        .into());
+    }
+    parts
+        .iter()
+        .map(|p| parse(p).map_err(|e| SpecError::new(option, p, &e).into()))
+        .collect()
+}
+
+/// redis-benchmark's tests named by `--tests` (`all`: its default suite), each a step.
+fn tests(
+    list: &str,
+    args: &KvArgs,
+    s: &Stream,
+    keyspacelen: Option<u64>,
+) -> Result<Mixes, AppError> {
+    if family(args)? != Family::Redis {
+        return Err(AppError::Usage(
+            "--tests are redis-benchmark's tests of Redis; give a redis:// --target (memcached takes --command)".into(),
+        ));
+    }
+    let selected = if list.eq_ignore_ascii_case("all") {
+        redis_tests::select(None)
+    } else {
+        if let Some(bad) = list
+            .split(',')
+            .find(|w| !redis_tests::known(&w.to_ascii_lowercase()))
+        {
+            return Err(SpecError::new(
+                "tests",
+                bad,
+                &format!(
+                    "not one of redis-benchmark's tests: {}, or all",
+                    redis_tests::names()
+                ),
+            )
+            .into());
+        }
+        redis_tests::select(Some(list))
+    };
+    let mut mixes = Vec::with_capacity(selected.len());
+    let mut shown = Vec::with_capacity(selected.len());
+    for name in &selected {
+        let t = redis_tests::template(name, keyspacelen.is_some()).map_err(AppError::Usage)?;
+        shown.push(t.text.clone());
+        mixes.push(Arc::new(Mix::one(t, keyspacelen, s.pattern.clone())));
+    }
+    let names = selected.iter().map(|n| n.to_string()).collect();
+    Ok(Mixes {
+        test: Some(Sweep::list("test", names)),
+        mixes,
+        shown,
+        keyspacelen,
+    })
 }

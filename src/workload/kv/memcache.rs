@@ -245,6 +245,8 @@ pub fn encode_text(out: &mut Vec<u8>, command: Command, key: &[u8], value: &[u8]
             out.extend_from_slice(key);
             out.extend_from_slice(b"\r\n");
         }
+        // The mix encodes its own commands.
+        Command::Custom { .. } => {}
     }
 }
 
@@ -293,6 +295,8 @@ pub fn encode_meta(
             out.extend_from_slice(key);
             out.extend_from_slice(b" O");
         }
+        // The mix encodes its own commands.
+        Command::Custom { .. } => return,
     }
     push_decimal(out, u64::from(token));
     out.extend_from_slice(b"\r\n");
@@ -350,6 +354,7 @@ pub fn parse_text(input: &[u8], command: Command) -> Parsed {
         Command::Get => &[b"VALUE ", b"END\r"],
         Command::Set => &[b"STORED\r", b"NOT_STORED\r"],
         Command::Delete => &[b"DELETED\r", b"NOT_FOUND\r"],
+        Command::Custom { values, .. } => return parse_custom(input, values),
     };
     let cr = match first_line(input, words) {
         Ok(cr) => cr,
@@ -382,6 +387,7 @@ pub fn parse_text(input: &[u8], command: Command) -> Parsed {
                 return reply(Reply::Miss, consumed);
             }
         }
+        Command::Custom { .. } => {}
     }
     if is_error(line) {
         return reply(Reply::Refused { message: 0..cr }, consumed);
@@ -427,6 +433,7 @@ pub fn parse_meta(input: &[u8], command: Command, token: u32) -> Parsed {
         Command::Get => &[b"VA ", b"EN"],
         Command::Set => &[b"HD", b"NS"],
         Command::Delete => &[b"HD", b"NF"],
+        Command::Custom { values, .. } => return parse_custom(input, values),
     };
     let cr = match first_line(input, words) {
         Ok(cr) => cr,
@@ -514,6 +521,57 @@ fn check_token(input: &[u8], flags: &[u8], token: u32, required: bool) -> Result
         ));
     }
     Ok(())
+}
+
+/// Parses the reply to a mix's command ([`Command::Custom`]): with `values`, `VALUE`
+/// blocks (any number: a `get` of several keys) ended by `END`; else one line, and the data
+/// block a `VA <len>` line announces. An error line is a refusal; any other whole reply is
+/// a [`Reply::Value`] (`NOT_FOUND`, `EN` and `NS` are what the command asked, not errors).
+pub fn parse_custom(input: &[u8], values: bool) -> Parsed {
+    let mut at = 0;
+    loop {
+        let cr = match line_at(input, at, MAX_LINE) {
+            Line::Ends(cr) => cr,
+            Line::Partial => return Parsed::Incomplete { need: 0 },
+            Line::Bad(what) => return invalid(what, input),
+        };
+        let line = &input[at..cr];
+        let next = cr + 2;
+        if is_error(line) {
+            return reply(Reply::Refused { message: at..cr }, next);
+        }
+        let block = if values {
+            match line.strip_prefix(b"VALUE ") {
+                _ if line == b"END" => return reply(Reply::Value { kind: 0 }, next),
+                Some(fields) => fields.split(|&b| b == b' ').nth(2).and_then(parse_decimal),
+                None => return invalid("not a line of a reply to get", input),
+            }
+        } else {
+            line.strip_prefix(b"VA ")
+                .and_then(|f| f.split(|&b| b == b' ').next())
+                .and_then(parse_decimal)
+        };
+        let Some(len) = block else {
+            if values {
+                return invalid("a VALUE line without its length", input);
+            }
+            return reply(Reply::Value { kind: 0 }, next);
+        };
+        if len > MAX_VALUE as u64 {
+            return invalid("a value longer than memcached stores", input);
+        }
+        let end = next + len as usize;
+        if input.len() < end + 2 {
+            return Parsed::Incomplete { need: end + 2 };
+        }
+        if &input[end..end + 2] != b"\r\n" {
+            return invalid("a value not followed by \\r\\n", input);
+        }
+        if !values {
+            return reply(Reply::Value { kind: 0 }, end + 2);
+        }
+        at = end + 2;
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -805,6 +863,35 @@ pub(super) mod tests {
         check_reply(set, b"NOT_STORED\r\n", Reply::Refused { message: 0..10 });
         check_reply(delete, b"DELETED\r\n", Reply::Done);
         check_reply(delete, b"NOT_FOUND\r\n", Reply::Miss);
+    }
+
+    #[test]
+    fn a_commands_reply_ends_where_its_kind_says() {
+        let whole = |input: &[u8], values: bool| match parse_custom(input, values) {
+            Parsed::Reply { reply, consumed } => (reply, consumed),
+            other => panic!("{other:?}"),
+        };
+        let value = Reply::Value { kind: 0 };
+        // A get of two keys, one missing: two VALUE blocks would be one reply, END closes it.
+        let two = b"VALUE a 0 1\r\nx\r\nVALUE b 0 2\r\nyz\r\nEND\r\nSTORED\r\n";
+        assert_eq!(whole(two, true), (value.clone(), two.len() - 8));
+        assert_eq!(whole(b"END\r\n", true), (value.clone(), 5));
+        assert_eq!(whole(b"NOT_FOUND\r\n", false), (value.clone(), 11));
+        assert_eq!(whole(b"VA 2 t\r\nhi\r\nEN\r\n", false), (value.clone(), 12));
+        assert_eq!(
+            whole(b"SERVER_ERROR out of memory\r\n", false),
+            (Reply::Refused { message: 0..26 }, 28)
+        );
+        for cut in 1..two.len() - 8 {
+            assert!(
+                matches!(parse_custom(&two[..cut], true), Parsed::Incomplete { .. }),
+                "cut at {cut}"
+            );
+        }
+        assert!(matches!(
+            parse_custom(b"STORED\r\n", true),
+            Parsed::Invalid(_)
+        ));
     }
 
     #[test]

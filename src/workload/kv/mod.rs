@@ -14,6 +14,16 @@
 //! - [`protocol`]: the interface of the codecs; [`memcache`] and [`resp`]: the codecs.
 //! - [`keys`]: key space, key choice, value sizes (ranges, lists, Facebook's ETC) and value
 //!   bytes.
+//! - [`command`]: a command as a user writes it (`--command 'HSET h:{key} f {data}'`,
+//!   memtier's `__key__`, redis-benchmark's `__rand_int__`), encoded per request; [`mix`]:
+//!   a step's commands and how each request chooses one; [`redis_tests`]:
+//!   redis-benchmark's tests (`--tests`), each a step of its own.
+//!
+//! A run of commands (a mix) loads and deletes nothing: its commands make their own keys,
+//! and leave them as redis-benchmark and memtier do. Each command is a group of the step
+//! (the runner's breakdown by kind) with its own requests/s, latency and errors. The
+//! server's count of those commands (Redis's `INFO commandstats` calls, memcached's `stats`
+//! counters of their verbs) is checked against perflab's.
 //! - [`endpoint`]: where a server listens, connecting and the handshake, and the blocking
 //!   control connection (`stats`, `INFO`; `rediss://` over the shared
 //!   [`crate::target::tls_stream`]); [`load`]: setting or deleting every key;
@@ -31,13 +41,16 @@ pub mod args;
 pub mod balance;
 pub mod cluster;
 pub mod cmd;
+pub mod command;
 pub mod endpoint;
 pub mod keys;
 pub mod kind;
 pub mod load;
 pub mod memcache;
+pub mod mix;
 pub mod peer;
 pub mod protocol;
+pub mod redis_tests;
 pub mod resp;
 pub mod server;
 pub mod session;
@@ -97,6 +110,15 @@ pub struct KvSpec {
     pub server_memory_mb: Option<u64>,
     /// `--ratio SET:GET`, as given.
     pub ratio: String,
+    /// redis-benchmark's tests, one a step (`--tests`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub test: Option<Sweep<String>>,
+    /// `--command`s, as given, with their weights and key patterns.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<String>,
+    /// redis-benchmark's `-r` (`--keyspacelen`): `__rand_int__` below it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keyspacelen: Option<u64>,
     pub key_prefix: String,
     pub key_minimum: u64,
     pub key_maximum: u64,
@@ -113,6 +135,10 @@ pub struct KvSpec {
     /// serialized).
     #[serde(skip)]
     pub plan: Arc<Mutex<Arc<Plan>>>,
+    /// The commands of each test (one per value of `test`), or the `--command`s' mix
+    /// (one); empty for gets and sets.
+    #[serde(skip)]
+    pub mixes: Vec<Arc<mix::Mix>>,
     /// The throwaway memcached, when there is one.
     #[serde(skip)]
     pub throwaway_server: Option<Arc<Mutex<server::Throwaway>>>,
@@ -123,6 +149,74 @@ pub struct KvSpec {
 }
 
 impl KvSpec {
+    /// Whether the run sends a mix of commands rather than gets and sets.
+    fn mixed(&self) -> bool {
+        !self.mixes.is_empty()
+    }
+
+    /// The mix of the step at `point`.
+    fn mix_at(&self, point: &StepPoint) -> Option<Arc<mix::Mix>> {
+        let i = self
+            .test
+            .as_ref()
+            .and_then(|t| point.index_of(t.name()))
+            .unwrap_or(0);
+        self.mixes.get(i).map(Arc::clone)
+    }
+
+    /// The counters a memcached mix's requests are counted in, once each (checked on
+    /// memcached 1.6.18: `get`/`mg` one `cmd_get` per key, every storing command one
+    /// `cmd_set` whatever its answer, `gat` one `cmd_touch`...); `None` when some command is
+    /// not counted once per request (a `get` of several keys).
+    fn memcache_counters(&self) -> Option<Vec<&'static str>> {
+        const HITS: &[&str] = &["delete_hits", "delete_misses"];
+        const ARITH: &[&str] = &["incr_hits", "incr_misses", "decr_hits", "decr_misses"];
+        let mut out: Vec<&'static str> = Vec::new();
+        for c in self.mixes.iter().flat_map(|m| m.commands.iter()) {
+            let verb = c.text.split_whitespace().next()?.to_ascii_lowercase();
+            let counters: &[&str] = match (verb.as_str(), c.word_count()) {
+                ("get" | "gets", 2) | ("mg", _) => &["cmd_get"],
+                ("gat" | "gats", 3) | ("touch", _) => &["cmd_touch"],
+                ("set" | "add" | "replace" | "append" | "prepend" | "cas" | "ms", _) => {
+                    &["cmd_set"]
+                }
+                ("delete" | "md", _) => HITS,
+                ("incr" | "decr" | "ma", _) => ARITH,
+                _ => return None,
+            };
+            for k in counters {
+                if !out.contains(k) {
+                    out.push(k);
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// The names `INFO commandstats` counts the mixes' commands under (`cmdstat_lpush`), or
+    /// for memcached the `stats` counters that count them ([`KvSpec::memcache_counters`]).
+    fn command_names(&self) -> Vec<String> {
+        if self.protocol.is_memcache() {
+            return self
+                .memcache_counters()
+                .unwrap_or_default()
+                .into_iter()
+                .map(String::from)
+                .collect();
+        }
+        let mut names: Vec<String> = Vec::new();
+        for m in &self.mixes {
+            for c in &m.commands {
+                let first = c.text.split_whitespace().next().unwrap_or_default();
+                let name = first.to_ascii_lowercase();
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+        names
+    }
+
     fn plan(&self) -> Arc<Plan> {
         Arc::clone(&self.plan.lock().unwrap_or_else(|e| e.into_inner()))
     }
@@ -212,8 +306,9 @@ impl KvSpec {
         let plan = self.plan();
         guard.resize_with(plan.shards.len(), || None);
         let mut sum = BTreeMap::new();
+        let names = self.command_names();
         for (endpoint, control) in plan.shards.iter().zip(guard.iter_mut()) {
-            let Some(numbers) = shard_numbers(endpoint, control, plan.op_timeout) else {
+            let Some(numbers) = shard_numbers(endpoint, control, plan.op_timeout, &names) else {
                 return BTreeMap::new();
             };
             for (k, v) in numbers {
@@ -229,6 +324,7 @@ fn shard_numbers(
     endpoint: &endpoint::Endpoint,
     control: &mut Option<Control>,
     op_timeout: Duration,
+    commands: &[String],
 ) -> Option<BTreeMap<String, f64>> {
     for _ in 0..2 {
         if control.is_none() {
@@ -236,12 +332,44 @@ fn shard_numbers(
         }
         let c = control.as_mut()?;
         match c.stats() {
-            Ok(stats) => return Some(server_numbers(endpoint.protocol, &stats)),
+            Ok(stats) => {
+                let mut numbers = server_numbers(endpoint.protocol, &stats);
+                if !commands.is_empty() {
+                    let calls = match endpoint.protocol.is_memcache() {
+                        true => memcache_calls(&stats, commands),
+                        false => command_calls(&stats, commands),
+                    };
+                    numbers.insert("server_commands".into(), calls);
+                }
+                return Some(numbers);
+            }
             // A connection that broke (a restarted server): open another once.
             Err(_) => *control = None,
         }
     }
     None
+}
+
+/// The calls `INFO commandstats` counts for `commands` (lower-case names), summed.
+fn command_calls(stats: &BTreeMap<String, String>, commands: &[String]) -> f64 {
+    commands
+        .iter()
+        .filter_map(|c| stats.get(&format!("cmdstat_{c}")))
+        .filter_map(|v| {
+            v.split(',')
+                .find_map(|kv| kv.strip_prefix("calls="))
+                .and_then(|n| n.parse::<f64>().ok())
+        })
+        .sum()
+}
+
+/// memcached's `stats` counters `counters`, summed.
+fn memcache_calls(stats: &BTreeMap<String, String>, counters: &[String]) -> f64 {
+    counters
+        .iter()
+        .filter_map(|c| stats.get(c))
+        .filter_map(|v| v.parse::<f64>().ok())
+        .sum()
 }
 
 /// A named figure, 0 when absent.
@@ -325,7 +453,12 @@ struct Teardown {
 
 impl Drop for Teardown {
     fn drop(&mut self) {
-        if self.spec.keep || self.spec.phases != Phases::All || self.spec.throwaway {
+        // A mix's commands made their own keys, which stay, as its peers leave them.
+        if self.spec.keep
+            || self.spec.phases != Phases::All
+            || self.spec.throwaway
+            || self.spec.mixed()
+        {
             return;
         }
         let plan = self.spec.plan();
@@ -365,16 +498,32 @@ impl Workload for KvSpec {
             Setting::new("protocol", protocol),
             Setting::new("clients", self.clients.text(u64::to_string)),
             Setting::new("pipeline", self.pipeline.text(u64::to_string)),
-            Setting::new("ratio", format!("{} (set:get)", self.ratio)),
-            Setting::new(
+        ];
+        if let Some(t) = &self.test {
+            s.push(Setting::new("tests", t.text(String::clone)));
+        } else if !self.commands.is_empty() {
+            s.push(Setting::new("commands", self.commands.join("; ")));
+        } else {
+            s.push(Setting::new("ratio", format!("{} (set:get)", self.ratio)));
+        }
+        if let Some(n) = self.keyspacelen {
+            s.push(Setting::new("__rand_int__", format!("below {n}")));
+        }
+        if !self.mixed()
+            || self
+                .mixes
+                .iter()
+                .any(|m| m.commands.iter().any(|c| c.draws_keys()))
+        {
+            s.push(Setting::new(
                 "keys",
                 format!(
                     "{}..{} {}",
                     self.key_minimum, self.key_maximum, self.key_pattern
                 ),
-            ),
-            Setting::new("value size", &self.value_size),
-        ];
+            ));
+        }
+        s.push(Setting::new("value size", &self.value_size));
         if let Some(t) = &self.server_threads {
             s.push(Setting::new("server threads", t.text(u64::to_string)));
         }
@@ -388,7 +537,11 @@ impl Workload for KvSpec {
     }
 
     fn axes(&self) -> Vec<&dyn Axis> {
-        let mut axes: Vec<&dyn Axis> = vec![&self.clients, &self.pipeline];
+        let mut axes: Vec<&dyn Axis> = Vec::new();
+        if let Some(t) = &self.test {
+            axes.push(t);
+        }
+        axes.extend([&self.clients as &dyn Axis, &self.pipeline]);
         if let Some(t) = &self.server_threads {
             axes.push(t);
         }
@@ -430,19 +583,29 @@ impl Workload for KvSpec {
         }
         self.refresh_cluster()?;
         let plan = self.plan();
+        let mix = self.mix_at(point);
         let clients = self.clients.at(point) as usize;
         let pipeline = self.pipeline.at(point) as usize;
+        let stop = ctx.stop.clone();
         Ok(Arc::new(move |worker, workers| {
             let workers = workers.max(1);
             let mine = clients / workers + usize::from(worker < clients % workers);
             let seed = seed ^ (worker as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            KvSession::open(Arc::clone(&plan), mine, pipeline, worker, workers, seed)
-                .map(|s| Box::new(s) as Box<dyn Session>)
+            KvSession::open(
+                Arc::clone(&plan),
+                mix.clone(),
+                mine,
+                pipeline,
+                (worker, workers),
+                seed,
+                stop.clone(),
+            )
+            .map(|s| Box::new(s) as Box<dyn Session>)
         }))
     }
 
     fn prepare(&self, ctx: &Context, note: &dyn Fn(&str)) -> Result<Prepared, OpError> {
-        if self.phases == Phases::All {
+        if self.phases == Phases::All && !self.mixed() {
             self.load(&ctx.stop, note)?;
         }
         Ok(Box::new(Teardown {
@@ -491,10 +654,19 @@ impl Workload for KvSpec {
             f.insert("asked_per_client".into(), asked / clients);
         }
         // The server's counters: its request count beside perflab's, its CPU per request.
-        let server_ops = ["server_gets_per_sec", "server_sets_per_sec"]
+        let gets_and_sets = ["server_gets_per_sec", "server_sets_per_sec"]
             .iter()
             .filter_map(|k| f.remove(*k))
             .fold(None, |a: Option<f64>, v| Some(a.unwrap_or(0.0) + v));
+        // A mix counts its own commands: Redis's calls of them, memcached's counters of
+        // their verbs (none, and no check, when a command is not counted once: a get of
+        // several keys).
+        let commands = f.remove("server_commands_per_sec");
+        let server_ops = if self.mixed() {
+            commands
+        } else {
+            gets_and_sets
+        };
         for k in ["server_hits_per_sec", "server_misses_per_sec"] {
             f.remove(k);
         }
@@ -543,7 +715,7 @@ impl Workload for KvSpec {
             // Requests in flight when the counters were read, at either edge of the phase,
             // and what the server counted between the two readings around its start.
             slack += 2.0 * connections * pipeline;
-            slack += ["server_gets", "server_sets"]
+            slack += ["server_gets", "server_sets", "server_commands"]
                 .iter()
                 .filter_map(|k| t.server_start_window.get(*k))
                 .sum::<f64>();
@@ -559,7 +731,12 @@ impl Workload for KvSpec {
             passed,
             figures,
             summary: format!(
-                "perflab counted {ours:.0} gets and sets, the {} {theirs:.0} ({:+.2}%)",
+                "perflab counted {ours:.0} {}, the {} {theirs:.0} ({:+.2}%)",
+                if self.mixed() {
+                    "requests of its commands"
+                } else {
+                    "gets and sets"
+                },
                 if connections > clients {
                     "servers"
                 } else {

@@ -7,10 +7,15 @@
 //! `-h HOST`, memtier's `--server`) or `--like`. In either dialect:
 //! - the target is the tool's: Redis at 127.0.0.1:6379 unless the flags say otherwise;
 //! - the tool's defaults fill in what defines the work and was not given: for
-//!   redis-benchmark `-c 50 -n 100000 -d 3` and one key (no `-r`); for memtier `-t 4 -c 50
-//!   -d 32 --ratio 1:10 -n 10000` (per connection). Only memtier's key range stays perflab's
-//!   (0..99,999, every key loaded): memtier's 10 million keys are never loaded, so most of
-//!   its gets miss, which is not a cache's usual work. A note lists what was filled in.
+//!   redis-benchmark `-c 50 -n 100000 -d 3`, one thread, no warmup, and its default suite of tests when
+//!   the line names neither `-t` nor a command (each test a step, `--tests`); `-r N` is
+//!   `--keyspacelen N` (without it `__rand_int__` is one key, as written); a trailing
+//!   command (`LPUSH mylist __rand_int__`) is `--command`, and `-t` is then ignored, as
+//!   redis-benchmark ignores it. For memtier `-t 4 -c 50 -d 32 --ratio 1:10 -n 10000` (per
+//!   connection); its `--command`s keep memtier's key range (`memtier-`, 0..10,000,000:
+//!   nothing is loaded), while its gets and sets keep perflab's range unless the line gives
+//!   one (memtier's 10 million keys would take long to load, and unloaded most gets miss).
+//!   A note lists what was filled in.
 
 use crate::workload::peer::{
     Flag, Peer, Reading, given, same, seconds, to_option, to_slot, to_switch, whole,
@@ -20,7 +25,7 @@ use crate::workload::peer::{
 pub static REDIS_BENCHMARK: Peer = Peer {
     name: "redis-benchmark",
     flags: REDIS_FLAGS,
-    positional: |_, _| Ok(false),
+    positional: redis_command_word,
     finish: redis_finish,
     whole: None,
     knows: None,
@@ -128,7 +133,7 @@ static REDIS_FLAGS: &[Flag] = &[
     }),
     Flag::value(
         &["-r"],
-        "--key-minimum 0 --key-maximum N-1 (keys at random over N)",
+        "--keyspacelen N (__rand_int__ a number below N)",
         |r, value| {
             let n = whole(given(value))?;
             if n == 0 {
@@ -140,27 +145,13 @@ static REDIS_FLAGS: &[Flag] = &[
     ),
     Flag::value(
         &["-t"],
-        "the test: get is --ratio 0:1, set --ratio 1:0",
+        "--tests (each test a step, in redis-benchmark's order)",
         |r, value| {
-            let tests: Vec<String> = given(value)
-                .split(',')
-                .map(|t| t.trim().to_ascii_lowercase())
-                .filter(|t| !t.is_empty())
-                .collect();
             r.note(format!(
-                "redis-benchmark's -t {}: the test (perflab's own -t is --threads)",
+                "redis-benchmark's -t {}: its tests, each a step (perflab's own -t is --threads)",
                 given(value)
             ));
-            match tests.iter().map(String::as_str).collect::<Vec<_>>()[..] {
-                ["get"] => r.opt("--ratio", "0:1"),
-                ["set"] => r.opt("--ratio", "1:0"),
-                [_, _, ..] if tests.iter().all(|t| t == "get" || t == "set") => {
-                    return Err("redis-benchmark runs each test in turn; perflab runs one mix: --ratio 1:1 for both together, or one run per test".into());
-                }
-                _ => {
-                    return Err("perflab measures get and set (-t get or -t set); other commands are not available".into());
-                }
-            }
+            r.keep("tests", given(value));
             Ok(())
         },
     ),
@@ -183,6 +174,20 @@ static REDIS_FLAGS: &[Flag] = &[
     Flag::switch(&["-l"], "refused: use --repeat N", |_, _| {
         Err("perflab does not loop forever; --repeat N runs each step N times".into())
     }),
+    Flag::switch(
+        &["-I"],
+        "refused: idle connections send nothing to measure",
+        |_, _| {
+            Err("idle mode opens connections that send nothing; perflab measures requests (a server's connection limit is its maxclients)".into())
+        },
+    ),
+    Flag::switch(
+        &["--enable-tracking"],
+        "refused: client tracking is not available",
+        |_, _| {
+            Err("perflab's connections do not turn on client tracking (CLIENT TRACKING); run without it".into())
+        },
+    ),
     Flag::value(
         &["--precision", "-e"],
         "perflab keeps full histograms and counts every error",
@@ -316,16 +321,56 @@ static MEMTIER_FLAGS: &[Flag] = &[
         refuse_output,
     ),
     Flag::value(
+        &["--command"],
+        "--command (__key__ and __data__ as memtier draws them)",
+        memtier_command,
+    ),
+    Flag::value(
+        &["--command-ratio"],
+        "--command-ratio and --command-blocks (of the latest --command)",
+        |r, value| {
+            whole(given(value))?;
+            set_last(r, "command_ratios", given(value))
+        },
+    ),
+    Flag::value(
+        &["--command-key-pattern"],
+        "--command-key-pattern (of the latest --command): R, S, G, Z, P",
+        |r, value| {
+            memtier_letter(&mut Reading::default(), given(value))?;
+            set_last(r, "command_patterns", given(value))
+        },
+    ),
+    Flag::value(
+        &["--key-pattern"],
+        "--key-pattern SET:GET with one pattern for both: R:R, S:S, G:G, Z:Z, P:P",
+        |r, value| {
+            let v = given(value);
+            let (set, get) = v
+                .split_once(':')
+                .ok_or("give SET:GET, e.g. R:R (memtier's default)")?;
+            if set != get {
+                return Err(format!(
+                    "perflab draws sets and gets with one pattern; give {set}:{set} or {get}:{get}"
+                ));
+            }
+            let pattern = memtier_letter(r, set)?;
+            r.keep("key_pattern", pattern);
+            Ok(())
+        },
+    ),
+    Flag::switch(
+        &["--generate-keys"],
+        "what memtier does without --data-import (which perflab refuses): keys from the key range",
+        same,
+    ),
+    Flag::value(
         &[
-            "--command",
-            "--command-ratio",
-            "--command-key-pattern",
             "--multi-key-get",
             "--data-offset",
             "--data-import",
             "--data-verify",
             "--verify-only",
-            "--generate-keys",
             "--reconnect-interval",
             "--wait-ratio",
             "--num-slaves",
@@ -413,8 +458,132 @@ fn filled(r: &mut Reading, defaults: &mut Vec<String>, slot: &str, option: &str,
     }
 }
 
+/// Separates the values of a list kept in one slot.
+const SEP: char = '\u{1f}';
+
+/// The values of a list kept in `slot`.
+fn kept_list(r: &Reading, slot: &str) -> Vec<String> {
+    r.kept(slot)
+        .map(|v| v.split(SEP).map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// Adds `value` to the list in `slot`.
+fn push_kept(r: &mut Reading, slot: &'static str, value: &str) {
+    let mut list = kept_list(r, slot);
+    list.push(value.to_string());
+    r.keep(slot, &list.join(&SEP.to_string()));
+}
+
+/// Sets the latest command's entry of the list in `slot` (memtier binds `--command-ratio`
+/// and `--command-key-pattern` to the `--command` before them).
+fn set_last(r: &mut Reading, slot: &'static str, value: &str) -> Result<(), String> {
+    let mut list = kept_list(r, slot);
+    let Some(last) = list.last_mut() else {
+        return Err("no --command before it (memtier binds it to the latest --command)".into());
+    };
+    *last = value.to_string();
+    r.keep(slot, &list.join(&SEP.to_string()));
+    Ok(())
+}
+
+/// memtier's key pattern letter as perflab's pattern. `P` splits the key range between
+/// clients, each walking its part: perflab's sequential pattern splits it between worker
+/// threads (a note says so).
+fn memtier_letter(r: &mut Reading, letter: &str) -> Result<&'static str, String> {
+    Ok(match letter {
+        "R" => "uniform",
+        "S" => {
+            r.note("memtier's S: perflab walks one sequence for sets and gets together (memtier keeps one counter for each)".into());
+            "sequential"
+        }
+        "G" => "gaussian",
+        "Z" => "zipf",
+        "P" => {
+            r.note("memtier's P: each worker thread walks its own part of the key range in order (memtier splits it between connections)".into());
+            "sequential"
+        }
+        _ => return Err("one of R, S, G, Z, P".into()),
+    })
+}
+
+/// memtier's `--command`: perflab reads `__key__` and `__data__` as memtier does, and
+/// `{key}` and `{data}` as its own placeholders, which memtier would send as written.
+fn memtier_command(r: &mut Reading, value: Option<&str>) -> Result<(), String> {
+    let text = given(value);
+    if text.contains("{key}") || text.contains("{data}") {
+        return Err("memtier sends {key} and {data} as written, perflab draws them; use __key__ and __data__, or perflab's own --command".into());
+    }
+    push_kept(r, "commands", text);
+    push_kept(r, "command_ratios", "1");
+    push_kept(r, "command_patterns", "R");
+    Ok(())
+}
+
+/// The words after redis-benchmark's options are the command it runs (`LPUSH mylist
+/// __rand_int__`); perflab's own action (`run`) is taken first.
+fn redis_command_word(r: &mut Reading, word: &str) -> Result<bool, String> {
+    if r.kept("command").is_none() && ["all", "prepare", "run", "cleanup"].contains(&word) {
+        return Ok(false);
+    }
+    if ["{key}", "{data}", "__key__", "__data__"]
+        .iter()
+        .any(|p| word.contains(p))
+    {
+        return Err(format!(
+            "redis-benchmark sends {word:?} as written, perflab would draw a key or a value there; to draw them, use perflab's own --command"
+        ));
+    }
+    push_kept(r, "command", word);
+    Ok(true)
+}
+
+/// redis-benchmark's tests or command.
+fn redis_work(r: &mut Reading) -> Result<(), String> {
+    let words = kept_list(r, "command");
+    if !words.is_empty() {
+        if r.kept("tests").is_some() {
+            r.note("redis-benchmark ignores -t when a command is given; so does perflab".into());
+        }
+        r.opt("--command", &super::command::join_words(&words));
+        return Ok(());
+    }
+    if r.has("--command") || r.has("--tests") || r.has("--ratio") {
+        return Ok(());
+    }
+    let Some(list) = r.kept("tests").map(str::to_ascii_lowercase) else {
+        r.opt("--tests", "all");
+        r.note("redis-benchmark with neither -t nor a command: its default suite of tests, each a step".into());
+        return Ok(());
+    };
+    let unknown: Vec<&str> = list
+        .split(',')
+        .filter(|w| !w.is_empty() && !super::redis_tests::known(w))
+        .collect();
+    if !unknown.is_empty() {
+        r.note(format!(
+            "redis-benchmark's -t selects nothing for {} (it runs what the other names select); perflab does the same",
+            unknown.join(", ")
+        ));
+    }
+    let selected = super::redis_tests::select(Some(&list));
+    if selected.is_empty() {
+        return Err(format!(
+            "-t {list} selects none of redis-benchmark's tests: {}",
+            super::redis_tests::names()
+        ));
+    }
+    let names: Vec<&str> = list
+        .split(',')
+        .filter(|w| super::redis_tests::known(w))
+        .collect();
+    r.opt("--tests", &names.join(","));
+    Ok(())
+}
+
 fn redis_finish(r: &mut Reading) -> Result<(), String> {
     target(r, "redis-benchmark", "6379")?;
+    redis_work(r)?;
     let mut defaults = Vec::new();
     filled(r, &mut defaults, "clients", "--clients", "50");
     if !r.has("--duration") {
@@ -423,18 +592,18 @@ fn redis_finish(r: &mut Reading) -> Result<(), String> {
         r.opt("--ops", &n);
     }
     filled(r, &mut defaults, "size", "--value-size", "3");
+    // redis-benchmark runs one thread unless --threads says otherwise.
+    if !r.has("--threads") {
+        r.opt("--threads", "1");
+        defaults.push("one thread".into());
+    }
+    if !r.has("--warmup") {
+        r.opt("--warmup", "0");
+        defaults.push("no warmup".into());
+    }
     match r.kept("keyspace").map(str::to_string) {
-        Some(n) => {
-            let last = whole(&n)? - 1;
-            r.opt("--key-minimum", "0");
-            r.opt("--key-maximum", &last.to_string());
-        }
-        None if !r.has("--key-maximum") => {
-            r.opt("--key-minimum", "0");
-            r.opt("--key-maximum", "0");
-            defaults.push("one key (no -r)".into());
-        }
-        None => {}
+        Some(n) => r.opt("--keyspacelen", &n),
+        None => defaults.push("one key (no -r: __rand_int__ as written)".into()),
     }
     if !defaults.is_empty() {
         r.note(format!(
@@ -484,15 +653,78 @@ fn memtier_finish(r: &mut Reading) -> Result<(), String> {
         r.opt("--rate-scope", "total");
     }
     filled(r, &mut defaults, "size", "--value-size", "32");
-    if !r.has("--ratio") {
-        r.opt("--ratio", "1:10");
-        defaults.push("--ratio 1:10".into());
+    if !r.has("--warmup") {
+        r.opt("--warmup", "0");
+        defaults.push("no warmup".into());
     }
+    let commands = kept_list(r, "commands");
+    if commands.is_empty() {
+        if !r.has("--ratio") {
+            r.opt("--ratio", "1:10");
+            defaults.push("--ratio 1:10".into());
+        }
+        if let Some(p) = r.kept("key_pattern").map(str::to_string) {
+            r.opt("--key-pattern", &p);
+        }
+    } else {
+        memtier_commands(r, &commands, &mut defaults)?;
+    }
+    let range_given = ["--key-prefix", "--key-minimum", "--key-maximum"]
+        .iter()
+        .any(|o| r.has(o));
     if !defaults.is_empty() {
         r.note(format!(
-            "memtier's defaults where the line gives none: {}; the key range stays perflab's (0..99,999, every key loaded)",
-            defaults.join(", ")
+            "memtier's defaults where the line gives none: {}{}",
+            defaults.join(", "),
+            if commands.is_empty() && !range_given {
+                "; the key range stays perflab's (0..99,999, every key loaded)"
+            } else {
+                ""
+            }
         ));
+    }
+    Ok(())
+}
+
+/// memtier's `--command`s: each with its ratio (round-robin blocks, as memtier runs them)
+/// and key pattern; memtier's key range where the line gives none (nothing is loaded).
+fn memtier_commands(
+    r: &mut Reading,
+    commands: &[String],
+    defaults: &mut Vec<String>,
+) -> Result<(), String> {
+    if r.kept("key_pattern").is_some() {
+        return Err("with --command, each command's key pattern is its --command-key-pattern (memtier refuses --key-pattern here too)".into());
+    }
+    if r.has("--ratio") {
+        return Err("with --command, each command's share is its --command-ratio (memtier refuses --ratio here too)".into());
+    }
+    let letters = kept_list(r, "command_patterns");
+    let parallel = letters.iter().filter(|p| p.as_str() == "P").count();
+    if parallel > 0 && parallel != letters.len() {
+        return Err(
+            "memtier's P key pattern must be every --command's (memtier refuses the mix)".into(),
+        );
+    }
+    let mut patterns = Vec::with_capacity(letters.len());
+    for l in &letters {
+        patterns.push(memtier_letter(r, l)?);
+    }
+    for c in commands {
+        r.opt("--command", c);
+    }
+    r.opt("--command-ratio", &kept_list(r, "command_ratios").join(","));
+    r.opt("--command-key-pattern", &patterns.join(","));
+    r.word("--command-blocks");
+    for (option, value) in [
+        ("--key-prefix", "memtier-"),
+        ("--key-minimum", "0"),
+        ("--key-maximum", "10000000"),
+    ] {
+        if !r.has(option) {
+            r.opt(option, value);
+            defaults.push(format!("{option} {value}"));
+        }
     }
     Ok(())
 }

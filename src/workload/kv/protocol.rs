@@ -33,6 +33,13 @@ pub enum Command {
     Get,
     Set,
     Delete,
+    /// Command `index` of the step's mix ([`super::mix::Mix`]), which encodes it; any whole
+    /// reply answers it. `values`: a memcached reply is `VALUE` blocks ended by `END` (a
+    /// `get` written out), else one line (and a `VA` line's data block).
+    Custom {
+        index: u16,
+        values: bool,
+    },
 }
 
 impl Command {
@@ -42,6 +49,7 @@ impl Command {
             Command::Get => "get",
             Command::Set => "set",
             Command::Delete => "delete",
+            Command::Custom { .. } => "command",
         }
     }
 }
@@ -55,6 +63,9 @@ pub enum Reply {
     Miss,
     /// A set was stored, or a delete deleted.
     Done,
+    /// A whole reply to a [`Command::Custom`] that is not an error: its RESP type (the
+    /// first byte; `0` for memcached).
+    Value { kind: u8 },
     /// The server answered with an error (`SERVER_ERROR out of memory`, `-ERR ...`,
     /// `-NOAUTH ...`): its message, `input[message]`.
     Refused { message: Range<usize> },
@@ -78,7 +89,8 @@ pub enum Parsed {
 impl Protocol {
     /// Appends a request for `command` on `key` to `out`. `value` is the value of a set
     /// (ignored otherwise), `ttl` its expiry in seconds (0: never), `token` the meta
-    /// protocol's opaque token (ignored by the others).
+    /// protocol's opaque token (ignored by the others). A [`Command::Custom`] is the mix's
+    /// to encode: nothing is appended here.
     #[inline]
     pub fn encode(
         self,
@@ -102,6 +114,11 @@ impl Protocol {
     #[inline]
     pub fn parse(self, input: &[u8], command: Command, token: u32) -> Parsed {
         match self {
+            Protocol::MemcacheText | Protocol::MemcacheMeta
+                if let Command::Custom { values, .. } = command =>
+            {
+                super::memcache::parse_custom(input, values)
+            }
             Protocol::MemcacheText => super::memcache::parse_text(input, command),
             Protocol::MemcacheMeta => super::memcache::parse_meta(input, command, token),
             Protocol::Resp2 | Protocol::Resp3 => super::resp::parse(input, command),

@@ -80,7 +80,7 @@ const MAX_TEXT_LINE: usize = 64 * 1024;
 
 /// Appends `$<len>\r\n<bytes>\r\n`.
 #[inline]
-fn push_bulk(out: &mut Vec<u8>, bytes: &[u8]) {
+pub(super) fn push_bulk(out: &mut Vec<u8>, bytes: &[u8]) {
     out.push(b'$');
     push_decimal(out, bytes.len() as u64);
     out.extend_from_slice(b"\r\n");
@@ -119,6 +119,8 @@ pub fn encode(out: &mut Vec<u8>, command: Command, key: &[u8], value: &[u8], ttl
             out.extend_from_slice(b"*2\r\n$3\r\nDEL\r\n");
             push_bulk(out, key);
         }
+        // The mix encodes its own commands.
+        Command::Custom { .. } => {}
     }
 }
 
@@ -176,7 +178,7 @@ fn length(text: &[u8], max: u64, null: bool) -> Result<Length, &'static str> {
 }
 
 /// The name of a reply type, with its article, for messages.
-fn type_name(byte: u8) -> &'static str {
+pub(super) fn type_name(byte: u8) -> &'static str {
     match byte {
         b'+' => "a simple string",
         b'-' => "an error",
@@ -210,6 +212,7 @@ fn command_name(command: Command) -> &'static str {
         Command::Get => "GET",
         Command::Set => "SET",
         Command::Delete => "DEL",
+        Command::Custom { .. } => "the command",
     }
 }
 
@@ -327,8 +330,35 @@ pub fn parse(input: &[u8], command: Command) -> Parsed {
                 Skip::Partial => return Parsed::Incomplete { need: 0 },
                 Skip::Bad(what) => return invalid(what, input),
             },
+            Some(_) if matches!(command, Command::Custom { .. }) => {
+                return parse_any(input, at);
+            }
             Some(_) => return parse_reply(input, at, command),
         }
+    }
+}
+
+/// Parses any whole reply, which starts at `at` (a mix's command): an error is a refusal,
+/// anything else a [`Reply::Value`] of its type. A bulk string's header names the whole
+/// reply's size, as for a GET.
+fn parse_any(input: &[u8], at: usize) -> Parsed {
+    let kind = input[at];
+    if kind == b'-' || kind == b'!' {
+        return parse_reply(input, at, Command::Get);
+    }
+    match skip_value(input, at, 0) {
+        Skip::To(end) => reply(Reply::Value { kind }, end),
+        Skip::Partial if kind == b'$' => match header(input, at, kind) {
+            Ok(cr) => match length(&input[at + 1..cr], MAX_BULK, true) {
+                Ok(Length::Of(n)) => Parsed::Incomplete {
+                    need: cr + 2 + n as usize + 2,
+                },
+                _ => Parsed::Incomplete { need: 0 },
+            },
+            _ => Parsed::Incomplete { need: 0 },
+        },
+        Skip::Partial => Parsed::Incomplete { need: 0 },
+        Skip::Bad(what) => invalid(what, input),
     }
 }
 
@@ -765,6 +795,21 @@ mod tests {
         check_reply(Command::Set, b"+OK\r\n", Reply::Done, None);
         check_reply(Command::Delete, b":1\r\n", Reply::Done, None);
         check_reply(Command::Delete, b":0\r\n", Reply::Miss, None);
+    }
+
+    #[test]
+    fn a_commands_reply_is_any_whole_value_of_its_type() {
+        let custom = Command::Custom {
+            index: 0,
+            values: false,
+        };
+        let value = |kind: u8| Reply::Value { kind };
+        check_reply(custom, b":3\r\n", value(b':'), None);
+        check_reply(custom, b"*2\r\n$1\r\na\r\n$-1\r\n", value(b'*'), None);
+        check_reply(custom, b"$3\r\nabc\r\n", value(b'$'), Some(4));
+        check_reply(custom, b"_\r\n", value(b'_'), None);
+        check_reply(custom, b"-WRONGTYPE Operation\r\n", refused(1..20), None);
+        assert_invalid(parse(b"?x\r\n", custom), "not a RESP value");
     }
 
     #[test]

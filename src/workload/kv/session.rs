@@ -41,8 +41,10 @@
 //! send to its last answer, as a user waits for it.
 
 use super::cluster::{self, Redirect, SlotMap};
+use super::command::{Draw, McReply};
 use super::endpoint::{Endpoint, Stream};
 use super::keys::{KeyPattern, KeyPicker, KeySpace, ValueSizes, Values};
+use super::mix::{Mix, MixState};
 use super::protocol::{Command, Parsed, Protocol, Reply};
 use super::shard::Router;
 use crate::engine::poll::{Interest, Poller};
@@ -64,6 +66,9 @@ const BACKOFF_MIN: Duration = Duration::from_millis(10);
 const BACKOFF_MAX: Duration = Duration::from_secs(1);
 /// Room kept free at the end of an input buffer for the next read.
 const READ_ROOM: usize = 16 * 1024;
+/// How long requests may still be answered after Ctrl-C before they are failed: a command
+/// that blocks (`BLPOP q 0`) would otherwise hold the end of the run for `--op-timeout`.
+const STOP_GRACE: Duration = Duration::from_secs(1);
 /// Redirections one request may follow before it fails: a cluster that keeps sending a
 /// request around is being resharded faster than a client can follow, or is broken.
 const MAX_REDIRECTS: u8 = 5;
@@ -292,6 +297,14 @@ pub struct KvSession {
     next_expiry_check: Instant,
     measuring: bool,
     open_loop: bool,
+    /// The step's commands, when it runs a mix (`--command`, a redis-benchmark test)
+    /// rather than gets and sets.
+    mix: Option<(Arc<Mix>, MixState)>,
+    /// Scratch for a mix's words.
+    word: Vec<u8>,
+    /// The run's stop token (Ctrl-C), and when this session first saw it set.
+    stop: crate::stop::Stop,
+    stopped_at: Option<Instant>,
 }
 
 impl KvSession {
@@ -300,11 +313,12 @@ impl KvSession {
     /// before the first step.
     pub fn open(
         plan: Arc<Plan>,
+        mix: Option<Arc<Mix>>,
         clients: usize,
         pipeline: usize,
-        worker: usize,
-        workers: usize,
+        (worker, workers): (usize, usize),
         seed: u64,
+        stop: crate::stop::Stop,
     ) -> Result<KvSession, OpError> {
         let shards = plan.shards.len();
         let poller = Poller::new((clients * shards).max(1) * 2)
@@ -335,6 +349,15 @@ impl KvSession {
         let picker =
             KeyPicker::new(&plan.pattern, &plan.keys, worker, workers).map_err(OpError::other)?;
         let set_below = share_threshold(plan.set_share);
+        let mix = match mix {
+            Some(m) => {
+                let state = m
+                    .state(&plan.keys, worker, workers)
+                    .map_err(OpError::other)?;
+                Some((m, state))
+            }
+            None => None,
+        };
         let slots = match &plan.router {
             Router::Cluster(map) => Some(map.clone()),
             _ => None,
@@ -374,12 +397,29 @@ impl KvSession {
             next_expiry_check: now + MAX_WAIT,
             measuring: false,
             open_loop: false,
+            mix,
+            word: Vec::with_capacity(64),
+            stop,
+            stopped_at: None,
         })
     }
 
     /// Picks the next request: its key (written into `self.key`), get or set, and shard.
     #[inline]
     fn pick(&mut self) -> Next {
+        if let Some((mix, state)) = &mut self.mix {
+            // A mix runs on one server (refused with several): its commands carry their keys.
+            let index = mix.next(state, &mut self.rng);
+            let values = mix.commands[index].mc_reply == McReply::Values;
+            return Next {
+                key: 0,
+                command: Command::Custom {
+                    index: index as u16,
+                    values,
+                },
+                shard: 0,
+            };
+        }
         let plan = &*self.plan;
         let key = self.picker.next(&mut self.rng);
         let command = if self.set_below != 0 && self.rng.next_u64() < self.set_below {
@@ -456,14 +496,29 @@ impl KvSession {
         };
         let conn = &mut self.conns[c];
         conn.token = conn.token.wrapping_add(1);
-        self.protocol.encode(
-            &mut conn.out,
-            command,
-            &self.key,
-            value,
-            plan.ttl,
-            conn.token,
-        );
+        match (command, &mut self.mix) {
+            (Command::Custom { index, .. }, Some((mix, state))) => {
+                let mut draw = Draw {
+                    rng: &mut self.rng,
+                    picker: &mut state.pickers[index as usize],
+                    keys: &plan.keys,
+                    keyspacelen: mix.keyspacelen,
+                    sizes: &plan.sizes,
+                    values: &plan.values,
+                    word: &mut self.word,
+                    key: &mut self.key,
+                };
+                mix.commands[index as usize].encode(&mut conn.out, &mut draw);
+            }
+            _ => self.protocol.encode(
+                &mut conn.out,
+                command,
+                &self.key,
+                value,
+                plan.ttl,
+                conn.token,
+            ),
+        }
         conn.pending.push_back(Pending {
             intended,
             start: intended,
@@ -634,6 +689,7 @@ impl KvSession {
                         };
                         complete(
                             &self.plan,
+                            self.mix.as_ref().map(|(m, _)| &**m),
                             &mut self.counts,
                             self.measuring,
                             group.map(|g| (g, self.open_loop)),
@@ -888,6 +944,28 @@ impl KvSession {
         }
     }
 
+    /// After Ctrl-C and a grace of [`STOP_GRACE`], fails the requests still unanswered, so
+    /// that the run ends soon whatever they wait for.
+    fn interrupt(&mut self, now: Instant, pump: &mut dyn Pump) {
+        if !self.stop.is_set() {
+            return;
+        }
+        let since = *self.stopped_at.get_or_insert(now);
+        if now.saturating_duration_since(since) < STOP_GRACE {
+            return;
+        }
+        for c in 0..self.conns.len() {
+            if !self.conns[c].pending.is_empty() {
+                self.fail(
+                    c,
+                    ErrorKind::Other,
+                    "interrupted (Ctrl-C) before its answer",
+                    pump,
+                );
+            }
+        }
+    }
+
     /// How long to wait for events now.
     fn timeout(&self, now: Instant, pump: &dyn Pump) -> Duration {
         let mut wait = MAX_WAIT;
@@ -929,6 +1007,7 @@ fn share_threshold(share: f64) -> u64 {
 #[inline]
 fn complete(
     plan: &Plan,
+    mix: Option<&Mix>,
     counts: &mut Counts,
     measuring: bool,
     group: Option<(&mut ShardGroup, bool)>,
@@ -938,7 +1017,10 @@ fn complete(
     end: Instant,
     pump: &mut dyn Pump,
 ) {
-    let kind = p.command.name();
+    let kind = match (p.command, mix) {
+        (Command::Custom { index, .. }, Some(m)) => m.commands[index as usize].name,
+        (command, _) => command.name(),
+    };
     let ok = |bytes: usize| {
         Ok(OpOutcome {
             bytes: bytes as u64,
@@ -989,6 +1071,32 @@ fn complete(
             ok(p.size as usize)
         }
         (Command::Delete, Reply::Done | Reply::Miss) => ok(0),
+        (Command::Custom { index, .. }, Reply::Value { kind: t }) => {
+            let expect = mix.map_or(&b""[..], |m| m.commands[index as usize].expect);
+            if expect.is_empty() || expect.contains(&t) {
+                ok(input.len())
+            } else {
+                Err((
+                    ErrorKind::WrongAnswer,
+                    format!(
+                        "{kind}: answered with {}, not {}",
+                        super::resp::type_name(t),
+                        expect
+                            .iter()
+                            .map(|&e| super::resp::type_name(e))
+                            .collect::<Vec<_>>()
+                            .join(" or ")
+                    ),
+                ))
+            }
+        }
+        (Command::Custom { .. }, Reply::Refused { message }) => Err((
+            ErrorKind::Server,
+            format!(
+                "{kind}: {}",
+                String::from_utf8_lossy(&input[message]).trim()
+            ),
+        )),
         (_, Reply::Refused { message }) => Err((
             ErrorKind::Server,
             format!(
@@ -1075,6 +1183,7 @@ impl QueuedSession for KvSession {
         if now >= self.next_expiry_check {
             self.next_expiry_check = now + MAX_WAIT;
             self.expire(now, pump);
+            self.interrupt(now, pump);
         }
         Ok(())
     }
