@@ -256,9 +256,13 @@ impl Steps<'_, '_> {
                 (k.clone(), text.unwrap_or_else(|| v.to_string()))
             })
             .collect();
-        let label = values
+        // The progress line names every zipped axis (threads=4 files=4), not only the
+        // group's first: its followers step with it but are no dimension of their own.
+        let zipped = |k: &str| spec.zip.iter().any(|g| g.iter().skip(1).any(|n| n == k));
+        let label = params
             .iter()
-            .map(|(k, v)| format!("{k}={v}"))
+            .filter(|(k, _)| swept.contains(k) || zipped(k))
+            .map(|(k, v)| format!("{k}={}", v.as_str().map_or_else(|| v.to_string(), str::to_string)))
             .collect::<Vec<_>>()
             .join(" ");
         let (observer, archive) = (self.observer, self.archive);

@@ -31,6 +31,8 @@ pub struct LegOutcome {
     pub command: String,
     pub state: LegState,
     pub external: bool,
+    /// How the leg is smaller than the paper's experiment, and why.
+    pub scaled: Option<String>,
 }
 
 /// One cell: the paper's value, this machine's, and their ratio.
@@ -66,6 +68,10 @@ pub struct PaperRow {
     pub line: usize,
     pub quote: String,
     pub note: Option<String>,
+    /// What the value counts (per disk, physical writes, at the peak).
+    pub basis: Option<String>,
+    /// The leg's scale-down, said beside the value it is compared with.
+    pub scaled: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -94,6 +100,8 @@ pub struct ShapeOutcome {
     pub paper: Option<String>,
     pub lines: Option<String>,
     pub why: Option<String>,
+    /// perflab's own sanity check, not the paper's claim.
+    pub sanity: bool,
     pub result: ShapeResult,
 }
 
@@ -158,6 +166,8 @@ pub struct Outcome {
     pub shapes: Vec<ShapeOutcome>,
     pub figures: Vec<OverlayOutcome>,
     pub verdicts: Vec<Verdict>,
+    /// The seed's experiments not reproduced here, each with the reason.
+    pub omitted: Vec<super::Omitted>,
 }
 
 impl Outcome {
@@ -228,6 +238,7 @@ pub fn evaluate(study: &Study, inputs: &Inputs) -> Outcome {
         shapes,
         figures,
         verdicts,
+        omitted: study.omitted.clone(),
     }
 }
 
@@ -241,6 +252,7 @@ fn legs_of(study: &Study, inputs: &Inputs, runs: &Runs) -> Vec<LegOutcome> {
             lines: l.lines.clone(),
             command: inputs.commands.get(&l.name).cloned().unwrap_or_default(),
             external: l.external.is_some(),
+            scaled: l.scaled.clone(),
             state: match runs.get(&l.name) {
                 Some(r) => LegState::Ran {
                     id: r.id.clone(),
@@ -277,6 +289,8 @@ fn paper_rows(study: &Study, runs: &Runs) -> Vec<PaperRow> {
             line: p.line,
             quote: p.quote.clone(),
             note: p.note.clone(),
+            basis: p.basis.clone(),
+            scaled: study.leg(&p.leg).and_then(|l| l.scaled.clone()),
         })
         .collect()
 }
@@ -396,6 +410,7 @@ fn shapes_of(study: &Study, runs: &Runs) -> Vec<ShapeOutcome> {
                 paper: s.paper.clone(),
                 lines: s.lines.clone(),
                 why: s.why.clone(),
+                sanity: s.sanity,
                 result: match s
                     .when
                     .as_ref()
