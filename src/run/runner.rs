@@ -262,7 +262,12 @@ impl Steps<'_, '_> {
         let label = params
             .iter()
             .filter(|(k, _)| swept.contains(k) || zipped(k))
-            .map(|(k, v)| format!("{k}={}", v.as_str().map_or_else(|| v.to_string(), str::to_string)))
+            .map(|(k, v)| {
+                format!(
+                    "{k}={}",
+                    v.as_str().map_or_else(|| v.to_string(), str::to_string)
+                )
+            })
             .collect::<Vec<_>>()
             .join(" ");
         let (observer, archive) = (self.observer, self.archive);

@@ -373,6 +373,13 @@ fn over_base(t: &TableOutcome, base: &str) -> Option<TableOutcome> {
                         paper: paper.map(PaperValue::One),
                         here: match (&c.here, &b.here) {
                             (Ok(x), Ok(y)) if *y != 0.0 => Ok(x / y),
+                            // A row the paper does not print (this machine's) is set on the
+                            // paper's scale: over the base's published value, where the
+                            // base's own leg ran elsewhere.
+                            (Ok(x), Err(_)) if c.paper.is_none() => match paper_of(b) {
+                                Some(y) if y != 0.0 => Ok(x / y),
+                                _ => Err("the base row has no figure here".into()),
+                            },
                             (Err(e), _) => Err(e.clone()),
                             (_, Err(e)) => Err(format!("the base row: {e}")),
                             _ => Err("the base row's figure is 0".into()),
@@ -388,7 +395,7 @@ fn over_base(t: &TableOutcome, base: &str) -> Option<TableOutcome> {
         title: format!("{}, each over {base} (= 1)", t.title),
         line: t.line,
         note: Some(format!(
-            "every cell divided by the {base} row's in its column: the paper's printed values and this machine's alike"
+            "every cell divided by the {base} row's in its column: the paper's printed values and this machine's alike; a row the paper does not print (this machine's) is divided by the {base} row's published value where the {base} leg has not run here, so it stands on the paper's scale"
         )),
         head: t.head.iter().map(|h| format!("{h} / {base}")).collect(),
         rows,
@@ -417,7 +424,13 @@ fn shapes_of(study: &Study, runs: &Runs) -> Vec<ShapeOutcome> {
                     .map(|(t, c)| (t, expr::decide(c, runs, &scope)))
                 {
                     Some((t, Ok(v))) if !v.passed => {
-                        ShapeResult::NotApplicable(format!("applies when {t}; here {}", v.numbers))
+                        ShapeResult::NotApplicable(match &s.when_not {
+                            Some(why) => format!(
+                                "not applicable here: {why} (applies when {t}; here {})",
+                                v.numbers
+                            ),
+                            None => format!("applies when {t}; here {}", v.numbers),
+                        })
                     }
                     Some((_, Err(Missing(m)))) => ShapeResult::NotApplicable(m),
                     _ => match expr::decide(&s.check, runs, &scope) {

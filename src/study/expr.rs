@@ -128,6 +128,8 @@ pub enum Check {
     Cmp(Expr, Rel, Expr),
     Trend(Trend, Expr, Over),
     All(Box<Check>, Over),
+    /// `CHECK and CHECK`: both (a `when` of two conditions: several CPUs and a quiet machine).
+    And(Box<Check>, Box<Check>),
 }
 
 /// Where an expression is read: the leg and step parameters it defaults to, and named numbers.
@@ -305,6 +307,15 @@ impl Parser {
     }
 
     fn check(&mut self) -> Result<Check, String> {
+        let first = self.one_check()?;
+        if matches!(self.peek(), Some(Tok::Word(w)) if w == "and") {
+            self.at += 1;
+            return Ok(Check::And(Box::new(first), Box::new(self.check()?)));
+        }
+        Ok(first)
+    }
+
+    fn one_check(&mut self) -> Result<Check, String> {
         if let Some(Tok::Word(w)) = self.peek().cloned()
             && matches!(self.toks.get(self.at + 1), Some(Tok::Sym("(")))
         {
@@ -528,6 +539,14 @@ impl Check {
             }
             Check::Trend(_, e, _) => e.legs(&mut out),
             Check::All(c, _) => out = c.legs(),
+            Check::And(a, b) => {
+                out = a.legs();
+                for l in b.legs() {
+                    if !out.contains(&l) {
+                        out.push(l);
+                    }
+                }
+            }
         }
         out
     }
@@ -713,7 +732,11 @@ fn peak_of(
 ) -> Option<String> {
     let others: Vec<&(String, String)> = own
         .iter()
-        .chain(context.iter().filter(|(c, _)| !own.iter().any(|(o, _)| o == c)))
+        .chain(
+            context
+                .iter()
+                .filter(|(c, _)| !own.iter().any(|(o, _)| o == c)),
+        )
         .filter(|(o, _)| o != k)
         .collect();
     record
@@ -1087,6 +1110,13 @@ pub fn decide(c: &Check, runs: &Runs, scope: &Scope) -> Result<Verdict, Missing>
                     .join(", "),
             })
         }
+        Check::And(a, b) => {
+            let (x, y) = (decide(a, runs, scope)?, decide(b, runs, scope)?);
+            Ok(Verdict {
+                passed: x.passed && y.passed,
+                numbers: format!("{} and {}", x.numbers, y.numbers),
+            })
+        }
         Check::All(inner, over) => {
             let mut parts = Vec::new();
             let mut passed = true;
@@ -1179,6 +1209,51 @@ mod tests {
         assert!(e.0.contains("did not run"), "{e}");
         let e = eval(&parse_expr("y[a]@threads=1").unwrap(), &runs, &scope).unwrap_err();
         assert!(e.0.contains("records no y"), "{e}");
+    }
+
+    #[test]
+    fn peak_groups_and_shares_of_the_machine() {
+        let mut r = record(&[
+            (&[("threads", 1.into())], &[("x", 10.0)]),
+            (&[("threads", 4.into())], &[("x", 30.0)]),
+            (&[("threads", 8.into())], &[("x", 90.0)]),
+        ]);
+        r.env.cpu.logical_cpus = Some(8);
+        // Throughput peaks at 4 clients; 8 is past the peak.
+        for (s, ops) in r.steps.iter_mut().zip([100.0, 300.0, 250.0]) {
+            s.trials[0].ops_per_sec = ops;
+        }
+        r.steps[1].trials[0]
+            .groups
+            .push(crate::record::GroupResult {
+                by: "kind".into(),
+                key: "new_order".into(),
+                latency: crate::record::LatencySummary {
+                    p90_ns: 7000,
+                    ..Default::default()
+                },
+                ..Default::default()
+            });
+        let runs: Runs = [("a".to_string(), &r)].into_iter().collect();
+        let scope = Scope::default();
+        let x = |t: &str| eval(&parse_expr(t).unwrap(), &runs, &scope);
+        assert_eq!(x("x[a]@threads=peak"), Ok(30.0));
+        assert_eq!(x("x[a]@threads=max"), Ok(90.0));
+        assert_eq!(x("latency_p90_ns(kind=new_order)[a]@threads=4"), Ok(7000.0));
+        let e = x("latency_p90_ns(kind=payment)[a]@threads=4").unwrap_err();
+        assert!(e.0.contains("group kind=payment"), "{e}");
+        // Half of this machine's 8 CPUs; an eighth is 1 client.
+        let half = Scope {
+            leg: Some("a".into()),
+            at: vec![("threads".into(), "{= 0.5 * {cpus}}".into())],
+            vars: BTreeMap::new(),
+        };
+        assert_eq!(
+            eval(&parse_expr("x / @threads").unwrap(), &runs, &half),
+            Ok(7.5)
+        );
+        assert_eq!(x("x[a]@threads={cpus}"), Ok(90.0));
+        assert!(parse_expr("x(kind=)").is_err());
     }
 
     #[test]

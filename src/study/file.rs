@@ -627,6 +627,7 @@ impl Reader<'_> {
                 "leg" => s.leg = Some(self.text(k, n)?),
                 "why" => s.why = Some(self.text(k, n)?),
                 "sanity" => s.sanity = self.flag(k, n)?,
+                "when_not" => s.when_not = Some(self.text(k, n)?),
                 "when" => {
                     let t = self.text(k, n)?;
                     let c = expr::parse_check(&t)
@@ -636,7 +637,7 @@ impl Reader<'_> {
                 _ => {
                     return Err(self.err(
                         n.line,
-                        format!("[[shape]] has no key {k}; it takes name, check, leg, when, paper, lines, why, sanity"),
+                        format!("[[shape]] has no key {k}; it takes name, check, leg, when, when_not, paper, lines, why, sanity"),
                     ));
                 }
             }
@@ -1075,6 +1076,48 @@ check = "all(ios_in_flight[qd] / @iodepth >= 0.5 over iodepth)"
         assert_eq!(s.legs[0].options.len(), 3);
         assert_eq!(s.paper[0].value, PaperValue::One(4600.0));
         assert_eq!(s.shapes.len(), 1);
+    }
+
+    #[test]
+    fn a_users_own_values_need_no_quote_but_a_seeds_do() {
+        let own = GOOD.replace("line = 1\nquote = \"x\"\n", "");
+        let s = read(&own).unwrap();
+        assert_eq!(s.paper[0].line, 0);
+        let seeded = own.replace("[study]\n", "[study]\nseed = \"000_x.txt\"\n");
+        let e = read(&seeded).unwrap_err();
+        assert!(
+            e.contains("[[paper]] needs line: the study names a seed"),
+            "{e}"
+        );
+        assert_eq!(e.lines().count(), 1);
+    }
+
+    #[test]
+    fn basis_scale_sanity_time_and_omitted_read() {
+        let text = GOOD
+            .replace(
+                "quick = { iodepth",
+                "scaled = \"16 MB\"\ntime = \"2m\"\nquick-time = \"10s\"\nquick = { iodepth",
+            )
+            .replace("value = \"4.6K\"", "value = \"4.6K\"\nbasis = \"per disk\"")
+            .replace("name = \"Little\"", "name = \"Little\"\nsanity = true")
+            + "\n[[omitted]]\nwhat = \"the JBOD study\"\nlines = \"49-59\"\nwhy = \"48 disks\"\n";
+        let s = read(&text).unwrap();
+        assert_eq!(s.legs[0].scaled.as_deref(), Some("16 MB"));
+        assert_eq!(
+            s.legs[0].time,
+            [
+                Some(std::time::Duration::from_secs(120)),
+                Some(std::time::Duration::from_secs(10))
+            ]
+        );
+        assert_eq!(s.paper[0].basis.as_deref(), Some("per disk"));
+        assert!(s.shapes[0].sanity);
+        assert_eq!(s.omitted[0].why, "48 disks");
+        let e = read(&text.replace("sanity = true", "sanity = \"yes\"")).unwrap_err();
+        assert!(e.contains("sanity should be true or false"), "{e}");
+        let e = read(&text.replace("why = \"48 disks\"\n", "")).unwrap_err();
+        assert!(e.contains("[[omitted]] needs what and why"), "{e}");
     }
 
     #[test]

@@ -259,6 +259,9 @@ pub struct Shape {
     /// When it applies (`devices[random]@files=max >= 2`: volumes on separate disks);
     /// otherwise it is reported as not applicable, not as failed.
     pub when: Option<(String, Check)>,
+    /// The property this machine lacks when `when` does not hold ("one disk: the volumes
+    /// share it"), said with "not applicable here".
+    pub when_not: Option<String>,
     /// perflab's own sanity check of its measurement, not a claim of the paper.
     pub sanity: bool,
     pub file_line: usize,
@@ -275,6 +278,7 @@ impl Default for Shape {
             lines: None,
             why: None,
             when: None,
+            when_not: None,
             sanity: false,
             file_line: 0,
         }

@@ -242,6 +242,7 @@ pub fn plan_legs(
 pub fn catalog(env: &Environment, io_root: &Path) -> Result<String, AppError> {
     let m = machine(env, io_root);
     let pg_missing = crate::sql::throwaway::ThrowawayPostgres::unavailable();
+    let w = super::summary::width();
     let mut out = String::new();
     for (name, _) in builtin::STUDIES {
         let study = super::load(name)?;
@@ -290,19 +291,19 @@ pub fn catalog(env: &Environment, io_root: &Path) -> Result<String, AppError> {
             ));
         }
         if !study.question.is_empty() {
-            out.push_str(&format!("  question: {}\n", study.question));
+            out.push_str(&super::summary::wrap("  question: ", &study.question, 4, w));
         }
-        out.push_str(&format!("  legs: {}\n", study.leg_names()));
+        out.push_str(&super::summary::wrap("  legs: ", &study.leg_names(), 4, w));
         out.push_str(&format!(
             "  time: about {} (--quick: about {}), without loading databases\n",
             minutes(time[0]),
             minutes(time[1])
         ));
         for n in not_here {
-            out.push_str(&format!("  not here: {n}\n"));
+            out.push_str(&super::summary::wrap("  not here: ", &n, 4, w));
         }
         for n in notes {
-            out.push_str(&format!("  here: {n}\n"));
+            out.push_str(&super::summary::wrap("  here: ", &n, 4, w));
         }
         out.push('\n');
     }

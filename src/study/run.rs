@@ -133,7 +133,11 @@ pub fn run(
         if !study.omitted.is_empty() {
             out.push_str("\n# the seed's experiments not reproduced here\n");
             for o in &study.omitted {
-                let lines = o.lines.as_ref().map(|l| format!(" (lines {l})")).unwrap_or_default();
+                let lines = o
+                    .lines
+                    .as_ref()
+                    .map(|l| format!(" (lines {l})"))
+                    .unwrap_or_default();
                 out.push_str(&format!("# {}{lines}: {}\n", o.what, o.why));
             }
         }

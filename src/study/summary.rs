@@ -60,7 +60,7 @@ fn cell_text(c: &Cell) -> [String; 3] {
 
 /// Columns a terminal line may take: `$COLUMNS` when the shell exports it, else 100. Lines
 /// wrap at a space rather than run on (a leg's command line is hundreds of characters).
-fn width() -> usize {
+pub fn width() -> usize {
     std::env::var("COLUMNS")
         .ok()
         .and_then(|c| c.parse::<usize>().ok())
@@ -122,10 +122,10 @@ fn legs_text(a: &Outcome, w: usize) -> String {
     for l in &a.legs {
         out.push_str(&wrap(&format!("{}: ", l.name), &leg_run(l), 4, w));
         if let Some(s) = &l.scaled {
-            out.push_str(&wrap("    smaller than the paper:", s, 6, w));
+            out.push_str(&wrap("    smaller than the paper: ", s, 6, w));
         }
         if !l.command.is_empty() {
-            out.push_str(&wrap("    $", &l.command, 6, w));
+            out.push_str(&wrap("    $ ", &l.command, 6, w));
         }
         if let LegState::Ran {
             failed: Some(why), ..
@@ -163,8 +163,11 @@ fn paper_text(a: &Outcome, w: usize) -> String {
         if let Some(b) = &p.basis {
             text.push_str(&format!("; counts {b}"));
         }
-        if let Some(s) = &p.scaled {
-            text.push_str(&format!("; the leg is smaller than the paper's: {s}"));
+        if p.scaled.is_some() {
+            text.push_str(&format!(
+                "; leg {} is smaller than the paper's (the legs above say how)",
+                p.leg
+            ));
         }
         out.push_str(&wrap(&format!("  {}: ", p.what), &text, 6, w));
     }
@@ -212,10 +215,10 @@ fn shapes_text(a: &Outcome, w: usize) -> String {
             w,
         ));
         if let Some(p) = &s.paper {
-            out.push_str(&wrap("        the paper:", p, 10, w));
+            out.push_str(&wrap("        the paper: ", p, 10, w));
         }
         if let (ShapeResult::Failed(_), Some(why)) = (&s.result, &s.why) {
-            out.push_str(&wrap("        why it may fall short:", why, 10, w));
+            out.push_str(&wrap("        why it may fall short: ", why, 10, w));
         }
     }
     out
@@ -273,7 +276,11 @@ pub fn summary(a: &Outcome) -> String {
     if !a.omitted.is_empty() {
         out.push_str("\nthe seed's experiments not reproduced here\n");
         for o in &a.omitted {
-            let lines = o.lines.as_ref().map(|l| format!(" (lines {l})")).unwrap_or_default();
+            let lines = o
+                .lines
+                .as_ref()
+                .map(|l| format!(" (lines {l})"))
+                .unwrap_or_default();
             out.push_str(&wrap(&format!("  {}{lines}: ", o.what), &o.why, 6, w));
         }
     }
