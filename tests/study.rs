@@ -368,7 +368,8 @@ fn study_files_run_with_perflab_run_and_check_shapes_fails_in_ci() {
 }
 
 /// Gray's group commit on the study's own throwaway PostgreSQL: the check of log syncs per
-/// transaction against a log force per commit is decided (not "not applicable").
+/// transaction against a log force per commit is decided, or not applicable only because the
+/// log force is not this machine's bottleneck.
 #[test]
 fn group_commit_on_a_throwaway_postgresql() {
     if let Some(why) = perflab::sql::throwaway::ThrowawayPostgres::unavailable() {
@@ -393,7 +394,14 @@ fn group_commit_on_a_throwaway_postgresql() {
         out.contains("group commit cuts log writes per transaction at least 10x at 18 clients"),
         "{out}"
     );
-    assert!(!out.contains("n/a   group commit cuts"), "{out}");
+    // Decided, or not applicable for the one stated reason (a CPU-bound machine has no log
+    // bottleneck to relieve): never for a missing leg or figure.
+    assert!(
+        !out.contains("n/a   group commit cuts")
+            || out.contains("not applicable here: the log force is not the bottleneck"),
+        "{out}"
+    );
+    assert!(!out.contains("records no log_syncs_per_txn"), "{out}");
     assert!(
         out.contains("statements_per_sec") || out.contains("DebitCredit"),
         "{out}"

@@ -86,15 +86,17 @@ fn set(r: &mut RunRecord, i: usize, t: &mut Trial, name: &str, v: f64) {
 
 /// A leg's record on a machine of 8 CPUs (2 NUMA nodes, 2 threads per core) at `ghz`.
 fn leg_at(name: &str, ghz: f64, steps: Vec<Step>) -> RunRecord {
-    let mut r = RunRecord::default();
-    r.id = format!("run-{name}");
-    r.status = perflab::record::Status::Complete;
-    r.study = Some(StudyRef {
-        name: "t".into(),
-        leg: name.into(),
-        run: "s1".into(),
-        digest: String::new(),
-    });
+    let mut r = RunRecord {
+        id: format!("run-{name}"),
+        status: perflab::record::Status::Complete,
+        study: Some(StudyRef {
+            name: "t".into(),
+            leg: name.into(),
+            run: "s1".into(),
+            digest: String::new(),
+        }),
+        ..Default::default()
+    };
     r.env.cpu.logical_cpus = Some(8);
     r.env.cpu.numa_nodes = Some(2);
     r.env.cpu.threads_per_core = Some(2);
@@ -182,7 +184,8 @@ fn counterexample(check: &str) -> Option<Vec<RunRecord>> {
                 ],
             )]
         }
-        "group commit cuts log writes per transaction at least 10x at 18 clients (paper: ~1/1000)" => {
+        "group commit cuts log writes per transaction at least 10x at 18 clients (paper: ~1/1000)" =>
+        {
             vec![
                 leg(
                     "force",
@@ -333,7 +336,8 @@ fn counterexample(check: &str) -> Option<Vec<RunRecord>> {
                 ],
             )]
         }
-        "database cached: the SSD's gain shrinks as the work becomes CPU-bound (4 clients against 20)" => {
+        "database cached: the SSD's gain shrinks as the work becomes CPU-bound (4 clients against 20)" =>
+        {
             vec![
                 leg(
                     "ssdcached",
@@ -355,7 +359,8 @@ fn counterexample(check: &str) -> Option<Vec<RunRecord>> {
                 ),
             ]
         }
-        "the device matters more when the database is half cached than when it is cached (20 clients)" => {
+        "the device matters more when the database is half cached than when it is cached (20 clients)" =>
+        {
             vec![
                 leg(
                     "ssdcached",
@@ -375,7 +380,8 @@ fn counterexample(check: &str) -> Option<Vec<RunRecord>> {
                 ),
             ]
         }
-        "a clock increase alone buys no more than the clock ratio (2.88 GHz against 2.52 GHz, same OS)" => {
+        "a clock increase alone buys no more than the clock ratio (2.88 GHz against 2.52 GHz, same OS)" =>
+        {
             vec![
                 leg_at(
                     "vii252u8",
@@ -441,7 +447,8 @@ fn counterexample(check: &str) -> Option<Vec<RunRecord>> {
                 &[],
             ),
         )],
-        "the typical configuration gives fewer operations per watt at full load than the tiny one" => {
+        "the typical configuration gives fewer operations per watt at full load than the tiny one" =>
+        {
             vec![
                 leg(
                     "power",

@@ -209,8 +209,8 @@ fn shapes_text(a: &Outcome, w: usize) -> String {
             ""
         };
         out.push_str(&wrap(
-            &format!("  {mark}  {own}{}: ", s.name),
-            &numbers,
+            &format!("  {mark}  "),
+            &format!("{own}{}: {numbers}", s.name),
             8,
             w,
         ));
