@@ -258,16 +258,25 @@ impl Steps<'_, '_> {
             .collect();
         // The progress line names every zipped axis (threads=4 files=4), not only the
         // group's first: its followers step with it but are no dimension of their own.
-        let zipped = |k: &str| spec.zip.iter().any(|g| g.iter().skip(1).any(|n| n == k));
-        let label = params
-            .iter()
-            .filter(|(k, _)| swept.contains(k) || zipped(k))
-            .map(|(k, v)| {
+        let text = |k: &str| {
+            params.iter().find(|(p, _)| p == k).map(|(_, v)| {
                 format!(
                     "{k}={}",
                     v.as_str().map_or_else(|| v.to_string(), str::to_string)
                 )
             })
+        };
+        let label = swept
+            .iter()
+            .flat_map(|k| {
+                let followers = spec
+                    .zip
+                    .iter()
+                    .filter(|g| g.first() == Some(k))
+                    .flat_map(|g| g.iter().skip(1));
+                std::iter::once(k).chain(followers)
+            })
+            .filter_map(|k| text(k))
             .collect::<Vec<_>>()
             .join(" ");
         let (observer, archive) = (self.observer, self.archive);
