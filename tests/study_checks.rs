@@ -399,12 +399,15 @@ fn counterexample(check: &str) -> Option<Vec<RunRecord>> {
         "the CPU-bound batch finishes within 15% of its ideal time while copies <= CPUs" => {
             vec![leg(
                 "grid-cpu",
-                series(
-                    "threads",
-                    &[(1.0, 100.0), (2.0, 80.0), (4.0, 60.0)],
-                    "seconds",
-                    &[],
-                ),
+                [(1.0, 100.0), (2.0, 80.0), (4.0, 60.0)]
+                    .iter()
+                    .map(|(t, secs)| {
+                        step(
+                            &[("threads", n(*t))],
+                            &[("seconds", *secs), ("job_cpu_pct", 99.0)],
+                        )
+                    })
+                    .collect(),
             )]
         }
         "the mixed batch finishes sooner as copies are added, up to the CPUs" => vec![leg(
@@ -483,12 +486,15 @@ fn counterexample(check: &str) -> Option<Vec<RunRecord>> {
         "batch: each copy keeps at least 90% of one copy's speed, up to one copy per CPU" => {
             vec![leg(
                 "batch",
-                series(
-                    "threads",
-                    &[(1.0, 100.0), (2.0, 190.0), (4.0, 300.0)],
-                    "jobs_per_hour",
-                    &[("placement", s("compact"))],
-                ),
+                [(1.0, 100.0), (2.0, 190.0), (4.0, 300.0)]
+                    .iter()
+                    .map(|(t, jph)| {
+                        step(
+                            &[("threads", n(*t)), ("placement", s("compact"))],
+                            &[("jobs_per_hour", *jph), ("job_cpu_pct", 99.0)],
+                        )
+                    })
+                    .collect(),
             )]
         }
         "batch: spreading the copies gains at least 10% at some load below full (paper: 1.25 to 1.39 at 13-50%)" =>
