@@ -536,10 +536,15 @@ fn zipped_options_step_together_in_the_record() {
             "--warmup",
             "0s",
             "--json",
-            "--quiet",
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
+    // The progress names every zipped axis, not only the group's first.
+    assert!(
+        stderr(&o).contains("step 2/2 threads=2 spin_ns=2"),
+        "{}",
+        stderr(&o)
+    );
     let v = json(&o);
     assert_eq!(
         v["spec"]["zip"],

@@ -145,6 +145,7 @@ fn run_study(
         let value = serde_json::json!({
             "study": study.name,
             "study_run": ran.study_run,
+            "answer": crate::study::answer_json::answer(&ran.answer),
             "runs": ran.records,
         });
         let text =

@@ -136,6 +136,20 @@ pub fn sections(a: &Outcome) -> Vec<Section> {
         blocks.push(Block::Heading("Legs to run elsewhere".into()));
         blocks.push(Block::Findings(elsewhere));
     }
+    if !a.omitted.is_empty() {
+        blocks.push(Block::Heading(
+            "The seed's experiments not reproduced here".into(),
+        ));
+        blocks.push(Block::Findings(
+            a.omitted
+                .iter()
+                .map(|o| match &o.lines {
+                    Some(l) => format!("{} (lines {l}): {}", o.what, o.why),
+                    None => format!("{}: {}", o.what, o.why),
+                })
+                .collect(),
+        ));
+    }
 
     vec![Section {
         id: format!("study-{}", a.name),
@@ -165,7 +179,10 @@ fn legs_table(a: &Outcome) -> Block {
                     ),
                     LegState::Ran { id, complete, .. } => (
                         format!("{id}{}", if *complete { "" } else { " (incomplete)" }),
-                        l.about.clone(),
+                        match &l.scaled {
+                            Some(s) => format!("{} (smaller than the paper: {s})", l.about),
+                            None => l.about.clone(),
+                        },
                     ),
                     LegState::NotRun(why) => (
                         "not run".to_string(),
@@ -279,8 +296,14 @@ fn paper_table(a: &Outcome, blocks: &mut Vec<Block>) {
                 if let Some(e) = &p.cell.erratum {
                     n.push(format!("† erratum: {e}"));
                 }
+                if let Some(b) = &p.basis {
+                    n.push(format!("counts {b}"));
+                }
                 if let Some(x) = &p.note {
                     n.push(x.clone());
+                }
+                if let Some(x) = &p.scaled {
+                    n.push(format!("the leg is smaller than the paper's: {x}"));
                 }
                 (!n.is_empty()).then(|| format!("{} ({}): {}", p.what, p.line, n.join("; ")))
             })
@@ -339,7 +362,12 @@ fn shape_table(a: &Outcome, blocks: &mut Vec<Block>) {
                         (None, Some(l)) => format!("lines {l}"),
                         (None, None) => String::new(),
                     };
-                    vec![s.name.clone(), verdict, paper, numbers]
+                    let name = if s.sanity {
+                        format!("{} (perflab's own sanity check, not the paper's)", s.name)
+                    } else {
+                        s.name.clone()
+                    };
+                    vec![name, verdict, paper, numbers]
                 })
                 .collect(),
         }));

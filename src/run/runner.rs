@@ -256,9 +256,27 @@ impl Steps<'_, '_> {
                 (k.clone(), text.unwrap_or_else(|| v.to_string()))
             })
             .collect();
-        let label = values
+        // The progress line names every zipped axis (threads=4 files=4), not only the
+        // group's first: its followers step with it but are no dimension of their own.
+        let text = |k: &str| {
+            params.iter().find(|(p, _)| p == k).map(|(_, v)| {
+                format!(
+                    "{k}={}",
+                    v.as_str().map_or_else(|| v.to_string(), str::to_string)
+                )
+            })
+        };
+        let label = swept
             .iter()
-            .map(|(k, v)| format!("{k}={v}"))
+            .flat_map(|k| {
+                let followers = spec
+                    .zip
+                    .iter()
+                    .filter(|g| g.first() == Some(k))
+                    .flat_map(|g| g.iter().skip(1));
+                std::iter::once(k).chain(followers)
+            })
+            .filter_map(|k| text(k))
             .collect::<Vec<_>>()
             .join(" ");
         let (observer, archive) = (self.observer, self.archive);

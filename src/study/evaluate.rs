@@ -31,6 +31,8 @@ pub struct LegOutcome {
     pub command: String,
     pub state: LegState,
     pub external: bool,
+    /// How the leg is smaller than the paper's experiment, and why.
+    pub scaled: Option<String>,
 }
 
 /// One cell: the paper's value, this machine's, and their ratio.
@@ -66,6 +68,10 @@ pub struct PaperRow {
     pub line: usize,
     pub quote: String,
     pub note: Option<String>,
+    /// What the value counts (per disk, physical writes, at the peak).
+    pub basis: Option<String>,
+    /// The leg's scale-down, said beside the value it is compared with.
+    pub scaled: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -94,6 +100,8 @@ pub struct ShapeOutcome {
     pub paper: Option<String>,
     pub lines: Option<String>,
     pub why: Option<String>,
+    /// perflab's own sanity check, not the paper's claim.
+    pub sanity: bool,
     pub result: ShapeResult,
 }
 
@@ -158,6 +166,8 @@ pub struct Outcome {
     pub shapes: Vec<ShapeOutcome>,
     pub figures: Vec<OverlayOutcome>,
     pub verdicts: Vec<Verdict>,
+    /// The seed's experiments not reproduced here, each with the reason.
+    pub omitted: Vec<super::Omitted>,
 }
 
 impl Outcome {
@@ -228,6 +238,7 @@ pub fn evaluate(study: &Study, inputs: &Inputs) -> Outcome {
         shapes,
         figures,
         verdicts,
+        omitted: study.omitted.clone(),
     }
 }
 
@@ -241,6 +252,7 @@ fn legs_of(study: &Study, inputs: &Inputs, runs: &Runs) -> Vec<LegOutcome> {
             lines: l.lines.clone(),
             command: inputs.commands.get(&l.name).cloned().unwrap_or_default(),
             external: l.external.is_some(),
+            scaled: l.scaled.clone(),
             state: match runs.get(&l.name) {
                 Some(r) => LegState::Ran {
                     id: r.id.clone(),
@@ -277,6 +289,8 @@ fn paper_rows(study: &Study, runs: &Runs) -> Vec<PaperRow> {
             line: p.line,
             quote: p.quote.clone(),
             note: p.note.clone(),
+            basis: p.basis.clone(),
+            scaled: study.leg(&p.leg).and_then(|l| l.scaled.clone()),
         })
         .collect()
 }
@@ -359,6 +373,13 @@ fn over_base(t: &TableOutcome, base: &str) -> Option<TableOutcome> {
                         paper: paper.map(PaperValue::One),
                         here: match (&c.here, &b.here) {
                             (Ok(x), Ok(y)) if *y != 0.0 => Ok(x / y),
+                            // A row the paper does not print (this machine's) is set on the
+                            // paper's scale: over the base's published value, where the
+                            // base's own leg ran elsewhere.
+                            (Ok(x), Err(_)) if c.paper.is_none() => match paper_of(b) {
+                                Some(y) if y != 0.0 => Ok(x / y),
+                                _ => Err("the base row has no figure here".into()),
+                            },
                             (Err(e), _) => Err(e.clone()),
                             (_, Err(e)) => Err(format!("the base row: {e}")),
                             _ => Err("the base row's figure is 0".into()),
@@ -374,7 +395,7 @@ fn over_base(t: &TableOutcome, base: &str) -> Option<TableOutcome> {
         title: format!("{}, each over {base} (= 1)", t.title),
         line: t.line,
         note: Some(format!(
-            "every cell divided by the {base} row's in its column: the paper's printed values and this machine's alike"
+            "every cell divided by the {base} row's in its column: the paper's printed values and this machine's alike; a row the paper does not print (this machine's) is divided by the {base} row's published value where the {base} leg has not run here, so it stands on the paper's scale"
         )),
         head: t.head.iter().map(|h| format!("{h} / {base}")).collect(),
         rows,
@@ -396,13 +417,20 @@ fn shapes_of(study: &Study, runs: &Runs) -> Vec<ShapeOutcome> {
                 paper: s.paper.clone(),
                 lines: s.lines.clone(),
                 why: s.why.clone(),
+                sanity: s.sanity,
                 result: match s
                     .when
                     .as_ref()
                     .map(|(t, c)| (t, expr::decide(c, runs, &scope)))
                 {
                     Some((t, Ok(v))) if !v.passed => {
-                        ShapeResult::NotApplicable(format!("applies when {t}; here {}", v.numbers))
+                        ShapeResult::NotApplicable(match &s.when_not {
+                            Some(why) => format!(
+                                "not applicable here: {why} (applies when {t}; here {})",
+                                v.numbers
+                            ),
+                            None => format!("applies when {t}; here {}", v.numbers),
+                        })
                     }
                     Some((_, Err(Missing(m)))) => ShapeResult::NotApplicable(m),
                     _ => match expr::decide(&s.check, runs, &scope) {

@@ -35,9 +35,11 @@ const SUBLINEAR_AT_MOST: f64 = 0.9;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
     Num(f64),
-    /// `figure[leg]@name=value,...`
+    /// `figure(by=key)[leg]@name=value,...`; `(by=key)` names one group of the step (a
+    /// transaction type, a shard, a file: the record's `groups`).
     Ref {
         figure: String,
+        group: Option<(String, String)>,
         leg: Option<String>,
         at: Vec<(String, String)>,
     },
@@ -126,6 +128,8 @@ pub enum Check {
     Cmp(Expr, Rel, Expr),
     Trend(Trend, Expr, Over),
     All(Box<Check>, Over),
+    /// `CHECK and CHECK`: both (a `when` of two conditions: several CPUs and a quiet machine).
+    And(Box<Check>, Box<Check>),
 }
 
 /// Where an expression is read: the leg and step parameters it defaults to, and named numbers.
@@ -303,6 +307,15 @@ impl Parser {
     }
 
     fn check(&mut self) -> Result<Check, String> {
+        let first = self.one_check()?;
+        if matches!(self.peek(), Some(Tok::Word(w)) if w == "and") {
+            self.at += 1;
+            return Ok(Check::And(Box::new(first), Box::new(self.check()?)));
+        }
+        Ok(first)
+    }
+
+    fn one_check(&mut self) -> Result<Check, String> {
         if let Some(Tok::Word(w)) = self.peek().cloned()
             && matches!(self.toks.get(self.at + 1), Some(Tok::Sym("(")))
         {
@@ -413,6 +426,21 @@ impl Parser {
         match self.next() {
             Some(Tok::Num(n)) => Ok(Expr::Num(n)),
             Some(Tok::Word(figure)) => {
+                // `(by=key)` right after a figure: one group of the step. A figure is never
+                // called, so a parenthesis here cannot be anything else.
+                let group = if self.eat("(") {
+                    let by = self.word()?;
+                    self.expect("=")?;
+                    let mut key = self.word()?;
+                    while self.eat("-") {
+                        key.push('-');
+                        key.push_str(&self.word()?);
+                    }
+                    self.expect(")")?;
+                    Some((by, key))
+                } else {
+                    None
+                };
                 let leg = if self.eat("[") {
                     // Leg names may hold '-' (`e25k-cpu`), which elsewhere is minus.
                     let mut l = self.word()?;
@@ -444,7 +472,12 @@ impl Parser {
                         self.at += 1;
                     }
                 }
-                Ok(Expr::Ref { figure, leg, at })
+                Ok(Expr::Ref {
+                    figure,
+                    group,
+                    leg,
+                    at,
+                })
             }
             _ => {
                 self.at = self.at.saturating_sub(1);
@@ -506,6 +539,14 @@ impl Check {
             }
             Check::Trend(_, e, _) => e.legs(&mut out),
             Check::All(c, _) => out = c.legs(),
+            Check::And(a, b) => {
+                out = a.legs();
+                for l in b.legs() {
+                    if !out.contains(&l) {
+                        out.push(l);
+                    }
+                }
+            }
         }
         out
     }
@@ -600,13 +641,23 @@ fn the_step<'a>(
         // `threads={cpus}`: this run's machine.
         let cpus = record.env.cpu.logical_cpus.map(|n| n.to_string());
         if v == "{cpus}"
-            && let Some(n) = cpus
+            && let Some(n) = &cpus
         {
-            return n;
+            return n.clone();
+        }
+        // `threads={= 0.5 * {cpus}}`: a share of this run's machine (a cluster load of 50%).
+        if let (Some(inner), Some(n)) = (
+            v.strip_prefix("{=").and_then(|x| x.strip_suffix('}')),
+            &cpus,
+        ) && let Ok(e) = parse_expr(inner.replace("{cpus}", n).trim())
+            && let Ok(x) = eval(&e, &BTreeMap::new(), &Scope::default())
+        {
+            return Value::from(x).to_string();
         }
         let pick = match v {
             "max" => f64::max,
             "min" => f64::min,
+            "peak" => return peak_of(record, k, own, context).unwrap_or_else(|| v.to_string()),
             _ => return v.to_string(),
         };
         record
@@ -670,6 +721,41 @@ fn the_step<'a>(
     }
 }
 
+/// `@k=peak`: the value of `k` at the step with the highest throughput (`ops_per_sec`)
+/// among those with the other parameters asked for: the paper's "in peak", not the most
+/// clients (which may be past the peak).
+fn peak_of(
+    record: &RunRecord,
+    k: &str,
+    own: &[(String, String)],
+    context: &[(String, String)],
+) -> Option<String> {
+    let others: Vec<&(String, String)> = own
+        .iter()
+        .chain(
+            context
+                .iter()
+                .filter(|(c, _)| !own.iter().any(|(o, _)| o == c)),
+        )
+        .filter(|(o, _)| o != k)
+        .collect();
+    record
+        .steps
+        .iter()
+        .filter(|s| !s.trials.is_empty() && s.params.contains_key(k))
+        .filter(|s| {
+            others.iter().all(|(o, v)| {
+                s.params.get(o).is_none_or(|p| {
+                    // max/min/peak of another parameter are not pinned here.
+                    matches!(v.as_str(), "max" | "min" | "peak" | "{cpus}") || param_matches(p, v)
+                })
+            })
+        })
+        .filter_map(|s| Some((step_figure(s, "ops_per_sec")?, s.params.get(k)?)))
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, p)| param_text(p))
+}
+
 /// The figures of a whole run rather than of a step (Some: `name` is one; its value if the
 /// run has it): `clock_ghz`, the clock of the run's host, which `compare --expect clock` sets
 /// ratios against; `supported`, the users a `--search-users` run found; `overall_ops_per_watt`
@@ -683,6 +769,11 @@ fn run_figure(record: &RunRecord, name: &str) -> Option<Option<f64>> {
                 .map(|m| m / 1000.0)
         }
         "supported" => record.search.as_ref().and_then(|s| s.supported),
+        // The topology of the run's host: where compact and spread placements can differ.
+        "numa_nodes" => record.env.cpu.numa_nodes.map(f64::from),
+        "threads_per_core" => record.env.cpu.threads_per_core.map(f64::from),
+        "sockets" => record.env.cpu.sockets.map(f64::from),
+        "physical_cores" => record.env.cpu.physical_cores.map(f64::from),
         "overall_ops_per_watt" => record
             .load_levels
             .as_ref()
@@ -716,6 +807,17 @@ pub fn step_figure(s: &StepResult, name: &str) -> Option<f64> {
             "cpu_busy_pct" => Some(t.resources.cpu.busy_pct),
             // How many block devices the step's I/O reached (one: its files share a disk).
             "devices" => Some(t.devices.len() as f64),
+            // The latency percentiles of the step's ops.
+            "latency_p50_ns" => Some(t.latency.p50_ns as f64),
+            "latency_p90_ns" => Some(t.latency.p90_ns as f64),
+            "latency_p99_ns" => Some(t.latency.p99_ns as f64),
+            // What the block devices under the files did, summed over them (other
+            // processes' I/O included): the physical side of the application's figures.
+            "device_reads_per_sec" => device_sum(t, |a| a.reads_per_sec),
+            "device_writes_per_sec" => device_sum(t, |a| a.writes_per_sec),
+            "device_read_bytes_per_sec" => device_sum(t, |a| a.read_bytes_per_sec),
+            "device_write_bytes_per_sec" => device_sum(t, |a| a.write_bytes_per_sec),
+            "device_queue" => device_sum(t, |a| a.avg_queue),
             // Power, where the step read any (RAPL, hwmon, --power-cmd).
             "watts" => t.resources.summary.as_ref()?.watts,
             "ops_per_watt" => {
@@ -729,10 +831,54 @@ pub fn step_figure(s: &StepResult, name: &str) -> Option<f64> {
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
+/// A figure of the block devices under a trial's files, summed over them; none without
+/// devices.
+fn device_sum(
+    t: &crate::record::Trial,
+    f: impl Fn(&crate::env::disk::DiskActivity) -> f64,
+) -> Option<f64> {
+    (!t.devices.is_empty()).then(|| t.devices.iter().map(|d| f(&d.activity)).sum())
+}
+
+/// A figure of one group of a step (`by` = `key`): the mean over the step's repeats of
+/// `ops_per_sec`, `bytes_per_sec`, `ops`, `errors` or a latency (`latency_mean_ns`,
+/// `latency_p50_ns`, `latency_p90_ns`, `latency_p99_ns`, `latency_max_ns`).
+pub fn group_figure(s: &StepResult, by: &str, key: &str, name: &str) -> Option<f64> {
+    let v: Vec<f64> = s
+        .trials
+        .iter()
+        .filter_map(|t| {
+            let g = t
+                .groups
+                .iter()
+                .find(|g| g.by == by && (g.key == key || g.label == key))?;
+            Some(match name {
+                "ops_per_sec" => g.ops_per_sec,
+                "bytes_per_sec" => g.bytes_per_sec,
+                "ops" => g.ops as f64,
+                "errors" => g.errors as f64,
+                "latency_mean_ns" | "mean_ns" => g.latency.mean_ns,
+                "latency_p50_ns" => g.latency.p50_ns as f64,
+                "latency_p90_ns" => g.latency.p90_ns as f64,
+                "latency_p99_ns" | "p99_ns" => g.latency.p99_ns as f64,
+                "latency_max_ns" => g.latency.max_ns as f64,
+                _ => return None,
+            })
+        })
+        .filter(|v| v.is_finite())
+        .collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
 pub fn eval(e: &Expr, runs: &Runs, scope: &Scope) -> Result<f64, Missing> {
     match e {
         Expr::Num(n) => Ok(*n),
-        Expr::Ref { figure, leg, at } => {
+        Expr::Ref {
+            figure,
+            group,
+            leg,
+            at,
+        } => {
             if leg.is_none()
                 && at.is_empty()
                 && let Some(v) = scope.vars.get(figure)
@@ -754,6 +900,14 @@ pub fn eval(e: &Expr, runs: &Runs, scope: &Scope) -> Result<f64, Missing> {
                 return v.ok_or_else(|| Missing(format!("leg {leg_name} records no {figure}")));
             }
             let step = the_step(record, leg_name, at, &scope.at)?;
+            if let Some((by, key)) = group {
+                return group_figure(step, by, key, figure).ok_or_else(|| {
+                    Missing(format!(
+                        "leg {leg_name} records no {figure} of group {by}={key} (step {})",
+                        step_number(step.index)
+                    ))
+                });
+            }
             level_figure(record, step, figure)
                 .or_else(|| step_figure(step, figure))
                 .ok_or_else(|| {
@@ -767,6 +921,19 @@ pub fn eval(e: &Expr, runs: &Runs, scope: &Scope) -> Result<f64, Missing> {
             let from_scope = scope.at.iter().find(|(k, _)| k == name).map(|(_, v)| v);
             let text = from_scope
                 .ok_or_else(|| Missing(format!("@{name} outside 'over {name}' or @{name}=...")))?;
+            // `threads={cpus}` or `threads={= 0.5 * {cpus}}` in a row's `at`: the machine's.
+            let cpus = placeholder("{cpus}", runs, scope).map(|c| c.to_string());
+            let computed = match (&cpus, text.as_str()) {
+                (Some(c), "{cpus}") => Some(c.clone()),
+                (Some(c), t) if t.starts_with("{=") && t.ends_with('}') => {
+                    parse_expr(t[2..t.len() - 1].replace("{cpus}", c).trim())
+                        .ok()
+                        .and_then(|e| eval(&e, &BTreeMap::new(), &Scope::default()).ok())
+                        .map(|x| x.to_string())
+                }
+                _ => None,
+            };
+            let text = computed.as_ref().unwrap_or(text);
             text.parse::<f64>()
                 .ok()
                 .or_else(|| {
@@ -943,6 +1110,13 @@ pub fn decide(c: &Check, runs: &Runs, scope: &Scope) -> Result<Verdict, Missing>
                     .join(", "),
             })
         }
+        Check::And(a, b) => {
+            let (x, y) = (decide(a, runs, scope)?, decide(b, runs, scope)?);
+            Ok(Verdict {
+                passed: x.passed && y.passed,
+                numbers: format!("{} and {}", x.numbers, y.numbers),
+            })
+        }
         Check::All(inner, over) => {
             let mut parts = Vec::new();
             let mut passed = true;
@@ -1035,6 +1209,51 @@ mod tests {
         assert!(e.0.contains("did not run"), "{e}");
         let e = eval(&parse_expr("y[a]@threads=1").unwrap(), &runs, &scope).unwrap_err();
         assert!(e.0.contains("records no y"), "{e}");
+    }
+
+    #[test]
+    fn peak_groups_and_shares_of_the_machine() {
+        let mut r = record(&[
+            (&[("threads", 1.into())], &[("x", 10.0)]),
+            (&[("threads", 4.into())], &[("x", 30.0)]),
+            (&[("threads", 8.into())], &[("x", 90.0)]),
+        ]);
+        r.env.cpu.logical_cpus = Some(8);
+        // Throughput peaks at 4 clients; 8 is past the peak.
+        for (s, ops) in r.steps.iter_mut().zip([100.0, 300.0, 250.0]) {
+            s.trials[0].ops_per_sec = ops;
+        }
+        r.steps[1].trials[0]
+            .groups
+            .push(crate::record::GroupResult {
+                by: "kind".into(),
+                key: "new_order".into(),
+                latency: crate::record::LatencySummary {
+                    p90_ns: 7000,
+                    ..Default::default()
+                },
+                ..Default::default()
+            });
+        let runs: Runs = [("a".to_string(), &r)].into_iter().collect();
+        let scope = Scope::default();
+        let x = |t: &str| eval(&parse_expr(t).unwrap(), &runs, &scope);
+        assert_eq!(x("x[a]@threads=peak"), Ok(30.0));
+        assert_eq!(x("x[a]@threads=max"), Ok(90.0));
+        assert_eq!(x("latency_p90_ns(kind=new_order)[a]@threads=4"), Ok(7000.0));
+        let e = x("latency_p90_ns(kind=payment)[a]@threads=4").unwrap_err();
+        assert!(e.0.contains("group kind=payment"), "{e}");
+        // Half of this machine's 8 CPUs; an eighth is 1 client.
+        let half = Scope {
+            leg: Some("a".into()),
+            at: vec![("threads".into(), "{= 0.5 * {cpus}}".into())],
+            vars: BTreeMap::new(),
+        };
+        assert_eq!(
+            eval(&parse_expr("x / @threads").unwrap(), &runs, &half),
+            Ok(7.5)
+        );
+        assert_eq!(x("x[a]@threads={cpus}"), Ok(90.0));
+        assert!(parse_expr("x(kind=)").is_err());
     }
 
     #[test]

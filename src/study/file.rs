@@ -172,11 +172,16 @@ pub fn parse(text: &str, origin: &Origin) -> Result<Study, String> {
                     study.compare.push(r.compare(n)?);
                 }
             }
+            "omitted" => {
+                for n in r.list(node, "omitted")? {
+                    study.omitted.push(r.omitted(n)?);
+                }
+            }
             other => {
                 return Err(at(
                     node.line,
                     format!(
-                        "unknown section [{other}]; the sections are study, defaults, quick, leg, paper, table, shape, figure, compare"
+                        "unknown section [{other}]; the sections are study, defaults, quick, leg, paper, table, shape, figure, compare, omitted"
                     ),
                 ));
             }
@@ -239,6 +244,16 @@ impl Reader<'_> {
             other => Err(self.err(
                 node.line,
                 format!("{key} should be a number, not {}", other.kind()),
+            )),
+        }
+    }
+
+    fn flag(&self, key: &str, node: &Node) -> Result<bool, String> {
+        match &node.v {
+            Val::Bool(b) => Ok(*b),
+            other => Err(self.err(
+                node.line,
+                format!("{key} should be true or false, not {}", other.kind()),
             )),
         }
     }
@@ -365,6 +380,13 @@ impl Reader<'_> {
                 "about" => leg.about = self.text(k, n)?,
                 "lines" => leg.lines = Some(self.text(k, n)?),
                 "external" => leg.external = Some(self.text(k, n)?),
+                "scaled" => leg.scaled = Some(self.text(k, n)?),
+                "time" | "quick-time" => {
+                    let t = self.text(k, n)?;
+                    let d = crate::vocab::units::parse_duration(k, &t)
+                        .map_err(|e| self.err(n.line, e.to_string()))?;
+                    leg.time[usize::from(k == "quick-time")] = Some(d);
+                }
                 "needs" => leg.needs = self.texts(k, n)?,
                 "quick" => leg.quick = self.options(n, "quick")?,
                 _ => leg.options.push(self.option(k, n)?),
@@ -416,10 +438,11 @@ impl Reader<'_> {
                 "quote" => p.quote = self.text(k, n)?,
                 "erratum" => p.erratum = Some(self.text(k, n)?),
                 "note" => p.note = Some(self.text(k, n)?),
+                "basis" => p.basis = Some(self.text(k, n)?),
                 _ => {
                     return Err(self.err(
                         n.line,
-                        format!("[[paper]] has no key {k}; it takes leg, at, what, here, value, unit, line, quote, erratum, note"),
+                        format!("[[paper]] has no key {k}; it takes leg, at, what, here, value, unit, basis, line, quote, erratum, note"),
                     ));
                 }
             }
@@ -434,12 +457,9 @@ impl Reader<'_> {
             )
         })?;
         p.printed = printed;
-        for (k, missing) in [
-            ("leg", p.leg.is_empty()),
-            ("what", p.what.is_empty()),
-            ("line", p.line == 0),
-            ("quote", p.quote.is_empty()),
-        ] {
+        // A seed's line and quote are asked for in cross_check, once the file is known to
+        // name a seed: a user's own study quotes nothing.
+        for (k, missing) in [("leg", p.leg.is_empty()), ("what", p.what.is_empty())] {
             if missing {
                 return Err(self.err(node.line, format!("[[paper]] needs {k}")));
             }
@@ -606,6 +626,8 @@ impl Reader<'_> {
                 "lines" => s.lines = Some(self.text(k, n)?),
                 "leg" => s.leg = Some(self.text(k, n)?),
                 "why" => s.why = Some(self.text(k, n)?),
+                "sanity" => s.sanity = self.flag(k, n)?,
+                "when_not" => s.when_not = Some(self.text(k, n)?),
                 "when" => {
                     let t = self.text(k, n)?;
                     let c = expr::parse_check(&t)
@@ -615,7 +637,7 @@ impl Reader<'_> {
                 _ => {
                     return Err(self.err(
                         n.line,
-                        format!("[[shape]] has no key {k}; it takes name, check, leg, when, paper, lines, why"),
+                        format!("[[shape]] has no key {k}; it takes name, check, leg, when, when_not, paper, lines, why, sanity"),
                     ));
                 }
             }
@@ -625,6 +647,28 @@ impl Reader<'_> {
             return Err(self.err(node.line, "[[shape]] needs a name"));
         }
         Ok(s)
+    }
+
+    /// One of the seed's experiments left out: what, its lines, and why.
+    fn omitted(&self, node: &Node) -> Result<super::Omitted, String> {
+        let mut o = super::Omitted::default();
+        for (k, n) in self.entries(node, "[[omitted]]")? {
+            match k.as_str() {
+                "what" => o.what = self.text(k, n)?,
+                "lines" => o.lines = Some(self.text(k, n)?),
+                "why" => o.why = self.text(k, n)?,
+                _ => {
+                    return Err(self.err(
+                        n.line,
+                        format!("[[omitted]] has no key {k}; it takes what, lines, why"),
+                    ));
+                }
+            }
+        }
+        if o.what.is_empty() || o.why.is_empty() {
+            return Err(self.err(node.line, "[[omitted]] needs what and why"));
+        }
+        Ok(o)
     }
 
     fn overlay(&self, node: &Node) -> Result<Overlay, String> {
@@ -828,6 +872,17 @@ impl Reader<'_> {
         };
         for p in &s.paper {
             known(&p.leg, p.file_line)?;
+            // A value from a seed says where: the line, and a verbatim piece of it.
+            if s.seed.is_some() {
+                for (k, missing) in [("line", p.line == 0), ("quote", p.quote.is_empty())] {
+                    if missing {
+                        return Err(self.err(
+                            p.file_line,
+                            format!("[[paper]] needs {k}: the study names a seed"),
+                        ));
+                    }
+                }
+            }
         }
         for t in &s.tables {
             known(&t.leg, t.file_line)?;
@@ -1021,6 +1076,48 @@ check = "all(ios_in_flight[qd] / @iodepth >= 0.5 over iodepth)"
         assert_eq!(s.legs[0].options.len(), 3);
         assert_eq!(s.paper[0].value, PaperValue::One(4600.0));
         assert_eq!(s.shapes.len(), 1);
+    }
+
+    #[test]
+    fn a_users_own_values_need_no_quote_but_a_seeds_do() {
+        let own = GOOD.replace("line = 1\nquote = \"x\"\n", "");
+        let s = read(&own).unwrap();
+        assert_eq!(s.paper[0].line, 0);
+        let seeded = own.replace("[study]\n", "[study]\nseed = \"000_x.txt\"\n");
+        let e = read(&seeded).unwrap_err();
+        assert!(
+            e.contains("[[paper]] needs line: the study names a seed"),
+            "{e}"
+        );
+        assert_eq!(e.lines().count(), 1);
+    }
+
+    #[test]
+    fn basis_scale_sanity_time_and_omitted_read() {
+        let text = GOOD
+            .replace(
+                "quick = { iodepth",
+                "scaled = \"16 MB\"\ntime = \"2m\"\nquick-time = \"10s\"\nquick = { iodepth",
+            )
+            .replace("value = \"4.6K\"", "value = \"4.6K\"\nbasis = \"per disk\"")
+            .replace("name = \"Little\"", "name = \"Little\"\nsanity = true")
+            + "\n[[omitted]]\nwhat = \"the JBOD study\"\nlines = \"49-59\"\nwhy = \"48 disks\"\n";
+        let s = read(&text).unwrap();
+        assert_eq!(s.legs[0].scaled.as_deref(), Some("16 MB"));
+        assert_eq!(
+            s.legs[0].time,
+            [
+                Some(std::time::Duration::from_secs(120)),
+                Some(std::time::Duration::from_secs(10))
+            ]
+        );
+        assert_eq!(s.paper[0].basis.as_deref(), Some("per disk"));
+        assert!(s.shapes[0].sanity);
+        assert_eq!(s.omitted[0].why, "48 disks");
+        let e = read(&text.replace("sanity = true", "sanity = \"yes\"")).unwrap_err();
+        assert!(e.contains("sanity should be true or false"), "{e}");
+        let e = read(&text.replace("why = \"48 disks\"\n", "")).unwrap_err();
+        assert!(e.contains("[[omitted]] needs what and why"), "{e}");
     }
 
     #[test]

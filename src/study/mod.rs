@@ -24,11 +24,12 @@
 //!   check, `--resume`, the legs run through [`crate::launch`], the answer.
 //! - [`store`]: what the archive keeps beside an invocation's runs, and the answer worked out
 //!   again from them (`perflab report --study`), `--resume`, legs imported from elsewhere.
-//! - [`summary`]: the answer as text for the terminal.
+//! - [`summary`]: the answer as text for the terminal; [`answer_json`] the same for `--json`.
 //!
 //! A study never names a workload here: a leg is a command line, checked by the command's own
 //! parser, so every workload (and every later one) can be a leg.
 
+pub mod answer_json;
 pub mod builtin;
 pub mod evaluate;
 pub mod expr;
@@ -110,6 +111,16 @@ pub struct Study {
     pub shapes: Vec<Shape>,
     pub figures: Vec<Overlay>,
     pub compare: Vec<Compare>,
+    /// The seed's experiments this study does not run, each with the reason.
+    pub omitted: Vec<Omitted>,
+}
+
+/// One of the seed's experiments the study leaves out, and why (`[[omitted]]`).
+#[derive(Debug, Clone, Default)]
+pub struct Omitted {
+    pub what: String,
+    pub lines: Option<String>,
+    pub why: String,
 }
 
 /// One long option as the file (or the command line) gives it.
@@ -141,6 +152,12 @@ pub struct Leg {
     /// A leg that runs elsewhere (another OS, an NFS client): what to do there.
     pub external: Option<String>,
     pub needs: Vec<String>,
+    /// How the leg is smaller than the paper's experiment, and why (said in `--dry-run`,
+    /// the report, and beside every value compared with it).
+    pub scaled: Option<String>,
+    /// How long the leg takes where its spec cannot say (it runs until its work is done, or
+    /// it would be refused here): `time` for the full leg, `quick-time` with `--quick`.
+    pub time: [Option<std::time::Duration>; 2],
     pub options: Vec<Opt>,
     pub quick: Vec<Opt>,
     pub line: usize,
@@ -175,6 +192,10 @@ pub struct Paper {
     /// The seed's line (1-based) and a verbatim piece of it holding the value.
     pub line: usize,
     pub quote: String,
+    /// What the value counts, where the paper says: per disk or per volume, logical or
+    /// physical writes, at the peak or at a given load, which table and column. The figure
+    /// here must count the same.
+    pub basis: Option<String>,
     /// Why the printed value does not follow from the paper's own numbers.
     pub erratum: Option<String>,
     pub note: Option<String>,
@@ -238,6 +259,11 @@ pub struct Shape {
     /// When it applies (`devices[random]@files=max >= 2`: volumes on separate disks);
     /// otherwise it is reported as not applicable, not as failed.
     pub when: Option<(String, Check)>,
+    /// The property this machine lacks when `when` does not hold ("one disk: the volumes
+    /// share it"), said with "not applicable here".
+    pub when_not: Option<String>,
+    /// perflab's own sanity check of its measurement, not a claim of the paper.
+    pub sanity: bool,
     pub file_line: usize,
 }
 
@@ -252,6 +278,8 @@ impl Default for Shape {
             lines: None,
             why: None,
             when: None,
+            when_not: None,
+            sanity: false,
             file_line: 0,
         }
     }

@@ -97,6 +97,15 @@ pub fn estimate(spec: &crate::workload::RunSpec) -> Option<Duration> {
     Some((per + Duration::from_secs(1)) * steps)
 }
 
+/// A planned leg's time: from its spec, else the study's own estimate for it (`time`,
+/// `quick-time`: a leg that runs until its work is done, or one refused here).
+pub fn leg_time(study: &Study, p: &Planned, quick: bool) -> Option<Duration> {
+    p.spec.as_ref().ok().and_then(estimate).or_else(|| {
+        let leg = study.leg(&p.name)?;
+        leg.time[usize::from(quick)].or(leg.time[0].filter(|_| !quick))
+    })
+}
+
 pub fn minutes(d: Duration) -> String {
     let s = d.as_secs();
     if s < 90 {
@@ -115,7 +124,7 @@ pub fn heading(
 ) -> (String, u64) {
     let time: Duration = planned
         .iter()
-        .filter_map(|p| p.spec.as_ref().ok().and_then(estimate))
+        .filter_map(|p| leg_time(study, p, args.quick))
         .sum();
     let disk = planned
         .iter()
@@ -129,7 +138,7 @@ pub fn heading(
         .unwrap_or(0);
     let open_ended = planned
         .iter()
-        .filter(|p| p.spec.as_ref().is_ok_and(|s| estimate(s).is_none()))
+        .filter(|p| leg_time(study, p, args.quick).is_none())
         .count();
     let head = format!(
         "study {}{}: {} of {} legs here, about {} of measuring{}{}",
@@ -233,6 +242,7 @@ pub fn plan_legs(
 pub fn catalog(env: &Environment, io_root: &Path) -> Result<String, AppError> {
     let m = machine(env, io_root);
     let pg_missing = crate::sql::throwaway::ThrowawayPostgres::unavailable();
+    let w = super::summary::width();
     let mut out = String::new();
     for (name, _) in builtin::STUDIES {
         let study = super::load(name)?;
@@ -263,8 +273,7 @@ pub fn catalog(env: &Environment, io_root: &Path) -> Result<String, AppError> {
                     false => Build::Note,
                 };
                 if let Ok(p) = plan(&study, leg, argv, env, build)
-                    && let Ok(spec) = &p.spec
-                    && let Some(t) = estimate(spec)
+                    && let Some(t) = leg_time(&study, &p, quick)
                 {
                     time[i] += t;
                 }
@@ -282,19 +291,19 @@ pub fn catalog(env: &Environment, io_root: &Path) -> Result<String, AppError> {
             ));
         }
         if !study.question.is_empty() {
-            out.push_str(&format!("  question: {}\n", study.question));
+            out.push_str(&super::summary::wrap("  question: ", &study.question, 4, w));
         }
-        out.push_str(&format!("  legs: {}\n", study.leg_names()));
+        out.push_str(&super::summary::wrap("  legs: ", &study.leg_names(), 4, w));
         out.push_str(&format!(
             "  time: about {} (--quick: about {}), without loading databases\n",
             minutes(time[0]),
             minutes(time[1])
         ));
         for n in not_here {
-            out.push_str(&format!("  not here: {n}\n"));
+            out.push_str(&super::summary::wrap("  not here: ", &n, 4, w));
         }
         for n in notes {
-            out.push_str(&format!("  here: {n}\n"));
+            out.push_str(&super::summary::wrap("  here: ", &n, 4, w));
         }
         out.push('\n');
     }

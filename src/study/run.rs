@@ -118,6 +118,9 @@ pub fn run(
                 format!(": {}", leg.about)
             };
             out.push_str(&format!("\n# leg {}{about}\n", leg.name));
+            if let Some(scaled) = &leg.scaled {
+                out.push_str(&format!("# smaller than the paper: {scaled}\n"));
+            }
             if let Some(why) = invocation.not_run.get(&leg.name) {
                 out.push_str(&format!("# not run here: {why}\n# "));
             } else if line.contains("{=") {
@@ -126,6 +129,17 @@ pub fn run(
                 );
             }
             out.push_str(&format!("{line}\n"));
+        }
+        if !study.omitted.is_empty() {
+            out.push_str("\n# the seed's experiments not reproduced here\n");
+            for o in &study.omitted {
+                let lines = o
+                    .lines
+                    .as_ref()
+                    .map(|l| format!(" (lines {l})"))
+                    .unwrap_or_default();
+                out.push_str(&format!("# {}{lines}: {}\n", o.what, o.why));
+            }
         }
         return Ok(Done::Plan(out));
     }

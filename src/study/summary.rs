@@ -58,84 +58,124 @@ fn cell_text(c: &Cell) -> [String; 3] {
     [paper, here, ratio]
 }
 
-/// The answer in the terminal: the legs, the paper's values beside this machine's, the shape
-/// checks.
-pub fn summary(a: &Outcome) -> String {
-    let mut out = format!("\n{}\n", a.title);
-    if !a.question.is_empty() {
-        out.push_str(&format!("{}\n", a.question));
+/// Columns a terminal line may take: `$COLUMNS` when the shell exports it, else 100. Lines
+/// wrap at a space rather than run on (a leg's command line is hundreds of characters).
+pub fn width() -> usize {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse::<usize>().ok())
+        .filter(|w| *w >= 40)
+        .unwrap_or(100)
+}
+
+/// `text` wrapped at spaces to `width`, the first line after `first`, the rest indented by
+/// `indent` spaces; every line ends in a newline. A word longer than a line stays whole.
+pub fn wrap(first: &str, text: &str, indent: usize, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let mut len = first.chars().count();
+    let mut empty = true;
+    for word in text.split_whitespace() {
+        let w = word.chars().count();
+        if !empty && len + 1 + w > width {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = " ".repeat(indent);
+            len = indent;
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+            len += 1;
+        }
+        line.push_str(word);
+        len += w;
+        empty = false;
     }
+    out.push_str(line.trim_end());
     out.push('\n');
-    let mut legs = TextTable::new(["leg", "run", "command"].map(String::from).to_vec());
-    for l in &a.legs {
-        let run = match &l.state {
-            LegState::Ran {
-                id,
-                failed: Some(_),
-                ..
-            } => format!("{id} FAILED"),
-            LegState::Ran {
-                id, complete: true, ..
-            } => id.clone(),
-            LegState::Ran {
-                id,
-                complete: false,
-                ..
-            } => format!("{id} (incomplete)"),
-            LegState::NotRun(why) => format!("not run: {why}"),
-        };
-        legs.row(vec![l.name.clone(), run, l.command.clone()]);
+    out
+}
+
+fn leg_run(l: &super::evaluate::LegOutcome) -> String {
+    match &l.state {
+        LegState::Ran {
+            id,
+            failed: Some(_),
+            ..
+        } => format!("{id} FAILED"),
+        LegState::Ran {
+            id, complete: true, ..
+        } => id.clone(),
+        LegState::Ran {
+            id,
+            complete: false,
+            ..
+        } => format!("{id} (incomplete)"),
+        LegState::NotRun(why) => format!("not run: {why}"),
     }
-    out.push_str(&legs.render());
+}
+
+/// The legs, each with its run (or why not), its scale-down and its command line, wrapped.
+fn legs_text(a: &Outcome, w: usize) -> String {
+    let mut out = String::new();
     for l in &a.legs {
+        out.push_str(&wrap(&format!("{}: ", l.name), &leg_run(l), 4, w));
+        if let Some(s) = &l.scaled {
+            out.push_str(&wrap("    smaller than the paper: ", s, 6, w));
+        }
+        if !l.command.is_empty() {
+            out.push_str(&wrap("    $ ", &l.command, 6, w));
+        }
         if let LegState::Ran {
             failed: Some(why), ..
         } = &l.state
         {
-            out.push_str(&format!("{} leg {}: {why}\n", style::bad("FAILED"), l.name));
+            out.push_str(&wrap(
+                &format!("{} leg {}: ", style::bad("FAILED"), l.name),
+                why,
+                4,
+                w,
+            ));
         }
     }
-    if !a.paper.is_empty() {
-        out.push('\n');
-        let mut t = TextTable::new(
-            [
-                "the paper's figure",
-                "paper",
-                "here",
-                "here/paper",
-                "seed line",
-            ]
-            .map(String::from)
-            .to_vec(),
+    out
+}
+
+/// The paper's values, one to a few lines each: what, where, paper, here, their ratio.
+fn paper_text(a: &Outcome, w: usize) -> String {
+    let mut out = String::new();
+    for p in &a.paper {
+        let [_, here, ratio] = cell_text(&p.cell);
+        let mut text = format!(
+            "paper {} {}{}, here {here}, here/paper {ratio} [{}{}] (seed line {})",
+            p.cell.printed,
+            p.unit,
+            if p.cell.erratum.is_some() { " †" } else { "" },
+            p.leg,
+            if p.at.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", p.at)
+            },
+            p.line
         );
-        for p in &a.paper {
-            let [_, here, ratio] = cell_text(&p.cell);
-            t.row(vec![
-                format!(
-                    "{} [{}{}]",
-                    p.what,
-                    p.leg,
-                    if p.at.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" {}", p.at)
-                    }
-                ),
-                format!(
-                    "{} {}{}",
-                    p.cell.printed,
-                    p.unit,
-                    if p.cell.erratum.is_some() { " †" } else { "" }
-                )
-                .trim()
-                .to_string(),
-                here,
-                ratio,
-                p.line.to_string(),
-            ]);
+        if let Some(b) = &p.basis {
+            text.push_str(&format!("; counts {b}"));
         }
-        out.push_str(&t.render());
+        if p.scaled.is_some() {
+            text.push_str(&format!(
+                "; leg {} is smaller than the paper's (the legs above say how)",
+                p.leg
+            ));
+        }
+        out.push_str(&wrap(&format!("  {}: ", p.what), &text, 6, w));
     }
+    out
+}
+
+fn tables_text(a: &Outcome) -> String {
+    let mut out = String::new();
     for t in &a.tables {
         out.push_str(&format!(
             "\n{}{}: paper | here | here/paper\n",
@@ -152,6 +192,54 @@ pub fn summary(a: &Outcome) -> String {
         }
         out.push_str(&tt.render());
     }
+    out
+}
+
+fn shapes_text(a: &Outcome, w: usize) -> String {
+    let mut out = String::from("\nshape checks\n");
+    for s in &a.shapes {
+        let (mark, numbers) = match &s.result {
+            ShapeResult::Passed(n) => (style::good("pass"), n.clone()),
+            ShapeResult::Failed(n) => (style::bad("FAIL"), n.clone()),
+            ShapeResult::NotApplicable(why) => ("n/a ".to_string(), why.clone()),
+        };
+        let own = if s.sanity {
+            "perflab's own sanity check: "
+        } else {
+            ""
+        };
+        out.push_str(&wrap(
+            &format!("  {mark}  "),
+            &format!("{own}{}: {numbers}", s.name),
+            8,
+            w,
+        ));
+        if let Some(p) = &s.paper {
+            out.push_str(&wrap("        the paper: ", p, 10, w));
+        }
+        if let (ShapeResult::Failed(_), Some(why)) = (&s.result, &s.why) {
+            out.push_str(&wrap("        why it may fall short: ", why, 10, w));
+        }
+    }
+    out
+}
+
+/// The answer in the terminal: the legs, the paper's values beside this machine's, the shape
+/// checks.
+pub fn summary(a: &Outcome) -> String {
+    let w = width();
+    let mut out = String::from("\n");
+    out.push_str(&wrap("", &a.title, 0, w));
+    if !a.question.is_empty() {
+        out.push_str(&wrap("", &a.question, 0, w));
+    }
+    out.push('\n');
+    out.push_str(&legs_text(a, w));
+    if !a.paper.is_empty() {
+        out.push_str("\nthe paper's figures: paper, here, here/paper\n");
+        out.push_str(&paper_text(a, w));
+    }
+    out.push_str(&tables_text(a));
     let errata = a.paper.iter().any(|p| p.cell.erratum.is_some())
         || a.tables.iter().any(|t| {
             t.rows
@@ -167,32 +255,48 @@ pub fn summary(a: &Outcome) -> String {
     if !efficiencies.is_empty() {
         out.push('\n');
         for e in efficiencies {
-            out.push_str(&format!("{e}\n"));
+            out.push_str(&wrap("", &e, 4, w));
         }
     }
     if !a.shapes.is_empty() {
-        out.push_str("\nshape checks\n");
-        for s in &a.shapes {
-            let (mark, numbers) = match &s.result {
-                ShapeResult::Passed(n) => (style::good("pass"), n.clone()),
-                ShapeResult::Failed(n) => (style::bad("FAIL"), n.clone()),
-                ShapeResult::NotApplicable(why) => ("n/a ".to_string(), why.clone()),
-            };
-            out.push_str(&format!("  {mark}  {}: {numbers}\n", s.name));
-            if let (ShapeResult::Failed(_), Some(why)) = (&s.result, &s.why) {
-                out.push_str(&format!("        why it may fall short: {why}\n"));
-            }
-        }
+        out.push_str(&shapes_text(a, w));
     }
     for v in &a.verdicts {
-        out.push_str(&format!(
-            "\n{}: {}\n",
-            v.question,
-            crate::view::compare::summary_line(&v.comparison)
+        out.push('\n');
+        out.push_str(&wrap(
+            &format!("{}: ", v.question),
+            &crate::view::compare::summary_line(&v.comparison),
+            4,
+            w,
         ));
         if let Some(e) = v.expectation() {
-            out.push_str(&format!("  {e}\n"));
+            out.push_str(&wrap("  ", &e, 4, w));
+        }
+    }
+    if !a.omitted.is_empty() {
+        out.push_str("\nthe seed's experiments not reproduced here\n");
+        for o in &a.omitted {
+            let lines = o
+                .lines
+                .as_ref()
+                .map(|l| format!(" (lines {l})"))
+                .unwrap_or_default();
+            out.push_str(&wrap(&format!("  {}{lines}: ", o.what), &o.why, 6, w));
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn long_lines_wrap_at_spaces_and_keep_long_words_whole() {
+        let w = wrap("  x: ", "one two three four five six", 4, 14);
+        assert_eq!(w, "  x: one two\n    three four\n    five six\n");
+        let w = wrap("", "averyveryverylongword b", 2, 8);
+        assert_eq!(w, "averyveryverylongword\n  b\n");
+        assert!(wrap("", "", 0, 10) == "\n");
+    }
 }

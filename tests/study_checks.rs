@@ -1,0 +1,739 @@
+//! The built-in studies' checks can fail, and their values say what they count.
+//!
+//! - Every shape check of every built-in study is fed records in which the paper's claim does
+//!   not hold (fabricated as the study engine's own unit tests build them, with a machine of 8
+//!   CPUs, 2 NUMA nodes and SMT, so that every `when` holds) and must say FAIL: not pass, and
+//!   not "not applicable". A check added without a counterexample here fails this test.
+//! - Every check that is not perflab's own sanity check names the paper's figure and lines, and
+//!   every check that may not apply here names the property this machine would lack.
+//! - Gray's Table 3: every cell that follows from the row's own scan and CPU times (and Table
+//!   2's rows and bytes per record) is marked an erratum exactly when it is off by more than its
+//!   printed precision plus 10%, the rule docs/studies.md writes down.
+
+use perflab::record::levels::{LevelResult, LoadLevels};
+use perflab::record::{RunRecord, StepResult, StudyRef, Trial};
+use perflab::study::builtin;
+use perflab::study::evaluate::{Inputs, ShapeResult, evaluate};
+use perflab::study::file::{Origin, parse, parse_printed};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// One step of a fabricated leg: its parameters and its figures.
+struct Step {
+    params: Vec<(String, Value)>,
+    figures: Vec<(String, f64)>,
+}
+
+fn step(params: &[(&str, Value)], figures: &[(&str, f64)]) -> Step {
+    Step {
+        params: params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect(),
+        figures: figures.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+    }
+}
+
+fn n(x: f64) -> Value {
+    Value::from(x)
+}
+
+fn s(x: &str) -> Value {
+    Value::from(x)
+}
+
+/// Sets a figure where the record keeps it: the trial's own fields, its devices, the run's
+/// load levels, or the kind's figures.
+fn set(r: &mut RunRecord, i: usize, t: &mut Trial, name: &str, v: f64) {
+    match name {
+        "ops_per_sec" => t.ops_per_sec = v,
+        "bytes_per_sec" => t.bytes_per_sec = v,
+        "latency_mean_ns" => t.latency.mean_ns = v,
+        "cpu_busy_pct" => t.resources.cpu.busy_pct = v,
+        "devices" => {
+            t.devices = (0..v as usize)
+                .map(|d| perflab::env::disk::DeviceReading {
+                    name: format!("vd{d}"),
+                    ..Default::default()
+                })
+                .collect();
+        }
+        "device_read_bytes_per_sec" => {
+            if t.devices.is_empty() {
+                t.devices.push(Default::default());
+            }
+            t.devices[0].activity.read_bytes_per_sec = v;
+        }
+        "watts" => {
+            t.resources.summary = Some(perflab::env::resources::ResourceSummary {
+                watts: Some(v),
+                ..Default::default()
+            });
+        }
+        "achieved_pct" => {
+            let levels = r.load_levels.get_or_insert_with(LoadLevels::default);
+            levels.levels.push(LevelResult {
+                step: i,
+                achieved_pct: v,
+                ..Default::default()
+            });
+        }
+        _ => {
+            t.figures.insert(name.to_string(), v);
+        }
+    }
+}
+
+/// A leg's record on a machine of 8 CPUs (2 NUMA nodes, 2 threads per core) at `ghz`.
+fn leg_at(name: &str, ghz: f64, steps: Vec<Step>) -> RunRecord {
+    let mut r = RunRecord {
+        id: format!("run-{name}"),
+        status: perflab::record::Status::Complete,
+        study: Some(StudyRef {
+            name: "t".into(),
+            leg: name.into(),
+            run: "s1".into(),
+            digest: String::new(),
+        }),
+        ..Default::default()
+    };
+    r.env.cpu.logical_cpus = Some(8);
+    r.env.cpu.numa_nodes = Some(2);
+    r.env.cpu.threads_per_core = Some(2);
+    r.env.cpu.max_mhz = Some(ghz * 1000.0);
+    r.env.memory.total_bytes = Some(16 << 30);
+    for (i, st) in steps.into_iter().enumerate() {
+        let mut sr = StepResult {
+            index: i,
+            ..Default::default()
+        };
+        for (k, v) in st.params {
+            sr.params.insert(k.clone(), v);
+            sr.swept.push(k);
+        }
+        let mut t = Trial::default();
+        for (k, v) in st.figures {
+            set(&mut r, i, &mut t, &k, v);
+        }
+        sr.trials.push(t);
+        r.steps.push(sr);
+    }
+    r
+}
+
+fn leg(name: &str, steps: Vec<Step>) -> RunRecord {
+    leg_at(name, 3.0, steps)
+}
+
+/// `figure` over `param` taking `values`, with `others` fixed.
+fn series(param: &str, values: &[(f64, f64)], figure: &str, others: &[(&str, Value)]) -> Vec<Step> {
+    values
+        .iter()
+        .map(|(x, y)| {
+            let mut p: Vec<(&str, Value)> = others.to_vec();
+            p.push((param, n(*x)));
+            step(&p, &[(figure, *y)])
+        })
+        .collect()
+}
+
+/// Records in which the named check's claim does not hold.
+fn counterexample(check: &str) -> Option<Vec<RunRecord>> {
+    let recs = match check {
+        // gray-thumper
+        "complex/trivial scan time falls as rows widen" => vec![leg(
+            "scan",
+            ["ten", "hundred", "thousand", "page"]
+                .iter()
+                .flat_map(|t| {
+                    // The complex predicate costs the same share at every width.
+                    [
+                        step(
+                            &[("table", s(t)), ("predicate", s("trivial"))],
+                            &[("rows_per_sec", 2e6)],
+                        ),
+                        step(
+                            &[("table", s(t)), ("predicate", s("complex"))],
+                            &[("rows_per_sec", 1e6)],
+                        ),
+                    ]
+                })
+                .collect(),
+        )],
+        "the complex predicate costs at least 4x more, per scan, on 10-byte rows than on 8 KB rows (paper: 18x)" =>
+        {
+            vec![leg(
+                "scan",
+                vec![
+                    step(
+                        &[("table", s("ten")), ("predicate", s("trivial"))],
+                        &[("rows_per_sec", 3e6)],
+                    ),
+                    step(
+                        &[("table", s("ten")), ("predicate", s("complex"))],
+                        &[("rows_per_sec", 1e6)],
+                    ),
+                    step(
+                        &[("table", s("page")), ("predicate", s("trivial"))],
+                        &[("rows_per_sec", 2e5)],
+                    ),
+                    step(
+                        &[("table", s("page")), ("predicate", s("complex"))],
+                        &[("rows_per_sec", 1e5)],
+                    ),
+                ],
+            )]
+        }
+        "group commit cuts log writes per transaction at least 10x at 18 clients (paper: ~1/1000)" =>
+        {
+            vec![
+                leg(
+                    "force",
+                    vec![
+                        step(
+                            &[("threads", n(8.0))],
+                            &[("cpu_busy_pct", 30.0), ("log_syncs_per_txn", 1.0)],
+                        ),
+                        step(
+                            &[("threads", n(18.0))],
+                            &[("cpu_busy_pct", 35.0), ("log_syncs_per_txn", 1.0)],
+                        ),
+                    ],
+                ),
+                leg(
+                    "group",
+                    series("threads", &[(18.0, 0.3)], "log_syncs_per_txn", &[]),
+                ),
+            ]
+        }
+        "Little's law: the I/Os in flight fill the queue (within 10%), 8 KB reads" => vec![leg(
+            "one-volume",
+            series(
+                "iodepth",
+                &[(1.0, 1.0), (8.0, 6.0)],
+                "ios_in_flight",
+                &[("bs_bytes", n(8192.0))],
+            ),
+        )],
+        "one volume reaches nearly full bandwidth with 16 KB requests 2 deep (at least 80% of its peak)" =>
+        {
+            vec![leg(
+                "one-volume",
+                [(16384.0, 20e6), (131072.0, 60e6)]
+                    .iter()
+                    .flat_map(|(bs, bw)| {
+                        [1.0, 2.0].map(|qd| {
+                            step(
+                                &[("bs_bytes", n(*bs)), ("iodepth", n(qd))],
+                                &[("bytes_per_sec", *bw)],
+                            )
+                        })
+                    })
+                    .collect(),
+            )]
+        }
+        "random reads grow linearly in volumes" => vec![leg(
+            "random",
+            vec![
+                step(
+                    &[
+                        ("rw", s("randread")),
+                        ("files", n(1.0)),
+                        ("volume", s("all")),
+                    ],
+                    &[("ops_per_sec", 100.0), ("devices", 1.0)],
+                ),
+                step(
+                    &[
+                        ("rw", s("randread")),
+                        ("files", n(4.0)),
+                        ("volume", s("all")),
+                    ],
+                    &[("ops_per_sec", 150.0), ("devices", 4.0)],
+                ),
+            ],
+        )],
+        // ral-x4500: the reads reached the disk, and the second stream took as much again.
+        "streams: the read rate per stream falls as threads and files rise together"
+        | "streams: the read rate per stream halves from one thread to two (at most 0.6 of one thread's; paper: 0.5)" =>
+        {
+            vec![leg(
+                "threads",
+                [(1.0, 300e6), (2.0, 600e6), (4.0, 1200e6)]
+                    .iter()
+                    .map(|(t, b)| {
+                        step(
+                            &[("rw", s("read")), ("threads", n(*t))],
+                            &[("bytes_per_sec", *b), ("device_read_bytes_per_sec", *b)],
+                        )
+                    })
+                    .collect(),
+            )]
+        }
+        "NFS writes per thread fall as threads are added (12 MB/s at one thread to 3 at 32)" => {
+            vec![leg(
+                "nfs-threads",
+                series(
+                    "threads",
+                    &[(1.0, 12e6), (32.0, 32.0 * 10e6)],
+                    "bytes_per_sec",
+                    &[("rw", s("write"))],
+                ),
+            )]
+        }
+        // bestperf-igen
+        "iGenCPU: near-linear in threads up to the cores" => vec![leg(
+            "cpu",
+            series(
+                "threads",
+                &[(1.0, 100.0), (2.0, 150.0), (4.0, 200.0), (8.0, 300.0)],
+                "ops_per_sec",
+                &[],
+            ),
+        )],
+        "iGenRAM lotto gains less from threads than iGenCPU fractals, up to the CPUs (memory-bound against CPU-bound)" =>
+        {
+            vec![
+                leg(
+                    "cpu",
+                    series("threads", &[(1.0, 100.0), (8.0, 790.0)], "ops_per_sec", &[]),
+                ),
+                leg(
+                    "lotto",
+                    series("threads", &[(1.0, 10.0), (8.0, 79.0)], "ops_per_sec", &[]),
+                ),
+            ]
+        }
+        "Little's law in stream mode: clients = tps x response time (within 20%)" => vec![leg(
+            "ssdcached",
+            vec![step(
+                &[("threads", n(20.0))],
+                &[("ops_per_sec", 500.0), ("latency_mean_ns", 20e6)],
+            )],
+        )],
+        "database cached: throughput saturates as clients are added (1 to 20)" => vec![leg(
+            "ssdcached",
+            series(
+                "threads",
+                &[(1.0, 50.0), (4.0, 200.0), (20.0, 1000.0)],
+                "ops_per_sec",
+                &[],
+            ),
+        )],
+        "shards: the response time jumps where the CPUs fill (the most shards at least 3x the fewest)" =>
+        {
+            vec![leg(
+                "sharded",
+                vec![
+                    step(
+                        &[("shards", n(1.0))],
+                        &[("latency_mean_ns", 10e6), ("cpu_busy_pct", 40.0)],
+                    ),
+                    step(
+                        &[("shards", n(4.0))],
+                        &[("latency_mean_ns", 12e6), ("cpu_busy_pct", 95.0)],
+                    ),
+                ],
+            )]
+        }
+        "database cached: the SSD's gain shrinks as the work becomes CPU-bound (4 clients against 20)" =>
+        {
+            vec![
+                leg(
+                    "ssdcached",
+                    series(
+                        "threads",
+                        &[(4.0, 200.0), (20.0, 900.0)],
+                        "ops_per_sec",
+                        &[],
+                    ),
+                ),
+                leg(
+                    "hddcached",
+                    series(
+                        "threads",
+                        &[(4.0, 190.0), (20.0, 300.0)],
+                        "ops_per_sec",
+                        &[],
+                    ),
+                ),
+            ]
+        }
+        "the device matters more when the database is half cached than when it is cached (20 clients)" =>
+        {
+            vec![
+                leg(
+                    "ssdcached",
+                    series("threads", &[(20.0, 900.0)], "ops_per_sec", &[]),
+                ),
+                leg(
+                    "hddcached",
+                    series("threads", &[(20.0, 300.0)], "ops_per_sec", &[]),
+                ),
+                leg(
+                    "ssdhalf",
+                    series("threads", &[(20.0, 400.0)], "ops_per_sec", &[]),
+                ),
+                leg(
+                    "hddhalf",
+                    series("threads", &[(20.0, 300.0)], "ops_per_sec", &[]),
+                ),
+            ]
+        }
+        "a clock increase alone buys no more than the clock ratio (2.88 GHz against 2.52 GHz, same OS)" =>
+        {
+            vec![
+                leg_at(
+                    "vii252u8",
+                    2.52,
+                    series("threads", &[(64.0, 1000.0)], "ops_per_sec", &[]),
+                ),
+                leg_at(
+                    "vii288u8",
+                    2.88,
+                    series("threads", &[(64.0, 1400.0)], "ops_per_sec", &[]),
+                ),
+            ]
+        }
+        // bestperf-mail-cache-batch-power
+        "the CPU-bound batch finishes within 15% of its ideal time while copies <= CPUs" => {
+            vec![leg(
+                "grid-cpu",
+                [(1.0, 100.0), (2.0, 80.0), (4.0, 60.0)]
+                    .iter()
+                    .map(|(t, secs)| {
+                        step(
+                            &[("threads", n(*t))],
+                            &[("seconds", *secs), ("job_cpu_pct", 99.0)],
+                        )
+                    })
+                    .collect(),
+            )]
+        }
+        "the mixed batch finishes sooner as copies are added, up to the CPUs" => vec![leg(
+            "grid",
+            series(
+                "threads",
+                &[(1.0, 100.0), (2.0, 100.0), (4.0, 101.0)],
+                "seconds",
+                &[],
+            ),
+        )],
+        "the mixed batch still finishes sooner at the 7th copy" => vec![leg(
+            "grid",
+            series(
+                "threads",
+                &[(1.0, 100.0), (4.0, 40.0), (7.0, 60.0)],
+                "seconds",
+                &[],
+            ),
+        )],
+        "on a grid, the mixed batch scales sublinearly in nodes" => vec![leg(
+            "grid-mpi",
+            series("threads", &[(2.0, 10.0), (7.0, 35.0)], "jobs_per_hour", &[]),
+        )],
+        "SPECpower levels: none above its target by more than 2 points" => vec![leg(
+            "power",
+            series(
+                "load_pct",
+                &[(100.0, 99.0), (70.0, 74.0)],
+                "achieved_pct",
+                &[],
+            ),
+        )],
+        "SPECpower levels: none below its target by more than 2 points" => vec![leg(
+            "power",
+            series(
+                "load_pct",
+                &[(100.0, 94.0), (70.0, 70.0)],
+                "achieved_pct",
+                &[],
+            ),
+        )],
+        "the typical configuration gives fewer operations per watt at full load than the tiny one" =>
+        {
+            vec![
+                leg(
+                    "power",
+                    vec![step(
+                        &[("level", s("100%"))],
+                        &[("ops_per_sec", 1000.0), ("watts", 200.0)],
+                    )],
+                ),
+                leg(
+                    "typical",
+                    vec![step(
+                        &[("level", s("100%"))],
+                        &[("ops_per_sec", 1200.0), ("watts", 200.0)],
+                    )],
+                ),
+            ]
+        }
+        "memcached gains at most 10% past 4-6 server threads" => {
+            let mut r = leg(
+                "cache",
+                series(
+                    "server_threads",
+                    &[(4.0, 1e5), (6.0, 1.2e5), (8.0, 1.6e5)],
+                    "ops_per_sec",
+                    &[],
+                ),
+            );
+            r.env.cpu.logical_cpus = Some(16);
+            vec![r]
+        }
+        // bestperf-hpc-flash-landscape
+        "batch: each copy keeps at least 90% of one copy's speed, up to one copy per CPU" => {
+            vec![leg(
+                "batch",
+                [(1.0, 100.0), (2.0, 190.0), (4.0, 300.0)]
+                    .iter()
+                    .map(|(t, jph)| {
+                        step(
+                            &[("threads", n(*t)), ("placement", s("compact"))],
+                            &[("jobs_per_hour", *jph), ("job_cpu_pct", 99.0)],
+                        )
+                    })
+                    .collect(),
+            )]
+        }
+        "batch: spreading the copies gains at least 10% at some load below full (paper: 1.25 to 1.39 at 13-50%)" =>
+        {
+            vec![leg(
+                "batch",
+                [1.0, 2.0, 4.0, 8.0]
+                    .iter()
+                    .flat_map(|t| {
+                        ["compact", "spread"].map(|p| {
+                            step(
+                                &[("threads", n(*t)), ("placement", s(p))],
+                                &[("jobs_per_hour", 100.0 * t)],
+                            )
+                        })
+                    })
+                    .collect(),
+            )]
+        }
+        "service time is nearly flat for small transfers: 8x the bytes (4 KB to 32 KB), at most 1.5x the time (paper: 1.34x, 1.24x)" =>
+        {
+            vec![leg(
+                "latency",
+                series(
+                    "bs_bytes",
+                    &[(4096.0, 100e3), (32768.0, 400e3)],
+                    "latency_mean_ns",
+                    &[("rw", s("randread"))],
+                ),
+            )]
+        }
+        "service time rises with the transfer size from 128 KB to 1 MB" => vec![leg(
+            "latency",
+            series(
+                "bs_bytes",
+                &[
+                    (131072.0, 1e6),
+                    (262144.0, 1e6),
+                    (524288.0, 1e6),
+                    (1048576.0, 1e6),
+                ],
+                "latency_mean_ns",
+                &[("rw", s("randread"))],
+            ),
+        )],
+        "service time of 1 MB at least 5x that of 4 KB (paper: 10x on the F5100)" => vec![leg(
+            "latency",
+            series(
+                "bs_bytes",
+                &[(4096.0, 300e3), (1048576.0, 900e3)],
+                "latency_mean_ns",
+                &[("rw", s("randread"))],
+            ),
+        )],
+        "random 4 KB writes grow linearly in modules (4 modules at least 80% of 4x one)" => {
+            vec![leg(
+                "modules",
+                vec![
+                    step(
+                        &[("rw", s("randwrite")), ("files", n(1.0))],
+                        &[("ops_per_sec", 22e3), ("devices", 1.0)],
+                    ),
+                    step(
+                        &[("rw", s("randwrite")), ("files", n(4.0))],
+                        &[("ops_per_sec", 44e3), ("devices", 4.0)],
+                    ),
+                ],
+            )]
+        }
+        "random 4 KB reads grow with the modules (4 modules at least 60% of 4x one)" => vec![leg(
+            "modules",
+            vec![
+                step(
+                    &[("rw", s("randread")), ("files", n(1.0))],
+                    &[("ops_per_sec", 35e3), ("devices", 1.0)],
+                ),
+                step(
+                    &[("rw", s("randread")), ("files", n(4.0))],
+                    &[("ops_per_sec", 70e3), ("devices", 4.0)],
+                ),
+            ],
+        )],
+        "flash: the sustained random write rate is at most 70% of the best minute" => vec![leg(
+            "sustained",
+            vec![step(
+                &[("rw", s("randwrite")), ("files", n(1.0))],
+                &[("sustained_iops", 20e3), ("initial_iops", 22e3)],
+            )],
+        )],
+        _ => return None,
+    };
+    Some(recs)
+}
+
+fn study(name: &str) -> perflab::study::Study {
+    parse(
+        builtin::text(name).expect("built in"),
+        &Origin { name, label: name },
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+#[test]
+fn every_builtin_check_fails_where_the_papers_claim_does_not_hold() {
+    let mut missing = Vec::new();
+    for name in builtin::names() {
+        let st = study(name);
+        for shape in &st.shapes {
+            let Some(records) = counterexample(&shape.name) else {
+                missing.push(format!("{name}: {}", shape.name));
+                continue;
+            };
+            let one = perflab::study::Study {
+                shapes: vec![shape.clone()],
+                ..st.clone()
+            };
+            let answer = evaluate(
+                &one,
+                &Inputs {
+                    run: "s1".into(),
+                    quick: false,
+                    records: &records,
+                    commands: BTreeMap::new(),
+                    not_run: BTreeMap::new(),
+                },
+            );
+            let result = &answer.shapes[0].result;
+            assert!(
+                matches!(result, ShapeResult::Failed(_)),
+                "{name}: '{}' ({}) should fail on its counterexample, but: {result:?}",
+                shape.name,
+                shape.text
+            );
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "checks without a counterexample in tests/study_checks.rs: {missing:#?}"
+    );
+}
+
+#[test]
+fn every_check_that_is_the_papers_names_its_figure_and_lines() {
+    for name in builtin::names() {
+        for shape in &study(name).shapes {
+            // A check that may not apply names the property this machine would lack.
+            assert!(
+                shape.when.is_none() || shape.when_not.is_some(),
+                "{name}: '{}' has a when but no when_not",
+                shape.name
+            );
+            if shape.sanity {
+                continue;
+            }
+            assert!(
+                shape.paper.as_ref().is_some_and(|p| !p.is_empty())
+                    && shape.lines.as_ref().is_some_and(|l| !l.is_empty()),
+                "{name}: '{}' is the paper's claim: it needs paper = \"...\" and lines",
+                shape.name
+            );
+        }
+    }
+}
+
+/// The rule for errata on Gray's Table 3: a cell that follows from its row's scan and CPU
+/// times (and Table 2's rows and bytes) is an erratum when it is off by more than half a unit
+/// of its last printed digit plus 10%.
+#[test]
+fn table_3s_errata_are_exactly_the_cells_the_rule_marks() {
+    let st = study("gray-thumper");
+    let t = st
+        .tables
+        .iter()
+        .find(|t| t.title.starts_with("Table 3"))
+        .expect("Table 3");
+    let col = |label: &str| t.columns.iter().position(|c| c.label == label).unwrap();
+    for row in &t.rows {
+        let v = |label: &str| parse_printed(&row.values[col(label)]).unwrap();
+        let (scan, cpu) = (v("scan time"), v("cpu time"));
+        let (rows, bytes) = (row.vars["rows"], row.vars["bytes"]);
+        let derived = [
+            ("cpu%", 100.0 * cpu / scan),
+            ("cpu us/rec", cpu / rows * 1e6),
+            ("Mrec/sec", rows / scan / 1e6),
+            ("MB/s", rows * bytes / scan / 1e6),
+        ];
+        for (label, from_own) in derived {
+            let printed = &row.values[col(label)];
+            let value = parse_printed(printed).unwrap();
+            let digits = printed
+                .trim_end_matches('%')
+                .split_once('.')
+                .map_or(0, |(_, d)| d.len());
+            let precision = 0.5 * 10f64.powi(-(digits as i32)) / value;
+            let off = (value / from_own - 1.0).abs();
+            let erratum = off > precision + 0.10;
+            assert_eq!(
+                row.errata.contains_key(label),
+                erratum,
+                "{} {label}: printed {printed}, {from_own:.3} from its own figures ({:.0}% off)",
+                row.label,
+                off * 100.0
+            );
+        }
+    }
+}
+
+/// Every value read from a seed says what it counts where the paper makes a difference: the
+/// ones issue 43 found mapped to another figure now declare their basis.
+#[test]
+fn values_whose_basis_matters_declare_it() {
+    let st = study("gray-thumper");
+    for (line, basis) in [
+        (109, "per disk"),
+        (116, "writes per second"),
+        (179, "logical"),
+        (181, "logical"),
+        (234, "physical"),
+        (367, "physical"),
+        (369, "physical"),
+    ] {
+        let values: Vec<_> = st.paper.iter().filter(|p| p.line == line).collect();
+        assert!(!values.is_empty(), "no value of line {line}");
+        for p in values {
+            let b = p.basis.as_deref().unwrap_or("");
+            if line == 234 && p.what.contains("reads") {
+                continue;
+            }
+            assert!(
+                b.contains(basis),
+                "line {line} ({}): basis {b:?} should say {basis:?}",
+                p.what
+            );
+        }
+    }
+    // The CPU figure of line 116 belongs to the mirrored write peak.
+    let cpu = st.paper.iter().find(|p| p.line == 116).unwrap();
+    assert!(cpu.at.iter().any(|(k, v)| k == "rw" && v == "randwrite"));
+    // "About 18 threads" (line 357) is held at 18.
+    let tps = st.paper.iter().find(|p| p.line == 355).unwrap();
+    assert!(tps.at.iter().any(|(k, v)| k == "threads" && v == "18"));
+}
