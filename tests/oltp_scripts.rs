@@ -22,6 +22,20 @@ fn script(r: &Results, name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// The text of the `-l` logs named `PREFIX.PID` in the test's folder.
+fn log_text(r: &Results, prefix: &str) -> String {
+    let mut text = String::new();
+    for e in std::fs::read_dir(r.path()).unwrap().flatten() {
+        if e.file_name()
+            .to_string_lossy()
+            .starts_with(&format!("{prefix}."))
+        {
+            text.push_str(&std::fs::read_to_string(e.path()).unwrap());
+        }
+    }
+    text
+}
+
 /// psql's answer to one query on the throwaway server's database.
 fn psql(pg: &PgServer, sql: &str) -> String {
     let Some(bin) = common::skip::program("psql", "postgresql-client") else {
@@ -410,16 +424,6 @@ fn the_transaction_log_per_transaction_and_aggregated() {
     let url = pg.url();
     let o = perflab(&r, &["oltp", "prepare", "--target", &url]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let logs = |prefix: &str| -> Vec<String> {
-        let mut found = Vec::new();
-        for e in std::fs::read_dir(r.path()).unwrap().flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if name.starts_with(&format!("{prefix}.")) {
-                found.push(std::fs::read_to_string(e.path()).unwrap());
-            }
-        }
-        found
-    };
     let prefix = r.path().join("each");
     let o = perflab(
         &r,
@@ -439,7 +443,7 @@ fn the_transaction_log_per_transaction_and_aggregated() {
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let text = logs("each").concat();
+    let text = log_text(&r, "each");
     assert_eq!(text.lines().count(), 50, "{text}");
     assert!(text.lines().all(|l| l.split(' ').count() == 6), "{text}");
     let prefix = r.path().join("agg");
@@ -465,7 +469,7 @@ fn the_transaction_log_per_transaction_and_aggregated() {
     assert!(o.status.success(), "{}", stderr(&o));
     let v = json(&o);
     let ops = v["steps"][0]["trials"][0]["ops"].as_u64().unwrap();
-    let text = logs("agg").concat();
+    let text = log_text(&r, "agg");
     let lines: Vec<Vec<u64>> = text
         .lines()
         .map(|l| l.split(' ').map(|f| f.parse().unwrap()).collect())
@@ -534,16 +538,10 @@ fn late_transactions_are_skipped_under_a_rate_as_pgbench_skips_them() {
     let skipped = t["schedule"]["skipped_ops"].as_u64().unwrap_or(0);
     let ops = t["ops"].as_u64().unwrap();
     assert!(skipped > ops, "{skipped} skipped, {ops} run");
-    let mut lines = 0;
-    for e in std::fs::read_dir(r.path()).unwrap().flatten() {
-        if e.file_name().to_string_lossy().starts_with("skip.") {
-            let text = std::fs::read_to_string(e.path()).unwrap();
-            lines += text
-                .lines()
-                .filter(|l| l.split(' ').nth(2) == Some("skipped"))
-                .count();
-        }
-    }
+    let lines = log_text(&r, "skip")
+        .lines()
+        .filter(|l| l.split(' ').nth(2) == Some("skipped"))
+        .count();
     assert_eq!(lines as u64, skipped);
     let o = perflab(&r, &["show", "last"]);
     assert!(stdout(&o).contains("skipped"), "{}", stdout(&o));
