@@ -2,6 +2,8 @@
 # perflab io against fio on the same job files, alternating: `fio JOB.fio` and
 # `perflab io JOB.fio`, each in an empty folder of its own on DIR.
 #   scripts/bench-jobfile.sh [DIR] [ROUNDS] [SECONDS]
+#   ONLY=file-server-mix* scripts/bench-jobfile.sh ...   (only the job files matching the glob)
+#   PERFLAB=/path/to/perflab scripts/bench-jobfile.sh ... (that binary, not this checkout's)
 # DIR must be on the storage to measure (default /var/tmp). Prints, per job file, the IO/s
 # of all its jobs (reads and writes), the CPU time each tool spent per I/O, and the
 # perflab/fio ratios (medians over rounds of neighbour ratios). Needs fio and python3.
@@ -11,8 +13,11 @@ DIR=${1:-/var/tmp}
 ROUNDS=${2:-3}
 SECS=${3:-5}
 command -v fio >/dev/null || { echo "fio is not installed: apt-get install fio" >&2; exit 2; }
-cargo build --release --quiet
-PERFLAB=$PWD/target/release/perflab
+# PERFLAB=path/to/perflab measures that build instead of building this checkout.
+if [[ -z ${PERFLAB:-} ]]; then
+  cargo build --release --quiet
+  PERFLAB=$PWD/target/release/perflab
+fi
 base=$(mktemp -d "$DIR/perflab-bench-jobfile.XXXXXX")
 out=$(mktemp -d)
 trap 'rm -rf "$base" "$out"' EXIT
@@ -83,6 +88,10 @@ time_based
 runtime=$SECS
 EOF
 
+# The same mix on io_uring: the two engines side by side, in both tools.
+sed -e 's/^ioengine=libaio/ioengine=io_uring/' -e 's/^; Intel/; on io_uring: Intel/' \
+  "$base/jobs/file-server-mix.fio" >"$base/jobs/file-server-mix-uring.fio"
+
 run() { # tool job round
   local dir="$base/run-$1"
   rm -rf "$dir" && mkdir -p "$dir"
@@ -94,7 +103,7 @@ run() { # tool job round
   rm -rf "$dir"
 }
 
-jobs=("$base"/jobs/*.fio)
+jobs=("$base"/jobs/${ONLY:-*}.fio)
 for round in $(seq 1 "$ROUNDS"); do
   for j in "${jobs[@]}"; do
     if ((round % 2)); then run perflab "$j" "$round"; run fio "$j" "$round"; else
@@ -137,6 +146,7 @@ for j in jobs:
     f = [fio(f"{out}/{name}.fio.{r}.json") for r in range(1, rounds + 1)]
     io_ratio = st.median(a[0] / b[0] for a, b in zip(p, f))
     cpu_ratio = st.median(a[1] / b[1] for a, b in zip(p, f) if b[1] > 0)
+    rounds_txt = " ".join(f"{a[0] / b[0]:.2f}" for a, b in zip(p, f))
     print(f"{name:22} {st.median(x[0] for x in p):13.0f} {st.median(x[0] for x in f):11.0f} {io_ratio:6.2f}  "
-          f"{st.median(x[1] for x in p):8.0f}n {st.median(x[1] for x in f):8.0f}n {cpu_ratio:6.2f}")
+          f"{st.median(x[1] for x in p):8.0f}n {st.median(x[1] for x in f):8.0f}n {cpu_ratio:6.2f}  rounds {rounds_txt}")
 EOF

@@ -8,6 +8,7 @@ mod common;
 
 use common::{Results, json, stderr, stdout};
 use serde_json::Value;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -385,11 +386,6 @@ fn what_perflab_cannot_honour_is_refused_by_file_line_and_option() {
         &["io", &trim],
         &["trim.fio:1", "rw", "only on ioengine=falloc"],
     );
-    let ramps = dir.job(
-        "ramps.fio",
-        "[global]\ndirectory=DIR\nsize=1m\ntime_based\nruntime=1\n\n[a]\nrw=read\n[b]\nrw=read\nramp_time=1\n",
-    );
-    refused(&r, &["io", &ramps], &["ramps.fio:9", "ramp_time"]);
     let unknown = dir.job("unknown.fio", "[u]\nsize=1m\nno_such_option=1\n");
     refused(&r, &["io", &unknown], &["unknown.fio:3", "no_such_option"]);
     // Jobs at once that end differently.
@@ -1824,4 +1820,108 @@ fn jobs_at_once_run_each_for_its_own_runtime() {
         (450..=610).contains(&l),
         "long did {l} I/Os at 200/s for 3 s"
     );
+}
+
+#[test]
+fn libaio_is_linuxs_native_aio_at_its_depth_and_buffered_libaio_one_at_a_time() {
+    // O_DIRECT needs a file system that takes it: the scratch folder's, or tmpfs before
+    // Linux 6.6 refuses it, and then fio refuses the job too.
+    let dir = Scratch::new("libaio");
+    let probe = dir.path().join("probe");
+    std::fs::write(&probe, [0u8; 4096]).unwrap();
+    let direct_ok = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&probe)
+        .is_ok();
+    std::fs::remove_file(&probe).unwrap();
+    if !direct_ok {
+        eprintln!("skipped: {} takes no O_DIRECT", dir.path().display());
+        return;
+    }
+    let file = dir.job(
+        "aio.fio",
+        "[global]
+directory=DIR
+size=2m
+bs=4k
+ioengine=libaio
+
+[direct]
+rw=randread
+direct=1
+iodepth=8
+
+[buffered]
+stonewall
+rw=randread
+iodepth=8
+",
+    );
+    let r = Results::new("jobfile-libaio");
+    let o = perflab(&r, &["io", &file, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["spec"]["jobs"][0]["ioengine"], "libaio");
+    assert_eq!(v["spec"]["jobs"][0]["engine"], "libaio");
+    assert_eq!(v["spec"]["jobs"][0]["iodepth"], 8);
+    // Buffered native AIO runs inside io_submit: perflab's sync engine, one at a time.
+    assert_eq!(v["spec"]["jobs"][1]["ioengine"], "libaio");
+    assert_eq!(v["spec"]["jobs"][1]["engine"], "sync");
+    // The random map: each 4 KiB block of 2 MiB once.
+    for (s, name) in [(0, "direct"), (1, "buffered")] {
+        assert_eq!(job(&v, s, name)["ops"].as_u64(), Some(512), "{name}");
+        assert_eq!(job(&v, s, name)["errors"].as_u64(), Some(0), "{name}");
+    }
+    // Several reads in flight at once on the native engine, never more than its depth
+    // (Little's law: the rate times the mean time each took).
+    let t = &v["steps"][0]["trials"][0];
+    let in_flight =
+        t["ops_per_sec"].as_f64().unwrap() * t["latency"]["mean_ns"].as_f64().unwrap() / 1e9;
+    assert!(in_flight > 1.0 && in_flight <= 8.0, "{in_flight}");
+    assert!(dir.left().is_empty(), "{:?}", dir.left());
+}
+
+#[test]
+fn each_job_ramps_from_its_own_start_and_counts_only_after() {
+    // Three jobs at once, each paced at 500 I/O/s for a runtime of 1 s: one without a ramp,
+    // one after a ramp of 1 s, one that starts 1 s late and then ramps 1 s. fio throws
+    // away each job's I/O of its own ramp; so does perflab, whatever the others do.
+    let dir = Scratch::new("ramps");
+    let file = dir.job(
+        "ramps.fio",
+        "[global]
+ioengine=null
+size=1m
+rw=read
+time_based
+runtime=1
+rate_iops=500
+
+[none]
+
+[ramped]
+ramp_time=1
+
+[late]
+startdelay=1
+ramp_time=1
+",
+    );
+    let r = Results::new("jobfile-ramps");
+    let o = perflab(&r, &["io", &file, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["steps"].as_array().unwrap().len(), 1);
+    for name in ["none", "ramped", "late"] {
+        let j = job(&v, 0, name);
+        let ops = j["ops"].as_u64().unwrap();
+        // A second's worth at 500 I/O/s, not two or three (the ramps counted).
+        assert!((350..=650).contains(&ops), "{name}: {ops} I/Os: {j}");
+        let elapsed = j["elapsed_ns"].as_u64().unwrap();
+        assert!(
+            (800_000_000..1_600_000_000).contains(&elapsed),
+            "{name}: its own second, {elapsed} ns"
+        );
+    }
 }

@@ -13,6 +13,8 @@
 //!      ├── sync::SyncEngine   pread/pwrite/fsync one by one in submit (fio's psync)
 //!      ├── uring::UringEngine io_uring: fixed files + fixed buffers, one io_uring_enter
 //!      │                      per submit (fio's io_uring)
+//!      ├── aio::AioEngine     Linux native AIO: one io_submit per submit, io_getevents
+//!      │                      only when the mapped ring holds events (fio's libaio)
 //!      ├── null::NullEngine   every request completes in submit, nothing moves, no
 //!      │                      syscall (fio's null: measures the harness)
 //!      ├── space::SpaceEngine a file's space or length changed in place of a transfer:
@@ -50,12 +52,13 @@
 //! `buf_len`, an offset past `i64::MAX`) are not bugs of the same kind: they complete
 //! with `-EBADF` or `-EINVAL` like any failed I/O.
 //!
-//! `unsafe` lives in [`buffer`] (the allocation), [`uring`] (handing buffer addresses to the
-//! kernel), [`poll`] (epoll), [`sys`] and [`process`] (libc calls), and [`kernels`] (calling a
+//! `unsafe` lives in [`buffer`] (the allocation), [`uring`] and [`aio`] (handing buffer
+//! addresses to the kernel), [`poll`] (epoll), [`sys`] and [`process`] (libc calls), and [`kernels`] (calling a
 //! copy compiled for features the CPU was seen to have) and [`sqlite_math`] (a C function
 //! given the connection's handle); each block says why it is sound.
 #![allow(unsafe_code)]
 
+pub mod aio;
 pub mod buffer;
 pub mod kernels;
 pub mod names;
@@ -87,6 +90,8 @@ pub const MIN_ALIGN: usize = 512;
 pub enum EngineKind {
     /// Asynchronous I/O through io_uring (fio's `io_uring`).
     IoUring,
+    /// Linux's native asynchronous I/O, io_submit and io_getevents (fio's `libaio`).
+    Libaio,
     /// One blocking pread/pwrite at a time (fio's `psync`).
     Sync,
     /// No I/O at all: every request completes at once as if it had moved its bytes (fio's
@@ -125,6 +130,7 @@ impl EngineKind {
     pub fn name(self) -> &'static str {
         match self {
             EngineKind::IoUring => "io_uring",
+            EngineKind::Libaio => "libaio",
             EngineKind::Sync => "sync",
             EngineKind::Null => "null",
             EngineKind::Falloc => "falloc",
@@ -137,7 +143,9 @@ impl EngineKind {
     /// How the engine reaches its files, so the caller opens them, names them or neither.
     pub fn reach(self) -> Reach {
         match self {
-            EngineKind::IoUring | EngineKind::Sync | EngineKind::Ftruncate => Reach::Open,
+            EngineKind::IoUring | EngineKind::Libaio | EngineKind::Sync | EngineKind::Ftruncate => {
+                Reach::Open
+            }
             EngineKind::Falloc => Reach::OpenReadWrite,
             EngineKind::FileStat | EngineKind::FileDelete => Reach::Path,
             EngineKind::Null => Reach::Nothing,
@@ -148,7 +156,10 @@ impl EngineKind {
     /// caller keeps one in flight (fio's synchronous engines). The null engine completes
     /// in `submit` too, but queues as deep as asked, as fio's does above iodepth 1.
     pub fn one_at_a_time(self) -> bool {
-        !matches!(self, EngineKind::IoUring | EngineKind::Null)
+        !matches!(
+            self,
+            EngineKind::IoUring | EngineKind::Libaio | EngineKind::Null
+        )
     }
 }
 
@@ -164,9 +175,9 @@ impl fmt::Display for EngineKind {
     }
 }
 
-/// An engine name that is none of `io_uring`, `uring`, `sync`, `psync`.
+/// An engine name that is none of `io_uring`, `uring`, `libaio`, `sync`, `psync`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown I/O engine `{0}` (expected io_uring, uring, sync or psync)")]
+#[error("unknown I/O engine `{0}` (expected io_uring, uring, libaio, sync or psync)")]
 pub struct ParseEngineKindError(pub String);
 
 /// The command line's engines (`--engine`): the other kinds run fio's job files only, where
@@ -177,6 +188,7 @@ impl FromStr for EngineKind {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "io_uring" | "uring" => Ok(EngineKind::IoUring),
+            "libaio" => Ok(EngineKind::Libaio),
             "sync" | "psync" => Ok(EngineKind::Sync),
             other => Err(ParseEngineKindError(other.to_owned())),
         }
@@ -386,6 +398,7 @@ pub fn open(kind: EngineKind, config: EngineConfig) -> Result<Box<dyn Engine>, E
             probe_uring().map_err(|u| EngineError::Unsupported(u.0))?;
             Ok(Box::new(uring::UringEngine::new(config)?))
         }
+        EngineKind::Libaio => Ok(Box::new(aio::AioEngine::new(config)?)),
         EngineKind::Null => Ok(Box::new(null::NullEngine::new(config)?)),
         EngineKind::Falloc => Ok(Box::new(space::SpaceEngine::new(
             space::Change::Allocate,
@@ -857,7 +870,7 @@ mod tests {
 
     #[test]
     fn engine_kind_names_round_trip() {
-        for k in [EngineKind::IoUring, EngineKind::Sync] {
+        for k in [EngineKind::IoUring, EngineKind::Libaio, EngineKind::Sync] {
             assert_eq!(k.name().parse::<EngineKind>(), Ok(k));
             assert_eq!(k.to_string(), k.name());
             assert_eq!(
@@ -867,7 +880,7 @@ mod tests {
         }
         assert_eq!("uring".parse(), Ok(EngineKind::IoUring));
         assert_eq!("psync".parse(), Ok(EngineKind::Sync));
-        assert!("libaio".parse::<EngineKind>().is_err());
+        assert!("aio".parse::<EngineKind>().is_err());
     }
 
     #[test]
@@ -890,8 +903,9 @@ mod tests {
     }
 
     /// Every kind: its way of reaching files (open, or by name).
-    const ALL_KINDS: [EngineKind; 7] = [
+    const ALL_KINDS: [EngineKind; 8] = [
         EngineKind::IoUring,
+        EngineKind::Libaio,
         EngineKind::Sync,
         EngineKind::Null,
         EngineKind::Falloc,
@@ -970,6 +984,7 @@ mod tests {
             names,
             [
                 "io_uring",
+                "libaio",
                 "sync",
                 "null",
                 "falloc",

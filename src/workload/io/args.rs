@@ -83,7 +83,8 @@ pub struct IoArgs {
         default_value = "uniform"
     )]
     pub distribution: String,
-    /// io_uring or sync (pread/pwrite); default io_uring where the kernel allows (fio --ioengine)
+    /// io_uring, libaio (Linux native AIO) or sync (pread/pwrite); default io_uring where the
+    /// kernel allows (fio --ioengine)
     #[arg(long, value_name = "ENGINE")]
     pub engine: Option<String>,
     /// Write the files in full before the test (always done for reads of new files)

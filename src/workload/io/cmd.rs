@@ -507,7 +507,7 @@ fn choose_engine(asked: Option<&str>) -> Result<(EngineKind, Option<String>), Sp
         Some(text) => {
             let kind: EngineKind = text
                 .parse()
-                .map_err(|_| SpecError::new("engine", text, "use io_uring or sync"))?;
+                .map_err(|_| SpecError::new("engine", text, "use io_uring, libaio or sync"))?;
             if kind == EngineKind::IoUring
                 && let Err(why) = probe_uring()
             {

@@ -166,12 +166,6 @@ pub fn control_of(
             "fio ignores number_ios in a time_based job (it runs for its runtime); remove one of the two".into(),
         ));
     }
-    if !job.startdelay.1.is_zero() && !job.ramp_time.is_zero() {
-        return Err((
-            "startdelay",
-            "a delayed start with a ramp_time is not supported yet (perflab ramps a step's jobs as one)".into(),
-        ));
-    }
     Ok(Control {
         start_delay: job.startdelay,
         wait_for: job.wait_for.clone(),
@@ -213,9 +207,8 @@ pub fn holds_itself(job: &FioJob) -> bool {
 
 /// What fio rejects, or perflab cannot run yet, across jobs: steady-state options that
 /// differ within a reporting group (fio: "must be consistent within reporting groups") or
-/// an `ss_interval` that differs anywhere (fio: "must be globally equal"), and jobs run at
-/// once as one step (`steps[i]`: job i's) with different `ramp_time`s.
-pub fn check_jobs(jobs: &[FioJob], steps: &[usize]) -> Result<(), (usize, &'static str, String)> {
+/// an `ss_interval` that differs anywhere (fio: "must be globally equal").
+pub fn check_jobs(jobs: &[FioJob]) -> Result<(), (usize, &'static str, String)> {
     for (i, j) in jobs.iter().enumerate() {
         let Some(first) = jobs[..i].first() else {
             continue;
@@ -239,22 +232,6 @@ pub fn check_jobs(jobs: &[FioJob], steps: &[usize]) -> Result<(), (usize, &'stat
                 "steadystate",
                 format!(
                     "differs from job {}'s in the same reporting group; fio rejects the job: give both the same steadystate, ss_dur and ss_ramp",
-                    o.name
-                ),
-            ));
-        }
-        let at_once = |k: &usize| steps.get(*k) == steps.get(i);
-        if !j.time_based
-            && let Some(o) = (0..i)
-                .filter(at_once)
-                .map(|k| &jobs[k])
-                .find(|o| !o.time_based && o.ramp_time != j.ramp_time)
-        {
-            return Err((
-                i,
-                "ramp_time",
-                format!(
-                    "differs from job {}'s, which runs at once with it; perflab ramps a step's jobs as one: give both the same, or a stonewall between them",
                     o.name
                 ),
             ));
@@ -739,7 +716,7 @@ mod tests {
 
     fn plan_of(text: &str) -> Result<Vec<Control>, String> {
         let jobs = read(text);
-        check_jobs(&jobs, &steps_of(&jobs)).map_err(|(_, o, w)| format!("{o}: {w}"))?;
+        check_jobs(&jobs).map_err(|(_, o, w)| format!("{o}: {w}"))?;
         jobs.iter()
             .map(|j| {
                 let sizes = [(j.bs[0], 1)];
@@ -811,13 +788,11 @@ mod tests {
         assert!(e.starts_with("steadystate: differs from job a"), "{e}");
         let e = plan_of("[a]\nsize=1m\nss_interval=2\n[b]\nsize=1m\nstonewall\n").unwrap_err();
         assert!(e.starts_with("ss_interval:"), "{e}");
-        let e = plan_of("[a]\nsize=1m\nramp_time=1\n[b]\nsize=1m\n").unwrap_err();
-        assert!(e.starts_with("ramp_time:"), "{e}");
-        plan_of("[a]\nsize=1m\nramp_time=1\n[b]\nsize=1m\nstonewall\n").unwrap();
+        // Each job ramps on its own, as fio's: different ramps at once, a late start after one.
+        plan_of("[a]\nsize=1m\nramp_time=1\n[b]\nsize=1m\n").unwrap();
+        plan_of("[a]\nsize=1m\nstartdelay=1\nramp_time=1\n").unwrap();
         let e = plan_of("[a]\nsize=1m\nnumber_ios=10\ntime_based\nruntime=1\n").unwrap_err();
         assert!(e.starts_with("number_ios: fio ignores"), "{e}");
-        let e = plan_of("[a]\nsize=1m\nstartdelay=1\nramp_time=1\n").unwrap_err();
-        assert!(e.starts_with("startdelay:"), "{e}");
         let jobs = read("[a]\nsize=1m\nrw=randrw\nbs=4k,64k\nrate=1m\n");
         let e = control_of(&jobs[0], &[(4096, 1)], Some(&[(65536, 1)])).unwrap_err();
         assert_eq!(e.0, "rate");

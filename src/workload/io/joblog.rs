@@ -145,7 +145,10 @@ impl LogPlan {
             bw_each: !job.disable_bw,
             // io_u.c's gtod_reduce(): the option, or the three that time an I/O all off.
             iops_each: !(job.gtod_reduce || job.disable_clat && job.disable_slat && job.disable_bw),
-            queued: matches!(engine, EngineKind::IoUring | EngineKind::Null),
+            queued: matches!(
+                engine,
+                EngineKind::IoUring | EngineKind::Libaio | EngineKind::Null
+            ),
             silent: matches!(engine, EngineKind::FileStat | EngineKind::FileDelete),
             first_thread,
         };

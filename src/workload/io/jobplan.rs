@@ -8,8 +8,9 @@
 //! - `size` is the job's bytes over its files (`filesize` each file's); `io_size` (else
 //!   `size`) times `loops` is what each copy moves, unless `time_based`;
 //! - fio's engines: psync, sync, pvsync and pvsync2 are perflab's sync engine (one I/O in
-//!   flight per copy, whatever `iodepth` says, as in fio); libaio and io_uring are io_uring
-//!   at `iodepth`;
+//!   flight per copy, whatever `iodepth` says, as in fio); libaio is Linux's native AIO
+//!   and io_uring is io_uring, at `iodepth` (buffered libaio is the sync engine: Linux
+//!   runs it inside io_submit, one at a time);
 //! - `direct` (default 0: buffered), `invalidate` (default 1: each copy starts with its
 //!   files out of the page cache), `fsync`, `fdatasync`, `rwmixread`, `bs=READ,WRITE`,
 //!   `bssplit`, `bsrange` ([`super::bsrange`]), every `random_distribution` but `sequence`;
@@ -141,7 +142,7 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
         .collect::<Result<Vec<_>, _>>()?;
     let steps = steps_of(&file.jobs);
     check_groups(file, &steps)?;
-    check_jobs(&file.jobs, &steps).map_err(|(i, o, w)| refuse(&file.jobs[i], o, &w))?;
+    check_jobs(&file.jobs).map_err(|(i, o, w)| refuse(&file.jobs[i], o, &w))?;
     let on_disk = || shaped.iter().filter(|s| s.diskless.is_none());
     // The files perflab makes are as long as their furthest region reaches (fio extends
     // each to its job's offset and size); an existing one is as long as it is.
@@ -421,7 +422,7 @@ fn walk_of(job: &FioJob, nfiles: u64) -> WalkRules {
 }
 
 /// Jobs that run at once (`steps[i]`: job i's step) must end the same way: all for their
-/// sizes, or all for their runtimes after one ramp_time.
+/// sizes, or all for their runtimes (each after its own ramp_time).
 fn check_groups(file: &JobFile, steps: &[usize]) -> Result<(), String> {
     let count = steps.iter().max().map_or(1, |m| m + 1);
     for g in 0..count {
@@ -442,16 +443,6 @@ fn check_groups(file: &JobFile, steps: &[usize]) -> Result<(), String> {
                     "time_based",
                     &format!(
                         "runs at once with {} whose time_based differs; perflab runs a group of jobs either for a time or for their sizes: give both the same, or a stonewall between them",
-                        first.name
-                    ),
-                ));
-            }
-            if j.time_based && j.ramp_time != first.ramp_time {
-                return Err(refuse(
-                    j,
-                    "ramp_time",
-                    &format!(
-                        "runs at once with {} after another ramp_time; perflab ramps a group of time_based jobs as one: give both the same, or a stonewall between them",
                         first.name
                     ),
                 ));
@@ -752,7 +743,8 @@ fn engine_of(job: &FioJob) -> Result<(EngineKind, u32), (&'static str, String)> 
         // inside io_submit, one at a time, so fio's libaio job without direct=1 keeps one
         // I/O in flight whatever its iodepth. perflab's sync engine does the same.
         FioEngine::Libaio if !job.direct => Ok((EngineKind::Sync, 1)),
-        FioEngine::Libaio | FioEngine::IoUring => match probe_uring() {
+        FioEngine::Libaio => Ok((EngineKind::Libaio, job.iodepth.max(1))),
+        FioEngine::IoUring => match probe_uring() {
             Ok(()) => Ok((EngineKind::IoUring, job.iodepth.max(1))),
             Err(why) => Err((
                 "ioengine",

@@ -87,7 +87,7 @@ pub struct Job {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_rate: Option<super::jobminrate::MinRate>,
     /// fio's engine as the job names it (`ioengine`, psync unless it says), and perflab's
-    /// that runs it (`libaio` runs on `io_uring`, `psync` on `sync`).
+    /// that runs it (`psync` runs on `sync`, buffered `libaio` too).
     pub ioengine: &'static str,
     pub engine: crate::engine::EngineKind,
     /// The pattern's writes are trims (fio's rw=trim or randtrim: the falloc engine's
@@ -194,6 +194,36 @@ impl JobRun {
     fn jobs_at(&self, point: &StepPoint) -> impl Iterator<Item = &Job> {
         let g = point.index_of("group").unwrap_or(0);
         self.jobs.iter().filter(move |j| j.step == g)
+    }
+
+    /// The step's warmup: the shortest `ramp_time` of its jobs. A copy whose ramp reaches
+    /// past it (a longer one, or one that starts late) ramps on its own ([`Self::own_ramp`]).
+    fn shared_ramp(&self, point: &StepPoint) -> Duration {
+        self.jobs_at(point)
+            .map(|j| j.ramp_time)
+            .min()
+            .unwrap_or_default()
+    }
+
+    /// The ramp a job's copies count from their own start, where the step's warmup does not
+    /// cover it.
+    fn own_ramp(&self, point: &StepPoint, job: &Job) -> Option<Duration> {
+        let late = !job.control.start_delay.1.is_zero();
+        let longer = job.ramp_time > self.shared_ramp(point);
+        (!job.ramp_time.is_zero() && (late || longer)).then_some(job.ramp_time)
+    }
+
+    /// When the last copy's measurement may begin, after the step's warmup: its latest
+    /// start and its own ramp.
+    fn latest_measure(&self, point: &StepPoint) -> Duration {
+        let shared = self.shared_ramp(point);
+        self.jobs_at(point)
+            .map(|j| match self.own_ramp(point, j) {
+                Some(r) => (j.control.start_delay.1 + r).saturating_sub(shared),
+                None => j.control.start_delay.1,
+            })
+            .max()
+            .unwrap_or_default()
     }
 
     /// The latest start among the step's copies (`startdelay`'s high end): a timed step
@@ -317,10 +347,11 @@ impl Workload for JobRun {
     }
 
     fn step_shape(&self, point: &StepPoint) -> Option<StepShape> {
-        let first = self.jobs_at(point).next()?;
+        self.jobs_at(point).next()?;
+        let warmup = self.shared_ramp(point);
         // A step of jobs that run their size has a warmup only for fio's ramp_time (their
         // I/O goes on through it, its figures thrown away, as fio's).
-        if !self.timed(point) && first.ramp_time.is_zero() {
+        if !self.timed(point) && warmup.is_zero() {
             return None;
         }
         // Jobs of one group may run for different times, each its own (`own_runtime`): the
@@ -332,8 +363,8 @@ impl Workload for JobRun {
             .unwrap_or(Duration::from_secs(5));
         Some(StepShape {
             workers: self.copies_at(point),
-            warmup: first.ramp_time,
-            stop: StopSpec::Duration(runtime + self.latest_start(point)),
+            warmup,
+            stop: StopSpec::Duration(runtime + self.latest_measure(point)),
         })
     }
 
@@ -364,10 +395,14 @@ impl Workload for JobRun {
             self.jobs_at(point)
                 .filter_map(|j| j.flow.as_ref().map(|f| (f, j.copies))),
         );
-        // Copies that start late in a timed step, or whose jobs run for different times,
-        // each run their own runtime, after the step's ramp_time (one for the step's jobs).
-        let own_runtime =
-            !timed || !self.latest_start(point).is_zero() || self.runtimes_differ(point);
+        // Copies that start late in a timed step, whose jobs run for different times or ramp
+        // on their own, each run their own runtime after their ramp.
+        let own_runtime = !timed
+            || !self.latest_start(point).is_zero()
+            || self.runtimes_differ(point)
+            || self
+                .jobs_at(point)
+                .any(|j| self.own_ramp(point, j).is_some());
         let step = point.index_of("group").unwrap_or(0);
         let genesis = match self.genesis.lock() {
             Ok(mut g) if step == 0 || g.is_none() => *g.insert(Instant::now()),
@@ -408,6 +443,7 @@ impl Workload for JobRun {
                 budget: job.budget_bytes.filter(|_| !timed),
                 // Counted from the copy's first measured I/O: after the ramp, as fio's.
                 runtime: job.runtime.filter(|_| own_runtime),
+                own_ramp: self.own_ramp(point, job),
                 files: job.files.clone(),
                 invalidate: job.invalidate,
                 random_map: job.random_map,

@@ -154,7 +154,25 @@ pub fn describe(run: &JobRun) -> String {
     for (g, label) in groups.iter().enumerate() {
         let jobs: Vec<_> = run.jobs.iter().filter(|j| j.step == g).collect();
         let Some(first) = jobs.first() else { continue };
-        let ends = if first.time_based {
+        // Jobs at once with ramps of their own each ramp from their own start.
+        let own_ramps = jobs.iter().any(|j| {
+            j.ramp_time != first.ramp_time
+                || !(j.ramp_time.is_zero() || j.control.start_delay.1.is_zero())
+        });
+        let ends = if own_ramps {
+            let each: Vec<String> = jobs
+                .iter()
+                .map(|j| format!("{} {:.0?}", j.name, j.ramp_time))
+                .collect();
+            let until = match first.time_based {
+                true => format!("for {:.0?}", first.runtime.unwrap_or_default()),
+                false => "until it has moved its bytes".to_string(),
+            };
+            format!(
+                "each job {until} after a ramp of its own from its start ({}; its I/O runs, its figures are thrown away)",
+                each.join(", ")
+            )
+        } else if first.time_based {
             let ramp = match first.ramp_time.is_zero() {
                 true => "no ramp".to_string(),
                 false => format!("a ramp of {:.0?}", first.ramp_time),

@@ -67,7 +67,10 @@ impl JobVerify {
                 "verify=pattern checks verify_pattern's bytes, which perflab does not; give a checksum method (crc32c, md5, ...) for perflab's own check of every block".into(),
             ));
         }
-        if !matches!(engine, EngineKind::Sync | EngineKind::IoUring) {
+        if !matches!(
+            engine,
+            EngineKind::Sync | EngineKind::IoUring | EngineKind::Libaio
+        ) {
             return Err((
                 "verify",
                 format!(

@@ -110,6 +110,11 @@ pub(super) struct JobPart {
     pub budget: Option<u64>,
     /// How long each copy runs before it is done (fio's `runtime`).
     pub runtime: Option<std::time::Duration>,
+    /// fio's `ramp_time` counted from each copy's own start, where the step's shared warmup
+    /// does not cover it (a delayed start, or a longer ramp than another job's at once):
+    /// the copy's I/O in it runs and is thrown away, as fio resets a job's figures at the
+    /// end of its own ramp.
+    pub own_ramp: Option<std::time::Duration>,
     /// The layout's files each copy drives, whole (`[copy]`).
     pub files: Vec<Vec<usize>>,
     /// Drop the files' pages from the page cache as the copy opens them and after every
@@ -419,6 +424,11 @@ struct JobState {
     /// The first I/O's submission and the last completion: the copy's own running time.
     first: Option<Instant>,
     last: Option<Instant>,
+    /// Its own ramp ([`JobPart::own_ramp`]), the submission of its very first I/O (ramp or
+    /// not), and whether the ramp is over.
+    own_ramp: Option<std::time::Duration>,
+    began: Option<Instant>,
+    ramped: bool,
     /// fio's `end_fsync`: the syncs after each pass.
     end_sync: Option<EndSync>,
     /// When it starts, pauses and ends, beyond its size and runtime.
@@ -440,6 +450,9 @@ impl JobState {
             pass_limit: j.pass_limit,
             first: None,
             last: None,
+            own_ramp: j.own_ramp,
+            began: None,
+            ramped: j.own_ramp.is_none(),
             end_sync: j.writes.end_fsync_every.map(EndSync::new),
             control: j
                 .control
@@ -454,6 +467,17 @@ impl JobState {
     fn done(&self) -> bool {
         self.budget_left == Some(0)
             || matches!((self.first, self.runtime), (Some(t), Some(r)) if t.elapsed() >= r)
+    }
+
+    /// Whether its own ramp is over (`now`: read only while it may not be).
+    fn ramp_over(&mut self, now: impl FnOnce() -> Instant) -> bool {
+        if !self.ramped
+            && let (Some(ramp), Some(began)) = (self.own_ramp, self.began)
+            && now() >= began + ramp
+        {
+            self.ramped = true;
+        }
+        self.ramped
     }
 
     /// Whether it has done so and its end-of-pass syncs have completed too.
@@ -741,12 +765,16 @@ impl IoSession {
         let Some(slot) = self.free.pop() else {
             return false;
         };
+        if let Some(job) = &mut self.job {
+            job.began.get_or_insert_with(Instant::now);
+        }
+        let measuring = self.measuring(pump, Instant::now);
         if let Some(c) = self.job.as_mut().and_then(|j| j.control.as_mut()) {
             io.write = c.direction(io.write);
-            c.issued(io.write, u64::from(io.len), pump.measuring());
+            c.issued(io.write, u64::from(io.len), measuring);
         }
         if let Some(job) = &mut self.job {
-            if pump.measuring() {
+            if measuring {
                 job.first.get_or_insert_with(Instant::now);
             }
             if let Some(left) = &mut job.budget_left {
@@ -816,10 +844,17 @@ impl IoSession {
     /// (see `jobcontrol`).
     fn control_admits(&mut self, pump: &dyn Pump) -> bool {
         let in_flight = self.in_flight;
+        let measuring = self.measuring(pump, Instant::now);
         match self.job.as_mut().and_then(|j| j.control.as_mut()) {
-            Some(c) => c.admit(in_flight, pump.measuring()),
+            Some(c) => c.admit(in_flight, measuring),
             None => true,
         }
+    }
+
+    /// Whether what completes now counts: the step's measure phase, and for a copy with a
+    /// ramp of its own, after it.
+    fn measuring(&mut self, pump: &dyn Pump, now: impl FnOnce() -> Instant) -> bool {
+        pump.measuring() && self.job.as_mut().is_none_or(|j| j.ramp_over(now))
     }
 
     fn push(&mut self, s: usize, slot: u32, op: SlotOp, intended: Instant, generation: u32) {
@@ -939,6 +974,7 @@ impl IoSession {
     ) -> Result<(), OpError> {
         let slot = self.slots[c.slot as usize];
         let s = slot.stream as usize;
+        let measuring = self.measuring(pump, || end);
         if let Some(job) = &mut self.job {
             job.last = Some(end);
         }
@@ -951,7 +987,7 @@ impl IoSession {
             .then(|| end.saturating_duration_since(slot.start).as_nanos() as u64);
         let io = match slot.op {
             SlotOp::Sync | SlotOp::EndSync => {
-                if pump.measuring() && matches!(slot.op, SlotOp::Sync) {
+                if measuring && matches!(slot.op, SlotOp::Sync) {
                     self.sync.add(ns, 0, c.result >= 0);
                 }
                 if let Some(e) = c.error() {
@@ -1027,7 +1063,7 @@ impl IoSession {
         let ok = failure.is_none();
         let bytes = u64::from(io.len);
         if ok
-            && pump.measuring()
+            && measuring
             && let Some(job) = &mut self.job
             && let Some(logs) = &mut job.logs
         {
@@ -1048,13 +1084,13 @@ impl IoSession {
             });
         }
         if let Some(c) = self.job.as_mut().and_then(|j| j.control.as_mut()) {
-            c.completed(bytes, ns.unwrap_or(0), ok && pump.measuring(), end);
+            c.completed(bytes, ns.unwrap_or(0), ok && measuring, end);
         }
         // Trims have no floor in perflab (the value's third part, for trims, is not kept).
         if ok && !(io.write && self.write_op == Op::Trim) {
-            self.check_min_rate(io.write, bytes, end, pump);
+            self.check_min_rate(io.write, bytes, end, measuring, pump);
         }
-        if pump.measuring() {
+        if measuring {
             let direction = match (io.write, self.write_op) {
                 (false, _) => &mut self.read,
                 (true, Op::Trim) => &mut self.trim,
@@ -1076,7 +1112,9 @@ impl IoSession {
             }),
             Some(m) => Err(Failure::new(ErrorKind::Io, m)),
         };
-        if self.latency {
+        if pump.measuring() && !measuring {
+            // The copy's own ramp, inside the step's measure phase: run, not counted.
+        } else if self.latency {
             pump.done(slot.intended, slot.start, end, outcome);
         } else {
             pump.done_untimed(end, outcome);
@@ -1102,13 +1140,20 @@ impl IoSession {
 
     /// fio's `rate_min` and `rate_iops_min`: a copy below its floor ends, with an error of
     /// its job in fio's words.
-    fn check_min_rate(&mut self, write: bool, bytes: u64, end: Instant, pump: &mut dyn Pump) {
+    fn check_min_rate(
+        &mut self,
+        write: bool,
+        bytes: u64,
+        end: Instant,
+        measuring: bool,
+        pump: &mut dyn Pump,
+    ) {
         let Some(job) = &mut self.job else { return };
         let (Some(check), Some(first)) = (&mut job.min_rate, job.first) else {
             return;
         };
         let running = end.saturating_duration_since(first);
-        if let Err(why) = check.completed(write, bytes, end, running, pump.measuring()) {
+        if let Err(why) = check.completed(write, bytes, end, running, measuring) {
             pump.fail(ErrorKind::Io, &format!("{}: {why}", job.name));
             job.min_rate = None;
             job.budget_left = Some(0);
