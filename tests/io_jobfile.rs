@@ -388,12 +388,6 @@ fn what_perflab_cannot_honour_is_refused_by_file_line_and_option() {
     );
     let unknown = dir.job("unknown.fio", "[u]\nsize=1m\nno_such_option=1\n");
     refused(&r, &["io", &unknown], &["unknown.fio:3", "no_such_option"]);
-    // Jobs at once that end differently.
-    let mixed = dir.job(
-        "mixed.fio",
-        "[global]\ndirectory=DIR\nsize=1m\n[a]\nrw=read\n[b]\nrw=read\ntime_based\nruntime=1\n",
-    );
-    refused(&r, &["io", &mixed], &["mixed.fio:6", "time_based"]);
     // perflab's own test flags beside a job file.
     let ok = dir.job("ok.fio", "[a]\ndirectory=DIR\nsize=1m\nrw=read\n");
     refused(&r, &["io", &ok, "--rw", "write"], &["--rw", "job file"]);
@@ -1924,4 +1918,48 @@ ramp_time=1
             "{name}: its own second, {elapsed} ns"
         );
     }
+}
+
+#[test]
+fn a_sized_job_and_a_time_based_one_at_once_each_end_their_own_way() {
+    // fio runs them together: the sized job until it has moved its bytes (256 reads of
+    // 4 KiB at 512 a second: half a second), the time_based one for its runtime.
+    let dir = Scratch::new("mixed");
+    let file = dir.job(
+        "mixed.fio",
+        "[global]
+ioengine=null
+size=1m
+rw=read
+
+[sized]
+rate_iops=512
+
+[timed]
+time_based
+runtime=1
+rate_iops=500
+",
+    );
+    let r = Results::new("jobfile-mixed");
+    let o = perflab(&r, &["io", &file, "--dry-run"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("sized until it has moved its bytes; timed for 1s"),
+        "{}",
+        stdout(&o)
+    );
+    let o = perflab(&r, &["io", &file, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["steps"].as_array().unwrap().len(), 1);
+    assert_eq!(job(&v, 0, "sized")["ops"].as_u64(), Some(256));
+    let timed = job(&v, 0, "timed");
+    let ops = timed["ops"].as_u64().unwrap();
+    assert!((350..=650).contains(&ops), "{ops}: {timed}");
+    let elapsed = timed["elapsed_ns"].as_u64().unwrap();
+    assert!(
+        (800_000_000..1_600_000_000).contains(&elapsed),
+        "its own second: {elapsed} ns"
+    );
 }

@@ -141,7 +141,6 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
         .map(|job| shape(job, &mut files))
         .collect::<Result<Vec<_>, _>>()?;
     let steps = steps_of(&file.jobs);
-    check_groups(file, &steps)?;
     check_jobs(&file.jobs).map_err(|(i, o, w)| refuse(&file.jobs[i], o, &w))?;
     let on_disk = || shaped.iter().filter(|s| s.diskless.is_none());
     // The files perflab makes are as long as their furthest region reaches (fio extends
@@ -419,37 +418,6 @@ fn walk_of(job: &FioJob, nfiles: u64) -> WalkRules {
         random_pct: job.percentage_random.map(|p| p.min(100)),
         rewind: job.time_based && nfiles == 1,
     }
-}
-
-/// Jobs that run at once (`steps[i]`: job i's step) must end the same way: all for their
-/// sizes, or all for their runtimes (each after its own ramp_time).
-fn check_groups(file: &JobFile, steps: &[usize]) -> Result<(), String> {
-    let count = steps.iter().max().map_or(1, |m| m + 1);
-    for g in 0..count {
-        let at_once: Vec<&FioJob> = file
-            .jobs
-            .iter()
-            .zip(steps)
-            .filter(|(_, s)| **s == g)
-            .map(|(j, _)| j)
-            .collect();
-        let Some(first) = at_once.first() else {
-            continue;
-        };
-        for j in &at_once[1..] {
-            if j.time_based != first.time_based {
-                return Err(refuse(
-                    j,
-                    "time_based",
-                    &format!(
-                        "runs at once with {} whose time_based differs; perflab runs a group of jobs either for a time or for their sizes: give both the same, or a stonewall between them",
-                        first.name
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(())
 }
 
 /// A shaped job over the run's layout (`base`), with its own engine, O_DIRECT,

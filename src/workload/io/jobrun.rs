@@ -10,8 +10,9 @@
 //! A group whose jobs run their size (fio's default: `size` or `io_size`, times `loops`) is a
 //! step of fixed work: each copy ends when it has moved its bytes or reached its `runtime`,
 //! and each job's rates are over its own running time. A group of `time_based` jobs is a
-//! timed step of their `runtime` after their `ramp_time`. The two kinds at once in one group
-//! are refused by the job file's reader ([`super::fio_plan`]), which builds this from the file.
+//! timed step of their `runtime` after their `ramp_time`. A group with both kinds is a step
+//! of fixed work in which the time_based copies end after their own `runtime`, as fio runs
+//! them. The job file's reader ([`super::jobplan`]) builds this from the file.
 
 use super::IoSpec;
 use super::flow::{FlowSpec, flows_of};
@@ -247,8 +248,11 @@ impl JobRun {
     }
 
     /// Whether the step's jobs run for a time rather than for their size.
+    /// A step of jobs of which some run their size and some a time is one of fixed work too:
+    /// each copy ends on its own, the sized ones with their bytes, the time_based ones after
+    /// their own `runtime`, and the step when the last has.
     fn timed(&self, point: &StepPoint) -> bool {
-        self.jobs_at(point).any(|j| j.time_based)
+        self.jobs_at(point).all(|j| j.time_based)
     }
 }
 
@@ -258,12 +262,11 @@ impl JobRun {
 pub fn describe(spec: &serde_json::Value) -> Option<String> {
     let jobs = spec.get("jobs")?.as_array()?;
     let secs = |j: &serde_json::Value, k: &str| j.get(k).and_then(|v| v.as_f64());
-    let mut groups: Vec<(u64, String)> = Vec::new();
+    // Each group's jobs' ends: one where they agree, each named where they differ.
+    let mut groups: Vec<(u64, Vec<(String, String)>)> = Vec::new();
     for j in jobs {
         let g = j.get("group").and_then(|v| v.as_u64()).unwrap_or(0);
-        if groups.iter().any(|(k, _)| *k == g) {
-            continue;
-        }
+        let name = j.get("name").and_then(|v| v.as_str()).unwrap_or("?").to_string();
         let timed = j.get("time_based").and_then(|v| v.as_bool()) == Some(true);
         let run = secs(j, "runtime").map(|s| crate::vocab::numbers::ns(s * 1e9));
         let what = match (timed, run.clone()) {
@@ -281,9 +284,22 @@ pub fn describe(spec: &serde_json::Value) -> Option<String> {
                 }
             }
         };
-        groups.push((g, what));
+        match groups.iter_mut().find(|(k, _)| *k == g) {
+            Some((_, whats)) => whats.push((name, what)),
+            None => groups.push((g, vec![(name, what)])),
+        }
     }
-    let all: Vec<String> = groups.into_iter().map(|(_, w)| w).collect();
+    let all: Vec<String> = groups
+        .into_iter()
+        .map(|(_, whats)| match whats.iter().all(|(_, w)| *w == whats[0].1) {
+            true => whats[0].1.clone(),
+            false => whats
+                .iter()
+                .map(|(n, w)| format!("{n} {w}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+        .collect();
     Some(format!("each group as its jobs say ({})", all.join("; ")))
 }
 

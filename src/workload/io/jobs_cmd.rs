@@ -139,6 +139,22 @@ fn said(e: &super::fio::JobFileError) -> String {
     }
 }
 
+/// How one job of a step ends, for a step whose jobs each end their own way.
+fn own_end(j: &super::jobrun::Job) -> String {
+    let until = match (j.time_based, j.runtime) {
+        (true, Some(t)) => format!("for {t:.0?}"),
+        (false, Some(t)) => format!("until it has moved its bytes or for {t:.0?}"),
+        _ => "until it has moved its bytes".to_string(),
+    };
+    match j.ramp_time.is_zero() {
+        true => format!("{} {until}", j.name),
+        false => format!(
+            "{} {until} after a ramp of {:.0?} from its start",
+            j.name, j.ramp_time
+        ),
+    }
+}
+
 /// The plan, as `--dry-run` prints it: each group with how it ends, each job with its
 /// pattern, sizes, depth, engine and files.
 pub fn describe(run: &JobRun) -> String {
@@ -154,23 +170,18 @@ pub fn describe(run: &JobRun) -> String {
     for (g, label) in groups.iter().enumerate() {
         let jobs: Vec<_> = run.jobs.iter().filter(|j| j.step == g).collect();
         let Some(first) = jobs.first() else { continue };
-        // Jobs at once with ramps of their own each ramp from their own start.
-        let own_ramps = jobs.iter().any(|j| {
+        // Jobs at once that ramp on their own (each from its own start) or end differently
+        // (some for a time, some with their bytes) are described one by one.
+        let each_own = jobs.iter().any(|j| {
             j.ramp_time != first.ramp_time
+                || j.time_based != first.time_based
                 || !(j.ramp_time.is_zero() || j.control.start_delay.1.is_zero())
         });
-        let ends = if own_ramps {
-            let each: Vec<String> = jobs
-                .iter()
-                .map(|j| format!("{} {:.0?}", j.name, j.ramp_time))
-                .collect();
-            let until = match first.time_based {
-                true => format!("for {:.0?}", first.runtime.unwrap_or_default()),
-                false => "until it has moved its bytes".to_string(),
-            };
+        let ends = if each_own {
+            let each: Vec<String> = jobs.iter().map(|j| own_end(j)).collect();
             format!(
-                "each job {until} after a ramp of its own from its start ({}; its I/O runs, its figures are thrown away)",
-                each.join(", ")
+                "each job on its own: {} (a ramp's I/O runs, its figures are thrown away)",
+                each.join("; ")
             )
         } else if first.time_based {
             let ramp = match first.ramp_time.is_zero() {
