@@ -73,17 +73,19 @@ pub fn describe_spec(spec: &serde_json::Value) -> String {
         .get("warmup_ns")
         .and_then(|v| v.as_f64())
         .unwrap_or(0.0);
+    // Steps the kind shapes itself (a job file's groups, batch jobs): the kind says what each
+    // is, its ramps included, and the run's own warmup does not apply.
     let stop = match (spec.pointer("/stop/duration_ns"), spec.pointer("/stop/ops")) {
-        // Steps of fixed work (jobs): no time limit; the kind says what the work is.
-        _ if let Some(work) = work_of(spec) => work,
-        (Some(d), _) => format!("{} per step", ns(d.as_f64().unwrap_or(0.0))),
-        (_, Some(o)) => format!("{} ops per step", o),
-        _ => String::new(),
+        _ if let Some(work) = work_of(spec) => Some(work),
+        (Some(d), _) => Some(format!("{} per step", ns(d.as_f64().unwrap_or(0.0)))),
+        (_, Some(o)) => Some(format!("{} ops per step", o)),
+        _ => None,
     };
-    parts.push(if warmup > 0.0 {
-        format!("{} warmup + {stop}", ns(warmup))
-    } else {
-        format!("no warmup, {stop}")
+    parts.push(match stop {
+        Some(stop) if work_of(spec).is_some() => stop,
+        Some(stop) if warmup > 0.0 => format!("{} warmup + {stop}", ns(warmup)),
+        Some(stop) => format!("no warmup, {stop}"),
+        None => "no warmup, ".into(),
     });
     if let Some(n) = spec
         .get("repeat")
