@@ -65,6 +65,7 @@ impl<'a> Launcher<'a> {
             shared: None,
             options: RunOptions {
                 command: command_line(),
+                labels: global.labels.iter().cloned().collect(),
                 ..Default::default()
             },
             show: true,
@@ -79,8 +80,9 @@ impl<'a> Launcher<'a> {
     pub fn batch(
         global: &'a GlobalArgs,
         archive: Archive,
-        options: RunOptions,
+        mut options: RunOptions,
     ) -> Result<Launcher<'a>, AppError> {
+        options.labels = global.labels.iter().cloned().collect();
         interrupt::install();
         let watch = Watch::open(global, &archive)?;
         Ok(Launcher {
@@ -158,6 +160,13 @@ impl<'a> Launcher<'a> {
 impl Host for Launcher<'_> {
     fn run(&self, spec: &RunSpec, env: Environment, print: bool) -> Result<RunRecord, AppError> {
         let archive = self.archive()?;
+        // A bad address is the user's to fix before anything runs; the store itself is
+        // reached only after the run, so a run never waits on the network.
+        let shared = self
+            .global
+            .shared_address()
+            .map(|a| crate::shared_store::Address::parse(&a))
+            .transpose()?;
         // How the options were read, where that may surprise (`64MB` is 64 MiB), before the run.
         say_notes(&crate::vocab::notes::take());
         interrupt::install();
@@ -181,6 +190,17 @@ impl Host for Launcher<'_> {
             Err(RunError::Archive(_) | RunError::Power(_) | RunError::Refused(_)) => None,
         };
         if let Some(record) = saved {
+            // The local copy is saved: now the shared store (rank 0 alone saves).
+            if let Some(address) = &shared
+                && crate::cluster::is_root()
+            {
+                crate::shared_store::queue::after_run(
+                    archive,
+                    address,
+                    &record.id,
+                    self.global.quiet,
+                );
+            }
             if print && self.show {
                 show(self.global, &record)?;
             }
