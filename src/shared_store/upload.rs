@@ -40,8 +40,13 @@ pub fn upload(db: &mut Db, record: &RunRecord) -> Result<Imported, DbError> {
         }),
         Placed::Same => Ok(Imported::AlreadyHere(record.id.clone())),
         Placed::Theirs => {
-            let id = id_beside(record);
-            match send(db, &id, record, &json)? {
+            // The record names itself by its new id, as an imported one does.
+            let mut renamed = record.clone();
+            renamed.id = id_beside(record);
+            let id = renamed.id.clone();
+            let json =
+                serde_json::to_string(&renamed).map_err(|e| DbError::other(e.to_string()))?;
+            match send(db, &id, &renamed, &json)? {
                 Placed::Stored => Ok(Imported::New { id, host }),
                 Placed::Same => Ok(Imported::AlreadyHere(id)),
                 Placed::Theirs => Err(DbError::other(format!(
