@@ -148,7 +148,7 @@ fn from_interval(p: &TrendPoint) -> Vec<f64> {
     let (Some(low), Some(high), n) = (p.low, p.high, p.n as usize) else {
         return vec![p.mean];
     };
-    if n < 2 || !(high > low) {
+    if n < 2 || high <= low {
         return vec![p.mean];
     }
     let sd = (high - low) / 2.0 * (n as f64).sqrt() / t975((n - 1) as f64);

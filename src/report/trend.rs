@@ -14,7 +14,7 @@ pub fn document(t: &Trend, subtitle: &str) -> Document {
         format!("{} across runs", t.figure),
         Axis::new("point (oldest first)", Scale::Linear).with_integers(),
         Axis::new(t.figure.clone(), Scale::Linear)
-            .with_format(|v| si(v))
+            .with_format(si)
             .with_zero(),
     );
     let points: Vec<Point> = t

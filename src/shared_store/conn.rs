@@ -53,6 +53,9 @@ impl Address {
     }
 }
 
+/// A statement's rows, every column as text (NULL as `None`).
+pub type Rows = Vec<Vec<Option<String>>>;
+
 /// One connection, with the statements it prepared, by their text.
 pub struct Db {
     conn: PgConn,
@@ -112,11 +115,7 @@ impl Db {
 
     /// `sql` (with `?` placeholders), prepared once per connection, run with `params`: its
     /// rows (columns as text, NULL as `None`) and the rows it changed.
-    pub fn run(
-        &mut self,
-        sql: &'static str,
-        params: &[Param<'_>],
-    ) -> Result<(Vec<Vec<Option<String>>>, u64), DbError> {
+    pub fn run(&mut self, sql: &'static str, params: &[Param<'_>]) -> Result<(Rows, u64), DbError> {
         let stmt = match self.stmts.get(sql) {
             Some(s) => *s,
             None => {

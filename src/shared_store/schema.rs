@@ -22,7 +22,7 @@ use refinery_core::{Migration, Runner};
 const HISTORY: &str = "perflab_schema_history";
 
 /// Taken while migrating (any number, the same for every perflab): 'perflab' in ASCII.
-const MIGRATION_LOCK: i64 = 0x7065_7266_6c61_62;
+const MIGRATION_LOCK: i64 = 0x0070_6572_666c_6162;
 
 /// The migrations, oldest first: (refinery's name, SQL).
 const MIGRATIONS: &[(&str, &str)] = &[
