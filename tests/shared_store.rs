@@ -484,3 +484,49 @@ fn the_documented_trend_query_runs_in_psql() {
     let html = std::fs::read_to_string(&chart).unwrap();
     assert!(html.contains("<svg") && html.contains("ops_per_sec"));
 }
+
+/// The CI recipe: the first machine's run becomes `baseline`; another machine's (another
+/// results folder, the same store) is compared with it there, by scripts/ci-gate.sh.
+#[test]
+fn the_ci_gate_finds_the_baseline_in_the_shared_store() {
+    let Some(pg) = PgServer::start() else { return };
+    let first = Results::new("shared-gate-first");
+    let second = Results::new("shared-gate-second");
+    init(&pg, &first);
+    let gate = |results: &Results, commit: &str| {
+        Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/ci-gate.sh"))
+            .args(["--", "null", "--duration", "300ms", "--warmup", "0s"])
+            .env("PERFLAB", env!("CARGO_BIN_EXE_perflab"))
+            .env("PERFLAB_SHARED", pg.url())
+            .env("PERFLAB_RESULTS", results.path())
+            .env("GATE_COMMIT", commit)
+            .env("GATE_BRANCH", "main")
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("the gate script runs")
+    };
+    let o = gate(&first, "aaa");
+    ok(&o);
+    assert!(stdout(&o).contains("is now"), "{}", stdout(&o));
+    let baseline = psql(
+        &pg,
+        "SELECT run_id FROM perflab_tags WHERE name = 'baseline'",
+    );
+    assert_eq!(baseline.len(), 1);
+    let o = gate(&second, "bbb");
+    // 0 (no figure slower) or 3 (one slower): either way a comparison was made.
+    assert!(
+        matches!(o.status.code(), Some(0 | 3)),
+        "exit {:?}: {}",
+        o.status.code(),
+        stderr(&o)
+    );
+    assert!(stdout(&o).contains(&baseline[0]), "{}", stdout(&o));
+    assert_eq!(
+        psql(
+            &pg,
+            "SELECT labels ->> 'commit' FROM perflab_runs ORDER BY started_at"
+        ),
+        ["aaa", "bbb"]
+    );
+}

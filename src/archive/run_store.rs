@@ -83,6 +83,20 @@ pub trait RunStore: Send + Sync {
     /// Names run `query` `name`, moving the tag if it named another run; the run's id.
     fn tag(&self, query: &str, name: &str) -> Result<String, ArchiveError>;
 
+    /// The newest `n` runs' records, oldest first (unreadable ones left out): a page of
+    /// many runs (serve's landscape) in one read where the store can.
+    fn load_newest(&self, n: usize) -> Result<Vec<RunRecord>, ArchiveError> {
+        let listing = Listing {
+            newest: Some(n),
+            host: None,
+        };
+        Ok(self
+            .list(&listing)?
+            .iter()
+            .filter_map(|r| self.load(&r.id).ok())
+            .collect())
+    }
+
     /// The runs' headline figure for a trend, oldest first.
     fn trend(&self, query: &TrendQuery) -> Result<Vec<TrendPoint>, ArchiveError> {
         trend_by_loading(self, query)

@@ -2,7 +2,7 @@
 
 use super::files::{self, LiveState};
 use super::page::{self, framed_report};
-use crate::archive::{ArchiveError, Listing, RunStore};
+use crate::archive::{ArchiveError, RunStore};
 use crate::http::{Request, Response, encode};
 use crate::record::RunRecord;
 use crate::report::{self, Options};
@@ -242,17 +242,10 @@ fn landscape_of(archive: &dyn RunStore, req: &Request) -> Response {
             Err(answer) => return answer,
         }
     } else {
-        let listing = Listing {
-            newest: Some(MAX_RUNS),
-            host: None,
-        };
-        let all = match archive.list(&listing) {
+        match archive.load_newest(MAX_RUNS) {
             Ok(all) => all,
             Err(e) => return page::problem(500, &e.to_string()),
-        };
-        all.iter()
-            .filter_map(|r| archive.load(&r.id).ok())
-            .collect()
+        }
     };
     if records.is_empty() {
         return page::problem(

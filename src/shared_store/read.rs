@@ -29,6 +29,8 @@ const EXACT: &str = "SELECT id FROM perflab_runs WHERE id = ?";
 const PREFIXED: &str =
     "SELECT id FROM perflab_runs WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 11";
 const RECORD: &str = "SELECT record::text FROM perflab_runs WHERE id = ?";
+const NEWEST_RECORDS: &str =
+    "SELECT id, record::text FROM perflab_runs ORDER BY started_at DESC, id DESC LIMIT ?::bigint";
 const TAGS: &str = "SELECT name, run_id FROM perflab_tags ORDER BY name";
 const COUNT: &str = "SELECT count(*) FROM perflab_runs";
 const TAG: &str = "INSERT INTO perflab_tags (name, run_id) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET run_id = EXCLUDED.run_id, tagged_at = now(), tagged_by = current_user";
@@ -226,6 +228,25 @@ impl RunStore for SharedStore {
             .ok_or_else(|| ArchiveError::NotFound(id.clone()))?;
         let name = format!("{}: run {id}", self.place());
         parse_record(std::path::Path::new(&name), &text)
+    }
+
+    fn load_newest(&self, n: usize) -> Result<Vec<RunRecord>, ArchiveError> {
+        let limit = n.to_string();
+        let rows = self
+            .with_db(|db| db.run(NEWEST_RECORDS, &[Param::Text(&limit)]))?
+            .0;
+        let place = self.place();
+        let mut out: Vec<RunRecord> = rows
+            .into_iter()
+            .filter_map(|r| {
+                let mut c = r.into_iter();
+                let (id, text) = (c.next().flatten()?, c.next().flatten()?);
+                let name = format!("{place}: run {id}");
+                parse_record(std::path::Path::new(&name), &text).ok()
+            })
+            .collect();
+        out.reverse();
+        Ok(out)
     }
 
     fn tags(&self) -> Result<tags::Tags, ArchiveError> {
