@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::pki::Pki;
 use common::proxy::{Fault, FaultProxy, Faults};
 use common::servers::{PgServer, pg_program};
 use common::skip::{skip_host, skip_or_fail};
@@ -529,4 +530,81 @@ fn the_ci_gate_finds_the_baseline_in_the_shared_store() {
         ),
         ["aaa", "bbb"]
     );
+}
+
+/// A password in the store's address reaches no record (here or in the store), no line on
+/// the terminal and no page.
+#[test]
+fn no_password_in_a_record_a_line_or_a_page() {
+    let Some(pg) = PgServer::start() else { return };
+    let here = Results::new("shared-password");
+    init(&pg, &here);
+    let secret = "s3cret-Pw";
+    let with = format!(
+        "postgres://postgres:{secret}@127.0.0.1:{}/postgres",
+        pg.port()
+    );
+    let o = perflab(&here, &with, QUICK);
+    ok(&o);
+    assert!(!stderr(&o).contains(secret));
+    let o = perflab(&here, &with, &["show", "last", "--json"]);
+    ok(&o);
+    assert!(
+        stdout(&o).contains("postgres:***@"),
+        "the command line, redacted"
+    );
+    assert!(!stdout(&o).contains(secret));
+    for id in local_ids(here.path()) {
+        let file = here.path().join("runs").join(id).join("run.json");
+        assert!(!std::fs::read_to_string(file).unwrap().contains(secret));
+    }
+    assert_eq!(
+        psql(
+            &pg,
+            &format!("SELECT count(*) FROM perflab_runs WHERE record::text LIKE '%{secret}%'")
+        ),
+        ["0"]
+    );
+    // A store that cannot be reached is named without the password.
+    let down = format!("postgres://postgres:{secret}@127.0.0.1:1/postgres");
+    let o = perflab(&here, &down, &["runs"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("postgres:***@127.0.0.1:1"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stderr(&o).contains(secret));
+}
+
+/// The store over TLS with `verify-full`, as a `--target` is reached: the right CA and host
+/// name pass, the wrong name is refused (and its run queued, saved here all the same).
+#[test]
+fn the_store_is_reached_over_tls_verified_in_full() {
+    let Some(pki) = Pki::make("shared") else {
+        return;
+    };
+    let Some(pg) = PgServer::start_tls(&pki) else {
+        return;
+    };
+    let here = Results::new("shared-tls");
+    let ca = pki.path("ca.pem").display().to_string();
+    let url = |host: &str| {
+        format!(
+            "postgres://postgres@{host}:{}/postgres?sslmode=verify-full&sslrootcert={ca}",
+            pg.port()
+        )
+    };
+    ok(&perflab(&here, &url("localhost"), &["shared", "init"]));
+    let o = perflab(&here, &url("localhost"), QUICK);
+    ok(&o);
+    assert!(queued(&here).is_empty(), "{}", stderr(&o));
+    assert_eq!(psql(&pg, "SELECT count(*) FROM perflab_runs"), ["1"]);
+    // The certificate is for localhost, not 127.0.0.1.
+    let o = perflab(&here, &url("127.0.0.1"), QUICK);
+    ok(&o);
+    assert_eq!(queued(&here).len(), 1, "{}", stderr(&o));
+    let o = perflab(&here, &url("127.0.0.1"), &["runs"]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("127.0.0.1"), "{}", stderr(&o));
 }
