@@ -470,14 +470,16 @@ pub struct SuiteArgs {
 
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    /// A run id, a unique prefix of one, or `last`
+    /// A run id, a unique prefix of one, a tag, `last`, or `last@HOST` (a shared store: that
+    /// host's newest; `last` is this machine's)
     #[arg(value_name = "RUN", default_value = "last")]
     pub run: String,
 }
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// A run id, a unique prefix of one, or `last`
+    /// A run id, a unique prefix of one, a tag, `last`, or `last@HOST` (a shared store: that
+    /// host's newest; `last` is this machine's)
     #[arg(value_name = "RUN", default_value = "last")]
     pub run: String,
     /// json (the record), csv (a row per trial), csv-intervals (a row per interval), or
