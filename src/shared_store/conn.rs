@@ -96,6 +96,10 @@ impl Db {
             stmts: HashMap::new(),
             answer: Answer::default(),
         };
+        // Each statement planned for its values: a generic plan for `LIMIT $1` guesses a
+        // tenth of the table and may sort it all (serve reuses its statements). A server
+        // before 12 lacks the setting; its plans are what they were.
+        let _ = db.batch("SET plan_cache_mode = force_custom_plan");
         if read_only {
             db.batch("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
                 .map_err(|e| failed(address, &e))?;
