@@ -608,3 +608,79 @@ fn the_store_is_reached_over_tls_verified_in_full() {
     assert_ne!(o.status.code(), Some(0));
     assert!(stderr(&o).contains("127.0.0.1"), "{}", stderr(&o));
 }
+
+/// Another host's run under an id the store already holds joins as `ID-HOST-MACHINE` (the
+/// record renamed, as `perflab import` names it); this machine's newer version of its own
+/// run replaces it; the same record again changes nothing.
+#[test]
+fn a_taken_id_joins_as_import_names_it_and_a_newer_version_replaces_its_own() {
+    let Some(pg) = PgServer::start() else { return };
+    let here = Results::new("shared-ids-here");
+    let there = Results::new("shared-ids-there");
+    init(&pg, &here);
+    ok(&perflab(&here, &pg.url(), QUICK));
+    let id = local_ids(here.path()).remove(0);
+    let file = |r: &Results| r.path().join("runs").join(&id).join("run.json");
+    let mut record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file(&here)).unwrap()).unwrap();
+
+    // The same id, made on another host.
+    record["env"]["hostname"] = "elsewhere".into();
+    record["env"]["machine"] = "abcdef0123456789".into();
+    std::fs::create_dir_all(file(&there).parent().unwrap()).unwrap();
+    std::fs::write(file(&there), serde_json::to_vec_pretty(&record).unwrap()).unwrap();
+    std::fs::create_dir_all(there.path().join("shared-queue")).unwrap();
+    std::fs::write(there.path().join("shared-queue").join(&id), b"").unwrap();
+    let o = perflab(&there, &pg.url(), &["shared", "sync"]);
+    ok(&o);
+    let joined = format!("{id}-elsewhere-abcdef");
+    assert!(
+        stdout(&o).contains(&format!("sent {id} as {joined}")),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(
+        psql(
+            &pg,
+            "SELECT id, host, record ->> 'id' FROM perflab_runs ORDER BY id"
+        ),
+        [
+            format!(
+                "{id}|{}|{id}",
+                psql(
+                    &pg,
+                    &format!("SELECT host FROM perflab_runs WHERE id = '{id}'")
+                )[0]
+            ),
+            format!("{joined}|elsewhere|{joined}")
+        ]
+    );
+    // Sent again from there: already in the store, under its new id.
+    std::fs::write(there.path().join("shared-queue").join(&id), b"").unwrap();
+    let o = perflab(&there, &pg.url(), &["shared", "sync"]);
+    ok(&o);
+    assert!(
+        stdout(&o).contains(&format!("{joined} is in the shared store already")),
+        "{}",
+        stdout(&o)
+    );
+
+    // This machine's own run, changed (a newer version), replaces the stored one.
+    let mut mine: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file(&here)).unwrap()).unwrap();
+    mine["warnings"] = serde_json::json!([{"code": "test", "message": "a newer version"}]);
+    std::fs::write(file(&here), serde_json::to_vec_pretty(&mine).unwrap()).unwrap();
+    std::fs::create_dir_all(here.path().join("shared-queue")).unwrap();
+    std::fs::write(here.path().join("shared-queue").join(&id), b"").unwrap();
+    ok(&perflab(&here, &pg.url(), &["shared", "sync"]));
+    assert_eq!(psql(&pg, "SELECT count(*) FROM perflab_runs"), ["2"]);
+    assert_eq!(
+        psql(
+            &pg,
+            &format!(
+                "SELECT record -> 'warnings' -> 0 ->> 'message' FROM perflab_runs WHERE id = '{id}'"
+            )
+        ),
+        ["a newer version"]
+    );
+}
