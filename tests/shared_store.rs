@@ -684,3 +684,50 @@ fn a_taken_id_joins_as_import_names_it_and_a_newer_version_replaces_its_own() {
         ["a newer version"]
     );
 }
+
+/// A study's automatic `STUDY.LEG` tag is the team's too; where another host ran the same
+/// leg, its tag names the host.
+#[test]
+fn a_study_leg_run_on_two_hosts_keeps_a_tag_each() {
+    let Some(pg) = PgServer::start() else { return };
+    let work = Results::new("shared-study");
+    init(&pg, &work);
+    std::fs::create_dir_all(work.path()).unwrap();
+    let probe = Command::new("unshare").args(["--uts", "true"]).output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        skip_host("this host cannot make UTS namespaces (unshare)");
+        return;
+    }
+    let study = work.path().join("legs.toml");
+    std::fs::write(
+        &study,
+        "[study]\nname = \"legs\"\ntitle = \"One leg on two hosts\"\n\n[defaults]\ncommand = \"null\"\nthreads = \"1\"\nwarmup = \"0s\"\nduration = \"100ms\"\n\n[[leg]]\nname = \"one\"\n",
+    )
+    .unwrap();
+    let study = study.display().to_string();
+    let here = Results::new("shared-study-here");
+    ok(&perflab(&here, &pg.url(), &["study", &study, "-q"]));
+    let there = Results::new("shared-study-there");
+    let o = Command::new("unshare")
+        .args(["--uts", "sh", "-c"])
+        .arg(format!(
+            "hostname perflab-study-host && exec '{}' study '{study}' -q --results '{}' --shared '{}'",
+            env!("CARGO_BIN_EXE_perflab"),
+            there.path().display(),
+            pg.url()
+        ))
+        .env_remove("PERFLAB_SHARED")
+        .output()
+        .unwrap();
+    ok(&o);
+    let tags = psql(
+        &pg,
+        "SELECT t.name, r.host = 'perflab-study-host' FROM perflab_tags t JOIN perflab_runs r ON r.id = t.run_id ORDER BY t.name",
+    );
+    assert_eq!(
+        tags,
+        ["legs.one|f", "legs.one.perflab-study-host|t"],
+        "{}",
+        stderr(&o)
+    );
+}

@@ -104,6 +104,21 @@ impl<'a> Launcher<'a> {
         Ok(self.archive.get_or_init(|| opened))
     }
 
+    /// Tags `record` `name` in the shared store too, when one is set (a study's `STUDY.LEG`):
+    /// `NAME.HOST` where another host's run holds the name. `None` without a shared store;
+    /// else the tag set, or why not.
+    pub fn shared_tag(&self, record: &RunRecord, name: &str) -> Option<Result<String, AppError>> {
+        let address = self.global.shared_address()?;
+        Some((|| {
+            let address = crate::shared_store::Address::parse(&address)?;
+            let store = crate::shared_store::SharedStore::open(
+                &address,
+                crate::shared_store::Access::Write,
+            )?;
+            Ok(store.tag_as_host(record, name)?)
+        })())
+    }
+
     /// A line above the progress display (on stderr; nothing under `--quiet`).
     pub fn line(&self, text: &str) {
         match &self.shared {

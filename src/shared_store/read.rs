@@ -31,6 +31,10 @@ const PREFIXED: &str =
 const RECORD: &str = "SELECT record::text FROM perflab_runs WHERE id = ?";
 const NEWEST_RECORDS: &str =
     "SELECT id, record::text FROM perflab_runs ORDER BY started_at DESC, id DESC LIMIT ?::bigint";
+const HOST_OF_TAGGED: &str =
+    "SELECT r.host FROM perflab_tags t JOIN perflab_runs r ON r.id = t.run_id WHERE t.name = ?";
+const STORED_AS: &str =
+    "SELECT id FROM perflab_runs WHERE id IN (?, ?) AND host = ? ORDER BY id = ? DESC LIMIT 1";
 const TAGS: &str = "SELECT name, run_id FROM perflab_tags ORDER BY name";
 const COUNT: &str = "SELECT count(*) FROM perflab_runs";
 const TAG: &str = "INSERT INTO perflab_tags (name, run_id) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET run_id = EXCLUDED.run_id, tagged_at = now(), tagged_by = current_user";
@@ -75,6 +79,41 @@ impl SharedStore {
                 .push(db);
         }
         result
+    }
+
+    /// Tags `record` (as the store holds it: under its id, or its `ID-HOST-MACHINE`) `name`,
+    /// unless another host's run holds that tag: then `NAME.HOST`, so two hosts that ran the
+    /// same study leg keep a tag each. The tag set.
+    pub fn tag_as_host(&self, record: &RunRecord, name: &str) -> Result<String, ArchiveError> {
+        let host = record.env.hostname.clone().unwrap_or_default();
+        let beside = crate::archive::id_beside(record);
+        let id = self
+            .one_id(
+                STORED_AS,
+                &[
+                    Param::Text(&record.id),
+                    Param::Text(&beside),
+                    Param::Text(&host),
+                    Param::Text(&record.id),
+                ],
+            )?
+            .ok_or_else(|| ArchiveError::NotFound(format!("{} (not sent yet)", record.id)))?;
+        let held_by = self.one_id(HOST_OF_TAGGED, &[Param::Text(name)])?;
+        let name = match held_by {
+            Some(other) if other != host => {
+                let safe: String = host
+                    .chars()
+                    .map(|c| match c.is_ascii_alphanumeric() || c == '-' {
+                        true => c,
+                        false => '-',
+                    })
+                    .collect();
+                format!("{name}.{safe}")
+            }
+            _ => name.to_string(),
+        };
+        self.tag(&id, &name)?;
+        Ok(name)
     }
 
     /// The one id a statement found, if any.
