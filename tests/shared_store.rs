@@ -188,8 +188,49 @@ fn eight_hosts_writing_at_once_lose_and_double_nothing() {
     assert_eq!(listed.as_array().unwrap().len(), 5);
 }
 
-/// The fault relay cuts the store's connection in the middle of the server's replies: the
-/// run is saved and queued; once the network is back, `shared sync` sends it, once.
+/// The fault relay cuts the connection in the middle of the answer to the upload's INSERT,
+/// after the server committed it: the writer cannot know the run arrived, so it stays queued;
+/// `shared sync` sends it again, and the store, holding that very record, keeps it once.
+#[test]
+fn a_writer_cut_off_mid_upload_queues_its_run_and_the_sync_keeps_it_once() {
+    let Some(pg) = PgServer::start() else { return };
+    let here = Results::new("shared-cut-insert");
+    init(&pg, &here);
+    let relay = FaultProxy::start(
+        ([127, 0, 0, 1], pg.port()).into(),
+        Faults {
+            one_in: 1,
+            kinds: vec![Fault::ResetMid],
+            only_in: Some(b"INSERT 0 1".to_vec()),
+            ..Faults::default()
+        },
+    );
+    let through = format!("postgres://postgres@127.0.0.1:{}/postgres", relay.port());
+    relay.arm();
+    let o = perflab(&here, &through, QUICK);
+    ok(&o);
+    assert_eq!(relay.total(), 1, "the INSERT's answer was cut");
+    let waiting = queued(&here);
+    assert_eq!(waiting, local_ids(here.path()), "queued: {}", stderr(&o));
+    assert_eq!(
+        psql(&pg, "SELECT id FROM perflab_runs"),
+        waiting,
+        "committed all the same"
+    );
+    relay.disarm();
+    let o = perflab(&here, &through, &["shared", "sync"]);
+    ok(&o);
+    assert!(
+        stdout(&o).contains(&format!("{} is in the shared store already", waiting[0])),
+        "{}",
+        stdout(&o)
+    );
+    assert!(queued(&here).is_empty());
+    assert_eq!(psql(&pg, "SELECT count(*) FROM perflab_runs"), ["1"]);
+}
+
+/// The fault relay cuts the store's connection in the middle of the server's first reply:
+/// the run is saved and queued; once the network is back, `shared sync` sends it, once.
 #[test]
 fn a_writer_cut_off_mid_upload_queues_its_run_and_syncs_it_later() {
     let Some(pg) = PgServer::start() else { return };
