@@ -60,6 +60,8 @@ impl AppError {
                 | ArchiveError::NoArchive(_)
                 | ArchiveError::BadTag { .. }
                 | ArchiveError::Ambiguous { .. }
+                | ArchiveError::SharedRefused(_)
+                | ArchiveError::ReadOnly(_)
                 | ArchiveError::Empty => 2,
                 _ => 1,
             },

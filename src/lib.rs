@@ -43,6 +43,8 @@
 //! - [`error`]: what a command fails with, and its exit code.
 //! - [`present`]: text tables, SVG charts and breakdowns, which the kinds and the renderers
 //!   share.
+//! - [`shared_store`]: a team's shared results store on PostgreSQL: uploads with their
+//!   queue, schema migrations, and the store read as the archive is.
 //! - [`sql`]: the SQL clients every SQL workload shares (SQLite, PostgreSQL, MySQL).
 //! - [`target`]: URLs, passwords and TLS: what every client of a system under test shares.
 //! - [`analysis`]: peak, sweet spot, scaling, curves: statistics applied to a record's steps.
@@ -80,6 +82,7 @@ pub mod record;
 pub mod report;
 pub mod run;
 pub mod serve;
+pub mod shared_store;
 pub mod sql;
 pub mod stats;
 pub mod stop;

@@ -1100,7 +1100,7 @@ proptest! {
         if let Ok(cli) = parse(&argv) {
             prop_assert!(matches!(
                 cli.what,
-                What::Generic(Command::Runs
+                What::Generic(Command::Runs(_)
                     | Command::Show(_)
                     | Command::Export(_)
                     | Command::Report(_)

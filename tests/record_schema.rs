@@ -275,10 +275,15 @@ fn closed_loop_sweep_with_repeats_matches_the_schema() {
             "0s",
             "--repeat",
             "2",
+            "--label",
+            "commit=abc123",
+            "--label",
+            "branch=main",
             "--json",
         ],
     );
     assert_valid(&record, "the closed-loop record");
+    assert_eq!(record["labels"]["commit"], "abc123");
     assert_eq!(record["status"], "complete");
     assert_eq!(record["steps"].as_array().map(Vec::len), Some(2));
     check_invariants(&record);

@@ -17,6 +17,7 @@
 //! record stands and its index row is stale until the next listing.
 
 mod index;
+pub mod run_store;
 mod store;
 
 /// How old a `run.json.tmp` must be to be a leftover of a killed save rather than a save in
@@ -25,6 +26,7 @@ const LEFTOVER_AGE: std::time::Duration = std::time::Duration::from_secs(60);
 pub mod tags;
 
 pub use index::RunSummary;
+pub use run_store::{Listing, RunStore, TrendPoint, TrendQuery, last_of, load_or_file};
 pub use store::parse_record;
 
 use crate::record::{RunRecord, SCHEMA_VERSION};
@@ -74,6 +76,17 @@ pub enum ArchiveError {
     NotAFolder(PathBuf),
     #[error("{name:?} cannot be a tag: {reason}")]
     BadTag { name: String, reason: &'static str },
+    /// The shared store could not be reached or failed a statement (the message says which,
+    /// never with a password).
+    #[error("the shared store: {0}")]
+    Shared(String),
+    /// The shared store refuses what was asked (a schema of a newer perflab, no tables yet,
+    /// a role that may not write, a bad address); the message names the fix.
+    #[error("the shared store: {0}")]
+    SharedRefused(String),
+    /// A store opened to read was asked to write.
+    #[error("{0} is read-only here: tag runs without 'serve'")]
+    ReadOnly(String),
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ArchiveError + '_ {
@@ -178,22 +191,7 @@ impl Archive {
             if theirs == ours || store::read_record(&here).is_ok_and(|r| r == record) {
                 return Ok(Imported::AlreadyHere(record.id));
             }
-            // Cloned machines share host names: the machine's digest keeps them apart.
-            let who = match &record.env.machine {
-                Some(m) => format!("{host}-{}", m.get(..6).unwrap_or(m)),
-                None => host.clone(),
-            };
-            let safe: String = who
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || c == '-' {
-                        c
-                    } else {
-                        '-'
-                    }
-                })
-                .collect();
-            record.id = format!("{}-{safe}", record.id);
+            record.id = id_beside(&record);
             if self.record_path(&record.id).is_file() {
                 return Ok(Imported::AlreadyHere(record.id));
             }
@@ -258,8 +256,8 @@ impl Archive {
     /// Turns `last`, a tag, an id or a unique prefix of one into an id.
     pub fn resolve(&self, query: &str) -> Result<String, ArchiveError> {
         let query = query.trim();
-        if query == "last" {
-            return self.list()?.pop().map(|r| r.id).ok_or(ArchiveError::Empty);
+        if let Some(host) = last_of(query) {
+            return newest_of(self.list()?, host);
         }
         if tags::invalid_name(query).is_none()
             && let Some(id) = tags::load(&self.root)?.remove(query)
@@ -289,6 +287,122 @@ impl Archive {
             }),
         }
     }
+}
+
+/// The newest of `rows` (oldest first), of `host` if one is named.
+fn newest_of(rows: Vec<RunSummary>, host: Option<&str>) -> Result<String, ArchiveError> {
+    let mut rows = rows.into_iter().rev();
+    let found = match host {
+        None => rows.next(),
+        Some(h) => rows.find(|r| r.host == h),
+    };
+    match (found, host) {
+        (Some(r), _) => Ok(r.id),
+        (None, None) => Err(ArchiveError::Empty),
+        (None, Some(h)) => Err(ArchiveError::NotFound(format!(
+            "last@{h} (no run of host {h:?})"
+        ))),
+    }
+}
+
+/// The newest `listing.newest` of `rows` (oldest first), of `listing.host` if named.
+fn listed(mut rows: Vec<RunSummary>, listing: &Listing) -> Vec<RunSummary> {
+    if let Some(h) = &listing.host {
+        rows.retain(|r| r.host == *h);
+    }
+    if let Some(n) = listing.newest {
+        let skip = rows.len().saturating_sub(n);
+        rows.drain(..skip);
+    }
+    rows
+}
+
+impl RunStore for Archive {
+    fn place(&self) -> String {
+        self.root.display().to_string()
+    }
+
+    fn list(&self, listing: &Listing) -> Result<Vec<RunSummary>, ArchiveError> {
+        Ok(listed(Archive::list(self)?, listing))
+    }
+
+    fn resolve(&self, query: &str) -> Result<String, ArchiveError> {
+        Archive::resolve(self, query)
+    }
+
+    fn load(&self, query: &str) -> Result<RunRecord, ArchiveError> {
+        Archive::load(self, query)
+    }
+
+    fn tags(&self) -> Result<tags::Tags, ArchiveError> {
+        Archive::tags(self)
+    }
+
+    fn tag(&self, query: &str, name: &str) -> Result<String, ArchiveError> {
+        Archive::tag(self, query, name)
+    }
+
+    fn run_dir(&self, id: &str) -> Option<PathBuf> {
+        Some(Archive::run_dir(self, id)).filter(|d| d.join("run.json").is_file())
+    }
+}
+
+impl RunStore for ReadOnlyArchive {
+    fn place(&self) -> String {
+        self.root.display().to_string()
+    }
+
+    fn list(&self, listing: &Listing) -> Result<Vec<RunSummary>, ArchiveError> {
+        Ok(listed(ReadOnlyArchive::list(self)?, listing))
+    }
+
+    fn resolve(&self, query: &str) -> Result<String, ArchiveError> {
+        match last_of(query) {
+            Some(host) => newest_of(ReadOnlyArchive::list(self)?, host),
+            None => self
+                .run_dir(query.trim())
+                .map(|_| query.trim().to_string())
+                .ok_or_else(|| ArchiveError::NotFound(query.to_string())),
+        }
+    }
+
+    fn load(&self, query: &str) -> Result<RunRecord, ArchiveError> {
+        ReadOnlyArchive::load(self, query)
+    }
+
+    fn tags(&self) -> Result<tags::Tags, ArchiveError> {
+        ReadOnlyArchive::tags(self)
+    }
+
+    fn tag(&self, _query: &str, _name: &str) -> Result<String, ArchiveError> {
+        Err(ArchiveError::ReadOnly(self.root.display().to_string()))
+    }
+
+    fn run_dir(&self, id: &str) -> Option<PathBuf> {
+        ReadOnlyArchive::run_dir(self, id)
+    }
+}
+
+/// The id another host's record joins under when its own is taken by a different run: the
+/// id with its host's name and the start of its machine digest added (cloned machines share
+/// host names; the digest keeps them apart), as `perflab import` and the shared store do.
+pub fn id_beside(record: &RunRecord) -> String {
+    let host = record.env.hostname.as_deref().unwrap_or("unknown-host");
+    let who = match &record.env.machine {
+        Some(m) => format!("{host}-{}", m.get(..6).unwrap_or(m)),
+        None => host.to_string(),
+    };
+    let safe: String = who
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    format!("{}-{safe}", record.id)
 }
 
 /// Whether listing may bring the index up to date; read-only, which run folders to list.
@@ -410,13 +524,9 @@ impl ReadOnlyArchive {
 
     /// Run `id` (exactly, or `last`).
     pub fn load(&self, id: &str) -> Result<RunRecord, ArchiveError> {
-        let id = match id {
-            "last" => self
-                .list()?
-                .pop()
-                .map(|r| r.id)
-                .ok_or(ArchiveError::Empty)?,
-            id => id.to_string(),
+        let id = match last_of(id) {
+            Some(host) => newest_of(self.list()?, host)?,
+            None => id.to_string(),
         };
         let dir = self
             .run_dir(&id)

@@ -231,10 +231,55 @@ pub struct GlobalArgs {
     /// No progress display on stderr
     #[arg(long, short, global = true)]
     pub quiet: bool,
+    /// A team's shared results store on PostgreSQL (default: $PERFLAB_SHARED): every run is
+    /// sent there after it is saved here, and the commands that read runs read it
+    #[arg(long, global = true, value_name = "URL")]
+    pub shared: Option<String>,
+    /// Read this machine's results folder only, even with a shared store set
+    #[arg(long, global = true)]
+    pub local: bool,
+    /// A label for the runs, e.g. --label commit=abc123 --label branch=main (repeatable):
+    /// in the record and the shared store, for 'perflab trend --where'
+    #[arg(long = "label", global = true, value_name = "KEY=VALUE", value_parser = parse_label)]
+    pub labels: Vec<(String, String)>,
     /// The live outputs: options of the commands that run (`with_live`), carried here so
     /// every layer finds them with the other options of the invocation.
     #[arg(skip)]
     pub live: crate::live::LiveArgs,
+}
+
+impl GlobalArgs {
+    /// The shared store's address: `--shared`, else `$PERFLAB_SHARED`.
+    pub fn shared_address(&self) -> Option<String> {
+        crate::shared_store::address_given(self.shared.as_deref())
+    }
+
+    /// The address the commands that read runs use: none under `--local`.
+    pub fn shared_to_read(&self) -> Option<String> {
+        self.shared_address().filter(|_| !self.local)
+    }
+}
+
+/// `KEY=VALUE`: a key as a tag is named (a letter first; letters, digits, '-', '_', '.'),
+/// a value of at most 200 characters.
+fn parse_label(text: &str) -> Result<(String, String), String> {
+    let Some((key, value)) = text.split_once('=') else {
+        return Err(format!(
+            "{text:?}: give a label as KEY=VALUE, e.g. commit=abc123"
+        ));
+    };
+    if let Some(why) = crate::archive::tags::invalid_name(key) {
+        return Err(format!(
+            "{key:?} cannot be a label's name: {}",
+            why.replace("a tag", "a name")
+        ));
+    }
+    if value.is_empty() || value.chars().count() > 200 || value.chars().any(char::is_control) {
+        return Err(format!(
+            "label {key}: give a value of 1 to 200 printable characters"
+        ));
+    }
+    Ok((key.to_string(), value.to_string()))
 }
 
 #[derive(Debug, Subcommand)]
@@ -245,8 +290,8 @@ pub enum Command {
     /// List the built-in studies, or run one (or a study file): a seed report's experiments
     /// as one command, with the paper's figures beside this machine's
     Study(StudyArgs),
-    /// List the archived runs
-    Runs,
+    /// List the archived runs (or the shared store's)
+    Runs(RunsArgs),
     /// Show an archived run as tables
     Show(ShowArgs),
     /// Export an archived run
@@ -276,6 +321,63 @@ pub enum Command {
     /// The archive in a browser, read-only: the runs to sort, filter and pick, each run's
     /// report, comparisons, the landscape, and runs in progress with their charts filling in
     Serve(ServeArgs),
+    /// The shared results store: 'init' makes or migrates its tables, 'sync' sends the
+    /// runs waiting in this machine's queue
+    Shared(SharedArgs),
+    /// One figure across runs: each run's value with its interval, and the verdict between
+    /// neighbours (where a build changed it)
+    Trend(TrendArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    /// Only the newest N runs (default: all of a results folder, the newest 50 of a shared
+    /// store)
+    #[arg(long, short = 'n', value_name = "N")]
+    pub newest: Option<usize>,
+    /// Only the runs of this host
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct SharedArgs {
+    #[command(subcommand)]
+    pub action: SharedAction,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Subcommand)]
+pub enum SharedAction {
+    /// Make the store's tables and roles, or bring them to this perflab's schema (as the
+    /// store's owner)
+    Init,
+    /// Send the runs queued on this machine (those the store could not take when they ended)
+    Sync,
+}
+
+#[derive(Debug, Args)]
+pub struct TrendArgs {
+    /// The figure: a headline figure's name, e.g. ops_per_sec or bytes_per_sec
+    #[arg(value_name = "FIGURE")]
+    pub figure: String,
+    /// Only runs of this workload kind (null, io, oltp ...)
+    #[arg(long, value_name = "KIND")]
+    pub workload: Option<String>,
+    /// Only runs with this label (repeatable), e.g. --where branch=main
+    #[arg(long = "where", value_name = "LABEL=VALUE", value_parser = parse_label)]
+    pub filters: Vec<(String, String)>,
+    /// One point per value of a label (e.g. commit) or per day, the runs in it pooled
+    #[arg(long, value_name = "LABEL|day")]
+    pub by: Option<String>,
+    /// The newest N runs at most
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 10_000)]
+    pub newest: usize,
+    /// Ratios within this band are "equivalent" (default 2%)
+    #[arg(long, value_name = "PCT", default_value = "2%")]
+    pub noise: String,
+    /// Also write the trend as an HTML chart to FILE (a new file)
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -368,14 +470,16 @@ pub struct SuiteArgs {
 
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    /// A run id, a unique prefix of one, or `last`
+    /// A run id, a unique prefix of one, a tag, `last`, or `last@HOST` (a shared store: that
+    /// host's newest; `last` is this machine's)
     #[arg(value_name = "RUN", default_value = "last")]
     pub run: String,
 }
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// A run id, a unique prefix of one, or `last`
+    /// A run id, a unique prefix of one, a tag, `last`, or `last@HOST` (a shared store: that
+    /// host's newest; `last` is this machine's)
     #[arg(value_name = "RUN", default_value = "last")]
     pub run: String,
     /// json (the record), csv (a row per trial), csv-intervals (a row per interval), or

@@ -1,17 +1,25 @@
-//! `perflab runs | show | export`: work from saved records only, never from live state.
+//! `perflab runs | show | export | tag | import`: work from saved records only, never from
+//! live state; all but `import` read the shared store when one is set ([`super::shared::store`]).
 
-use crate::archive::Archive;
-use crate::archive::{ArchiveError, Imported};
-use crate::cli::{ExportArgs, GlobalArgs, ImportArgs, ShowArgs, TagArgs};
+use super::shared::store;
+use crate::archive::{Archive, ArchiveError, Imported, Listing};
+use crate::cli::{ExportArgs, GlobalArgs, ImportArgs, RunsArgs, ShowArgs, TagArgs};
 use crate::error::AppError;
 use crate::export;
 use crate::launch::show as show_record;
 use crate::ui::output::{print, write_new_file};
 use crate::ui::show;
 
-pub fn runs(g: &GlobalArgs) -> Result<(), AppError> {
-    let archive = Archive::open(g.results.as_deref())?;
-    let runs = archive.list()?;
+pub fn runs(g: &GlobalArgs, args: &RunsArgs) -> Result<(), AppError> {
+    let store = store(g)?;
+    let shared = g.shared_to_read().is_some();
+    // A shared store holds a team's history: the newest page of it unless asked for more.
+    let newest = args.newest.or(shared.then_some(SHARED_PAGE));
+    let listing = Listing {
+        newest,
+        host: args.host.clone(),
+    };
+    let runs = store.list(&listing)?;
     if g.json {
         let text =
             serde_json::to_string_pretty(&runs).map_err(|e| AppError::Output(e.to_string()))?;
@@ -20,20 +28,34 @@ pub fn runs(g: &GlobalArgs) -> Result<(), AppError> {
     if runs.is_empty() {
         eprintln!(
             "perflab: no runs in {} yet; try 'perflab run --quick'",
-            archive.root().display()
+            store.place()
         );
         return Ok(());
     }
-    print(&show::render_runs(&runs, &archive.tags()?))
+    print(&show::render_runs(&runs, &store.tags()?))?;
+    if let Some(n) = newest
+        && runs.len() == n
+        && !g.quiet
+    {
+        eprintln!(
+            "perflab: the newest {n} runs of {} in {}; --newest N for more",
+            store.count()?,
+            store.place()
+        );
+    }
+    Ok(())
 }
 
+/// How many runs `perflab runs` lists from a shared store unless `--newest` says.
+const SHARED_PAGE: usize = 50;
+
 pub fn show(g: &GlobalArgs, args: &ShowArgs) -> Result<(), AppError> {
-    let archive = Archive::open(g.results.as_deref())?;
-    let record = archive.load(&args.run)?;
+    let store = store(g)?;
+    let record = store.load(&args.run)?;
     if g.json {
         return show_record(g, &record);
     }
-    let tags = archive.tags()?;
+    let tags = store.tags()?;
     let names: Vec<&str> = tags
         .iter()
         .filter(|(_, id)| **id == record.id)
@@ -43,8 +65,7 @@ pub fn show(g: &GlobalArgs, args: &ShowArgs) -> Result<(), AppError> {
 }
 
 pub fn export(g: &GlobalArgs, args: &ExportArgs) -> Result<(), AppError> {
-    let archive = Archive::open(g.results.as_deref())?;
-    let record = archive.load(&args.run)?;
+    let record = store(g)?.load(&args.run)?;
     let format = export::resolve(&args.format, &record).map_err(AppError::Usage)?;
     let mut bytes = Vec::new();
     export::write_as(&format, &record, &mut bytes).map_err(|e| AppError::Output(e.to_string()))?;
@@ -56,8 +77,7 @@ pub fn export(g: &GlobalArgs, args: &ExportArgs) -> Result<(), AppError> {
 
 /// `perflab tag RUN NAME`.
 pub fn tag(g: &GlobalArgs, args: &TagArgs) -> Result<(), AppError> {
-    let archive = Archive::open(g.results.as_deref())?;
-    let id = archive.tag(&args.run, &args.name)?;
+    let id = store(g)?.tag(&args.run, &args.name)?;
     print(&format!("{} now names run {id}\n", args.name))
 }
 

@@ -1,6 +1,6 @@
 //! `perflab compare BASELINE CANDIDATE...`: saved runs side by side, with verdicts.
 
-use crate::archive::Archive;
+use crate::archive::{Archive, load_or_file};
 use crate::cli::{CompareArgs, FailOn, GlobalArgs, ReportFormat};
 use crate::compare::{self, Expectation, Options};
 use crate::error::AppError;
@@ -9,14 +9,14 @@ use crate::vocab::SpecError;
 
 pub fn compare(g: &GlobalArgs, args: &CompareArgs) -> Result<(), AppError> {
     let options = Options {
-        noise: parse_noise(&args.noise)?,
+        noise: compare::parse_noise(&args.noise)?,
         expect: args.expect.as_deref().map(parse_expect).transpose()?,
     };
-    let archive = Archive::open(g.results.as_deref())?;
+    let store = super::shared::store(g)?;
     let records = args
         .runs
         .iter()
-        .map(|q| archive.load_or_file(q))
+        .map(|q| load_or_file(store.as_ref(), q))
         .collect::<Result<Vec<_>, _>>()?;
     let report = compare::compare(&records, &options);
     if g.json {
@@ -34,8 +34,10 @@ pub fn compare(g: &GlobalArgs, args: &CompareArgs) -> Result<(), AppError> {
         };
         let opts = crate::report::Options {
             comparison: Some(report.clone()),
+            names: super::shared::names(store.as_ref())?,
             ..Default::default()
         };
+        let archive = Archive::open(g.results.as_deref())?;
         let written = crate::report::file::write(&archive, &records, &opts, Some(path), format)?;
         eprintln!("perflab: report written to {}", written.display());
     }
@@ -49,21 +51,6 @@ pub fn compare(g: &GlobalArgs, args: &CompareArgs) -> Result<(), AppError> {
     Ok(())
 }
 
-/// `2%`, `2` (percent) or `0.5%`.
-fn parse_noise(text: &str) -> Result<f64, SpecError> {
-    let bad = || SpecError::new("noise", text, "give a percentage from 0 to 50, e.g. 2%");
-    let v: f64 = text
-        .trim()
-        .trim_end_matches('%')
-        .trim()
-        .parse()
-        .map_err(|_| bad())?;
-    if !(0.0..=50.0).contains(&v) {
-        return Err(bad());
-    }
-    Ok(v / 100.0)
-}
-
 fn parse_expect(text: &str) -> Result<Expectation, SpecError> {
     Expectation::parse(text)
 }
@@ -74,9 +61,9 @@ mod tests {
 
     #[test]
     fn noise_and_expectations() {
-        assert_eq!(parse_noise("2%").unwrap(), 0.02);
-        assert_eq!(parse_noise("0.5").unwrap(), 0.005);
-        assert!(parse_noise("-1%").is_err() && parse_noise("x").is_err());
+        assert_eq!(compare::parse_noise("2%").unwrap(), 0.02);
+        assert_eq!(compare::parse_noise("0.5").unwrap(), 0.005);
+        assert!(compare::parse_noise("-1%").is_err() && compare::parse_noise("x").is_err());
         assert_eq!(parse_expect("clock").unwrap(), Expectation::Clock);
         assert_eq!(parse_expect("2x").unwrap(), Expectation::Factor(2.0));
         assert!(parse_expect("0x").is_err() && parse_expect("fast").is_err());

@@ -13,8 +13,10 @@ mod info;
 mod report_cmd;
 mod serve_cmd;
 mod shared;
+mod shared_cmd;
 mod study_cmd;
 mod suite_cmd;
+mod trend_cmd;
 
 use crate::cli::{Command, Invocation, What};
 use crate::cluster::Ending;
@@ -112,7 +114,7 @@ fn dispatch(cli: Invocation) -> Result<(), AppError> {
         }
         Command::Run(args) => suite_cmd::run(g, args),
         Command::Study(args) => study_cmd::study(g, args),
-        Command::Runs => archive_cmds::runs(g),
+        Command::Runs(args) => archive_cmds::runs(g, args),
         Command::Show(args) => archive_cmds::show(g, args),
         Command::Export(args) => archive_cmds::export(g, args),
         Command::Report(args) => report_cmd::report(g, args),
@@ -124,6 +126,8 @@ fn dispatch(cli: Invocation) -> Result<(), AppError> {
         Command::Completions(a) => info::completions(a.shell),
         Command::Man => info::man(),
         Command::Serve(args) => serve_cmd::serve(g, args),
+        Command::Shared(args) => shared_cmd::shared(g, args),
+        Command::Trend(args) => trend_cmd::trend(g, args),
     }
 }
 

@@ -1,6 +1,6 @@
 //! `perflab report RUN... [-o FILE]`: archived runs as one HTML file (or Markdown + SVG).
 
-use crate::archive::Archive;
+use crate::archive::{Archive, Listing, RunStore};
 use crate::cli::{GlobalArgs, ReportArgs, ReportFormat};
 use crate::error::AppError;
 use crate::record::RunRecord;
@@ -15,6 +15,9 @@ pub fn report(g: &GlobalArgs, args: &ReportArgs) -> Result<(), AppError> {
         .map(|s| Slo::parse("slo", s))
         .transpose()?;
     let archive = Archive::open(g.results.as_deref())?;
+    // A study's invocation is kept in the results folder that ran it (`studies/`); runs
+    // otherwise come from the shared store when one is set.
+    let store = super::shared::store(g)?;
     let mut study = None;
     let records = if args.study {
         let [one] = args.runs.as_slice() else {
@@ -29,11 +32,11 @@ pub fn report(g: &GlobalArgs, args: &ReportArgs) -> Result<(), AppError> {
         study = Some(answer);
         records
     } else if args.suite {
-        suite_records(&archive, &args.runs)?
+        suite_records(super::shared::store(g)?.as_ref(), &args.runs)?
     } else {
         args.runs
             .iter()
-            .map(|q| archive.load(q))
+            .map(|q| store.load(q))
             .collect::<Result<Vec<_>, _>>()?
     };
     let options = Options {
@@ -42,7 +45,7 @@ pub fn report(g: &GlobalArgs, args: &ReportArgs) -> Result<(), AppError> {
         title: args.title.clone(),
         comparison: None,
         study,
-        names: Default::default(),
+        names: super::shared::names(store.as_ref())?,
     };
     let format = args.format.unwrap_or(match &args.output {
         Some(p) if p.extension().is_some_and(|e| e == "md" || e == "markdown") => ReportFormat::Md,
@@ -64,7 +67,7 @@ pub fn report(g: &GlobalArgs, args: &ReportArgs) -> Result<(), AppError> {
 }
 
 /// Every run of the suite invocations the queried runs belong to, oldest first.
-fn suite_records(archive: &Archive, queries: &[String]) -> Result<Vec<RunRecord>, AppError> {
+fn suite_records(archive: &dyn RunStore, queries: &[String]) -> Result<Vec<RunRecord>, AppError> {
     let mut out: Vec<RunRecord> = Vec::new();
     for q in queries {
         let r = archive.load(q)?;
@@ -74,7 +77,7 @@ fn suite_records(archive: &Archive, queries: &[String]) -> Result<Vec<RunRecord>
                 r.id
             )));
         };
-        for summary in archive.list()? {
+        for summary in archive.list(&Listing::default())? {
             if summary.suite != r.suite || out.iter().any(|x| x.id == summary.id) {
                 continue;
             }

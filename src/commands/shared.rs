@@ -1,6 +1,6 @@
 //! What more than one command does the same way, so that no command's file imports another's.
 
-use crate::archive::Archive;
+use crate::archive::{Archive, RunStore};
 use crate::cli::{GlobalArgs, ReportFormat};
 use crate::error::AppError;
 use crate::record::RunRecord;
@@ -27,4 +27,30 @@ pub fn write_report(
             Ok(())
         }
     }
+}
+
+/// The runs the reading commands read: the shared store when one is set (and `--local` is
+/// not given), else this machine's results folder.
+pub fn store(g: &GlobalArgs) -> Result<Box<dyn RunStore>, AppError> {
+    Ok(crate::shared_store::open(
+        g.results.as_deref(),
+        g.shared_to_read().as_deref(),
+        false,
+        crate::shared_store::Access::Write,
+    )?)
+}
+
+/// The names given to runs (their tags), by run id, for reports' legends.
+pub fn names(store: &dyn RunStore) -> Result<std::collections::BTreeMap<String, String>, AppError> {
+    let mut names = std::collections::BTreeMap::new();
+    for (tag, id) in store.tags()? {
+        names
+            .entry(id)
+            .and_modify(|n: &mut String| {
+                n.push_str(", ");
+                n.push_str(&tag)
+            })
+            .or_insert(tag);
+    }
+    Ok(names)
 }

@@ -15,6 +15,23 @@
 //! Everything here works from saved records, so old runs compare the same way forever.
 
 pub mod diff;
+pub mod trend;
+
+/// A noise band as given (`2%`, `2` meaning percent, `0.5%`): the fraction, 0 to 0.5.
+pub fn parse_noise(text: &str) -> Result<f64, crate::vocab::SpecError> {
+    let bad =
+        || crate::vocab::SpecError::new("noise", text, "give a percentage from 0 to 50, e.g. 2%");
+    let v: f64 = text
+        .trim()
+        .trim_end_matches('%')
+        .trim()
+        .parse()
+        .map_err(|_| bad())?;
+    if !(0.0..=50.0).contains(&v) {
+        return Err(bad());
+    }
+    Ok(v / 100.0)
+}
 
 use crate::record::{IntervalPoint, RunRecord, StepResult, Trial};
 use crate::stats::compare::{self as stat, Comparison, Question, SampleKind, Settings, Verdict};

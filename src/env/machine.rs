@@ -52,6 +52,11 @@ fn read_value(path: impl AsRef<Path>) -> Option<String> {
     read(path).as_deref().and_then(os::single_value)
 }
 
+/// This machine's host name, as a record made now would give it.
+pub fn this_host() -> Option<String> {
+    read_value("/proc/sys/kernel/hostname").or_else(|| read_value("/etc/hostname"))
+}
+
 impl Environment {
     /// Reads the live machine. Never fails: whatever cannot be read is left unknown.
     pub fn collect() -> Environment {

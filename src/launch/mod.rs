@@ -65,6 +65,7 @@ impl<'a> Launcher<'a> {
             shared: None,
             options: RunOptions {
                 command: command_line(),
+                labels: global.labels.iter().cloned().collect(),
                 ..Default::default()
             },
             show: true,
@@ -79,8 +80,9 @@ impl<'a> Launcher<'a> {
     pub fn batch(
         global: &'a GlobalArgs,
         archive: Archive,
-        options: RunOptions,
+        mut options: RunOptions,
     ) -> Result<Launcher<'a>, AppError> {
+        options.labels = global.labels.iter().cloned().collect();
         interrupt::install();
         let watch = Watch::open(global, &archive)?;
         Ok(Launcher {
@@ -100,6 +102,21 @@ impl<'a> Launcher<'a> {
         }
         let opened = Archive::open(self.global.results.as_deref())?;
         Ok(self.archive.get_or_init(|| opened))
+    }
+
+    /// Tags `record` `name` in the shared store too, when one is set (a study's `STUDY.LEG`):
+    /// `NAME.HOST` where another host's run holds the name. `None` without a shared store;
+    /// else the tag set, or why not.
+    pub fn shared_tag(&self, record: &RunRecord, name: &str) -> Option<Result<String, AppError>> {
+        let address = self.global.shared_address()?;
+        Some((|| {
+            let address = crate::shared_store::Address::parse(&address)?;
+            let store = crate::shared_store::SharedStore::open(
+                &address,
+                crate::shared_store::Access::Write,
+            )?;
+            Ok(store.tag_as_host(record, name)?)
+        })())
     }
 
     /// A line above the progress display (on stderr; nothing under `--quiet`).
@@ -158,6 +175,13 @@ impl<'a> Launcher<'a> {
 impl Host for Launcher<'_> {
     fn run(&self, spec: &RunSpec, env: Environment, print: bool) -> Result<RunRecord, AppError> {
         let archive = self.archive()?;
+        // A bad address is the user's to fix before anything runs; the store itself is
+        // reached only after the run, so a run never waits on the network.
+        let shared = self
+            .global
+            .shared_address()
+            .map(|a| crate::shared_store::Address::parse(&a))
+            .transpose()?;
         // How the options were read, where that may surprise (`64MB` is 64 MiB), before the run.
         say_notes(&crate::vocab::notes::take());
         interrupt::install();
@@ -181,6 +205,17 @@ impl Host for Launcher<'_> {
             Err(RunError::Archive(_) | RunError::Power(_) | RunError::Refused(_)) => None,
         };
         if let Some(record) = saved {
+            // The local copy is saved: now the shared store (rank 0 alone saves).
+            if let Some(address) = &shared
+                && crate::cluster::is_root()
+            {
+                crate::shared_store::queue::after_run(
+                    archive,
+                    address,
+                    &record.id,
+                    self.global.quiet,
+                );
+            }
             if print && self.show {
                 show(self.global, &record)?;
             }

@@ -42,6 +42,10 @@ pub struct RunRecord {
     /// `perflab show`, `perflab runs` and the reports. Absent in records made before 0.2.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub settings: Vec<Setting>,
+    /// Labels given at run time (`--label commit=abc123`), name → value: what a team's
+    /// trends and CI gate select runs by. Absent when none were given.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub labels: std::collections::BTreeMap<String, String>,
     /// The exact specification, as the workload serializes it.
     pub spec: serde_json::Value,
     /// Which figure the sweep analysis ranks steps by, and how to show it.
@@ -130,6 +134,7 @@ impl Default for RunRecord {
             study: None,
             command: Vec::new(),
             settings: Vec::new(),
+            labels: std::collections::BTreeMap::new(),
             spec: serde_json::Value::Null,
             headline: Headline::default(),
             env: Environment::default(),

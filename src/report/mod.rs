@@ -30,6 +30,7 @@ pub mod html;
 pub mod landscape;
 pub mod markdown;
 pub mod study;
+pub mod trend;
 
 use crate::record::RunRecord;
 use crate::vocab::Slo;

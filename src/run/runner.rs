@@ -80,6 +80,8 @@ pub struct RunOptions {
     pub suite_run: Option<String>,
     /// The study and leg, when `perflab study` runs it.
     pub study: Option<crate::record::StudyRef>,
+    /// Labels given at run time (`--label KEY=VALUE`), for the record.
+    pub labels: std::collections::BTreeMap<String, String>,
 }
 
 /// Runs `spec`, saving its record in `archive` after every step, and returns the record.
@@ -114,6 +116,7 @@ pub fn run(
         suite_run: options.suite_run.clone(),
         study: options.study.clone(),
         command: options.command.clone(),
+        labels: options.labels.clone(),
         settings: workload.settings(),
         spec: serde_json::to_value(spec).unwrap_or_default(),
         headline: workload.headline(),

@@ -24,14 +24,18 @@ pub fn record(dir: &Path) -> Response {
     }
 }
 
+/// No interval file (a run recorded before they existed, or one in a shared store).
+pub fn no_intervals() -> Response {
+    Response::new(200, "application/x-ndjson", Vec::new()).with_header("X-Perflab-Next", "0")
+}
+
 /// The interval file from byte `from`, up to its last complete line (a line being written
 /// is left for the next request); the header `X-Perflab-Next` is where to ask next.
 pub fn intervals(dir: &Path, from: u64) -> Response {
     let path = dir.join(INTERVALS_FILE);
     let Ok(mut f) = std::fs::File::open(&path) else {
         // Runs recorded before interval files existed have none: an empty file, not an error.
-        return Response::new(200, "application/x-ndjson", Vec::new())
-            .with_header("X-Perflab-Next", "0");
+        return no_intervals();
     };
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
     let from = from.min(len);

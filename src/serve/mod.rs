@@ -9,9 +9,12 @@
 //!                                      └─► compare, report, landscape of picked runs
 //! ```
 //!
-//! It reads the archive through [`ReadOnlyArchive`], which writes nothing (no index row
-//! refreshed, no report saved), and names runs only by their folder names, so no request
-//! reaches a file outside the archive. It binds to loopback unless told otherwise, and then
+//! It reads the runs through [`RunStore`]: a results folder opened read-only
+//! (`archive::ReadOnlyArchive`, which writes nothing: no index row refreshed, no report
+//! saved, and runs named only by their folder names, so no request reaches a file outside
+//! the archive), or a shared store on sessions whose transactions are all read-only
+//! (`shared_store`, connected as a member of `perflab_reader`). A shared store has no
+//! interval files: its runs' live pages show the record alone. It binds to loopback unless told otherwise, and then
 //! answers only requests addressed to a loopback name (a page elsewhere cannot reach it by
 //! pointing a DNS name at 127.0.0.1).
 
@@ -21,7 +24,7 @@ mod page;
 mod routes;
 mod runs_page;
 
-use crate::archive::ReadOnlyArchive;
+use crate::archive::RunStore;
 use crate::http::{self, BadRequest, Response};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
@@ -49,8 +52,8 @@ impl Server {
     }
 
     /// Answers requests until the process ends (Ctrl-C: nothing to save).
-    pub fn run(self, archive: ReadOnlyArchive) {
-        let archive = Arc::new(archive);
+    pub fn run(self, archive: Box<dyn RunStore>) {
+        let archive: Arc<dyn RunStore> = Arc::from(archive);
         let in_flight = Arc::new(AtomicUsize::new(0));
         let loopback = self.addr.ip().is_loopback();
         http::accept_forever(&self.listener, |conn| {
@@ -66,7 +69,7 @@ impl Server {
             let spawned = std::thread::Builder::new()
                 .name("perflab-serve".into())
                 .spawn(move || {
-                    serve_one(conn, &archive, loopback);
+                    serve_one(conn, archive.as_ref(), loopback);
                     done.fetch_sub(1, Ordering::SeqCst);
                 });
             if spawned.is_err() {
@@ -76,7 +79,7 @@ impl Server {
     }
 }
 
-fn serve_one(mut conn: TcpStream, archive: &ReadOnlyArchive, loopback: bool) {
+fn serve_one(mut conn: TcpStream, archive: &dyn RunStore, loopback: bool) {
     let request = match http::read_request(&conn) {
         Ok(r) => r,
         Err(BadRequest::Gone) => return,

@@ -2,7 +2,7 @@
 
 use super::files::{self, LiveState};
 use super::page::{self, framed_report};
-use crate::archive::{ArchiveError, ReadOnlyArchive};
+use crate::archive::{ArchiveError, RunStore};
 use crate::http::{Request, Response, encode};
 use crate::record::RunRecord;
 use crate::report::{self, Options};
@@ -10,17 +10,28 @@ use crate::report::{self, Options};
 /// The most runs one compare, report or landscape page takes.
 const MAX_RUNS: usize = 200;
 
-pub fn answer(archive: &ReadOnlyArchive, req: &Request) -> Response {
+pub fn answer(archive: &dyn RunStore, req: &Request) -> Response {
     let parts: Vec<&str> = req.path.trim_start_matches('/').split('/').collect();
     match parts.as_slice() {
         [""] => super::runs_page::page_of(archive),
         ["runs.json"] => runs_json(archive),
         ["runs", id] | ["runs", id, ""] => run_report(archive, id),
+        // A shared store holds records, not folders: the record as stored, no interval file.
+        ["runs", id, "run.json"] if archive.run_dir(id).is_none() => record_json(archive, id),
         ["runs", id, "run.json"] => with_run(archive, id, files::record),
+        ["runs", id, "intervals.jsonl"] if archive.run_dir(id).is_none() => match load(archive, id)
+        {
+            Ok(_) => files::no_intervals(),
+            Err(answer) => answer,
+        },
         ["runs", id, "intervals.jsonl"] => {
             let from = req.param("from").and_then(|f| f.parse().ok()).unwrap_or(0);
             with_run(archive, id, |dir| files::intervals(dir, from))
         }
+        ["live", id] if archive.run_dir(id).is_none() => match load(archive, id) {
+            Ok(_) => super::live_page::page_of(id),
+            Err(answer) => answer,
+        },
         ["live", id] => with_run(archive, id, |_| super::live_page::page_of(id)),
         ["compare"] => compare(archive, req),
         ["report"] => report_of(archive, req),
@@ -35,22 +46,31 @@ pub fn answer(archive: &ReadOnlyArchive, req: &Request) -> Response {
 
 /// `f` on run `id`'s folder, or a 404 naming it.
 fn with_run(
-    archive: &ReadOnlyArchive,
+    archive: &dyn RunStore,
     id: &str,
     f: impl FnOnce(&std::path::Path) -> Response,
 ) -> Response {
     match archive.run_dir(id) {
         Some(dir) => f(&dir),
-        None => page::problem(
-            404,
-            &format!("no run {id:?} in {}", archive.root().display()),
+        None => page::problem(404, &format!("no run {id:?} in {}", archive.place())),
+    }
+}
+
+/// A run's record from a store without folders, as JSON.
+fn record_json(archive: &dyn RunStore, id: &str) -> Response {
+    match load(archive, id) {
+        Ok(r) => Response::new(
+            200,
+            "application/json",
+            serde_json::to_vec_pretty(&r).unwrap_or_default(),
         ),
+        Err(answer) => answer,
     }
 }
 
 /// The runs with where each stands, as JSON (what the runs page shows).
-fn runs_json(archive: &ReadOnlyArchive) -> Response {
-    let runs = match archive.list() {
+fn runs_json(archive: &dyn RunStore) -> Response {
+    let runs = match archive.list(&super::runs_page::listing()) {
         Ok(r) => r,
         Err(e) => return page::problem(500, &e.to_string()),
     };
@@ -78,18 +98,32 @@ pub fn state_name(state: Option<LiveState>) -> &'static str {
     }
 }
 
-fn load(archive: &ReadOnlyArchive, id: &str) -> Result<RunRecord, Response> {
-    archive.load(id).map_err(|e| match e {
-        ArchiveError::NotFound(_) | ArchiveError::Empty => page::problem(
+fn load(archive: &dyn RunStore, id: &str) -> Result<RunRecord, Response> {
+    // A page names a run by its id (or `last`), never by a prefix or a tag.
+    if crate::archive::last_of(id).is_none() && !plain_id(id) {
+        return Err(page::problem(
             404,
-            &format!("no run {id:?} in {}", archive.root().display()),
-        ),
+            &format!("no run {id:?} in {}", archive.place()),
+        ));
+    }
+    archive.load(id).map_err(|e| match e {
+        ArchiveError::NotFound(_) | ArchiveError::Empty | ArchiveError::Ambiguous { .. } => {
+            page::problem(404, &format!("no run {id:?} in {}", archive.place()))
+        }
         e => page::problem(500, &e.to_string()),
     })
 }
 
+/// Whether `id` reads as a run's id: a digit first, then letters, digits, '-', '_', '.'.
+fn plain_id(id: &str) -> bool {
+    id.starts_with(|c: char| c.is_ascii_digit())
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
 /// The names the user gave runs, by run id (reports' legends use them).
-fn names(archive: &ReadOnlyArchive) -> std::collections::BTreeMap<String, String> {
+fn names(archive: &dyn RunStore) -> std::collections::BTreeMap<String, String> {
     let mut names = std::collections::BTreeMap::new();
     for (tag, id) in archive.tags().unwrap_or_default() {
         names
@@ -103,7 +137,7 @@ fn names(archive: &ReadOnlyArchive) -> std::collections::BTreeMap<String, String
     names
 }
 
-fn run_report(archive: &ReadOnlyArchive, id: &str) -> Response {
+fn run_report(archive: &dyn RunStore, id: &str) -> Response {
     let record = match load(archive, id) {
         Ok(r) => r,
         Err(answer) => return answer,
@@ -126,7 +160,7 @@ fn run_report(archive: &ReadOnlyArchive, id: &str) -> Response {
 }
 
 /// The runs `?runs=A,B,...` names, in that order.
-fn picked(archive: &ReadOnlyArchive, req: &Request) -> Result<Vec<RunRecord>, Response> {
+fn picked(archive: &dyn RunStore, req: &Request) -> Result<Vec<RunRecord>, Response> {
     let ids: Vec<&str> = req
         .param("runs")
         .unwrap_or("")
@@ -144,7 +178,7 @@ fn picked(archive: &ReadOnlyArchive, req: &Request) -> Result<Vec<RunRecord>, Re
 }
 
 /// `/compare?runs=BASELINE,CANDIDATE...[&noise=2]`: what `perflab compare -o` writes.
-fn compare(archive: &ReadOnlyArchive, req: &Request) -> Response {
+fn compare(archive: &dyn RunStore, req: &Request) -> Response {
     let records = match picked(archive, req) {
         Ok(r) if r.len() >= 2 => r,
         Ok(_) => {
@@ -182,7 +216,7 @@ fn compare(archive: &ReadOnlyArchive, req: &Request) -> Response {
 }
 
 /// `/report?runs=A,B,...`: one report of them, as `perflab report A B` writes it.
-fn report_of(archive: &ReadOnlyArchive, req: &Request) -> Response {
+fn report_of(archive: &dyn RunStore, req: &Request) -> Response {
     let records = match picked(archive, req) {
         Ok(r) if !r.is_empty() => r,
         Ok(_) => return page::problem(400, "report takes runs: /report?runs=A,B"),
@@ -201,22 +235,17 @@ fn report_of(archive: &ReadOnlyArchive, req: &Request) -> Response {
 
 /// `/landscape[?runs=A,B,...]`: the landscape table of those runs, or of every run (the
 /// newest [`MAX_RUNS`]).
-fn landscape_of(archive: &ReadOnlyArchive, req: &Request) -> Response {
+fn landscape_of(archive: &dyn RunStore, req: &Request) -> Response {
     let records = if req.param("runs").is_some() {
         match picked(archive, req) {
             Ok(r) => r,
             Err(answer) => return answer,
         }
     } else {
-        let all = match archive.list() {
+        match archive.load_newest(MAX_RUNS) {
             Ok(all) => all,
             Err(e) => return page::problem(500, &e.to_string()),
-        };
-        let skip = all.len().saturating_sub(MAX_RUNS);
-        all[skip..]
-            .iter()
-            .filter_map(|r| archive.load(&r.id).ok())
-            .collect()
+        }
     };
     if records.is_empty() {
         return page::problem(

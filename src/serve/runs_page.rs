@@ -6,22 +6,36 @@
 
 use super::files::LiveState;
 use super::page::page;
-use crate::archive::ReadOnlyArchive;
+use crate::archive::{Listing, RunStore};
 use crate::http::{Response, encode};
 use crate::report::html::escape;
 use crate::vocab::numbers::metric;
 
-pub fn page_of(archive: &ReadOnlyArchive) -> Response {
-    let runs = match archive.list() {
+/// The most runs the page lists: the newest (a shared store may hold a team's years).
+const PAGE: usize = 1000;
+
+/// The runs the page (and `/runs.json`) lists.
+pub fn listing() -> Listing {
+    Listing {
+        newest: Some(PAGE),
+        host: None,
+    }
+}
+
+pub fn page_of(archive: &dyn RunStore) -> Response {
+    let runs = match archive.list(&listing()) {
         Ok(r) => r,
         Err(e) => return super::page::problem(500, &e.to_string()),
     };
     let tags = archive.tags().unwrap_or_default();
     let mut body = String::with_capacity(runs.len() * 600 + 4096);
+    let shown = match runs.len() {
+        PAGE => format!("the newest {PAGE} of {} runs", archive.count().unwrap_or(0)),
+        n => format!("{n} runs"),
+    };
     body.push_str(&format!(
-        "<header class=\"doc\"><h1>Runs</h1><p class=\"sub\">{} runs in {}</p></header>\n",
-        runs.len(),
-        escape(&archive.root().display().to_string())
+        "<header class=\"doc\"><h1>Runs</h1><p class=\"sub\">{shown} in {}</p></header>\n",
+        escape(&archive.place())
     ));
     body.push_str(concat!(
         "<div class=\"controls\">",

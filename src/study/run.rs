@@ -288,6 +288,18 @@ fn run_legs(
         {
             launcher.line(&style::warning(&format!("the tag {tag} was not set: {e}")));
         }
+        // The team's store too: `STUDY.LEG.HOST` where another host ran the same leg.
+        if let Some(last) = entry.records.last() {
+            match launcher.shared_tag(last, &tag) {
+                Some(Ok(set)) if set != tag => launcher.line(&format!(
+                    "perflab: another host's run holds {tag} in the shared store; this one is {set}"
+                )),
+                Some(Err(e)) => launcher.line(&style::warning(&format!(
+                    "the tag {tag} was not set in the shared store: {e}"
+                ))),
+                _ => {}
+            }
+        }
         records.extend(entry.records);
         let failed = entry.result.as_ref().err().map(|e| e.to_string());
         if tally.add(&p.name, entry.result) == Flow::Stop {

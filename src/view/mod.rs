@@ -14,6 +14,7 @@
 //! - [`compare`]: a comparison: ratios, intervals, verdicts, its rows and tally.
 //! - [`balance`]: the balance sheet's line per run.
 //! - [`disclosure`]: the machine as headings of `key: value` lines.
+//! - [`trend`]: one figure across runs (`perflab trend`): values, intervals, verdicts.
 //!
 //! It sits above `workload` and `compare`, not in `crate::present`: the steps table and the
 //! findings ask the registry (`crate::workload::kind`) for a kind's words and hidden figures,
@@ -31,3 +32,4 @@ pub mod levels;
 pub mod names;
 pub mod resources;
 pub mod steps;
+pub mod trend;

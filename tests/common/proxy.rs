@@ -7,6 +7,8 @@
 //!          ◄── reply chunks: one in `one_in` gets a fault ◄──
 //! ```
 //!
+//! `only_in` aims the faults at the replies holding some bytes (one statement's answer).
+//!
 //! Faults ([`Fault`]): a delay spike; a reset before the reply or halfway through it (RST,
 //! SO_LINGER 0); a reply cut short with an orderly close (FIN); framing corrupted (the
 //! chunk's first byte, where every protocol here keeps its type, tag or status, and one more
@@ -75,6 +77,10 @@ pub struct Faults {
     pub kinds: Vec<Fault>,
     /// How late a delayed chunk arrives.
     pub delay: Duration,
+    /// Only chunks holding these bytes may get a fault (`None`: any chunk): a fault aimed
+    /// at one reply, e.g. PostgreSQL's `INSERT 0 1`, the answer to a write the server has
+    /// already committed.
+    pub only_in: Option<Vec<u8>>,
 }
 
 impl Default for Faults {
@@ -84,6 +90,7 @@ impl Default for Faults {
             one_in: 50,
             kinds: Fault::ALL.to_vec(),
             delay: Duration::from_millis(150),
+            only_in: None,
         }
     }
 }
@@ -293,7 +300,10 @@ fn replies(s: &Shared, mut client: &TcpStream, mut server: &TcpStream, n: u64) -
             continue;
         }
         let chunk = &mut buf[..k];
-        let fault = (s.armed.load(Ordering::SeqCst) && rng.below(s.faults.one_in) == 0)
+        let aimed = s.faults.only_in.as_ref().is_none_or(|needle| {
+            !needle.is_empty() && chunk.windows(needle.len()).any(|w| w == needle.as_slice())
+        });
+        let fault = (aimed && s.armed.load(Ordering::SeqCst) && rng.below(s.faults.one_in) == 0)
             .then(|| s.faults.kinds[rng.below(s.faults.kinds.len() as u64) as usize]);
         let Some(fault) = fault else {
             if client.write_all(chunk).is_err() {

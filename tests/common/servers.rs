@@ -17,6 +17,7 @@
 //!                 (a port taken meanwhile: the next free one, up to 5 tries; ≤ 20 s each)
 //!  url()          postgres://postgres@127.0.0.1:P/postgres   mysql://root@127.0.0.1:P/test
 //!  kill()         pg_ctl stop -m immediate                   SIGKILL
+//!  start_again()  pg_ctl start -w, same port
 //!  drop           pg_ctl stop -m fast, rm -r folder          SIGTERM (SIGKILL after 20 s), rm -r
 //! ```
 //!
@@ -341,6 +342,17 @@ impl PgServer {
     /// leaves no stray processes) — to test "server dies mid-run".
     pub fn kill(&self) {
         self.stop("immediate");
+    }
+
+    /// Starts a server that [`PgServer::kill`] stopped, on its port again (a server that
+    /// was down and came back).
+    pub fn start_again(&self) {
+        let log = self.dir.join("server.log");
+        let mut start = self.pg_ctl(&["start", "-w", "-t", "20", "-l"]);
+        start.arg(&log);
+        run_logged(&mut start, &self.dir.join("pg_ctl.log"), COMMAND_TIMEOUT)
+            .expect("pg_ctl start again");
+        wait_for_tcp(self.port).expect("the server accepts connections again");
     }
 
     fn stop(&self, mode: &str) {
