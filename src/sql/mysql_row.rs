@@ -379,8 +379,8 @@ mod tests {
             col(kind::LONG, false),
             col(kind::DOUBLE, false),
         ];
-        // Column 2 (the string) is NULL: bit 2 + 2 of the bitmap.
-        let mut data = vec![0x00, 0b0001_0000, 0];
+        // Column 2 (the string) is NULL: bit 2 + 2 of the bitmap, one byte for six columns.
+        let mut data = vec![0x00, 0b0001_0000];
         data.extend((-5i64).to_le_bytes());
         data.push(200);
         data.extend([7, 0xE8, 0x07, 12, 6, 13, 14, 15]);
