@@ -119,6 +119,26 @@ fn rows_are_counted_and_read_in_both_protocols_with_nulls() {
         .unwrap();
     assert_eq!(answer.columns, ["two", "n"]);
     assert_eq!(answer.rows, [vec![Some("2".to_string()), None]]);
+    // Columns MariaDB does not send again (MARIADB_CLIENT_CACHE_METADATA) are the ones it
+    // sent last, names included; after ALTER TABLE it sends the new ones.
+    c.batch("CREATE TABLE m (id INT PRIMARY KEY, a INT); INSERT INTO m VALUES (1, 10)")
+        .unwrap();
+    let star = c.prepare("SELECT * FROM m WHERE id = ?").unwrap();
+    for (round, columns) in [(0, 2), (1, 2), (2, 3), (3, 3)] {
+        if round == 2 {
+            c.batch("ALTER TABLE m ADD COLUMN b VARCHAR(5) DEFAULT 'x'")
+                .unwrap();
+        }
+        answer.reset(true);
+        c.answer(star, &[Param::Int(1)], &mut answer).unwrap();
+        let want = ["id", "a", "b"].map(String::from);
+        assert_eq!(answer.columns, want[..columns], "round {round}");
+        let values = [Some("1".to_string()), Some("10".into()), Some("x".into())];
+        assert_eq!(answer.rows, [values[..columns].to_vec()], "round {round}");
+        out.clear();
+        assert_eq!(c.fetch(star, &[Param::Int(1)], 2, &mut out), Ok(1));
+        assert_eq!(out, [1, 10]);
+    }
     // Transactions as the server reports them.
     c.begin(true).unwrap();
     assert_eq!(c.in_transaction(), Some(true));

@@ -1015,7 +1015,7 @@ impl Conn for MyConn {
 
     fn exec(&mut self, stmt: Stmt, params: &[i64]) -> Result<u64, DbError> {
         self.usable()?;
-        let r = match self.stmts.get(stmt) {
+        let r = match self.stmts.get_mut(stmt) {
             None => return Err(self.no_statement(stmt)),
             Some((sql, None)) => {
                 let values: Vec<Param<'_>> = params.iter().map(|&v| Param::Int(v)).collect();
@@ -1024,7 +1024,7 @@ impl Conn for MyConn {
             Some((_, Some(st))) => {
                 let mut sink = Changed::default();
                 self.conn
-                    .execute(*st, params, &mut sink)
+                    .execute(st, params, &mut sink)
                     .map(|()| sink.rows.unwrap_or(0))
                     .map_err(Fail::from)
             }
@@ -1034,7 +1034,7 @@ impl Conn for MyConn {
 
     fn query(&mut self, stmt: Stmt, params: &[i64], out: &mut Vec<i64>) -> Result<usize, DbError> {
         self.usable()?;
-        let r = match self.stmts.get(stmt) {
+        let r = match self.stmts.get_mut(stmt) {
             None => return Err(self.no_statement(stmt)),
             Some((sql, None)) => {
                 let values: Vec<Param<'_>> = params.iter().map(|&v| Param::Int(v)).collect();
@@ -1042,7 +1042,7 @@ impl Conn for MyConn {
             }
             Some((_, Some(st))) => {
                 let mut sink = Ints::new(1, out);
-                match self.conn.execute(*st, params, &mut sink) {
+                match self.conn.execute(st, params, &mut sink) {
                     Ok(()) => sink.done(),
                     Err(e) => Err(Fail::Driver(e)),
                 }
@@ -1059,14 +1059,14 @@ impl Conn for MyConn {
         out: &mut Vec<i64>,
     ) -> Result<usize, DbError> {
         self.usable()?;
-        let r = match self.stmts.get(stmt) {
+        let r = match self.stmts.get_mut(stmt) {
             None => return Err(self.no_statement(stmt)),
             Some((sql, None)) => {
                 run_inline(&mut self.conn, sql, params, width, out).map(|(_, rows)| rows)
             }
             Some((_, Some(st))) => {
                 let mut sink = Ints::new(width, out);
-                match self.conn.execute(*st, params, &mut sink) {
+                match self.conn.execute(st, params, &mut sink) {
                     Ok(()) => sink.done(),
                     Err(e) => Err(Fail::Driver(e)),
                 }
@@ -1083,16 +1083,13 @@ impl Conn for MyConn {
     ) -> Result<(), DbError> {
         self.usable()?;
         let mut sink = Answering { out, bad: None };
-        let r = match self.stmts.get(stmt) {
+        let r = match self.stmts.get_mut(stmt) {
             None => return Err(self.no_statement(stmt)),
             Some((sql, None)) => match inline(&self.conn, sql, params) {
                 Err(e) => Err(e),
                 Ok(text) => self.conn.query(&text, &mut sink, None).map_err(Fail::from),
             },
-            Some((_, Some(st))) => self
-                .conn
-                .execute(*st, params, &mut sink)
-                .map_err(Fail::from),
+            Some((_, Some(st))) => self.conn.execute(st, params, &mut sink).map_err(Fail::from),
         };
         let r = r.and_then(|()| sink.bad.map_or(Ok(()), |e| Err(Fail::Value(e))));
         self.check(r)

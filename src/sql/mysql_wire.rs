@@ -28,7 +28,7 @@
 
 use super::mysql_row::{Column, Protocol, RowRef, fixed, lenenc, lenenc_bytes};
 use crate::target::tls_stream::TlsStream;
-use mysql_common::constants::CapabilityFlags;
+use mysql_common::constants::{CapabilityFlags, MariadbCapabilities};
 use mysql_common::io::ParseBuf;
 use mysql_common::packets::{
     AuthPlugin, AuthSwitchRequest, HandshakePacket, HandshakeResponse, SslRequest,
@@ -203,11 +203,14 @@ pub trait Sink {
     fn row(&mut self, row: RowRef<'_>);
 }
 
-/// A statement prepared on the server.
-#[derive(Debug, Clone, Copy)]
+/// A statement prepared on the server, with its result's columns as the server last sent
+/// them (MariaDB sends them again only when they change: `MARIADB_CLIENT_CACHE_METADATA`).
+#[derive(Debug, Clone)]
 pub struct Prepared {
     id: u32,
     params: u16,
+    columns: Vec<Column>,
+    names: Vec<String>,
 }
 
 /// A parameter to bind in the binary protocol.
@@ -296,6 +299,9 @@ pub struct WireConn {
     names: Vec<String>,
     /// Whether the connection is encrypted or local (a password may go in the clear).
     private: bool,
+    /// MariaDB's `MARIADB_CLIENT_CACHE_METADATA`: an execution's columns are sent only when
+    /// they changed since the last.
+    cache_metadata: bool,
 }
 
 impl WireConn {
@@ -317,6 +323,7 @@ impl WireConn {
             columns: Vec::new(),
             names: Vec::new(),
             private: false,
+            cache_metadata: false,
         }
     }
 
@@ -541,6 +548,16 @@ pub fn connect(stream: Stream, login: &Login<'_>) -> Result<WireConn, WireError>
         _ => AuthPlugin::MysqlNativePassword,
     };
     let version = hs.server_version_parsed().unwrap_or((0, 0, 0));
+    // MariaDB's own capabilities, offered by a server that leaves out the one MySQL flag
+    // (`CLIENT_MYSQL`, once `CLIENT_LONG_PASSWORD`): columns of an execution sent only when
+    // they change, as the mysql crate and libmariadb ask.
+    let maria = match hs.maria_db_server_version_parsed().is_some()
+        && !offered.contains(CapabilityFlags::CLIENT_LONG_PASSWORD)
+    {
+        true => hs.mariadb_ext_capabilities() & MariadbCapabilities::MARIADB_CLIENT_CACHE_METADATA,
+        false => MariadbCapabilities::empty(),
+    };
+    c.cache_metadata = maria.contains(MariadbCapabilities::MARIADB_CLIENT_CACHE_METADATA);
     let config = match (&login.tls, offered.contains(CapabilityFlags::CLIENT_SSL)) {
         (TlsChoice::Off, _) => None,
         (_, _) if local => None,
@@ -576,7 +593,8 @@ pub fn connect(stream: Stream, login: &Login<'_>) -> Result<WireConn, WireError>
         c.caps,
         None,
         CLIENT_MAX_PACKET,
-    );
+    )
+    .with_mariadb_ext_capabilities(maria);
     c.start();
     response.serialize(&mut c.out);
     c.send()?;
@@ -676,7 +694,7 @@ impl WireConn {
         self.command(COM_QUERY);
         self.out.extend(sql.as_bytes());
         self.send()?;
-        self.results(Protocol::Text, sink, file)
+        self.results(Protocol::Text, sink, file, None)
     }
 
     /// Prepares `sql` on the server (COM_STMT_PREPARE).
@@ -695,24 +713,37 @@ impl WireConn {
         let id = u32::from_le_bytes(fixed(p, 1).ok_or_else(bad)?);
         let columns = u16::from_le_bytes(fixed(p, 5).ok_or_else(bad)?);
         let params = u16::from_le_bytes(fixed(p, 7).ok_or_else(bad)?);
-        // The parameters' and columns' definitions: not needed (each execution sends the
-        // columns again).
-        for n in [params, columns] {
-            if n > 0 {
-                for _ in 0..n {
-                    self.read_packet()?;
-                }
-                self.end_of_definitions()?;
+        // The parameters' definitions (not needed), then the columns': an execution whose
+        // columns did not change does not send them again.
+        if params > 0 {
+            for _ in 0..params {
+                self.read_packet()?;
             }
+            self.end_of_definitions()?;
         }
-        Ok(Prepared { id, params })
+        let mut st = Prepared {
+            id,
+            params,
+            columns: Vec::with_capacity(usize::from(columns)),
+            names: Vec::with_capacity(usize::from(columns)),
+        };
+        if columns > 0 {
+            for _ in 0..columns {
+                self.read_packet()?;
+                let (column, name) = definition(self.packet(), true)?;
+                st.columns.push(column);
+                st.names.push(name.unwrap_or_default());
+            }
+            self.end_of_definitions()?;
+        }
+        Ok(st)
     }
 
     /// Runs a prepared statement (COM_STMT_EXECUTE) with `params`, each result handed to
     /// `sink`.
     pub fn execute<P: Bind>(
         &mut self,
-        st: Prepared,
+        st: &mut Prepared,
         params: &[P],
         sink: &mut dyn Sink,
     ) -> Result<(), WireError> {
@@ -744,7 +775,7 @@ impl WireConn {
             self.out.extend_from_slice(&self.values);
         }
         self.send()?;
-        self.results(Protocol::Binary, sink, None)
+        self.results(Protocol::Binary, sink, None, Some(st))
     }
 
     /// After column definitions: the EOF packet of servers without `CLIENT_DEPRECATE_EOF`.
@@ -780,6 +811,7 @@ impl WireConn {
         protocol: Protocol,
         sink: &mut dyn Sink,
         file: Option<&Path>,
+        mut st: Option<&mut Prepared>,
     ) -> Result<(), WireError> {
         loop {
             self.read_packet()?;
@@ -797,7 +829,7 @@ impl WireConn {
                     self.send_file(&asked, file)?;
                     continue;
                 }
-                Some(_) => self.result_set(protocol, sink)?,
+                Some(_) => self.result_set(protocol, sink, st.as_deref_mut())?,
             }
             if self.status & MORE_RESULTS == 0 {
                 return Ok(());
@@ -806,19 +838,45 @@ impl WireConn {
     }
 
     /// A result set, its column count read last: the columns, then the rows.
-    fn result_set(&mut self, protocol: Protocol, sink: &mut dyn Sink) -> Result<(), WireError> {
+    fn result_set(
+        &mut self,
+        protocol: Protocol,
+        sink: &mut dyn Sink,
+        st: Option<&mut Prepared>,
+    ) -> Result<(), WireError> {
         let mut at = 0;
         let count = lenenc(self.packet(), &mut at).ok_or_else(|| garbled("a column count"))?;
+        // With the metadata cache, a byte says whether the columns follow (0: the
+        // statement's, as last sent).
+        let follow = !self.cache_metadata || self.packet().get(at) != Some(&0);
         self.columns.clear();
         self.names.clear();
         let names = sink.names();
-        for _ in 0..count {
-            self.read_packet()?;
-            let (column, name) = definition(self.packet(), names)?;
-            self.columns.push(column);
-            if let Some(n) = name {
-                self.names.push(n);
+        match (follow, st) {
+            (true, st) => {
+                for _ in 0..count {
+                    self.read_packet()?;
+                    let (column, name) = definition(self.packet(), names || st.is_some())?;
+                    self.columns.push(column);
+                    if let Some(n) = name {
+                        self.names.push(n);
+                    }
+                }
+                if let Some(st) = st {
+                    st.columns.clone_from(&self.columns);
+                    st.names.clone_from(&self.names);
+                }
             }
+            (false, Some(st)) => {
+                self.columns.extend_from_slice(&st.columns);
+                if names {
+                    self.names.extend_from_slice(&st.names);
+                }
+            }
+            (false, None) => return Err(garbled("a result without its columns")),
+        }
+        if count as usize != self.columns.len() {
+            return Err(garbled("a result whose column count changed"));
         }
         self.end_of_definitions()?;
         sink.columns(&self.columns, &self.names);
@@ -873,7 +931,7 @@ impl WireConn {
             None => Ok(()),
             Some(why) => {
                 // The server answers the empty file; read it so the connection stays in step.
-                let _ = self.results(Protocol::Text, &mut Discard, None);
+                let _ = self.results(Protocol::Text, &mut Discard, None, None);
                 Err(WireError::Refused(why))
             }
         }
