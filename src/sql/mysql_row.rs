@@ -137,8 +137,10 @@ pub fn lenenc_bytes<'b>(b: &'b [u8], at: &mut usize) -> Result<Option<&'b [u8]>,
         return Ok(None);
     }
     let len = usize::try_from(lenenc(b, at).ok_or(BadRow)?).map_err(|_| BadRow)?;
-    let s = b.get(*at..*at + len).ok_or(BadRow)?;
-    *at += len;
+    // A length past the end (a hostile one near 2^64 included) is a bad row.
+    let end = at.checked_add(len).ok_or(BadRow)?;
+    let s = b.get(*at..end).ok_or(BadRow)?;
+    *at = end;
     Ok(Some(s))
 }
 
@@ -360,12 +362,15 @@ mod tests {
         };
         let cells: Vec<_> = row.cells().collect::<Result<_, _>>().unwrap();
         assert_eq!(cells, [Cell::Bytes(b"42"), Cell::Null, Cell::Bytes(b"abc")]);
-        // Bytes that end early are a bad row, not a panic.
+        // Bytes that end early are a bad row, not a panic; so is a length near 2^64.
         let short = RowRef {
             data: &data[..6],
             ..row
         };
         assert_eq!(short.cells().nth(2), Some(Err(BadRow)));
+        let huge = [0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, b'a'];
+        let huge = RowRef { data: &huge, ..row };
+        assert_eq!(huge.cells().next(), Some(Err(BadRow)));
     }
 
     #[test]

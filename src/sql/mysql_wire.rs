@@ -653,6 +653,8 @@ impl WireConn {
                     pass.push(0);
                     if self.private {
                         self.send_bytes(&pass)?;
+                    } else if nonce.is_empty() {
+                        return Err(garbled("caching_sha2_password without a nonce"));
                     } else {
                         self.send_bytes(&[0x02])?;
                         self.read_packet()?;
