@@ -25,7 +25,7 @@
 //!   local files (`LOAD DATA LOCAL INFILE`, answered only with the file the caller names),
 //!   and `CLIENT_DEPRECATE_EOF` where the server has it (results end with an OK packet).
 //! - Every result is handed to a [`Sink`]: rows changed, columns, rows.
-//! - [`login`]: the greeting, TLS, and the password exchange, up to the server's OK.
+//! - `login`: the greeting, TLS, and the password exchange, up to the server's OK.
 
 use super::mysql_row::{Column, Protocol, RowRef, fixed, lenenc, lenenc_bytes};
 use crate::target::tls_stream::TlsStream;
