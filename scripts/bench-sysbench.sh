@@ -4,6 +4,7 @@
 #   scripts/bench-sysbench.sh [ROUNDS] [SECONDS] [THREADS]
 #     ENGINES="mariadb postgres" TESTS="oltp_read_write oltp_point_select"
 #     TABLES=4 TABLE_SIZE=100000
+#     PERFLAB=BINARY (another perflab build, e.g. an earlier commit's, for a before/after)
 #     MYSQL="--mysql-host=127.0.0.1 --mysql-user=root --mysql-db=test"
 #     PGSQL="--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-user=postgres --pgsql-db=test"
 # perflab prepares the tables (sysbench's DDL and rows) and drops them at the end; both run
@@ -25,8 +26,10 @@ MYSQL=${MYSQL:---mysql-host=127.0.0.1 --mysql-user=root --mysql-db=test}
 PGSQL=${PGSQL:---db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-user=postgres --pgsql-db=test}
 export PGSSLMODE=disable
 SYSBENCH=$(command -v sysbench) || { echo "sysbench not found: apt-get install sysbench" >&2; exit 2; }
-cargo build --release --quiet
-PERFLAB=$PWD/target/release/perflab
+if [[ -z ${PERFLAB:-} ]]; then
+  cargo build --release --quiet
+  PERFLAB=$PWD/target/release/perflab
+fi
 results=$(mktemp -d)
 out=$(mktemp -d)
 options() { case $1 in mariadb) echo "$MYSQL" ;; postgres) echo "$PGSQL" ;; esac; }

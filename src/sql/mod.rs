@@ -6,7 +6,8 @@
 //!   into conflict, broken, timed out, cancelled, other) and the server target (URL, `--set`,
 //!   op timeout); [`counted`], a connection that counts the statements it sends.
 //! - [`sqlite`], [`postgres`] (TLS from [`crate::target::tls`]), [`mysql`]: the backends;
-//!   PostgreSQL's wire protocol is perflab's own, MySQL's is the `mysql` crate's;
+//!   PostgreSQL's and MySQL's wire protocols are perflab's own ([`mysql_wire`], its rows
+//!   read in place by [`mysql_row`]);
 //!   [`query_mode`], how sessions send statements (`-M simple|extended|prepared`).
 //! - [`backend`]: which one a run uses, its settings, log counters and server CPU;
 //!   [`bounded`], a session's connection whose long statements the server stops when perflab
@@ -27,6 +28,8 @@ pub mod bounded;
 pub mod cancel;
 pub mod counted;
 pub mod mysql;
+pub mod mysql_row;
+pub mod mysql_wire;
 pub mod postgres;
 pub mod query_mode;
 pub mod schema;

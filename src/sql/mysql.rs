@@ -1,5 +1,6 @@
-//! MySQL and MariaDB behind [`Conn`], through the `mysql` crate (synchronous, pure Rust;
-//! one wire protocol for both servers).
+//! MySQL and MariaDB behind [`Conn`], through perflab's own client of their wire protocol
+//! ([`super::mysql_wire`]; one protocol for both servers), which reads rows where they lie
+//! and decodes only the cells a caller asks for ([`super::mysql_row`]).
 //!
 //! ```text
 //!  mysql://user:pw@host:3306/db?socket=/run/mysqld/mysqld.sock&ssl-mode=REQUIRED
@@ -16,20 +17,21 @@
 //!         ─ batch, query_row, query_text, begin/commit/rollback ──► COM_QUERY (text)
 //! ```
 //!
-//! - Statements are prepared on the server once per connection and kept by index; the
-//!   driver's own statement cache is off, since evicting from it closes statements on the
-//!   server that the list still holds. Preparing the same text again returns the same index.
+//! - Statements are prepared on the server once per connection and kept by index, for the
+//!   connection's life. Preparing the same text again returns the same index.
 //! - Affected rows are rows *matched*, as SQLite and PostgreSQL count them
 //!   (`CLIENT_FOUND_ROWS`): by default MySQL counts only rows whose value changed, so
 //!   `SET a = a + 0` would report 0 rows.
 //! - The transport is what the URL says: TCP to the host (127.0.0.1 when none is given), or
-//!   the Unix socket of `?socket=` (or a host that is an absolute path). The driver's habit
-//!   of quietly switching a loopback TCP connection to the server's socket is turned off:
-//!   the two do not perform alike, and a run must measure the one it names.
+//!   the Unix socket of `?socket=` (or a host that is an absolute path); never the one for
+//!   the other (the two do not perform alike, and a run must measure the one it names).
 //! - TLS: `PREFERRED` by default, as the MySQL 8 client does (TLS if the server offers it,
 //!   else plain text); `?ssl-mode=REQUIRED` (encrypted, certificate not checked, as the MySQL
-//!   clients do), `VERIFY_CA`, `VERIFY_IDENTITY` (with `?ssl-ca=FILE` for a private CA);
-//!   `DISABLED` for plain text. Never over a Unix socket.
+//!   clients do), `VERIFY_CA`, `VERIFY_IDENTITY` (against `?ssl-ca=FILE`, else the system's
+//!   roots: [`crate::target::tls`], shared with PostgreSQL); `DISABLED` for plain text.
+//!   Never over a Unix socket.
+//! - Authentication: `mysql_native_password` and `caching_sha2_password` (the full exchange
+//!   sends the password over TLS or a socket, else encrypted with the server's RSA key).
 //! - Errors, by what the caller does next: deadlock (1213), lock wait timeout (1205),
 //!   duplicate key (1062) and MariaDB's snapshot-isolation write conflict (1020) are
 //!   conflicts to retry; I/O and protocol failures, a killed session and a server shutting
@@ -42,18 +44,15 @@
 //!   syncs and commits from `SHOW GLOBAL STATUS` on a connection of its own.
 
 use super::cancel::{Canceller, Waiting};
+use super::mysql_row::{Cell, Column, RowRef, int_of, text_of};
+use super::mysql_wire::{self, Login, Prepared, Sink, Stream, TlsChoice, WireConn, WireError};
 use super::query_mode::{self, QueryMode};
 use super::sql::{
     Answer, Conn, DbError, DbErrorKind, Dialect, Param, ServerTarget, Stmt, answer_limit,
     is_timeout, plain_name,
 };
 use crate::stop::Stop;
-use mysql::consts::CapabilityFlags;
-use mysql::prelude::{Protocol, Queryable};
-use mysql::{
-    ClientIdentity, DriverError, LocalInfileHandler, OptsBuilder, Params, QueryResult, SslOpts,
-    Statement, Value,
-};
+use crate::target::tls::{Identity, Roots, Trust, Verify};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -110,11 +109,11 @@ const COUNTERS: [(&str, &str); 7] = [
 
 /// One connection to the server, with the statements prepared on it.
 pub struct MyConn {
-    conn: mysql::Conn,
+    conn: WireConn,
     /// The prepared statements, by [`Stmt`], with their text (to find a repeated one); none
     /// server-side in the simple mode (`-M simple`, the text protocol), where the text is
     /// sent with the parameters written in.
-    stmts: Vec<(String, Option<Statement>)>,
+    stmts: Vec<(String, Option<Prepared>)>,
     /// `-M simple`: statements go as text with their parameters written in.
     simple: bool,
     broken: bool,
@@ -142,25 +141,25 @@ impl std::fmt::Debug for MyConn {
     }
 }
 
-/// The driver's options, and for messages where the connection goes (`host:port` or the
-/// socket's path) and whether TLS was asked for.
+/// Where and how to connect, read from the URL, and for messages where the connection goes
+/// (`host:port` or the socket's path).
 struct Options {
-    builder: OptsBuilder,
+    host: String,
+    port: u16,
+    socket: Option<String>,
+    user: String,
+    password: Option<String>,
+    database: Option<String>,
+    /// None: `DISABLED`; else how far the server is trusted.
+    trust: Option<Trust>,
+    /// TLS must be had (`REQUIRED` and the `VERIFY_*` modes), rather than `PREFERRED`.
+    required: bool,
     place: String,
-    tls: bool,
-    /// The URL chose an `ssl-mode` (else TLS is preferred).
-    explicit: bool,
 }
 
-/// The driver's options from the URL: password from the URL, else the environment and
+/// What connecting needs from the URL: password from the URL, else the environment and
 /// `~/.my.cnf` (the target module's lookup, shared by every backend).
 fn options(t: &ServerTarget) -> Result<Options, DbError> {
-    options_with(t, false)
-}
-
-/// As [`options`]; `upgrade` asks for TLS (`REQUIRED`) where the URL chose no mode or
-/// `PREFERRED`.
-fn options_with(t: &ServerTarget, upgrade: bool) -> Result<Options, DbError> {
     use crate::target::url::{Backend, TargetUrl};
     let url: TargetUrl = t
         .url
@@ -185,7 +184,8 @@ fn options_with(t: &ServerTarget, upgrade: bool) -> Result<Options, DbError> {
         .user
         .clone()
         .or_else(|| std::env::var("USER").ok())
-        .or_else(|| std::env::var("LOGNAME").ok());
+        .or_else(|| std::env::var("LOGNAME").ok())
+        .unwrap_or_default();
 
     let mut socket: Option<String> = None;
     let mut ssl_mode = String::from("PREFERRED");
@@ -208,10 +208,10 @@ fn options_with(t: &ServerTarget, upgrade: bool) -> Result<Options, DbError> {
     let identity = match (ssl_cert, ssl_key) {
         (None, None) => None,
         (Some(cert), Some(key)) => {
-            let id = crate::target::tls::Identity { cert, key };
-            // Read here, so a bad file is one line of ours rather than the driver's.
+            let id = Identity { cert, key };
+            // Read here, so a bad file is one line before any connection.
             id.check().map_err(|e| DbError::other(e.0))?;
-            Some(ClientIdentity::new(id.cert, id.key))
+            Some(id)
         }
         _ => {
             return Err(DbError::other(
@@ -232,65 +232,47 @@ fn options_with(t: &ServerTarget, upgrade: bool) -> Result<Options, DbError> {
     }
 
     let port = url.port.unwrap_or(3306);
+    if port == 0 {
+        return Err(DbError::other(
+            "port 0: give the server's port (3306 by default)",
+        ));
+    }
     let host = match url.host.as_deref() {
         Some(h) if !h.starts_with('/') => h.to_string(),
         _ => "127.0.0.1".to_string(),
     };
-    // The driver wants IPv6 addresses in brackets.
-    let host_for_driver = if host.contains(':') {
-        format!("[{host}]")
-    } else {
-        host.clone()
-    };
     let place = match &socket {
         Some(s) => s.clone(),
-        None => format!("{host_for_driver}:{port}"),
+        None if host.contains(':') => format!("[{host}]:{port}"),
+        None => format!("{host}:{port}"),
     };
-
-    // PREFERRED (the default) is tried as REQUIRED first, then as DISABLED: see `open`.
-    let explicit = ssl_mode != "PREFERRED";
-    if upgrade && !explicit {
-        ssl_mode = "REQUIRED".into();
-    }
-    let ssl = match ssl_mode.as_str() {
-        "DISABLED" | "PREFERRED" => None,
-        // What the MySQL clients do for REQUIRED: encrypt, trust any certificate.
-        "REQUIRED" => Some(
-            SslOpts::default()
-                .with_danger_accept_invalid_certs(true)
-                .with_danger_skip_domain_validation(true),
-        ),
-        "VERIFY_CA" => Some(SslOpts::default().with_danger_skip_domain_validation(true)),
-        "VERIFY_IDENTITY" => Some(SslOpts::default()),
+    let verify = match ssl_mode.as_str() {
+        "DISABLED" => None,
+        // What the MySQL clients do for PREFERRED and REQUIRED: encrypt, trust any certificate.
+        "PREFERRED" | "REQUIRED" => Some(Verify::Off),
+        "VERIFY_CA" => Some(Verify::Chain),
+        "VERIFY_IDENTITY" => Some(Verify::Full),
         other => {
             return Err(DbError::other(format!(
                 "ssl-mode={other}: use DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY"
             )));
         }
-    }
-    .map(|o| match ssl_ca {
-        Some(ca) => o.with_root_cert_path(Some(ca)),
-        None => o,
-    })
-    .map(|o| o.with_client_identity(identity));
-
-    let tls = ssl.is_some();
-    let builder = OptsBuilder::new()
-        .ip_or_hostname(Some(host_for_driver))
-        .tcp_port(port)
-        .socket(socket)
-        .prefer_socket(false)
-        .user(user)
-        .pass(password)
-        .db_name(url.database.clone())
-        .stmt_cache_size(0)
-        .ssl_opts(ssl)
-        .additional_capabilities(CapabilityFlags::CLIENT_FOUND_ROWS);
+    };
+    let trust = verify.map(|verify| Trust {
+        verify,
+        roots: ssl_ca.map_or(Roots::System, Roots::File),
+        identity,
+    });
     Ok(Options {
-        builder,
+        host,
+        port,
+        socket,
+        user,
+        password,
+        database: url.database.clone().filter(|d| !d.is_empty()),
+        required: trust.is_some() && ssl_mode != "PREFERRED",
+        trust,
         place,
-        tls,
-        explicit,
     })
 }
 
@@ -300,7 +282,6 @@ const PARAMS: &str = "socket=PATH, ssl-mode=DISABLED|PREFERRED|REQUIRED|VERIFY_C
 /// What a MySQL URL's TLS settings verify, for the record: the mode and, in the shared
 /// words of [`crate::target::tls::Trust::describe`], what it checks.
 pub fn tls_description(url: &crate::target::url::TargetUrl) -> String {
-    use crate::target::tls::{Identity, Roots, Trust, Verify};
     if url.host.as_deref().is_some_and(|h| h.starts_with('/'))
         || url
             .params
@@ -337,93 +318,111 @@ pub fn tls_description(url: &crate::target::url::TargetUrl) -> String {
             }),
     };
     let mut text = format!("ssl-mode={mode}: {}", trust.describe());
-    if verify != Verify::Off {
-        // The driver trusts its built-in Mozilla roots besides ssl-ca.
-        text = text.replace("the system's roots", "the driver's Mozilla roots");
-        text.push_str(" (the driver also trusts its built-in Mozilla roots)");
-    }
     if mode == "PREFERRED" {
         text.push_str("; in the clear if the server offers no TLS");
     }
     text
 }
 
-/// Opens a connection, without the session settings. With no `ssl-mode` in the URL, TLS is
-/// preferred, as the MySQL 8 client and libpq do: asked for first, plain TCP if the server
-/// offers none. (MariaDB refuses an insecure connection to a server that requires TLS with
-/// a plain "access denied", so waiting to be asked would not work.)
+/// Opens a connection, without the session settings: TCP (or the socket), then the
+/// handshake. With no `ssl-mode` in the URL, TLS is preferred, as the MySQL 8 client and
+/// libpq do: used if the server offers it, plain TCP if it offers none.
 ///
-/// `answer` bounds every read and write, the handshake included (the driver sets its
-/// timeouts once, at connect): None for loading, the op timeout for sessions and counters.
-fn open(t: &ServerTarget, answer: Option<Duration>, stop: &Stop) -> Result<mysql::Conn, DbError> {
+/// `answer` bounds every read and write, the handshake included: None for loading, the op
+/// timeout for sessions and counters.
+fn open(t: &ServerTarget, answer: Option<Duration>, stop: &Stop) -> Result<WireConn, DbError> {
     let answer = answer_limit(answer, stop);
-    let bound = |b: OptsBuilder| {
-        b.read_timeout(answer)
-            .write_timeout(answer)
-            .tcp_connect_timeout(Some(
-                answer.map_or(CONNECT_TIMEOUT, |a| a.min(CONNECT_TIMEOUT)),
-            ))
+    let o = options(t)?;
+    let limit = answer.map_or(CONNECT_TIMEOUT, |a| a.min(CONNECT_TIMEOUT));
+    let stream = match &o.socket {
+        Some(path) => {
+            let s = std::os::unix::net::UnixStream::connect(path).map_err(|e| DbError {
+                kind: DbErrorKind::Broken,
+                message: format!("cannot connect to {path}: {}", plain_io(&e.to_string())),
+            })?;
+            Stream::Unix(s)
+        }
+        None => Stream::Tcp(tcp_connect(&o, limit)?),
     };
-    let mut o = options(t)?;
-    o.builder = bound(o.builder);
-    if !o.explicit {
-        let mut tls = options_with(t, true)?;
-        tls.builder = bound(tls.builder);
-        match mysql::Conn::new(tls.builder.clone()) {
-            Ok(c) => return Ok(c),
-            Err(mysql::Error::DriverError(DriverError::TlsNotSupported)) => {}
-            Err(e) => return Err(open_error(e, &tls)),
+    // The handshake within the connect timeout; then each answer within `answer`.
+    stream.set_timeouts(Some(limit));
+    let tls = match &o.trust {
+        None => TlsChoice::Off,
+        Some(trust) => {
+            let config = trust.config().map_err(|e| DbError::other(e.0))?;
+            match o.required {
+                true => TlsChoice::Required(config),
+                false => TlsChoice::Preferred(config),
+            }
+        }
+    };
+    let login = Login {
+        user: &o.user,
+        password: o.password.as_deref(),
+        database: o.database.as_deref(),
+        tls,
+        server_name: &o.host,
+    };
+    let conn = mysql_wire::connect(stream, &login).map_err(|e| open_error(e, &o))?;
+    conn.stream().set_timeouts(answer);
+    Ok(conn)
+}
+
+/// A TCP connection to the server, Nagle off (statements are small and each waits for its
+/// answer).
+fn tcp_connect(o: &Options, limit: Duration) -> Result<std::net::TcpStream, DbError> {
+    use std::net::ToSocketAddrs;
+    let fail = |e: std::io::Error| DbError {
+        kind: DbErrorKind::Broken,
+        message: format!(
+            "cannot connect to {}: {}",
+            o.place,
+            plain_io(&e.to_string())
+        ),
+    };
+    let mut last = None;
+    for addr in (o.host.as_str(), o.port).to_socket_addrs().map_err(fail)? {
+        match std::net::TcpStream::connect_timeout(&addr, limit) {
+            Ok(s) => {
+                s.set_nodelay(true).map_err(fail)?;
+                return Ok(s);
+            }
+            Err(e) if is_timeout(&e) => last = Some(std::io::Error::other("timed out")),
+            Err(e) => last = Some(e),
         }
     }
-    mysql::Conn::new(o.builder.clone()).map_err(|e| open_error(e, &o))
+    Err(fail(last.unwrap_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::NotFound, "no address")
+    })))
 }
 
 /// Why a connection did not open, in one line.
-fn open_error(e: mysql::Error, o: &Options) -> DbError {
-    // The driver's errors do not chain their causes: the I/O error inside holds rustls's.
-    let inner: Option<&(dyn std::error::Error + 'static)> = match &e {
-        mysql::Error::IoError(io) => Some(io),
-        // Its source is the I/O error.
-        mysql::Error::CodecError(c) => Some(c),
-        mysql::Error::TlsError(t) => Some(t),
-        _ => None,
-    };
-    if let Some(line) =
-        inner.and_then(|i| crate::target::tls::refusal(i, crate::target::tls::MYSQL))
-    {
-        return DbError::other(format!("cannot connect to {} with TLS: {line}", o.place));
-    }
+fn open_error(e: WireError, o: &Options) -> DbError {
     match e {
-        mysql::Error::DriverError(DriverError::CouldNotConnect(Some((_, desc, _)))) => DbError {
-            kind: DbErrorKind::Broken,
-            message: format!("cannot connect to {}: {}", o.place, plain_io(&desc)),
-        },
-        mysql::Error::DriverError(DriverError::TlsNotSupported) => DbError::other(format!(
+        WireError::Tls(io) => {
+            let line = crate::target::tls::refusal(&io, crate::target::tls::MYSQL)
+                .unwrap_or_else(|| plain_io(&io.to_string()));
+            DbError::other(format!("cannot connect to {} with TLS: {line}", o.place))
+        }
+        WireError::NoTls => DbError::other(format!(
             "cannot connect to {} with TLS: the server does not offer it; drop ssl-mode or set it to PREFERRED",
             o.place
         )),
-        mysql::Error::TlsError(e) => {
-            DbError::other(format!("cannot connect to {} with TLS: {e}", o.place))
-        }
-        mysql::Error::DriverError(DriverError::ConnectTimeout) => DbError {
+        WireError::Io(io) if is_timeout(&io) => DbError {
             kind: DbErrorKind::Broken,
             message: format!("cannot connect to {}: timed out", o.place),
         },
-        mysql::Error::IoError(io) => DbError {
+        WireError::Io(io) => DbError {
             kind: DbErrorKind::Broken,
             message: format!(
                 "cannot connect to {}: {}",
                 o.place,
-                plain_io(&io.to_string())
+                match io.kind() {
+                    std::io::ErrorKind::UnexpectedEof => "the server closed the connection".into(),
+                    _ => plain_io(&io.to_string()),
+                }
             ),
         },
-        // A failed TLS handshake (an untrusted certificate ...) arrives as a codec error.
-        mysql::Error::CodecError(c) => DbError::other(format!(
-            "cannot connect to {}{}: {}",
-            o.place,
-            if o.tls { " with TLS" } else { "" },
-            plain_io(&c.to_string())
-        )),
         e => db_err(e),
     }
 }
@@ -440,8 +439,8 @@ pub fn connect_with(
     answer: Option<Duration>,
     stop: &Stop,
 ) -> Result<MyConn, DbError> {
-    // Looked at before the connection opens, as `open` chooses the reads' bound then (the
-    // driver sets it once): a Ctrl-C while it opens leaves a connection whose reads wait
+    // Looked at before the connection opens, as `open` chooses the reads' bound then: a
+    // Ctrl-C while it opens leaves a connection whose reads wait
     // without end, and whose stop action was never registered, so it must take no statement.
     // Looked at afterwards, as it was, such a connection counted as one opened after the
     // stop, ran the load's DROP TABLE, and waited on a lock past the test's 90 s.
@@ -453,7 +452,7 @@ pub fn connect_with(
             ident(name)?,
             literal(value, conn.no_backslash_escape())
         );
-        conn.query_drop(sql).map_err(|e| {
+        run_text(&mut conn, &sql).map_err(|e| {
             let e = db_err(e);
             DbError {
                 kind: e.kind,
@@ -461,19 +460,20 @@ pub fn connect_with(
             }
         })?;
     }
-    // The driver keeps its socket to itself, so a server that ignores the kill leaves the
-    // read to its timeout: the op timeout for sessions, SHUTDOWN_TIMEOUT after the stop.
+    // A server that ignores the kill has the socket shut down under the read, as for
+    // PostgreSQL (see [`super::cancel`]).
     let waiting = Waiting::default();
     let id = conn.connection_id();
     let target = t.clone();
     let kill: Arc<dyn Fn() + Send + Sync> = Arc::new(move || {
         let side = Stop::new();
         if let Ok(mut c) = open(&target, Some(super::sql::CANCEL_GRACE), &side) {
-            let _ = c.query_drop(format!("KILL QUERY {id}"));
+            let _ = run_text(&mut c, &format!("KILL QUERY {id}"));
         }
     });
     let killer = kill.clone();
-    let canceller = Canceller::register(stop, waiting.clone(), None, move || killer());
+    let socket = conn.stream().duplicate();
+    let canceller = Canceller::register(stop, waiting.clone(), socket, move || killer());
     Ok(MyConn {
         conn,
         stmts: Vec::new(),
@@ -564,249 +564,243 @@ pub fn counters(t: &ServerTarget, stop: &Stop) -> Option<Vec<(String, f64)>> {
 }
 
 /// The (name, value) rows of a `SHOW VARIABLES` or `SHOW STATUS`.
-fn name_values(c: &mut mysql::Conn, sql: &str) -> mysql::Result<Vec<(String, String)>> {
-    let mut out = Vec::new();
-    let mut r = c.query_iter(sql)?;
-    while let Some(set) = r.iter() {
-        for row in set {
-            let row = row?;
-            if let (Some(n), Some(v)) = (row.as_ref(0), row.as_ref(1)) {
-                out.push((text_of(n), text_of(v)));
-            }
-        }
-    }
-    Ok(out)
+fn name_values(c: &mut WireConn, sql: &str) -> Result<Vec<(String, String)>, WireError> {
+    let mut rows = Texts::default();
+    c.query(sql, &mut rows, None)?;
+    Ok(rows
+        .rows
+        .into_iter()
+        .filter_map(|mut r| {
+            let v = r.get_mut(1)?.take()?;
+            Some((r.first_mut()?.take()?, v))
+        })
+        .collect())
 }
 
-/// Why a call failed: the driver (or server), or a value that is not a number.
+/// Why a call failed: the client (or server), or a value that is not a number.
 enum Fail {
-    Driver(mysql::Error),
+    Driver(WireError),
     Value(String),
 }
 
-impl From<mysql::Error> for Fail {
-    fn from(e: mysql::Error) -> Self {
+impl From<WireError> for Fail {
+    fn from(e: WireError) -> Self {
         Fail::Driver(e)
     }
 }
 
-/// Reads every remaining row and result set, so an error in any of them is seen (dropping a
-/// result reads them too, but swallows their errors).
-fn drain<P: Protocol>(r: &mut QueryResult<'_, '_, '_, P>) -> mysql::Result<()> {
-    while let Some(set) = r.iter() {
-        for row in set {
-            row?;
+/// The sink of a statement run for its effect: the rows the first result changed.
+#[derive(Default)]
+struct Changed {
+    rows: Option<u64>,
+}
+
+impl Sink for Changed {
+    fn changed(&mut self, rows: u64) {
+        self.rows.get_or_insert(rows);
+    }
+    fn columns(&mut self, _columns: &[Column], _names: &[String]) {
+        self.rows.get_or_insert(0);
+    }
+    fn row(&mut self, _row: RowRef<'_>) {}
+}
+
+/// The sink of a query: the rows of its first result counted, and their first `width`
+/// cells read as integers into `out`; nothing else of a row is looked at.
+struct Ints<'a> {
+    width: usize,
+    out: &'a mut Vec<i64>,
+    /// Results seen: only the first one's rows are read.
+    results: usize,
+    rows: usize,
+    rows_changed: u64,
+    /// The first cell that was not a number (or a row that did not parse).
+    bad: Option<String>,
+}
+
+impl<'a> Ints<'a> {
+    fn new(width: usize, out: &'a mut Vec<i64>) -> Ints<'a> {
+        Ints {
+            width,
+            out,
+            results: 0,
+            rows: 0,
+            rows_changed: 0,
+            bad: None,
         }
     }
-    Ok(())
-}
 
-/// The parameters for the driver: all integers.
-fn params_of(params: &[i64]) -> Params {
-    if params.is_empty() {
-        Params::Empty
-    } else {
-        Params::Positional(params.iter().map(|&v| Value::Int(v)).collect())
+    fn done(self) -> Result<usize, Fail> {
+        match self.bad {
+            Some(e) => Err(Fail::Value(e)),
+            None => Ok(self.rows),
+        }
     }
 }
 
-fn run_exec(c: &mut mysql::Conn, st: &Statement, params: &[i64]) -> mysql::Result<u64> {
-    let mut r = c.exec_iter(st, params_of(params))?;
-    let n = r.affected_rows();
-    drain(&mut r)?;
-    Ok(n)
-}
-
-fn run_query(
-    c: &mut mysql::Conn,
-    st: &Statement,
-    params: Params,
-    width: usize,
-    out: &mut Vec<i64>,
-) -> Result<usize, Fail> {
-    let r = c.exec_iter(st, params)?;
-    read_rows(r, width, out)
-}
-
-/// The rows of a result in either protocol: the first `width` columns as integers.
-fn read_rows<P: Protocol>(
-    mut r: QueryResult<'_, '_, '_, P>,
-    width: usize,
-    out: &mut Vec<i64>,
-) -> Result<usize, Fail> {
-    let mut rows = 0;
-    let mut bad = None;
-    if let Some(set) = r.iter() {
-        for row in set {
-            let row = row?;
-            rows += 1;
-            for i in 0..width {
-                match row.as_ref(i).map(int_of).unwrap_or(Ok(0)) {
-                    Ok(v) => out.push(v),
-                    Err(e) => {
-                        out.push(0);
-                        bad.get_or_insert(e);
-                    }
+impl Sink for Ints<'_> {
+    fn changed(&mut self, rows: u64) {
+        if self.results == 0 {
+            self.rows_changed = rows;
+        }
+        self.results += 1;
+    }
+    fn columns(&mut self, _columns: &[Column], _names: &[String]) {
+        self.results += 1;
+    }
+    #[inline]
+    fn row(&mut self, row: RowRef<'_>) {
+        if self.results != 1 {
+            return;
+        }
+        self.rows += 1;
+        if self.width == 0 {
+            return;
+        }
+        let mut cells = row.cells();
+        for _ in 0..self.width {
+            let v = match cells.next() {
+                None => Ok(0),
+                Some(Ok(c)) => int_of(c),
+                Some(Err(e)) => Err(e.to_string()),
+            };
+            match v {
+                Ok(v) => self.out.push(v),
+                Err(e) => {
+                    self.out.push(0);
+                    self.bad.get_or_insert(e);
                 }
             }
         }
     }
-    drain(&mut r)?;
-    match bad {
-        Some(e) => Err(Fail::Value(e)),
-        None => Ok(rows),
+}
+
+/// The sink of a text query whose rows are wanted whole: the first result's rows, every
+/// cell as text (NULL as None).
+#[derive(Default)]
+struct Texts {
+    results: usize,
+    rows: Vec<Vec<Option<String>>>,
+    bad: Option<String>,
+}
+
+impl Sink for Texts {
+    fn changed(&mut self, _rows: u64) {
+        self.results += 1;
     }
+    fn columns(&mut self, _columns: &[Column], _names: &[String]) {
+        self.results += 1;
+    }
+    fn row(&mut self, row: RowRef<'_>) {
+        if self.results != 1 {
+            return;
+        }
+        let mut texts = Vec::with_capacity(row.columns.len());
+        for c in row.cells() {
+            match c {
+                Ok(Cell::Null) => texts.push(None),
+                Ok(c) => texts.push(Some(text_of(c))),
+                Err(e) => {
+                    texts.push(None);
+                    self.bad.get_or_insert(e.to_string());
+                }
+            }
+        }
+        self.rows.push(texts);
+    }
+}
+
+impl Texts {
+    fn done(self) -> Result<Vec<Vec<Option<String>>>, Fail> {
+        match self.bad {
+            Some(e) => Err(Fail::Value(e)),
+            None => Ok(self.rows),
+        }
+    }
+}
+
+/// The sink of a script's statement: the last result's columns and (when kept) rows as
+/// text, and the rows it changed.
+struct Answering<'a> {
+    out: &'a mut Answer,
+    bad: Option<String>,
+}
+
+impl Sink for Answering<'_> {
+    fn changed(&mut self, rows: u64) {
+        self.out.changed = rows;
+        self.out.returned = 0;
+        self.out.rows.clear();
+        self.out.columns.clear();
+    }
+    fn names(&self) -> bool {
+        self.out.keep
+    }
+    fn columns(&mut self, _columns: &[Column], names: &[String]) {
+        self.out.changed = 0;
+        self.out.returned = 0;
+        self.out.rows.clear();
+        self.out.columns.clear();
+        self.out.columns.extend_from_slice(names);
+    }
+    fn row(&mut self, row: RowRef<'_>) {
+        self.out.returned += 1;
+        if !self.out.keep {
+            return;
+        }
+        let mut texts = Vec::with_capacity(row.columns.len());
+        for c in row.cells() {
+            match c {
+                Ok(Cell::Null) => texts.push(None),
+                Ok(c) => texts.push(Some(text_of(c))),
+                Err(e) => {
+                    texts.push(None);
+                    self.bad.get_or_insert(e.to_string());
+                }
+            }
+        }
+        self.out.rows.push(texts);
+    }
+}
+
+/// Runs `sql` as text, its results read and dropped (the first failing statement's error
+/// is returned; the rest of a batch does not run).
+fn run_text(c: &mut WireConn, sql: &str) -> Result<(), WireError> {
+    c.query(sql, &mut mysql_wire::Discard, None)
 }
 
 /// `-M simple`: the statement with its parameters written in, over the text protocol;
 /// the rows changed, or the rows read (first `width` columns) into `out`.
 fn run_inline(
-    c: &mut mysql::Conn,
+    c: &mut WireConn,
     sql: &str,
     params: &[Param<'_>],
     width: usize,
     out: &mut Vec<i64>,
 ) -> Result<(u64, usize), Fail> {
+    let text = inline(c, sql, params)?;
+    let mut sink = Ints::new(width, out);
+    c.query(&text, &mut sink, None)?;
+    let changed = sink.rows_changed;
+    Ok((changed, sink.done()?))
+}
+
+/// `sql` with `params` written in, quoted for this session's escaping.
+fn inline(c: &WireConn, sql: &str, params: &[Param<'_>]) -> Result<String, Fail> {
     let backslashes = !c.no_backslash_escape();
-    let text = query_mode::inline(sql, params, |_, v, out| match v {
+    query_mode::inline(sql, params, |_, v, out| match v {
         Param::Int(n) => query_mode::integer(n, out),
         Param::Text(t) => query_mode::quote(t, backslashes, out),
         Param::Null => out.push_str("NULL"),
     })
-    .map_err(Fail::Value)?;
-    let r = c.query_iter(text)?;
-    let changed = r.affected_rows();
-    let rows = read_rows(r, width, out)?;
-    Ok((changed, rows))
+    .map_err(Fail::Value)
 }
 
-fn run_text(c: &mut mysql::Conn, sql: &str) -> mysql::Result<()> {
-    let mut r = c.query_iter(sql)?;
-    drain(&mut r)
-}
-
-/// The first row of a text query, as the driver's values; the rest are read and dropped.
-fn first_row(c: &mut mysql::Conn, sql: &str) -> mysql::Result<Option<Vec<Value>>> {
-    let mut r = c.query_iter(sql)?;
-    let mut first = None;
-    if let Some(set) = r.iter() {
-        for row in set {
-            let row = row?;
-            if first.is_none() {
-                first = Some(row.unwrap());
-            }
-        }
-    }
-    drain(&mut r)?;
-    Ok(first)
-}
-
-/// A script statement's answer in either protocol: the last result set's columns and (when
-/// kept) rows as text, and the rows it changed.
-fn read_answer<P: Protocol>(
-    mut r: QueryResult<'_, '_, '_, P>,
-    out: &mut Answer,
-) -> Result<(), Fail> {
-    loop {
-        let changed = r.affected_rows();
-        let Some(set) = r.iter() else { break };
-        out.changed = changed;
-        out.returned = 0;
-        out.rows.clear();
-        if out.keep {
-            out.columns = set
-                .columns()
-                .as_ref()
-                .iter()
-                .map(|c| c.name_str().into_owned())
-                .collect();
-        }
-        for row in set {
-            let row = row?;
-            out.returned += 1;
-            if out.keep {
-                let values = row.unwrap();
-                let texts = values.iter().map(|v| match v {
-                    Value::NULL => None,
-                    v => Some(text_of(v)),
-                });
-                out.rows.push(texts.collect());
-            }
-        }
-    }
-    Ok(())
-}
-
-fn all_rows(c: &mut mysql::Conn, sql: &str) -> mysql::Result<Vec<Vec<Value>>> {
-    let mut r = c.query_iter(sql)?;
-    let mut out = Vec::new();
-    if let Some(set) = r.iter() {
-        for row in set {
-            out.push(row?.unwrap());
-        }
-    }
-    drain(&mut r)?;
-    Ok(out)
-}
-
-/// A value as an integer: integers as they are, NULL as 0, text (DECIMAL in either
-/// protocol, anything in the text protocol) parsed with any fraction cut off.
-fn int_of(v: &Value) -> Result<i64, String> {
-    match v {
-        Value::NULL => Ok(0),
-        Value::Int(i) => Ok(*i),
-        Value::UInt(u) => i64::try_from(*u).map_err(|_| format!("{u} is out of range")),
-        Value::Float(f) => float_to_int(f64::from(*f)),
-        Value::Double(f) => float_to_int(*f),
-        Value::Bytes(b) => parse_int(b),
-        other => Err(format!("{other:?} is not a number")),
-    }
-}
-
-fn float_to_int(f: f64) -> Result<i64, String> {
-    if f.is_finite() && f.abs() < 9.2e18 {
-        Ok(f.trunc() as i64)
-    } else {
-        Err(format!("{f} is out of range"))
-    }
-}
-
-/// `123`, `-123.45` (DECIMAL), `1.5e3` (a DOUBLE in the text protocol).
-fn parse_int(b: &[u8]) -> Result<i64, String> {
-    let not_a_number = || format!("{:?} is not a number", String::from_utf8_lossy(b));
-    let s = std::str::from_utf8(b).map_err(|_| not_a_number())?.trim();
-    if let Ok(i) = s.parse::<i64>() {
-        return Ok(i);
-    }
-    if let Some((whole, frac)) = s.split_once('.')
-        && frac.bytes().all(|c| c.is_ascii_digit())
-    {
-        match whole {
-            "" | "-" | "+" if !frac.is_empty() => return Ok(0),
-            _ => {
-                if let Ok(i) = whole.parse::<i64>() {
-                    return Ok(i);
-                }
-            }
-        }
-    }
-    match s.parse::<f64>() {
-        Ok(f) => float_to_int(f),
-        Err(_) => Err(not_a_number()),
-    }
-}
-
-fn text_of(v: &Value) -> String {
-    match v {
-        Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
-        Value::NULL => String::new(),
-        Value::Int(i) => i.to_string(),
-        Value::UInt(u) => u.to_string(),
-        Value::Float(f) => f.to_string(),
-        Value::Double(f) => f.to_string(),
-        // Dates and times arrive as text in the text protocol; this is the binary form.
-        other => other.as_sql(true).trim_matches('\'').to_string(),
-    }
+/// The rows of a text query, every cell as text (NULL as None).
+fn all_rows(c: &mut WireConn, sql: &str) -> Result<Vec<Vec<Option<String>>>, Fail> {
+    let mut sink = Texts::default();
+    c.query(sql, &mut sink, None)?;
+    sink.done()
 }
 
 /// `Connection refused (os error 111)` → `Connection refused`.
@@ -852,84 +846,38 @@ fn gone(code: u16) -> bool {
     )
 }
 
-fn db_err(e: mysql::Error) -> DbError {
-    use mysql::Error as E;
+fn db_err(e: WireError) -> DbError {
     let (kind, message) = match e {
-        E::MySqlError(m) => {
-            let kind = if conflict(m.code) {
+        WireError::Server { code, .. } => {
+            let kind = if conflict(code) {
                 DbErrorKind::Conflict
-            } else if gone(m.code) {
+            } else if gone(code) {
                 DbErrorKind::Broken
-            } else if cancelled(m.code) {
+            } else if cancelled(code) {
                 DbErrorKind::Cancelled
             } else {
                 DbErrorKind::Other
             };
             // `ERROR 1045 (28000): Access denied for user ...`, as the mysql client shows it.
-            (kind, m.to_string())
+            (kind, e.to_string())
         }
         // Just the cause (`server disconnected`, `Connection reset by peer`): the caller
         // says the connection was lost.
-        E::IoError(io) if is_timeout(&io) => (
+        WireError::Io(io) if is_timeout(&io) => (
             DbErrorKind::TimedOut,
             "the server did not answer in time".into(),
         ),
-        E::IoError(io) => (
+        WireError::Io(io) => (
             DbErrorKind::Broken,
             match io.kind() {
                 std::io::ErrorKind::UnexpectedEof => "the server closed the connection".into(),
                 _ => plain_io(&io.to_string()),
             },
         ),
-        // The driver reads through its packet codec, so a socket timeout usually arrives
-        // wrapped as a codec error, with the I/O error as its source.
-        E::CodecError(c)
-            if std::error::Error::source(&c)
-                .and_then(|e| e.downcast_ref::<std::io::Error>())
-                .is_some_and(is_timeout) =>
-        {
-            (
-                DbErrorKind::TimedOut,
-                "the server did not answer in time".into(),
-            )
-        }
-        // An I/O error inside the codec is the connection breaking; anything else of the
-        // codec's (packets out of sync, too large) is the server's bytes not following the
-        // protocol.
-        E::CodecError(c) => {
-            match std::error::Error::source(&c).and_then(|e| e.downcast_ref::<std::io::Error>()) {
-                Some(io) => (DbErrorKind::Broken, plain_io(&io.to_string())),
-                None => (DbErrorKind::Protocol, format!("protocol error: {c}")),
-            }
-        }
-        E::DriverError(d) => {
-            // Caught before anything is sent: the connection is fine.
-            let harmless = matches!(
-                d,
-                DriverError::MismatchedStmtParams(..)
-                    | DriverError::Params(_)
-                    | DriverError::MixedParams
-                    | DriverError::ReadOnlyTransNotSupported
-            );
-            let garbled = matches!(
-                d,
-                DriverError::PacketOutOfSync
-                    | DriverError::PacketTooLarge
-                    | DriverError::UnexpectedPacket
-                    | DriverError::UnsupportedProtocol(_)
-            );
-            let kind = if harmless {
-                DbErrorKind::Other
-            } else if garbled {
-                DbErrorKind::Protocol
-            } else {
-                DbErrorKind::Broken
-            };
-            (kind, d.to_string())
-        }
-        E::TlsError(t) => (DbErrorKind::Broken, format!("TLS: {t}")),
-        E::UrlError(u) => (DbErrorKind::Other, format!("bad URL: {u}")),
-        e @ (E::FromValueError(_) | E::FromRowError(_)) => (DbErrorKind::Other, e.to_string()),
+        e @ WireError::Protocol(_) => (DbErrorKind::Protocol, e.to_string()),
+        e @ (WireError::Tls(_) | WireError::NoTls) => (DbErrorKind::Broken, e.to_string()),
+        // Caught by perflab, with the connection in step: the statement failed.
+        WireError::Refused(m) => (DbErrorKind::Other, m),
     };
     DbError { kind, message }
 }
@@ -985,8 +933,12 @@ impl MyConn {
     }
 }
 
-fn no_statement(stmt: Stmt) -> DbError {
-    DbError::other(format!("no prepared statement #{stmt} on this connection"))
+impl MyConn {
+    /// A statement index this connection never gave out; the statement never started.
+    fn no_statement(&self, stmt: Stmt) -> DbError {
+        self.waiting.set(false);
+        DbError::other(format!("no prepared statement #{stmt} on this connection"))
+    }
 }
 
 impl Conn for MyConn {
@@ -998,8 +950,8 @@ impl Conn for MyConn {
         &self.stop
     }
 
-    /// Sends the whole text at once (the driver enables multi-statements) and reads every
-    /// result, so the first failing statement's error is returned and the rest do not run.
+    /// Sends the whole text at once (multi-statements are on) and reads every result, so
+    /// the first failing statement's error is returned and the rest do not run.
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {
         self.usable()?;
         let r = run_text(&mut self.conn, sql);
@@ -1008,7 +960,8 @@ impl Conn for MyConn {
 
     /// `LOAD DATA LOCAL INFILE`: the server asks for the file by name and the client sends
     /// it. Only for the duration of this statement does the connection answer such a
-    /// request, and only with this file: a server asking for any other gets an error.
+    /// request, and only with this file: a server asking for any other gets nothing, and
+    /// the load an error.
     fn load_file(&mut self, table: &str, columns: &[&str], path: &Path) -> Result<u64, DbError> {
         self.usable()?;
         let name = path
@@ -1016,39 +969,24 @@ impl Conn for MyConn {
             .filter(|n| !n.contains(['\'', '\\']))
             .ok_or_else(|| DbError::other(format!("cannot name {} in SQL", path.display())))?
             .to_string();
-        let wanted = name.clone();
-        self.conn
-            .set_local_infile_handler(Some(LocalInfileHandler::new(move |asked, out| {
-                if asked != wanted.as_bytes() {
-                    return Err(std::io::Error::other(format!(
-                        "the server asked for {}, not the file being loaded",
-                        String::from_utf8_lossy(asked)
-                    )));
-                }
-                let mut f = std::fs::File::open(&wanted)?;
-                std::io::copy(&mut f, out)?;
-                Ok(())
-            })));
         let sql = format!(
             "LOAD DATA LOCAL INFILE '{name}' INTO TABLE {table} FIELDS TERMINATED BY '\\t' LINES TERMINATED BY '\\n' ({})",
             columns.join(", ")
         );
-        let r = self.conn.query_iter(&sql).and_then(|mut r| {
-            let n = r.affected_rows();
-            drain(&mut r).map(|_| n)
-        });
-        self.conn.set_local_infile_handler(None);
-        // Done waiting, whatever came back (`check` says so for the errors it handles).
-        self.waiting.set(false);
+        let mut sink = Changed::default();
+        let r = self.conn.query(&sql, &mut sink, Some(path));
         match r {
-            Ok(n) => Ok(n),
+            Ok(()) => {
+                self.waiting.set(false);
+                Ok(sink.rows.unwrap_or(0))
+            }
             // 1148 (MySQL) and 4166 (MariaDB): the server does not take local files.
-            Err(mysql::Error::MySqlError(e))
-                if e.code == 1148 || e.code == 3948 || e.code == 4166 =>
+            Err(WireError::Server { code, message, .. })
+                if code == 1148 || code == 3948 || code == 4166 =>
             {
+                self.waiting.set(false);
                 Err(DbError::other(format!(
-                    "the server refuses LOAD DATA LOCAL INFILE ({}); allow it with SET GLOBAL local_infile = 1",
-                    e.message
+                    "the server refuses LOAD DATA LOCAL INFILE ({message}); allow it with SET GLOBAL local_infile = 1"
                 )))
             }
             Err(e) => self.check(Err::<u64, _>(e)),
@@ -1058,12 +996,16 @@ impl Conn for MyConn {
     fn prepare(&mut self, sql: &str) -> Result<Stmt, DbError> {
         self.usable()?;
         if let Some(i) = self.stmts.iter().position(|(s, _)| s == sql) {
+            self.waiting.set(false);
             return Ok(i);
         }
         let st = match self.simple {
-            true => None,
+            true => {
+                self.waiting.set(false);
+                None
+            }
             false => {
-                let r = self.conn.prep(sql);
+                let r = self.conn.prepare(sql);
                 Some(self.check(r)?)
             }
         };
@@ -1073,26 +1015,38 @@ impl Conn for MyConn {
 
     fn exec(&mut self, stmt: Stmt, params: &[i64]) -> Result<u64, DbError> {
         self.usable()?;
-        let r = match self.stmts.get(stmt) {
-            None => return Err(no_statement(stmt)),
+        let r = match self.stmts.get_mut(stmt) {
+            None => return Err(self.no_statement(stmt)),
             Some((sql, None)) => {
                 let values: Vec<Param<'_>> = params.iter().map(|&v| Param::Int(v)).collect();
                 run_inline(&mut self.conn, sql, &values, 0, &mut Vec::new()).map(|(n, _)| n)
             }
-            Some((_, Some(st))) => run_exec(&mut self.conn, st, params).map_err(Fail::from),
+            Some((_, Some(st))) => {
+                let mut sink = Changed::default();
+                self.conn
+                    .execute(st, params, &mut sink)
+                    .map(|()| sink.rows.unwrap_or(0))
+                    .map_err(Fail::from)
+            }
         };
         self.check(r)
     }
 
     fn query(&mut self, stmt: Stmt, params: &[i64], out: &mut Vec<i64>) -> Result<usize, DbError> {
         self.usable()?;
-        let r = match self.stmts.get(stmt) {
-            None => return Err(no_statement(stmt)),
+        let r = match self.stmts.get_mut(stmt) {
+            None => return Err(self.no_statement(stmt)),
             Some((sql, None)) => {
                 let values: Vec<Param<'_>> = params.iter().map(|&v| Param::Int(v)).collect();
                 run_inline(&mut self.conn, sql, &values, 1, out).map(|(_, rows)| rows)
             }
-            Some((_, Some(st))) => run_query(&mut self.conn, st, params_of(params), 1, out),
+            Some((_, Some(st))) => {
+                let mut sink = Ints::new(1, out);
+                match self.conn.execute(st, params, &mut sink) {
+                    Ok(()) => sink.done(),
+                    Err(e) => Err(Fail::Driver(e)),
+                }
+            }
         };
         self.check(r)
     }
@@ -1105,29 +1059,19 @@ impl Conn for MyConn {
         out: &mut Vec<i64>,
     ) -> Result<usize, DbError> {
         self.usable()?;
-        let st = match self.stmts.get(stmt) {
-            None => return Err(no_statement(stmt)),
+        let r = match self.stmts.get_mut(stmt) {
+            None => return Err(self.no_statement(stmt)),
             Some((sql, None)) => {
-                let r = run_inline(&mut self.conn, sql, params, width, out).map(|(_, rows)| rows);
-                return self.check(r);
+                run_inline(&mut self.conn, sql, params, width, out).map(|(_, rows)| rows)
             }
-            Some((_, Some(st))) => st,
+            Some((_, Some(st))) => {
+                let mut sink = Ints::new(width, out);
+                match self.conn.execute(st, params, &mut sink) {
+                    Ok(()) => sink.done(),
+                    Err(e) => Err(Fail::Driver(e)),
+                }
+            }
         };
-        let values = if params.is_empty() {
-            Params::Empty
-        } else {
-            Params::Positional(
-                params
-                    .iter()
-                    .map(|p| match *p {
-                        Param::Int(v) => Value::Int(v),
-                        Param::Text(t) => Value::Bytes(t.as_bytes().to_vec()),
-                        Param::Null => Value::NULL,
-                    })
-                    .collect(),
-            )
-        };
-        let r = run_query(&mut self.conn, st, values, width, out);
         self.check(r)
     }
 
@@ -1138,64 +1082,52 @@ impl Conn for MyConn {
         out: &mut Answer,
     ) -> Result<(), DbError> {
         self.usable()?;
-        let r = match self.stmts.get(stmt) {
-            None => return Err(no_statement(stmt)),
-            Some((sql, None)) => {
-                let backslashes = !self.conn.no_backslash_escape();
-                match query_mode::inline(sql, params, |_, v, text| match v {
-                    Param::Int(n) => query_mode::integer(n, text),
-                    Param::Text(t) => query_mode::quote(t, backslashes, text),
-                    Param::Null => text.push_str("NULL"),
-                }) {
-                    Err(e) => Err(Fail::Value(e)),
-                    Ok(text) => match self.conn.query_iter(text) {
-                        Ok(r) => read_answer(r, out),
-                        Err(e) => Err(Fail::Driver(e)),
-                    },
-                }
-            }
-            Some((_, Some(st))) => {
-                let values = match params.is_empty() {
-                    true => Params::Empty,
-                    false => Params::Positional(
-                        params
-                            .iter()
-                            .map(|p| match *p {
-                                Param::Int(v) => Value::Int(v),
-                                Param::Text(t) => Value::Bytes(t.as_bytes().to_vec()),
-                                Param::Null => Value::NULL,
-                            })
-                            .collect(),
-                    ),
-                };
-                let st = st.clone();
-                match self.conn.exec_iter(&st, values) {
-                    Ok(r) => read_answer(r, out),
-                    Err(e) => Err(Fail::Driver(e)),
-                }
-            }
+        let mut sink = Answering { out, bad: None };
+        let r = match self.stmts.get_mut(stmt) {
+            None => return Err(self.no_statement(stmt)),
+            Some((sql, None)) => match inline(&self.conn, sql, params) {
+                Err(e) => Err(e),
+                Ok(text) => self.conn.query(&text, &mut sink, None).map_err(Fail::from),
+            },
+            Some((_, Some(st))) => self.conn.execute(st, params, &mut sink).map_err(Fail::from),
         };
+        let r = r.and_then(|()| sink.bad.map_or(Ok(()), |e| Err(Fail::Value(e))));
         self.check(r)
     }
 
     fn server_pid(&self) -> Option<i64> {
-        Some(self.conn.connection_id() as i64)
+        Some(i64::from(self.conn.connection_id()))
+    }
+
+    fn in_transaction(&self) -> Option<bool> {
+        Some(self.conn.in_transaction())
     }
 
     fn simple(&mut self, sql: &str, out: &mut Answer) -> Result<(), DbError> {
         self.usable()?;
-        let r = match self.conn.query_iter(sql) {
-            Ok(r) => read_answer(r, out),
-            Err(e) => Err(Fail::Driver(e)),
-        };
+        let mut sink = Answering { out, bad: None };
+        let r = self
+            .conn
+            .query(sql, &mut sink, None)
+            .map_err(Fail::from)
+            .and_then(|()| sink.bad.map_or(Ok(()), |e| Err(Fail::Value(e))));
         self.check(r)
     }
 
     fn query_row(&mut self, sql: &str) -> Result<Option<Vec<i64>>, DbError> {
         self.usable()?;
-        let r = first_row(&mut self.conn, sql);
-        let row = self.check(r)?;
-        row.map(|vals| vals.iter().map(int_of).collect::<Result<Vec<_>, _>>())
+        let r = all_rows(&mut self.conn, sql);
+        let rows = self.check(r)?;
+        rows.into_iter()
+            .next()
+            .map(|row| {
+                row.iter()
+                    .map(|v| {
+                        v.as_deref()
+                            .map_or(Ok(0), |t| int_of(Cell::Bytes(t.as_bytes())))
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            })
             .transpose()
             .map_err(DbError::other)
     }
@@ -1203,12 +1135,13 @@ impl Conn for MyConn {
     /// NULL gives None, as no row does.
     fn query_text(&mut self, sql: &str) -> Result<Option<String>, DbError> {
         self.usable()?;
-        let r = first_row(&mut self.conn, sql);
-        let row = self.check(r)?;
-        Ok(row
-            .and_then(|vals| vals.into_iter().next())
-            .filter(|v| *v != Value::NULL)
-            .map(|v| text_of(&v)))
+        let r = all_rows(&mut self.conn, sql);
+        let rows = self.check(r)?;
+        Ok(rows
+            .into_iter()
+            .next()
+            .and_then(|row| row.into_iter().next())
+            .flatten())
     }
 
     fn query_texts(&mut self, sql: &str) -> Result<Vec<Vec<String>>, DbError> {
@@ -1217,7 +1150,7 @@ impl Conn for MyConn {
         let rows = self.check(r)?;
         Ok(rows
             .into_iter()
-            .map(|row| row.iter().map(text_of).collect())
+            .map(|row| row.into_iter().map(Option::unwrap_or_default).collect())
             .collect())
     }
 
@@ -1237,6 +1170,7 @@ impl Conn for MyConn {
 
     fn rollback(&mut self) {
         if !self.broken {
+            self.waiting.begin();
             let r = run_text(&mut self.conn, "ROLLBACK");
             let _ = self.check(r);
         }
@@ -1245,34 +1179,17 @@ impl Conn for MyConn {
     fn is_broken(&self) -> bool {
         self.broken
     }
+
+    fn set_answer_timeout(&mut self, limit: Option<Duration>) {
+        let limit = answer_limit(limit, &self.stop);
+        self.conn.stream().set_timeouts(limit);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     //! What needs no server; the rest is tested against a live MariaDB.
     use super::*;
-
-    #[test]
-    fn numbers_from_text() {
-        for (text, want) in [
-            ("123", Ok(123)),
-            (" -42 ", Ok(-42)),
-            ("1234.00", Ok(1234)),
-            ("-7.9", Ok(-7)),
-            ("-0.5", Ok(0)),
-            (".5", Ok(0)),
-            ("99999999999999999999.5", Err(())),
-            ("1.5e3", Ok(1500)),
-            ("abc", Err(())),
-            ("", Err(())),
-        ] {
-            assert_eq!(parse_int(text.as_bytes()).map_err(|_| ()), want, "{text:?}");
-        }
-        assert_eq!(int_of(&Value::NULL), Ok(0));
-        assert_eq!(int_of(&Value::UInt(7)), Ok(7));
-        assert!(int_of(&Value::UInt(u64::MAX)).is_err());
-        assert_eq!(int_of(&Value::Double(-2.5)), Ok(-2));
-    }
 
     #[test]
     fn set_values() {
@@ -1291,11 +1208,11 @@ mod tests {
     #[test]
     fn errors_by_code() {
         let server = |code| {
-            db_err(mysql::Error::MySqlError(mysql::MySqlError {
+            db_err(WireError::Server {
                 state: "40001".into(),
                 message: "m".into(),
                 code,
-            }))
+            })
         };
         for code in [1213, 1205, 1062, 1020] {
             assert_eq!(server(code).kind, DbErrorKind::Conflict, "{code}");
@@ -1303,6 +1220,7 @@ mod tests {
         for code in [1927, 2006, 2013, 4031] {
             assert_eq!(server(code).kind, DbErrorKind::Broken, "{code}");
         }
+        assert_eq!(server(1317).kind, DbErrorKind::Cancelled);
         assert_eq!(
             server(1146),
             DbError {
@@ -1312,8 +1230,14 @@ mod tests {
         );
         let eof = std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
         assert_eq!(db_err(eof.into()).kind, DbErrorKind::Broken);
+        let late = std::io::Error::from(std::io::ErrorKind::WouldBlock);
+        assert_eq!(db_err(late.into()).kind, DbErrorKind::TimedOut);
         assert_eq!(
-            db_err(DriverError::MismatchedStmtParams(2, 1).into()).kind,
+            db_err(WireError::Protocol("x".into())).kind,
+            DbErrorKind::Protocol
+        );
+        assert_eq!(
+            db_err(WireError::Refused("2 parameters".into())).kind,
             DbErrorKind::Other
         );
         assert_eq!(
@@ -1332,13 +1256,13 @@ mod tests {
         };
         let o = options(&t("mariadb://u:pw@[::1]:3307/d")).map_err(|e| e.message);
         assert_eq!(
-            o.map(|o| (o.place, o.tls)),
+            o.map(|o| (o.place, o.required)),
             Ok(("[::1]:3307".into(), false))
         );
         let o = options(&t("mysql://u@/d?socket=/tmp/my.sock&ssl-mode=REQUIRED"));
         assert_eq!(o.ok().map(|o| o.place), Some("/tmp/my.sock".into()));
         let o = options(&t("mysql://u@h/d?ssl_mode=verify-identity"));
-        assert!(o.is_ok_and(|o| o.tls && o.place == "h:3306"));
+        assert!(o.is_ok_and(|o| o.required && o.place == "h:3306"));
         for bad in [
             "sqlite:///x.db",
             "mysql://u:hunter2@h/d?foo=1",

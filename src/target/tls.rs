@@ -2,7 +2,7 @@
 //! shared by PostgreSQL (libpq's `sslmode`, `sslrootcert`, `sslcert`, `sslkey`), Redis
 //! (`rediss://` with `--cacert`, `--insecure`, `--cert`, `--key`, redis-cli's names), the
 //! mail clients (`imaps://`, `pop3s://`, `smtps://`, `--starttls`, the same options) and
-//! MySQL (`ssl-mode`, `ssl-ca`, `ssl-cert`, `ssl-key`, handed to its driver).
+//! MySQL (`ssl-mode`, `ssl-ca`, `ssl-cert`, `ssl-key`).
 //!
 //! ```text
 //!  sslmode / --insecure ─► Verify { Off | Chain | Full }     how far the certificate is checked
@@ -22,7 +22,7 @@
 //! which encrypts without verifying; `verify-ca` and `verify-full` verify.
 //!
 //! rustls with the *ring* provider: pure Rust plus a little C built by `cc`, no system
-//! OpenSSL to install, the same stack the MySQL driver uses. The system's roots come from
+//! OpenSSL to install. The system's roots come from
 //! `rustls-native-certs`, which honours `SSL_CERT_FILE` and `SSL_CERT_DIR` as OpenSSL does.
 
 use rustls::client::WebPkiServerVerifier;
@@ -270,8 +270,8 @@ impl Trust {
 const SERVERS_CACHED: usize = 64;
 
 impl Identity {
-    /// Reads both files as [`Trust::config`] would, for a client that hands the paths to
-    /// its own TLS (the MySQL driver): a bad file is one line of perflab's.
+    /// Reads both files as [`Trust::config`] would, so a bad file is one line before any
+    /// connection is tried.
     pub fn check(&self) -> Result<(), TlsError> {
         self.load().map(|_| ())
     }
