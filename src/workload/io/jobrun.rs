@@ -266,7 +266,11 @@ pub fn describe(spec: &serde_json::Value) -> Option<String> {
     let mut groups: Vec<(u64, Vec<(String, String)>)> = Vec::new();
     for j in jobs {
         let g = j.get("group").and_then(|v| v.as_u64()).unwrap_or(0);
-        let name = j.get("name").and_then(|v| v.as_str()).unwrap_or("?").to_string();
+        let name = j
+            .get("name")
+            .and_then(|v| v.as_str())
+            .unwrap_or("?")
+            .to_string();
         let timed = j.get("time_based").and_then(|v| v.as_bool()) == Some(true);
         let run = secs(j, "runtime").map(|s| crate::vocab::numbers::ns(s * 1e9));
         let what = match (timed, run.clone()) {
@@ -291,14 +295,16 @@ pub fn describe(spec: &serde_json::Value) -> Option<String> {
     }
     let all: Vec<String> = groups
         .into_iter()
-        .map(|(_, whats)| match whats.iter().all(|(_, w)| *w == whats[0].1) {
-            true => whats[0].1.clone(),
-            false => whats
-                .iter()
-                .map(|(n, w)| format!("{n} {w}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-        })
+        .map(
+            |(_, whats)| match whats.iter().all(|(_, w)| *w == whats[0].1) {
+                true => whats[0].1.clone(),
+                false => whats
+                    .iter()
+                    .map(|(n, w)| format!("{n} {w}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            },
+        )
         .collect();
     Some(format!("each group as its jobs say ({})", all.join("; ")))
 }
