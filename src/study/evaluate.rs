@@ -371,17 +371,18 @@ fn over_base(t: &TableOutcome, base: &str) -> Option<TableOutcome> {
                     Cell {
                         printed: paper.map_or("-".into(), |v| format!("{v:.3}")),
                         paper: paper.map(PaperValue::One),
-                        here: match (&c.here, &b.here) {
-                            (Ok(x), Ok(y)) if *y != 0.0 => Ok(x / y),
+                        here: match (&c.here, &b.here, paper_of(b)) {
                             // A row the paper does not print (this machine's) is set on the
-                            // paper's scale: over the base's published value, where the
-                            // base's own leg ran elsewhere.
-                            (Ok(x), Err(_)) if c.paper.is_none() => match paper_of(b) {
-                                Some(y) if y != 0.0 => Ok(x / y),
-                                _ => Err("the base row has no figure here".into()),
-                            },
-                            (Err(e), _) => Err(e.clone()),
-                            (_, Err(e)) => Err(format!("the base row: {e}")),
+                            // paper's scale: over the base's published value, so a reader
+                            // sees where this machine stands among the paper's, whether or
+                            // not the base's own leg ran here.
+                            (Ok(x), _, Some(y)) if c.paper.is_none() && y != 0.0 => Ok(x / y),
+                            (Ok(x), Ok(y), _) if *y != 0.0 => Ok(x / y),
+                            (Ok(_), Err(_), _) if c.paper.is_none() => {
+                                Err("the base row has no figure here".into())
+                            }
+                            (Err(e), _, _) => Err(e.clone()),
+                            (_, Err(e), _) => Err(format!("the base row: {e}")),
                             _ => Err("the base row's figure is 0".into()),
                         },
                         erratum: c.erratum.clone().or_else(|| b.erratum.clone()),
@@ -395,7 +396,7 @@ fn over_base(t: &TableOutcome, base: &str) -> Option<TableOutcome> {
         title: format!("{}, each over {base} (= 1)", t.title),
         line: t.line,
         note: Some(format!(
-            "every cell divided by the {base} row's in its column: the paper's printed values and this machine's alike; a row the paper does not print (this machine's) is divided by the {base} row's published value where the {base} leg has not run here, so it stands on the paper's scale"
+            "every cell divided by the {base} row's in its column: the paper's printed values and this machine's alike; a row the paper does not print (this machine's) is divided by the {base} row's published value, so it stands on the paper's scale"
         )),
         head: t.head.iter().map(|h| format!("{h} / {base}")).collect(),
         rows,

@@ -9,7 +9,7 @@
 //! ```
 //!
 //! - A figure is any name a step's trials record (`ops_per_sec`, `cpu_per_row_ns`, the
-//!   kind's own figures) or `cpu_busy_pct`; its value at a step is the mean over the step's
+//!   kind's own figures), `cpu_busy_pct` or `other_cpu_pct`; its value at a step is the mean over the step's
 //!   repeats. `[leg]` names the leg (default: the one in context) and `@name=value,...`
 //!   picks the step by its parameters (`8k` matches 8192; `max` and `min` the largest and
 //!   smallest value the leg took). `@name` alone is the step's value of
@@ -658,6 +658,11 @@ fn the_step<'a>(
             "max" => f64::max,
             "min" => f64::min,
             "peak" => return peak_of(record, k, own, context).unwrap_or_else(|| v.to_string()),
+            "passed" => {
+                return passed_of(record, k)
+                    .map(|x| Value::from(x).to_string())
+                    .unwrap_or_else(|| v.to_string());
+            }
             _ => return v.to_string(),
         };
         record
@@ -724,6 +729,19 @@ fn the_step<'a>(
 /// `@k=peak`: the value of `k` at the step with the highest throughput (`ops_per_sec`)
 /// among those with the other parameters asked for: the paper's "in peak", not the most
 /// clients (which may be past the peak).
+/// `@users=passed`: the largest value of `k` whose step passed every check of its own (mail's
+/// quality of service and accounting): where a landscape's leg did not search, the most it
+/// held. None where no step with checks passed them all.
+fn passed_of(record: &RunRecord, k: &str) -> Option<f64> {
+    record
+        .steps
+        .iter()
+        .filter(|s| !s.trials.is_empty() && !s.checks.is_empty())
+        .filter(|s| s.checks.iter().all(|c| c.passed))
+        .filter_map(|s| s.params.get(k)?.as_f64())
+        .reduce(f64::max)
+}
+
 fn peak_of(
     record: &RunRecord,
     k: &str,
@@ -747,7 +765,8 @@ fn peak_of(
             others.iter().all(|(o, v)| {
                 s.params.get(o).is_none_or(|p| {
                     // max/min/peak of another parameter are not pinned here.
-                    matches!(v.as_str(), "max" | "min" | "peak" | "{cpus}") || param_matches(p, v)
+                    matches!(v.as_str(), "max" | "min" | "peak" | "passed" | "{cpus}")
+                        || param_matches(p, v)
                 })
             })
         })
@@ -759,7 +778,8 @@ fn peak_of(
 /// The figures of a whole run rather than of a step (Some: `name` is one; its value if the
 /// run has it): `clock_ghz`, the clock of the run's host, which `compare --expect clock` sets
 /// ratios against; `supported`, the users a `--search-users` run found; `overall_ops_per_watt`
-/// of a load-level run.
+/// of a load-level run, and `calibration_other_cpu_pct` (other work's share of the CPUs while
+/// its maximum was calibrated).
 fn run_figure(record: &RunRecord, name: &str) -> Option<Option<f64>> {
     Some(match name {
         "clock_ghz" => {
@@ -778,6 +798,18 @@ fn run_figure(record: &RunRecord, name: &str) -> Option<Option<f64>> {
             .load_levels
             .as_ref()
             .and_then(|l| l.overall_ops_per_watt),
+        // Other work's share of the CPUs while the maximum was calibrated (the last two
+        // calibrations, those the maximum is the mean of): what a level at 100% can bear.
+        "calibration_other_cpu_pct" => record.load_levels.as_ref().and_then(|l| {
+            let v: Vec<f64> = l
+                .calibration_steps
+                .iter()
+                .rev()
+                .take(2)
+                .filter_map(|&i| step_figure(record.steps.get(i)?, "other_cpu_pct"))
+                .collect();
+            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+        }),
         _ => return None,
     })
 }
@@ -805,6 +837,14 @@ pub fn step_figure(s: &StepResult, name: &str) -> Option<f64> {
         .iter()
         .filter_map(|t| match name {
             "cpu_busy_pct" => Some(t.resources.cpu.busy_pct),
+            // The CPUs' busy share (steal included) less perflab's own process, in percent of
+            // all CPUs: other work, which a closed-loop maximum did not share (a server or a
+            // child perflab started counts here too).
+            "other_cpu_pct" => {
+                let r = t.resources.summary.as_ref()?;
+                let cpus = r.cpus.max(1) as f64;
+                Some((r.cpu.busy() - r.process_cpu_pct / cpus).max(0.0))
+            }
             // How many block devices the step's I/O reached (one: its files share a disk).
             "devices" => Some(t.devices.len() as f64),
             // The latency percentiles of the step's ops.
@@ -924,6 +964,16 @@ pub fn eval(e: &Expr, runs: &Runs, scope: &Scope) -> Result<f64, Missing> {
             // `threads={cpus}` or `threads={= 0.5 * {cpus}}` in a row's `at`: the machine's.
             let cpus = placeholder("{cpus}", runs, scope).map(|c| c.to_string());
             let computed = match (&cpus, text.as_str()) {
+                // `users=passed` in a row's `at`: the most its leg held (see passed_of).
+                (_, "passed") => {
+                    let record = scope.leg.as_ref().and_then(|l| runs.get(l));
+                    let x = record.and_then(|r| passed_of(r, name)).ok_or_else(|| {
+                        Missing(format!(
+                            "no step of the leg passed its checks at any {name}"
+                        ))
+                    })?;
+                    Some(x.to_string())
+                }
                 (Some(c), "{cpus}") => Some(c.clone()),
                 (Some(c), t) if t.starts_with("{=") && t.ends_with('}') => {
                     parse_expr(t[2..t.len() - 1].replace("{cpus}", c).trim())
@@ -1209,6 +1259,40 @@ mod tests {
         assert!(e.0.contains("did not run"), "{e}");
         let e = eval(&parse_expr("y[a]@threads=1").unwrap(), &runs, &scope).unwrap_err();
         assert!(e.0.contains("records no y"), "{e}");
+    }
+
+    /// `users=passed`: the most users whose step passed its own checks, as a step and as the
+    /// value of `@users` in a row.
+    #[test]
+    fn passed_is_the_most_that_held_its_checks() {
+        let mut r = record(&[
+            (&[("users", 3600.into())], &[("s", 1.0)]),
+            (&[("users", 6000.into())], &[("s", 2.0)]),
+            (&[("users", 8000.into())], &[("s", 3.0)]),
+        ]);
+        for (s, ok) in r.steps.iter_mut().zip([true, true, false]) {
+            s.checks.push(crate::record::Check {
+                name: "mail_qos".into(),
+                passed: ok,
+                ..Default::default()
+            });
+        }
+        let runs: Runs = [("a".to_string(), &r)].into_iter().collect();
+        let row = Scope {
+            leg: Some("a".into()),
+            at: vec![("users".into(), "passed".into())],
+            vars: BTreeMap::new(),
+        };
+        assert_eq!(eval(&parse_expr("s").unwrap(), &runs, &row), Ok(2.0));
+        assert_eq!(
+            eval(&parse_expr("@users").unwrap(), &runs, &row),
+            Ok(6000.0)
+        );
+        r.steps[0].checks[0].passed = false;
+        r.steps[1].checks[0].passed = false;
+        let runs: Runs = [("a".to_string(), &r)].into_iter().collect();
+        let e = eval(&parse_expr("@users").unwrap(), &runs, &row).unwrap_err();
+        assert!(e.0.contains("passed its checks"), "{e}");
     }
 
     #[test]
