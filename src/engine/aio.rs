@@ -37,9 +37,7 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::buffer::AlignedBuf;
-use super::{
-    Admit, Completion, Engine, EngineConfig, EngineError, EngineKind, Op, Request, SlotTable,
-};
+use super::{Completion, Engine, EngineConfig, EngineError, EngineKind, Op, Request, SlotTable};
 
 /// `linux/aio_abi.h`: the operations of an iocb.
 const IOCB_CMD_PREAD: u16 = 0;
@@ -385,25 +383,13 @@ impl Engine for AioEngine {
     }
 
     fn buf(&mut self, slot: u32) -> &mut [u8] {
-        if self.slots.is_free(slot) {
-            self.bufs.slot(slot as usize)
-        } else {
-            &mut []
-        }
+        self.slots.buf(&mut self.bufs, slot)
     }
 
     fn push(&mut self, req: Request) {
-        match self
-            .slots
-            .admit(&req, self.files.len(), self.bufs.slot_len())
-        {
-            Admit::Issue => self.pending.push(req),
-            Admit::Fail(errno) => self.local.push(Completion {
-                slot: req.slot,
-                result: -errno,
-            }),
-            Admit::Reject => {}
-        }
+        let shape = (self.files.len(), self.bufs.slot_len());
+        self.slots
+            .queue(req, shape, &mut self.pending, &mut self.local);
     }
 
     fn submit(&mut self, min_complete: u32, out: &mut Vec<Completion>) -> io::Result<()> {
@@ -411,10 +397,7 @@ impl Engine for AioEngine {
             return Err(breach);
         }
         let start = out.len();
-        for c in self.local.drain(..) {
-            self.slots.complete(c.slot);
-            out.push(c);
-        }
+        self.slots.deliver(&mut self.local, out);
         self.submit_pending(out)?;
         let mut polled = false;
         loop {

@@ -518,6 +518,42 @@ impl SlotTable {
         Admit::Issue
     }
 
+    /// A queued engine's `push`: admits `req` and files it in `pending` to issue, or in
+    /// `local` as a failure `submit` delivers (see [`SlotTable::deliver`]).
+    pub(crate) fn queue(
+        &mut self,
+        req: Request,
+        (files, buf_len): (usize, usize),
+        pending: &mut Vec<Request>,
+        local: &mut Vec<Completion>,
+    ) {
+        match self.admit(&req, files, buf_len) {
+            Admit::Issue => pending.push(req),
+            Admit::Fail(errno) => local.push(Completion {
+                slot: req.slot,
+                result: -errno,
+            }),
+            Admit::Reject => {}
+        }
+    }
+
+    /// Hands the failures `queue` kept back to the caller, their slots free again.
+    pub(crate) fn deliver(&mut self, local: &mut Vec<Completion>, out: &mut Vec<Completion>) {
+        for c in local.drain(..) {
+            self.complete(c.slot);
+            out.push(c);
+        }
+    }
+
+    /// The buffer of `slot` in `bufs`, empty while the slot is in flight.
+    pub(crate) fn buf<'a>(&self, bufs: &'a mut buffer::AlignedBuf, slot: u32) -> &'a mut [u8] {
+        if self.is_free(slot) {
+            bufs.slot(slot as usize)
+        } else {
+            &mut []
+        }
+    }
+
     /// Marks `slot` free again. False for a slot that was not in flight (a stray completion).
     pub(crate) fn complete(&mut self, slot: u32) -> bool {
         match self.busy.get_mut(slot as usize) {

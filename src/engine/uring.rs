@@ -53,9 +53,7 @@ use std::sync::OnceLock;
 use io_uring::{EnterFlags, IoUring, Probe, opcode, squeue, types};
 
 use super::buffer::AlignedBuf;
-use super::{
-    Admit, Completion, Engine, EngineConfig, EngineError, EngineKind, Op, Request, SlotTable,
-};
+use super::{Completion, Engine, EngineConfig, EngineError, EngineKind, Op, Request, SlotTable};
 
 /// io_uring's limit on registered buffers (IORING_MAX_REG_BUFFERS).
 const MAX_REG_BUFFERS: u32 = 1 << 14;
@@ -341,25 +339,13 @@ impl Engine for UringEngine {
     }
 
     fn buf(&mut self, slot: u32) -> &mut [u8] {
-        if self.slots.is_free(slot) {
-            self.bufs.slot(slot as usize)
-        } else {
-            &mut []
-        }
+        self.slots.buf(&mut self.bufs, slot)
     }
 
     fn push(&mut self, req: Request) {
-        match self
-            .slots
-            .admit(&req, self.files.len(), self.bufs.slot_len())
-        {
-            Admit::Issue => self.pending.push(req),
-            Admit::Fail(errno) => self.local.push(Completion {
-                slot: req.slot,
-                result: -errno,
-            }),
-            Admit::Reject => {}
-        }
+        let shape = (self.files.len(), self.bufs.slot_len());
+        self.slots
+            .queue(req, shape, &mut self.pending, &mut self.local);
     }
 
     fn submit(&mut self, min_complete: u32, out: &mut Vec<Completion>) -> io::Result<()> {
@@ -367,10 +353,7 @@ impl Engine for UringEngine {
             return Err(breach);
         }
         let start = out.len();
-        for c in self.local.drain(..) {
-            self.slots.complete(c.slot);
-            out.push(c);
-        }
+        self.slots.deliver(&mut self.local, out);
         // Never wait for more than can complete: what is already out plus what is in flight.
         let target = min_complete.min((out.len() - start) as u32 + self.slots.in_flight());
         let mut next = 0;
