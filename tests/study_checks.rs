@@ -422,14 +422,19 @@ fn counterexample(check: &str) -> Option<Vec<RunRecord>> {
                     .collect(),
             )]
         }
+        // Each copy had a CPU (the CPU-bound jobs on one 99% of their time), and still
+        // more copies did not finish sooner.
         "the mixed batch finishes sooner as copies are added, up to the CPUs" => vec![leg(
             "grid",
-            series(
-                "threads",
-                &[(1.0, 100.0), (2.0, 100.0), (4.0, 101.0)],
-                "seconds",
-                &[],
-            ),
+            [(1.0, 100.0), (2.0, 100.0), (4.0, 101.0)]
+                .iter()
+                .map(|(t, secs)| {
+                    step(
+                        &[("threads", n(*t))],
+                        &[("seconds", *secs), ("cmd_cpu_cpu_pct", 99.0)],
+                    )
+                })
+                .collect(),
         )],
         "the mixed batch still finishes sooner at the 7th copy" => vec![leg(
             "grid",
@@ -714,6 +719,63 @@ fn the_100_pct_level_is_not_applicable_where_other_work_took_the_cpus() {
             ShapeResult::Passed(_) => assert!(applies, "passed with {other}% other work"),
             r => panic!("{achieved}% with {other}% other work: {r:?}"),
         }
+    }
+}
+
+/// The mixed batch's check holds only where the batch's CPU-bound jobs had a CPU each (their
+/// on-CPU share at least 85%); where they waited for one, it is "not applicable here", even
+/// when the batch did not finish sooner.
+#[test]
+fn the_mixed_batch_is_not_applicable_where_its_cpu_jobs_waited_for_a_cpu() {
+    let st = study("bestperf-mail-cache-batch-power");
+    let shape = st
+        .shapes
+        .iter()
+        .find(|s| s.name.starts_with("the mixed batch finishes sooner"))
+        .expect("the mixed batch's check");
+    // (seconds at 1 and 2 copies, the CPU-bound jobs' share at 2 copies, what must follow)
+    for (one, two, share, expect) in [
+        (7.76, 8.48, 70.0, "n/a"),
+        (7.76, 8.48, 97.0, "fail"),
+        (7.76, 4.10, 97.0, "pass"),
+    ] {
+        let records = vec![leg(
+            "grid",
+            vec![
+                step(
+                    &[("threads", n(1.0))],
+                    &[("seconds", one), ("cmd_cpu_cpu_pct", 98.0)],
+                ),
+                step(
+                    &[("threads", n(2.0))],
+                    &[("seconds", two), ("cmd_cpu_cpu_pct", share)],
+                ),
+            ],
+        )];
+        let one_shape = perflab::study::Study {
+            shapes: vec![shape.clone()],
+            ..st.clone()
+        };
+        let answer = evaluate(
+            &one_shape,
+            &Inputs {
+                run: "s1".into(),
+                quick: false,
+                records: &records,
+                commands: BTreeMap::new(),
+                not_run: BTreeMap::new(),
+            },
+        );
+        let got = match &answer.shapes[0].result {
+            ShapeResult::NotApplicable(why) => {
+                assert!(why.contains("not quiet"), "{why}");
+                "n/a"
+            }
+            ShapeResult::Passed(_) => "pass",
+            ShapeResult::Failed(_) => "fail",
+            r => panic!("{r:?}"),
+        };
+        assert_eq!(got, expect, "{one} s then {two} s at {share}% on a CPU");
     }
 }
 

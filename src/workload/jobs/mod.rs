@@ -105,6 +105,9 @@ struct CopyTally {
     /// Over every job, failed ones too (what perflab's own CPU is set against).
     cpu_all: Duration,
     max_rss_bytes: u64,
+    /// Per command (by its index), over its succeeded jobs: CPU time (user + system) and
+    /// elapsed time, for a mixed batch's `cmd_<name>_cpu_pct`.
+    by_command: Vec<(Duration, Duration)>,
 }
 
 /// A tally travels as figures named `tally_<copy>_<what>`: one worker reports each, so the
@@ -130,6 +133,10 @@ impl CopyTally {
         put("sys_ns", ns(self.sys));
         put("cpu_all_ns", ns(self.cpu_all));
         put("max_rss_bytes", self.max_rss_bytes as f64);
+        for (i, (cpu, elapsed)) in self.by_command.iter().enumerate() {
+            put(&format!("cmd{i}_cpu_ns"), ns(*cpu));
+            put(&format!("cmd{i}_elapsed_ns"), ns(*elapsed));
+        }
         f
     }
 
@@ -164,7 +171,24 @@ impl CopyTally {
                 "sys_ns" => t.sys = d(value),
                 "cpu_all_ns" => t.cpu_all = d(value),
                 "max_rss_bytes" => t.max_rss_bytes = value as u64,
-                _ => {}
+                _ => {
+                    // `cmd<i>_cpu_ns`, `cmd<i>_elapsed_ns`: command i's share.
+                    let Some((i, what)) = what
+                        .strip_prefix("cmd")
+                        .and_then(|r| r.split_once('_'))
+                        .and_then(|(i, w)| Some((i.parse::<usize>().ok()?, w)))
+                    else {
+                        continue;
+                    };
+                    if t.by_command.len() <= i {
+                        t.by_command.resize(i + 1, Default::default());
+                    }
+                    match what {
+                        "cpu_ns" => t.by_command[i].0 = d(value),
+                        "elapsed_ns" => t.by_command[i].1 = d(value),
+                        _ => {}
+                    }
+                }
             }
         }
         by_copy.into_values().collect()
@@ -313,6 +337,10 @@ impl Workload for JobsSpec {
         // MPI ranks like any other figure.
         let tallies = CopyTally::take_all(&mut trial.figures);
         derive_figures(&tallies, trial);
+        if self.commands.len() > 1 {
+            let names: Vec<&str> = self.commands.iter().map(|c| c.name).collect();
+            derive_command_shares(&tallies, &names, trial);
+        }
     }
 
     fn run_warnings(&self, cluster: Option<&crate::record::ClusterInfo>) -> Vec<Warning> {
@@ -457,6 +485,27 @@ fn derive_figures(tallies: &[CopyTally], trial: &mut Trial) {
     }
 }
 
+/// A mixed batch's on-CPU share per command, `cmd_<name>_cpu_pct`: its succeeded jobs' CPU
+/// time over their elapsed time. A command that only computes (the CPU-bound jobs of a mix)
+/// is on a CPU nearly all its time when it has one to itself, so its share says whether the
+/// copies waited for a CPU, whatever the I/O of the other commands in the batch.
+fn derive_command_shares(tallies: &[CopyTally], names: &[&str], trial: &mut Trial) {
+    for (i, name) in names.iter().enumerate() {
+        let (cpu, elapsed) = tallies
+            .iter()
+            .filter_map(|t| t.by_command.get(i))
+            .fold((Duration::ZERO, Duration::ZERO), |(c, e), (tc, te)| {
+                (c + *tc, e + *te)
+            });
+        if !elapsed.is_zero() {
+            trial.figures.insert(
+                format!("cmd_{name}_cpu_pct"),
+                cpu.as_nanos() as f64 / elapsed.as_nanos() as f64 * 100.0,
+            );
+        }
+    }
+}
+
 /// The jobs of one trial: which command each runs, and the next one to take.
 struct Plan {
     commands: Vec<JobCommand>,
@@ -568,7 +617,8 @@ impl Session for JobSession {
             .ok_or_else(|| OpError::other("no job left to run (a bug in perflab)"))?;
         self.claimed.set(None);
         let plan = Arc::clone(&self.plan);
-        let cmd = &plan.commands[plan.order[job]];
+        let index = plan.order[job];
+        let cmd = &plan.commands[index];
         self.last_kind = cmd.name;
         let run = self.runner.run(&cmd.argv, &self.stop).map_err(|e| {
             self.tally.failed += 1;
@@ -590,6 +640,11 @@ impl Session for JobSession {
         t.elapsed_max = t.elapsed_max.max(run.elapsed);
         t.user += run.usage.user;
         t.sys += run.usage.sys;
+        if t.by_command.len() <= index {
+            t.by_command.resize(index + 1, Default::default());
+        }
+        t.by_command[index].0 += run.usage.user + run.usage.sys;
+        t.by_command[index].1 += run.elapsed;
         self.latency
             .saturating_record(run.elapsed.as_nanos().min(u128::from(u64::MAX)) as u64);
         Ok(OpOutcome {
@@ -735,5 +790,26 @@ mod tests {
         assert_eq!(f["max_rss_bytes"], 8192.0);
         assert!((f["perflab_cpu_pct"] - 0.1).abs() < 1e-9);
         assert_eq!(f["copy_2_elapsed_ns"], 2e9);
+    }
+
+    #[test]
+    fn a_mixed_batch_has_each_commands_cpu_share() {
+        let mut trial = Trial::default();
+        let s = Duration::from_secs;
+        let copy = |copy, by_command| CopyTally {
+            copy,
+            ok: 1,
+            by_command,
+            ..Default::default()
+        };
+        // Through figures and back, as the tallies travel.
+        let mut figures = Figures::new();
+        figures.extend(copy(0, vec![(s(9), s(10)), (s(1), s(4))]).into_figures());
+        figures.extend(copy(1, vec![(s(8), s(10))]).into_figures());
+        let tallies = CopyTally::take_all(&mut figures);
+        assert!(figures.is_empty());
+        derive_command_shares(&tallies, &["cpu", "io"], &mut trial);
+        assert_eq!(trial.figures["cmd_cpu_cpu_pct"], 85.0);
+        assert_eq!(trial.figures["cmd_io_cpu_pct"], 25.0);
     }
 }
