@@ -773,9 +773,66 @@ fn the_mixed_batch_is_not_applicable_where_its_cpu_jobs_waited_for_a_cpu() {
             }
             ShapeResult::Passed(_) => "pass",
             ShapeResult::Failed(_) => "fail",
-            r => panic!("{r:?}"),
         };
         assert_eq!(got, expect, "{one} s then {two} s at {share}% on a CPU");
+    }
+}
+
+/// A search whose largest candidate passed found only a lower bound on the users supported:
+/// the paper's value and the landscape's "this machine" row say "at least".
+#[test]
+fn a_search_that_passed_its_top_is_a_lower_bound() {
+    let st = study("bestperf-mail-cache-batch-power");
+    for (supported, at_least) in [(8000.0, true), (4000.0, false)] {
+        let mut r = leg(
+            "supported",
+            [(4000.0, 100.0), (8000.0, 100.0)]
+                .iter()
+                .map(|(users, load)| {
+                    step(
+                        &[("users", n(*users)), ("load_pct", n(*load))],
+                        &[("ops_per_sec", *users * 4.8 / 3600.0)],
+                    )
+                })
+                .collect(),
+        );
+        r.search = Some(perflab::record::search::Search {
+            axis: "users".into(),
+            candidates: vec![1000.0, 2000.0, 4000.0, 8000.0],
+            supported: Some(supported),
+            ..Default::default()
+        });
+        let records = vec![r];
+        let answer = evaluate(
+            &st,
+            &Inputs {
+                run: "s1".into(),
+                quick: true,
+                records: &records,
+                commands: BTreeMap::new(),
+                not_run: BTreeMap::new(),
+            },
+        );
+        let users = answer
+            .paper
+            .iter()
+            .find(|p| p.what.starts_with("SPECmail_Ent2009 users supported"))
+            .expect("the users supported");
+        assert_eq!(users.cell.here, Ok(supported));
+        assert_eq!(users.cell.at_least, at_least);
+        assert_eq!(users.cell.here_text().starts_with('≥'), at_least);
+        let table = answer
+            .tables
+            .iter()
+            .find(|t| t.title.starts_with("SPECmail 2009 Performance Landscape"))
+            .expect("the landscape");
+        let (_, _, mine) = table
+            .rows
+            .iter()
+            .find(|(label, _, _)| label.starts_with("this machine"))
+            .expect("this machine's row");
+        assert_eq!(mine[0].here, Ok(supported), "its users");
+        assert_eq!(mine[0].at_least, at_least);
     }
 }
 

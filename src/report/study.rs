@@ -17,11 +17,7 @@ fn cell(c: &Cell) -> String {
         c.printed,
         if c.erratum.is_some() { "†" } else { "" }
     );
-    match (&c.here, c.ratio()) {
-        (Ok(h), Some(r)) => format!("{paper} | {} | {}x", sig3(*h), sig3(r)),
-        (Ok(h), None) => format!("{paper} | {} | -", sig3(*h)),
-        (Err(_), _) => format!("{paper} | - | -"),
-    }
+    format!("{paper} | {} | {}", c.here_text(), c.ratio_text())
 }
 
 pub fn sections(a: &Outcome) -> Vec<Section> {
@@ -267,7 +263,7 @@ fn paper_table(a: &Outcome, blocks: &mut Vec<Block>) {
                 .iter()
                 .map(|p| {
                     let here = match &p.cell.here {
-                        Ok(v) => sig3(*v),
+                        Ok(_) => p.cell.here_text(),
                         Err(why) => format!("- ({why})"),
                     };
                     vec![
@@ -275,10 +271,7 @@ fn paper_table(a: &Outcome, blocks: &mut Vec<Block>) {
                         format!("{} {}", p.leg, p.at).trim().to_string(),
                         format!("{} {}", p.cell.printed, p.unit).trim().to_string(),
                         here,
-                        p.cell
-                            .ratio()
-                            .map(|r| format!("{}x", sig3(r)))
-                            .unwrap_or_else(|| "-".into()),
+                        p.cell.ratio_text(),
                         format!(
                             "{}{}",
                             p.line,
@@ -304,6 +297,12 @@ fn paper_table(a: &Outcome, blocks: &mut Vec<Block>) {
                 }
                 if let Some(x) = &p.scaled {
                     n.push(format!("the leg is smaller than the paper's: {x}"));
+                }
+                if p.cell.at_least {
+                    n.push(format!(
+                        "at least: leg {}'s search passed its largest candidate, so this machine may do more (widen its range)",
+                        p.leg
+                    ));
                 }
                 (!n.is_empty()).then(|| format!("{} ({}): {}", p.what, p.line, n.join("; ")))
             })

@@ -29,6 +29,7 @@ fn cell(c: &Cell) -> Value {
         "here_missing": why,
         "here_over_paper": c.ratio().filter(|r| r.is_finite()),
         "erratum": c.erratum,
+        "here_at_least": c.at_least,
     })
 }
 

@@ -6,6 +6,7 @@
 use super::expr::{self, Missing, Runs, Scope};
 use super::{Paper, PaperValue, Study};
 use crate::record::RunRecord;
+use crate::vocab::numbers::sig3;
 use std::collections::BTreeMap;
 
 /// How a leg took part.
@@ -42,9 +43,30 @@ pub struct Cell {
     pub paper: Option<PaperValue>,
     pub here: Result<f64, String>,
     pub erratum: Option<String>,
+    /// `here` is a lower bound: its leg searched for the largest value that passes and the
+    /// largest candidate passed, so the machine may do more (shown `≥`).
+    pub at_least: bool,
 }
 
 impl Cell {
+    /// `here` as shown: three significant figures, `≥` before a lower bound, `-` for none.
+    pub fn here_text(&self) -> String {
+        match &self.here {
+            Ok(v) if self.at_least => format!("≥ {}", sig3(*v)),
+            Ok(v) => sig3(*v),
+            Err(_) => "-".into(),
+        }
+    }
+
+    /// here / paper as shown: `1.12x`, `≥ 1.00x` for a lower bound, `-` for none.
+    pub fn ratio_text(&self) -> String {
+        match self.ratio() {
+            Some(r) if self.at_least => format!("≥ {}x", sig3(r)),
+            Some(r) => format!("{}x", sig3(r)),
+            None => "-".into(),
+        }
+    }
+
     /// here / paper (for a range: 1 inside it, else against the nearer end).
     pub fn ratio(&self) -> Option<f64> {
         let h = *self.here.as_ref().ok()?;
@@ -285,6 +307,7 @@ fn paper_rows(study: &Study, runs: &Runs) -> Vec<PaperRow> {
                 paper: Some(p.value.clone()),
                 here: here_of(p, runs),
                 erratum: p.erratum.clone(),
+                at_least: search_at_top(runs, &p.leg),
             },
             line: p.line,
             quote: p.quote.clone(),
@@ -293,6 +316,16 @@ fn paper_rows(study: &Study, runs: &Runs) -> Vec<PaperRow> {
             scaled: study.leg(&p.leg).and_then(|l| l.scaled.clone()),
         })
         .collect()
+}
+
+/// Whether `leg` searched for the largest value that passes and its largest candidate
+/// passed: every figure of it is then a lower bound on what the machine does.
+fn search_at_top(runs: &Runs, leg: &str) -> bool {
+    runs.get(leg)
+        .and_then(|r| r.search.as_ref())
+        .is_some_and(|s| {
+            s.supported.is_some() && s.supported == s.candidates.iter().copied().reduce(f64::max)
+        })
 }
 
 fn tables_of(study: &Study, runs: &Runs) -> Vec<TableOutcome> {
@@ -336,6 +369,9 @@ fn tables_of(study: &Study, runs: &Runs) -> Vec<TableOutcome> {
                                 None => Err("not measured".into()),
                             },
                             erratum: row.errata.get(&c.label).cloned(),
+                            at_least: !row.no_here
+                                && c.here.is_some()
+                                && search_at_top(runs, scope.leg.as_deref().unwrap_or_default()),
                         })
                         .collect();
                     (row.label.clone(), row.line, cells)
@@ -386,6 +422,9 @@ fn over_base(t: &TableOutcome, base: &str) -> Option<TableOutcome> {
                             _ => Err("the base row's figure is 0".into()),
                         },
                         erratum: c.erratum.clone().or_else(|| b.erratum.clone()),
+                        // Over the paper's value a bound stays a bound; over another bound
+                        // it says nothing either way.
+                        at_least: c.at_least && (c.paper.is_none() || !b.at_least),
                     }
                 })
                 .collect();

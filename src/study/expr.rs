@@ -731,8 +731,14 @@ fn the_step<'a>(
 /// clients (which may be past the peak).
 /// `@users=passed`: the largest value of `k` whose step passed every check of its own (mail's
 /// quality of service and accounting): where a landscape's leg did not search, the most it
-/// held. None where no step with checks passed them all.
+/// held. On a leg that searched `k` (`--search-users`) it is the search's answer, the largest
+/// value that passed at every share of its load (SPECmail's users supported): a step that
+/// passed at 100% but failed at 120% did not qualify. None where no step with checks passed
+/// them all, or the search qualified none.
 fn passed_of(record: &RunRecord, k: &str) -> Option<f64> {
+    if let Some(search) = record.search.as_ref().filter(|s| s.axis == k) {
+        return search.supported;
+    }
     record
         .steps
         .iter()
@@ -1293,6 +1299,55 @@ mod tests {
         let runs: Runs = [("a".to_string(), &r)].into_iter().collect();
         let e = eval(&parse_expr("@users").unwrap(), &runs, &row).unwrap_err();
         assert!(e.0.contains("passed its checks"), "{e}");
+    }
+
+    /// On a leg that searched the users, `passed` is the search's answer: a step that held
+    /// its checks at 100% of its load but not at 120% did not qualify.
+    #[test]
+    fn passed_on_a_search_is_the_users_supported() {
+        let mut r = record(&[
+            (
+                &[("users", 4000.into()), ("load_pct", 100.into())],
+                &[("s", 1.0)],
+            ),
+            (
+                &[("users", 8000.into()), ("load_pct", 100.into())],
+                &[("s", 2.0)],
+            ),
+            (
+                &[("users", 8000.into()), ("load_pct", 120.into())],
+                &[("s", 3.0)],
+            ),
+        ]);
+        for (s, ok) in r.steps.iter_mut().zip([true, true, false]) {
+            s.checks.push(crate::record::Check {
+                name: "mail_qos".into(),
+                passed: ok,
+                ..Default::default()
+            });
+        }
+        r.search = Some(crate::record::search::Search {
+            axis: "users".into(),
+            supported: Some(4000.0),
+            ..Default::default()
+        });
+        let runs: Runs = [("a".to_string(), &r)].into_iter().collect();
+        let row = Scope {
+            leg: Some("a".into()),
+            at: vec![
+                ("users".into(), "passed".into()),
+                ("load_pct".into(), "100".into()),
+            ],
+            vars: BTreeMap::new(),
+        };
+        assert_eq!(
+            eval(&parse_expr("@users").unwrap(), &runs, &row),
+            Ok(4000.0)
+        );
+        assert_eq!(eval(&parse_expr("s").unwrap(), &runs, &row), Ok(1.0));
+        r.search.as_mut().unwrap().supported = None;
+        let runs: Runs = [("a".to_string(), &r)].into_iter().collect();
+        assert!(eval(&parse_expr("@users").unwrap(), &runs, &row).is_err());
     }
 
     #[test]

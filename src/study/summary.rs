@@ -47,15 +47,7 @@ fn cell_text(c: &Cell) -> [String; 3] {
         c.printed,
         if c.erratum.is_some() { "†" } else { "" }
     );
-    let here = match &c.here {
-        Ok(v) => sig3(*v),
-        Err(_) => "-".into(),
-    };
-    let ratio = c
-        .ratio()
-        .map(|r| format!("{}x", sig3(r)))
-        .unwrap_or_else(|| "-".into());
-    [paper, here, ratio]
+    [paper, c.here_text(), c.ratio_text()]
 }
 
 /// Columns a terminal line may take: `$COLUMNS` when the shell exports it, else 100. Lines
@@ -162,6 +154,12 @@ fn paper_text(a: &Outcome, w: usize) -> String {
         );
         if let Some(b) = &p.basis {
             text.push_str(&format!("; counts {b}"));
+        }
+        if p.cell.at_least {
+            text.push_str(&format!(
+                "; at least: leg {}'s search passed its largest candidate, so this machine may do more (widen its range)",
+                p.leg
+            ));
         }
         if p.scaled.is_some() {
             text.push_str(&format!(
