@@ -118,6 +118,17 @@ pub fn run(
                 format!(": {}", leg.about)
             };
             out.push_str(&format!("\n# leg {}{about}\n", leg.name));
+            if let Some(p) = planned.iter().find(|p| p.name == leg.name) {
+                match crate::study::plan::leg_time(study, p, args.quick) {
+                    Some(d) => out.push_str(&format!(
+                        "# about {}\n",
+                        crate::study::plan::minutes(d)
+                    )),
+                    None => out.push_str(
+                        "# runs until its work is done (the study file gives no time for it)\n",
+                    ),
+                }
+            }
             if let Some(scaled) = &leg.scaled {
                 out.push_str(&format!("# smaller than the paper: {scaled}\n"));
             }
