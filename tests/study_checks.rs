@@ -773,7 +773,6 @@ fn the_mixed_batch_is_not_applicable_where_its_cpu_jobs_waited_for_a_cpu() {
             }
             ShapeResult::Passed(_) => "pass",
             ShapeResult::Failed(_) => "fail",
-            r => panic!("{r:?}"),
         };
         assert_eq!(got, expect, "{one} s then {two} s at {share}% on a CPU");
     }
@@ -923,4 +922,12 @@ fn values_whose_basis_matters_declare_it() {
         p.at.iter()
             .any(|(k, v)| k == "threads" && v.contains("0.75"))
     );
+    // The Sun SSD's 98K is four SATA SSDs together: another device, held at 4 volumes.
+    let p = declared(
+        "bestperf-hpc-flash-landscape",
+        1155,
+        "Sun SSD",
+        "another device",
+    );
+    assert!(p.at.iter().any(|(k, v)| k == "files" && v == "4"));
 }
