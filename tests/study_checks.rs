@@ -980,4 +980,12 @@ fn values_whose_basis_matters_declare_it() {
         p.at.iter()
             .any(|(k, v)| k == "threads" && v.contains("0.75"))
     );
+    // The Sun SSD's 98K is four SATA SSDs together: another device, held at 4 volumes.
+    let p = declared(
+        "bestperf-hpc-flash-landscape",
+        1155,
+        "Sun SSD",
+        "another device",
+    );
+    assert!(p.at.iter().any(|(k, v)| k == "files" && v == "4"));
 }
