@@ -247,6 +247,56 @@ fn the_device_counts_what_direct_io_moved() {
     );
 }
 
+/// `--cold` in test mode: buffered reads of a file far smaller than memory come from the
+/// device, for its pages are dropped as it is opened and after every pass (fio's
+/// `invalidate`); and no warning says they measure the page cache.
+#[test]
+fn cold_buffered_reads_reach_the_device() {
+    let r = Results::new("io-cold");
+    let d = Scratch::on_disk("cold");
+    let o = io(
+        &r,
+        &[
+            "--path",
+            d.s(),
+            "--rw",
+            "read",
+            "--bs",
+            "64k",
+            "--direct",
+            "0",
+            "--size",
+            "8m",
+            "--cold",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert!(
+        !v.to_string().contains("measure the page cache"),
+        "a cold run is not warned as cached"
+    );
+    let t = trial(&steps(&v)[0]);
+    let Some(dev) = t["devices"].as_array().and_then(|d| d.first()) else {
+        common::skip::skip_host(
+            "no block device under /var/tmp here (overlay or network filesystem?), nothing to reconcile",
+        );
+        return;
+    };
+    let ours = t["bytes_per_sec"].as_f64().unwrap();
+    let theirs = dev["activity"]["read_bytes_per_sec"].as_f64().unwrap();
+    // An 8 MB file read over and over for 300 ms: warm, it would be read from the device
+    // once at most; cold, every pass is.
+    assert!(
+        theirs >= 0.5 * ours,
+        "device {theirs} B/s vs perflab {ours} B/s"
+    );
+    // --all-records stays surface mode's.
+    let o = io(&r, &["--path", d.s(), "--all-records"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("surface mode"), "{}", stderr(&o));
+}
+
 #[test]
 fn engines_run_buffered_on_tmpfs() {
     let Some(d) = tmpfs() else {

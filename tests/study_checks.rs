@@ -917,7 +917,9 @@ fn claims_about_disks_and_memory_need_a_disk_and_a_full_memory() {
             },
         );
         match &answer.shapes[0].result {
-            ShapeResult::NotApplicable(why) => assert!(why.contains("not applicable here"), "{why}"),
+            ShapeResult::NotApplicable(why) => {
+                assert!(why.contains("not applicable here"), "{why}")
+            }
             r => panic!("{check}: {r:?}"),
         }
     }

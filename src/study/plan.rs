@@ -92,7 +92,12 @@ pub fn estimate(spec: &crate::workload::RunSpec) -> Option<Duration> {
     // A search runs as many steps as its outcome asks for, and a step of fixed work (a batch
     // of jobs) until its work is done: neither is steps times a duration.
     let workload = spec.workload.workload();
-    if spec.search.is_some() || spec.points().iter().any(|p| workload.fixed_work(p).is_some()) {
+    if spec.search.is_some()
+        || spec
+            .points()
+            .iter()
+            .any(|p| workload.fixed_work(p).is_some())
+    {
         return None;
     }
     let per = match &spec.stop {

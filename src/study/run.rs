@@ -109,50 +109,13 @@ pub fn run(
     let (head, disk) = heading(study, args, &planned, &io_path);
 
     if args.dry_run {
-        let mut out = format!("# {head}\n");
-        for leg in &study.legs {
-            let line = &invocation.commands[&leg.name];
-            let about = if leg.about.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", leg.about)
-            };
-            out.push_str(&format!("\n# leg {}{about}\n", leg.name));
-            if let Some(p) = planned.iter().find(|p| p.name == leg.name) {
-                match crate::study::plan::leg_time(study, p, args.quick) {
-                    Some(d) => out.push_str(&format!(
-                        "# about {}\n",
-                        crate::study::plan::minutes(d)
-                    )),
-                    None => out.push_str(
-                        "# runs until its work is done (the study file gives no time for it)\n",
-                    ),
-                }
-            }
-            if let Some(scaled) = &leg.scaled {
-                out.push_str(&format!("# smaller than the paper: {scaled}\n"));
-            }
-            if let Some(why) = invocation.not_run.get(&leg.name) {
-                out.push_str(&format!("# not run here: {why}\n# "));
-            } else if line.contains("{=") {
-                out.push_str(
-                    "# each {= ...} is computed from the legs before it when they have run\n",
-                );
-            }
-            out.push_str(&format!("{line}\n"));
-        }
-        if !study.omitted.is_empty() {
-            out.push_str("\n# the seed's experiments not reproduced here\n");
-            for o in &study.omitted {
-                let lines = o
-                    .lines
-                    .as_ref()
-                    .map(|l| format!(" (lines {l})"))
-                    .unwrap_or_default();
-                out.push_str(&format!("# {}{lines}: {}\n", o.what, o.why));
-            }
-        }
-        return Ok(Done::Plan(out));
+        return Ok(Done::Plan(dry_run(
+            study,
+            args,
+            &planned,
+            &invocation,
+            &head,
+        )));
     }
 
     if disk > 0
@@ -324,4 +287,54 @@ fn run_legs(
         }
     }
     (records, tally.result())
+}
+
+/// `--dry-run`: the heading, then each leg as the command line it runs, with its time, its
+/// scale-down and why it does not run here; then the seed's experiments not reproduced.
+fn dry_run(
+    study: &Study,
+    args: &StudyArgs,
+    planned: &[Planned],
+    invocation: &super::store::Invocation,
+    head: &str,
+) -> String {
+    let mut out = format!("# {head}\n");
+    for leg in &study.legs {
+        let line = &invocation.commands[&leg.name];
+        let about = if leg.about.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", leg.about)
+        };
+        out.push_str(&format!("\n# leg {}{about}\n", leg.name));
+        if let Some(p) = planned.iter().find(|p| p.name == leg.name) {
+            match crate::study::plan::leg_time(study, p, args.quick) {
+                Some(d) => out.push_str(&format!("# about {}\n", crate::study::plan::minutes(d))),
+                None => out.push_str(
+                    "# runs until its work is done (the study file gives no time for it)\n",
+                ),
+            }
+        }
+        if let Some(scaled) = &leg.scaled {
+            out.push_str(&format!("# smaller than the paper: {scaled}\n"));
+        }
+        if let Some(why) = invocation.not_run.get(&leg.name) {
+            out.push_str(&format!("# not run here: {why}\n# "));
+        } else if line.contains("{=") {
+            out.push_str("# each {= ...} is computed from the legs before it when they have run\n");
+        }
+        out.push_str(&format!("{line}\n"));
+    }
+    if !study.omitted.is_empty() {
+        out.push_str("\n# the seed's experiments not reproduced here\n");
+        for o in &study.omitted {
+            let lines = o
+                .lines
+                .as_ref()
+                .map(|l| format!(" (lines {l})"))
+                .unwrap_or_default();
+            out.push_str(&format!("# {}{lines}: {}\n", o.what, o.why));
+        }
+    }
+    out
 }

@@ -105,8 +105,10 @@ pub struct IoArgs {
     /// under 64 KiB are skipped for files over 32 MiB, as IOzone's automatic mode does
     #[arg(long)]
     pub all_records: bool,
-    /// Surface mode: flush the file and drop its cached pages before each test, untimed, so
-    /// reads come from the device (IOzone -U, which remounts the filesystem)
+    /// Reads come from the device though buffered: in surface mode the file is flushed and
+    /// its cached pages dropped before each test, untimed (IOzone -U, which remounts the
+    /// filesystem); in test mode each file's pages are dropped as a worker opens it and after
+    /// each pass over it (fio's invalidate), so small files read like files larger than memory
     #[arg(long)]
     pub cold: bool,
     /// Allow writing to this device or foreign file, destroying what it holds

@@ -173,15 +173,11 @@ fn each_volume(
 
 /// The surface mode's own switches, given in test mode: one line naming the fix.
 fn refuse_surface_flags(args: &IoArgs) -> Result<(), AppError> {
-    if args.all_records || args.cold {
-        return Err(AppError::Usage(format!(
-            "--{} is for surface mode (--mode surface); in test mode use --direct 1 to bypass the page cache",
-            if args.all_records {
-                "all-records"
-            } else {
-                "cold"
-            }
-        )));
+    if args.all_records {
+        return Err(AppError::Usage(
+            "--all-records is for surface mode (--mode surface): test mode runs the --bs given"
+                .into(),
+        ));
     }
     Ok(())
 }
@@ -328,6 +324,7 @@ pub fn io_spec(args: &IoArgs, env: &Environment) -> Result<RunSpec, AppError> {
         size_bytes: layout.size,
         offset_bytes: offset,
         direct,
+        cold: args.cold && !direct,
         fsync,
         fdatasync,
         distribution,
@@ -400,7 +397,9 @@ fn plan_layout(
         )
         .into());
     }
-    if !direct && rw.values().iter().any(|r| r.reads()) {
+    // `--cold` drops the files' pages as they are opened and after each pass: the reads
+    // come from the device however small the files.
+    if !direct && !args.cold && rw.values().iter().any(|r| r.reads()) {
         let total = layout.size.saturating_mul(max_files);
         if let Some(avail) = env.memory.available_bytes
             && total < avail

@@ -192,6 +192,8 @@ pub fn plan(file: &JobFile, names: &[String], opts: &Options) -> Result<JobRun, 
         region_bytes: Sweep::single("size_bytes", size),
         offset_bytes: 0,
         direct: false,
+        // A job's own `invalidate` (JobPart) drops its files' pages.
+        cold: false,
         fsync: 0,
         fdatasync: 0,
         distribution: Distribution::Uniform,

@@ -105,6 +105,10 @@ pub struct IoSpec {
     pub offset_bytes: u64,
     /// O_DIRECT: bypass the page cache.
     pub direct: bool,
+    /// Buffered, `--cold`: each file's pages are dropped from the page cache as a worker
+    /// opens it and after each pass over it (fio's `invalidate`), so its reads come from the
+    /// device with the kernel's read-ahead, as those of a file larger than memory do.
+    pub cold: bool,
     /// An fsync after every N writes per file (0: never).
     pub fsync: u64,
     /// An fdatasync after every N writes per file (0: never).

@@ -550,6 +550,12 @@ impl IoSession {
             let mut cache = None;
             if let Some(job) = &plan.job {
                 (pattern, cache) = job.stream(plan, (worker, i), file.as_ref(), pattern);
+            } else if spec.cold
+                && let Some(file) = &file
+            {
+                // `--cold`: out of the page cache now and after every pass (next_io).
+                let _ = sys::advise_dontneed(file);
+                cache = file.try_clone().ok();
             }
             files.extend(file);
             paths.push(f.path.clone());
