@@ -397,6 +397,7 @@ impl StepControl {
                 think: c.think,
                 spin: c.think_spin.min(c.think),
                 completed: 0,
+                issued: 0,
                 last: 0,
                 pending: false,
                 until: None,
@@ -445,6 +446,8 @@ struct Think {
     think: Duration,
     spin: Duration,
     completed: u64,
+    /// I/Os issued: with those still in flight, a pause may be owed before they complete.
+    issued: u64,
     /// Completions at the last pause.
     last: u64,
     /// A pause is due: it starts once nothing is in flight.
@@ -454,6 +457,15 @@ struct Think {
 }
 
 impl Think {
+    /// Whether a pause is due or under way at `now` (the one a copy still owes after its
+    /// last I/O).
+    fn owed(&self, now: Instant) -> bool {
+        !self.think.is_zero()
+            && (self.pending
+                || self.issued.max(self.completed) >= self.last + self.every
+                || self.until.is_some_and(|u| now < u))
+    }
+
     /// Whether an I/O may go now; starts a due pause once nothing is in flight.
     fn admit(&mut self, now: Instant, in_flight: usize) -> bool {
         if self.think.is_zero() {
@@ -577,6 +589,7 @@ impl CopyControl {
 
     /// An I/O of `bytes` in direction `write` was issued.
     pub fn issued(&mut self, write: bool, bytes: u64, measuring: bool) {
+        self.think.issued += 1;
         if let Some(p) = &mut self.pace {
             p.issued(write, bytes);
         }
@@ -632,7 +645,9 @@ impl CopyControl {
         }
         let step = &*self.step;
         let slot = self.slot();
-        self.ios_left == Some(0)
+        // fio pauses after each I/O before it looks at number_ios (backend.c do_io), so the
+        // last I/O's pause is part of the job's time.
+        (self.ios_left == Some(0) && !self.think.owed(Instant::now()))
             || self.steady.as_ref().is_some_and(|m| m.attained())
             || slot.ended.load(Ordering::Relaxed)
             || step.all.load(Ordering::Relaxed)
@@ -823,6 +838,30 @@ mod tests {
         assert!(!copy.admit(0, true), "still thinking");
         std::thread::sleep(resume.saturating_duration_since(Instant::now()));
         assert!(copy.admit(0, true));
+    }
+
+    /// fio pauses after each I/O before it checks number_ios: the last I/O's pause is the
+    /// copy's too, and it ends when that pause does.
+    #[test]
+    fn the_last_ios_pause_comes_before_the_end() {
+        let c = Control {
+            number_ios: Some(1),
+            think: Duration::from_millis(40),
+            think_blocks: 1,
+            ..Default::default()
+        };
+        let s = step(&[("a", 0, 1, c)], false);
+        let mut copy = s.copy(0, 0, 1);
+        assert!(copy.admit(0, true));
+        copy.issued(false, 4096, true);
+        assert!(!copy.ended(), "its pause is owed");
+        copy.completed(4096, 10, true, Instant::now());
+        assert!(!copy.admit(0, true), "the pause begins");
+        let resume = copy.resumes_at().expect("paused");
+        assert!(!copy.ended(), "thinking");
+        std::thread::sleep(resume.saturating_duration_since(Instant::now()));
+        assert!(copy.ended(), "the pause is over: number_ios ends it");
+        assert!(!copy.admit(0, true), "and no I/O past number_ios");
     }
 
     #[test]
