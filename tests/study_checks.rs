@@ -657,6 +657,29 @@ fn study(name: &str) -> perflab::study::Study {
     .unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
+/// One check of `st` evaluated alone over `records`.
+fn check_alone(
+    st: &perflab::study::Study,
+    shape: &perflab::study::Shape,
+    records: &[RunRecord],
+) -> ShapeResult {
+    let one = perflab::study::Study {
+        shapes: vec![shape.clone()],
+        ..st.clone()
+    };
+    let answer = evaluate(
+        &one,
+        &Inputs {
+            run: "s1".into(),
+            quick: false,
+            records,
+            commands: BTreeMap::new(),
+            not_run: BTreeMap::new(),
+        },
+    );
+    answer.shapes[0].result.clone()
+}
+
 #[test]
 fn every_builtin_check_fails_where_the_papers_claim_does_not_hold() {
     let mut missing = Vec::new();
@@ -667,21 +690,7 @@ fn every_builtin_check_fails_where_the_papers_claim_does_not_hold() {
                 missing.push(format!("{name}: {}", shape.name));
                 continue;
             };
-            let one = perflab::study::Study {
-                shapes: vec![shape.clone()],
-                ..st.clone()
-            };
-            let answer = evaluate(
-                &one,
-                &Inputs {
-                    run: "s1".into(),
-                    quick: false,
-                    records: &records,
-                    commands: BTreeMap::new(),
-                    not_run: BTreeMap::new(),
-                },
-            );
-            let result = &answer.shapes[0].result;
+            let result = &check_alone(&st, shape, &records);
             assert!(
                 matches!(result, ShapeResult::Failed(_)),
                 "{name}: '{}' ({}) should fail on its counterexample, but: {result:?}",
@@ -723,21 +732,8 @@ fn the_100_pct_level_is_not_applicable_where_other_work_took_the_cpus() {
                 ),
             ],
         )];
-        let one = perflab::study::Study {
-            shapes: vec![shape.clone()],
-            ..st.clone()
-        };
-        let answer = evaluate(
-            &one,
-            &Inputs {
-                run: "s1".into(),
-                quick: false,
-                records: &records,
-                commands: BTreeMap::new(),
-                not_run: BTreeMap::new(),
-            },
-        );
-        match &answer.shapes[0].result {
+        let result = check_alone(&st, shape, &records);
+        match &result {
             ShapeResult::NotApplicable(why) => {
                 assert!(!applies, "{achieved}% with {other}% other work: {why}");
                 assert!(
@@ -781,21 +777,8 @@ fn the_mixed_batch_is_not_applicable_where_its_cpu_jobs_waited_for_a_cpu() {
                 ),
             ],
         )];
-        let one_shape = perflab::study::Study {
-            shapes: vec![shape.clone()],
-            ..st.clone()
-        };
-        let answer = evaluate(
-            &one_shape,
-            &Inputs {
-                run: "s1".into(),
-                quick: false,
-                records: &records,
-                commands: BTreeMap::new(),
-                not_run: BTreeMap::new(),
-            },
-        );
-        let got = match &answer.shapes[0].result {
+        let result = check_alone(&st, shape, &records);
+        let got = match &result {
             ShapeResult::NotApplicable(why) => {
                 assert!(why.contains("not quiet"), "{why}");
                 "n/a"
@@ -902,21 +885,8 @@ fn claims_about_disks_and_memory_need_a_disk_and_a_full_memory() {
             "ops_per_sec" => r.steps[0].trials[0].ops_per_sec = value,
             _ => r.steps[0].trials[0].bytes_per_sec = value,
         }
-        let one = perflab::study::Study {
-            shapes: vec![shape.clone()],
-            ..st.clone()
-        };
-        let answer = evaluate(
-            &one,
-            &Inputs {
-                run: "s1".into(),
-                quick: false,
-                records: &records,
-                commands: BTreeMap::new(),
-                not_run: BTreeMap::new(),
-            },
-        );
-        match &answer.shapes[0].result {
+        let result = check_alone(&st, shape, &records);
+        match &result {
             ShapeResult::NotApplicable(why) => {
                 assert!(why.contains("not applicable here"), "{why}")
             }
